@@ -1,0 +1,54 @@
+# BraidDB: thin wrapper over CMake + Ninja. Each mode builds in its own directory; binaries land
+# in build/<mode>/bin/.
+#   make run      install deps, build release, run braid-bench on its default workload
+#   make test     install deps, build debug (ASan+UBSan) and tsan, run the whole suite
+#   make release | debug | tsan | gcc    build one configuration
+CXX_COMPILER ?= clang++-19
+NATIVE ?= ON
+JOBS ?= $(shell nproc)
+CMAKE_COMMON = -G Ninja -DCMAKE_CXX_COMPILER=$(CXX_COMPILER)
+
+.PHONY: all deps release debug tsan gcc run test test-debug test-tsan clean
+
+all: release
+
+deps:
+	@./scripts/install-deps.sh
+
+build/release/build.ninja: | deps
+	cmake -S . -B build/release $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Release -DBRAID_NATIVE=$(NATIVE) -DBRAID_TESTS=ON
+
+build/debug/build.ninja: | deps
+	cmake -S . -B build/debug $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DBRAID_SANITIZE=address -DBRAID_DEBUG_CHECKS=ON -DCMAKE_CXX_FLAGS="-O1 -g"
+
+build/tsan/build.ninja: | deps
+	cmake -S . -B build/tsan $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DBRAID_SANITIZE=thread -DBRAID_DEBUG_CHECKS=ON -DCMAKE_CXX_FLAGS="-O1 -g"
+
+build/gcc/build.ninja: | deps
+	cmake -S . -B build/gcc -G Ninja -DCMAKE_CXX_COMPILER=g++-12 -DCMAKE_BUILD_TYPE=Release -DBRAID_TESTS=ON
+
+release: build/release/build.ninja
+	cmake --build build/release -j $(JOBS)
+
+debug: build/debug/build.ninja
+	cmake --build build/debug -j $(JOBS)
+
+tsan: build/tsan/build.ninja
+	cmake --build build/tsan -j $(JOBS)
+
+gcc: build/gcc/build.ninja
+	cmake --build build/gcc -j $(JOBS)
+
+run: release
+	./build/release/bin/braid-bench ycsb
+
+test-debug: debug
+	cd build/debug && ctest --output-on-failure -j $(JOBS)
+
+test-tsan: tsan
+	cd build/tsan && ctest --output-on-failure -j $(JOBS) -L concurrency
+
+test: test-debug test-tsan
+
+clean:
+	rm -rf build

@@ -1,0 +1,121 @@
+#include "flags.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace braid::bench {
+
+bool Flags::parse(int argc, char** argv, int first, std::string* error) {
+  for (int i = first; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a.size() < 3 || a.substr(0, 2) != "--") {
+      *error = "unexpected argument '" + std::string(a) + "'";
+      return false;
+    }
+    a.remove_prefix(2);
+    std::string name;
+    std::string value;
+    if (auto eq = a.find('='); eq != std::string_view::npos) {
+      name = std::string(a.substr(0, eq));
+      value = std::string(a.substr(eq + 1));
+    } else {
+      name = std::string(a);
+      if (i + 1 >= argc) {
+        *error = "flag --" + name + " needs a value";
+        return false;
+      }
+      value = argv[++i];
+    }
+    if (values_.count(name) != 0) {
+      *error = "flag --" + name + " given twice";
+      return false;
+    }
+    values_[name] = value;
+  }
+  return true;
+}
+
+std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t min,
+                         std::uint64_t max) {
+  const std::string key(name);
+  used_[key] = true;
+  auto it = values_.find(key);
+  if (it == values_.end()) return def;
+  const std::string& v = it->second;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0) {
+    if (error_.empty()) error_ = "--" + key + " expects a whole number, got '" + v + "'";
+    return def;
+  }
+  if (x < min || x > max) {
+    if (error_.empty()) {
+      error_ = "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) +
+               ", got " + v;
+    }
+    return def;
+  }
+  return x;
+}
+
+double Flags::f64(std::string_view name, double def, double min, double max) {
+  const std::string key(name);
+  used_[key] = true;
+  auto it = values_.find(key);
+  if (it == values_.end()) return def;
+  const std::string& v = it->second;
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno != 0 || !std::isfinite(x)) {
+    if (error_.empty()) error_ = "--" + key + " expects a number, got '" + v + "'";
+    return def;
+  }
+  if (x < min || x > max) {
+    if (error_.empty()) {
+      error_ = "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) +
+               ", got " + v;
+    }
+    return def;
+  }
+  return x;
+}
+
+std::string Flags::str(std::string_view name, std::string def) {
+  const std::string key(name);
+  used_[key] = true;
+  auto it = values_.find(key);
+  return it == values_.end() ? def : it->second;
+}
+
+std::string Flags::choice(std::string_view name, std::string def,
+                          const std::vector<std::string>& choices) {
+  std::string v = str(name, std::move(def));
+  for (const auto& c : choices) {
+    if (c == v) return v;
+  }
+  if (error_.empty()) {
+    error_ = "--" + std::string(name) + " must be one of";
+    for (const auto& c : choices) error_ += " " + c;
+    error_ += ", got '" + v + "'";
+  }
+  return choices.front();
+}
+
+bool Flags::finish(std::string* error) const {
+  for (const auto& [name, value] : values_) {
+    if (used_.count(name) == 0) {
+      *error = "unknown flag --" + name;
+      return false;
+    }
+  }
+  if (!error_.empty()) {
+    *error = error_;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace braid::bench

@@ -1,0 +1,37 @@
+// A small command-line flag parser for braid-bench: --name value or --name=value, typed,
+// range-checked, with one usage text per sub-command. Errors are values (the caller prints them
+// with the usage and exits 2).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace braid::bench {
+
+class Flags {
+ public:
+  // Parses argv[first..argc). Fails on a positional argument or a flag without a value.
+  bool parse(int argc, char** argv, int first, std::string* error);
+
+  // Typed getters: absent → default; present but malformed or out of range → error set, default
+  // returned. `seen` tells whether the user gave the flag.
+  std::uint64_t u64(std::string_view name, std::uint64_t def, std::uint64_t min, std::uint64_t max);
+  double f64(std::string_view name, double def, double min, double max);
+  std::string str(std::string_view name, std::string def);
+  // One of `choices`.
+  std::string choice(std::string_view name, std::string def, const std::vector<std::string>& choices);
+  bool has(std::string_view name) const { return values_.count(std::string(name)) != 0; }
+
+  // After all getters ran: flags nobody asked for, and the first conversion error.
+  bool finish(std::string* error) const;
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::map<std::string, bool> used_;
+  std::string error_;
+};
+
+}  // namespace braid::bench

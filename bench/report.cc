@@ -1,0 +1,217 @@
+#include "report.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace braid::bench {
+
+// ---- Histogram ----------------------------------------------------------------------------------
+
+int Histogram::bucket(std::uint64_t ns) {
+  if (ns < kSub) return static_cast<int>(ns);
+  const int msb = 63 - __builtin_clzll(ns);   // >= 4
+  const int shift = msb - 4;                  // keep 5 significant bits: 16 sub-buckets
+  const int sub = static_cast<int>((ns >> shift) & (kSub - 1));
+  return (shift + 1) * kSub + sub;
+}
+
+double Histogram::midpoint(int b) {
+  if (b < kSub) return b;
+  const int shift = b / kSub - 1;
+  const int sub = b % kSub;
+  const double lo = static_cast<double>((std::uint64_t{kSub} + sub) << shift);
+  return lo + static_cast<double>(std::uint64_t{1} << shift) / 2.0;
+}
+
+void Histogram::record(std::uint64_t ns) {
+  int b = bucket(ns);
+  if (b >= kBuckets) b = kBuckets - 1;
+  ++counts_[b];
+  ++count_;
+}
+
+void Histogram::merge(const Histogram& o) {
+  for (int i = 0; i < kBuckets; ++i) counts_[i] += o.counts_[i];
+  count_ += o.count_;
+}
+
+double Histogram::quantile(double q) const {
+  if (count_ == 0) return 0;
+  const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  std::uint64_t seen = 0;
+  for (int i = 0; i < kBuckets; ++i) {
+    seen += counts_[i];
+    if (seen >= rank && counts_[i] != 0) return midpoint(i);
+  }
+  return midpoint(kBuckets - 1);
+}
+
+// ---- JSON ---------------------------------------------------------------------------------------
+
+std::string json_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+void JsonObject::key(std::string_view k) {
+  if (!body_.empty()) body_ += ",";
+  body_ += "\"" + json_escape(k) + "\":";
+}
+JsonObject& JsonObject::add(std::string_view k, std::string_view v) {
+  key(k);
+  body_ += "\"" + json_escape(v) + "\"";
+  return *this;
+}
+JsonObject& JsonObject::add(std::string_view k, double v) {
+  key(k);
+  if (!std::isfinite(v)) {
+    body_ += "null";
+    return *this;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  body_ += buf;
+  return *this;
+}
+JsonObject& JsonObject::add(std::string_view k, std::uint64_t v) {
+  key(k);
+  body_ += std::to_string(v);
+  return *this;
+}
+JsonObject& JsonObject::add(std::string_view k, std::int64_t v) {
+  key(k);
+  body_ += std::to_string(v);
+  return *this;
+}
+JsonObject& JsonObject::add_bool(std::string_view k, bool v) {
+  key(k);
+  body_ += v ? "true" : "false";
+  return *this;
+}
+JsonObject& JsonObject::add_object(std::string_view k, const JsonObject& v) {
+  key(k);
+  body_ += v.str();
+  return *this;
+}
+
+namespace {
+std::string first_line_with(const char* path, std::string_view prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) return line;
+  }
+  return "";
+}
+std::string after_colon(const std::string& line) {
+  auto p = line.find(':');
+  if (p == std::string::npos) return "";
+  auto v = line.substr(p + 1);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.erase(v.begin());
+  return v;
+}
+}  // namespace
+
+JsonObject machine_description() {
+  JsonObject m;
+  m.add("cpu_model", after_colon(first_line_with("/proc/cpuinfo", "model name")));
+  m.add("cores", static_cast<std::uint64_t>(std::thread::hardware_concurrency()));
+  std::uint64_t kib = 0;
+  std::istringstream(after_colon(first_line_with("/proc/meminfo", "MemTotal"))) >> kib;
+  m.add("memory_bytes", kib * 1024);
+  struct utsname u {};
+  if (::uname(&u) == 0) m.add("kernel", std::string(u.sysname) + " " + u.release);
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string thp_mode;
+  std::getline(thp, thp_mode);
+  m.add("thp", thp_mode);
+  m.add("compiler", build_compiler());
+  m.add("build_type", build_type());
+  m.add_bool("march_native", build_native());
+  m.add("git_commit", build_commit());
+  return m;
+}
+
+std::string append_json_line(const std::string& path, const JsonObject& obj) {
+  if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    const std::string dir = path.substr(0, slash);
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 && ::mkdir(dir.c_str(), 0755) != 0) {
+      return "cannot create directory '" + dir + "'";
+    }
+  }
+  std::ofstream out(path, std::ios::app);
+  if (!out) return "cannot open '" + path + "' for appending";
+  out << obj.str() << "\n";
+  out.flush();
+  if (!out) return "cannot write '" + path + "'";
+  return "";
+}
+
+std::uint64_t peak_rss_bytes() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+std::string with_commas(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+// ---- Progress -----------------------------------------------------------------------------------
+
+Progress::Progress(std::string label, const std::atomic<std::uint64_t>* done, std::uint64_t total)
+    : label_(std::move(label)), done_(done), total_(total) {
+  if (::isatty(STDERR_FILENO) == 0 || total_ == 0) return;
+  thread_ = std::thread([this] {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      const bool last = stop_.load();
+      const std::uint64_t d = std::min(done_->load(std::memory_order_relaxed), total_);
+      const int width = 40;
+      const int fill = static_cast<int>(static_cast<double>(d) / static_cast<double>(total_) * width);
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "\r%s [%.*s%*s] %5.1f%% %.1fs", label_.c_str(), fill,
+                   "########################################", width - fill, "",
+                   100.0 * static_cast<double>(d) / static_cast<double>(total_), secs);
+      std::fflush(stderr);
+      if (last) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::fprintf(stderr, "\n");
+  });
+}
+
+Progress::~Progress() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace braid::bench

@@ -1,0 +1,83 @@
+// Benchmark reporting: machine description, latency histogram, JSON lines, progress bar.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace braid::bench {
+
+const char* build_commit();
+const char* build_compiler();
+const char* build_type();
+bool build_native();
+
+// Log-linear latency histogram (16 sub-buckets per power of two: <= 6.25% error), mergeable.
+class Histogram {
+ public:
+  void record(std::uint64_t ns);
+  void merge(const Histogram& other);
+  std::uint64_t count() const { return count_; }
+  // Value at quantile q in [0, 1], in nanoseconds (bucket midpoint).
+  double quantile(double q) const;
+
+ private:
+  static constexpr int kSub = 16;
+  static constexpr int kBuckets = 64 * kSub;
+  static int bucket(std::uint64_t ns);
+  static double midpoint(int b);
+  std::vector<std::uint64_t> counts_ = std::vector<std::uint64_t>(kBuckets, 0);
+  std::uint64_t count_ = 0;
+};
+
+// Builds one JSON object, flat key order as added.
+class JsonObject {
+ public:
+  JsonObject& add(std::string_view key, std::string_view value);
+  JsonObject& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
+  JsonObject& add(std::string_view key, double value);
+  JsonObject& add(std::string_view key, std::uint64_t value);
+  JsonObject& add(std::string_view key, std::int64_t value);
+  JsonObject& add(std::string_view key, int value) { return add(key, static_cast<std::int64_t>(value)); }
+  JsonObject& add(std::string_view key, unsigned value) { return add(key, static_cast<std::uint64_t>(value)); }
+  JsonObject& add_bool(std::string_view key, bool value);
+  JsonObject& add_object(std::string_view key, const JsonObject& value);
+  std::string str() const { return "{" + body_ + "}"; }
+
+ private:
+  void key(std::string_view k);
+  std::string body_;
+};
+
+std::string json_escape(std::string_view s);
+
+// CPU model, cores, memory, kernel, THP mode, compiler, build type, git commit.
+JsonObject machine_description();
+
+// Appends one line to `path` (creating its directory). Returns an error message or "".
+std::string append_json_line(const std::string& path, const JsonObject& obj);
+
+std::uint64_t peak_rss_bytes();
+
+// A progress bar on stderr while `done` approaches `total`, only when stderr is a terminal.
+class Progress {
+ public:
+  Progress(std::string label, const std::atomic<std::uint64_t>* done, std::uint64_t total);
+  ~Progress();
+
+ private:
+  std::string label_;
+  const std::atomic<std::uint64_t>* done_;
+  std::uint64_t total_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// "1,234,567"
+std::string with_commas(std::uint64_t v);
+
+}  // namespace braid::bench

@@ -1,0 +1,32 @@
+// braid-bench ycsb: YCSB-style key-value transactions over one table (CoroBase §5.2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "util/random.h"
+
+namespace braid::bench {
+
+// Runs the sub-command; returns the process exit code (2 on a usage error).
+int ycsb_main(int argc, char** argv, int first);
+const char* ycsb_usage();
+
+// Zipfian ranks over [0, n) after Gray et al., "Quickly generating billion-record synthetic
+// databases" (SIGMOD'94), as YCSB does; theta in [0, 1). Rank 0 is the most popular; callers
+// scatter ranks over keys so hot keys are not neighbours.
+class Zipf {
+ public:
+  Zipf(std::uint64_t n, double theta);
+  std::uint64_t next(util::Rng& rng) const;
+
+ private:
+  std::uint64_t n_;
+  double theta_, alpha_, zetan_, eta_, half_pow_theta_;
+};
+
+// Record i's key: `bytes` long, ordered by i; the first 8 bytes are i big-endian (fewer for
+// shorter keys), the rest are filler derived from i.
+void make_key(std::uint64_t i, std::uint32_t bytes, char* out);
+
+}  // namespace braid::bench

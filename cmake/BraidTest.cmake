@@ -1,0 +1,15 @@
+# braid_add_test(<name> SOURCES <files...> [LABELS <labels...>] [TIMEOUT <s>])
+# One helper registers every GoogleTest binary with CTest. The label "concurrency" marks tests
+# that are also run under ThreadSanitizer.
+find_package(GTest REQUIRED)
+function(braid_add_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE braid GTest::gtest GTest::gtest_main braid_flags)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
+endfunction()

@@ -1,0 +1,146 @@
+// The embedded database: tables, transactions, and their operations.
+//
+// Concurrency model. Any number of application threads may run transactions at once; a
+// Transaction handle may move between threads but must not be used by two threads at the same
+// time. Isolation is snapshot isolation with first-updater-wins: a transaction reads the state as
+// of its begin, and a write to a record that another transaction changed since (or is changing)
+// fails with Conflict, which also aborts the transaction.
+//
+// Lifetime rules. A Table* lives as long as its Database. A view returned by get() or passed to a
+// scan callback points into engine memory and stays valid until the transaction commits or
+// aborts. Every Transaction must be finished (or destroyed, which aborts) before its Database.
+#pragma once
+
+#include <braid/key.h>
+#include <braid/options.h>
+#include <braid/status.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace braid {
+
+class Table;
+class Database;
+class Transaction;
+namespace mvcc {
+struct TxnContext;
+}  // namespace mvcc
+namespace engine {
+class DatabaseImpl;
+}  // namespace engine
+
+// A non-owning reference to a callable, so a scan callback costs no allocation.
+template <typename Fn>
+class FunctionRef;
+template <typename R, typename... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
+  FunctionRef(F&& f)  // NOLINT: implicit by design
+      : object_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<Args>(args)...);
+        }) {}
+  R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
+
+ private:
+  void* object_;
+  R (*call_)(void*, Args...);
+};
+
+enum class ScanOrder : std::uint8_t { kForward, kReverse };
+
+// Called once per visible record in key order; return false to stop the scan early.
+using ScanCallback = FunctionRef<bool(std::string_view key, std::string_view value)>;
+
+class Transaction {
+ public:
+  Transaction(Transaction&& other) noexcept;
+  Transaction& operator=(Transaction&& other) noexcept;
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  // Aborts the transaction if it is still active.
+  ~Transaction();
+
+  // The newest value of `key` visible to this transaction (its own writes included). The view
+  // stays valid until commit or abort. NotFound when absent or removed.
+  [[nodiscard]] Result<std::string_view> get(Table& table, std::string_view key);
+  // As above, copying the value into `*value`.
+  [[nodiscard]] Status get(Table& table, std::string_view key, std::string* value);
+  // Creates `key`; Duplicate when a visible record exists.
+  [[nodiscard]] Status insert(Table& table, std::string_view key, std::string_view value);
+  // Replaces the value of an existing record; NotFound when absent.
+  [[nodiscard]] Status update(Table& table, std::string_view key, std::string_view value);
+  // Upsert.
+  [[nodiscard]] Status put(Table& table, std::string_view key, std::string_view value);
+  // Removes an existing record; NotFound when absent.
+  [[nodiscard]] Status remove(Table& table, std::string_view key);
+  // Visits the visible records whose keys lie in [begin, end), in the given order, at most
+  // `limit` of them (0: no limit). An empty `end` means no upper bound. The callback must not
+  // call back into this transaction.
+  [[nodiscard]] Status scan(Table& table, std::string_view begin, std::string_view end,
+                            std::size_t limit, ScanCallback callback,
+                            ScanOrder order = ScanOrder::kForward);
+
+  // Makes the writes visible atomically. After Conflict the transaction is aborted.
+  [[nodiscard]] Status commit();
+  // Discards the writes. Idempotent.
+  void abort();
+
+  bool is_active() const { return ctx_ != nullptr; }
+  // The snapshot this transaction reads (a commit-clock value).
+  std::uint64_t snapshot() const;
+
+ private:
+  friend class engine::DatabaseImpl;
+  Transaction(engine::DatabaseImpl* db, mvcc::TxnContext* ctx) : db_(db), ctx_(ctx) {}
+
+  engine::DatabaseImpl* db_ = nullptr;
+  mvcc::TxnContext* ctx_ = nullptr;  // null once committed or aborted
+};
+
+struct DatabaseStats {
+  std::uint64_t commits = 0;
+  std::uint64_t aborts = 0;
+  std::uint64_t live_versions = 0;      // versions allocated and not yet freed
+  std::uint64_t live_version_bytes = 0;
+  std::uint64_t retired_versions = 0;   // unlinked, waiting for their epoch to pass
+  std::uint64_t pruned_versions = 0;    // cut from chains because no snapshot can see them
+  std::uint64_t index_nodes = 0;
+  std::uint64_t open_transactions = 0;
+  std::uint64_t commit_clock = 0;
+};
+
+class Database {
+ public:
+  // Opens (creating when allowed) a database. Errors: InvalidArgument for bad options, IOError
+  // when the directory cannot be created or locked, Busy when another process holds it.
+  static Result<std::unique_ptr<Database>> open(const Options& options);
+
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  // Table names are 1..kMaxTableNameBytes bytes. create_table answers Duplicate for an existing
+  // name, open_table NotFound for an unknown one. Creating tables is not transactional.
+  [[nodiscard]] Result<Table*> create_table(std::string_view name);
+  [[nodiscard]] Result<Table*> open_table(std::string_view name);
+
+  // Starts a transaction; Busy when every transaction slot is in use.
+  [[nodiscard]] Result<Transaction> begin();
+
+  DatabaseStats stats() const;
+  const Options& options() const;
+
+ private:
+  explicit Database(std::unique_ptr<engine::DatabaseImpl> impl);
+  std::unique_ptr<engine::DatabaseImpl> impl_;
+};
+
+}  // namespace braid

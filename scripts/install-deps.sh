@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs BraidDB's build and test dependencies from Debian 12 packages, only what is missing.
+# Run as root (or with sudo available). Idempotent and quiet when everything is present.
+set -euo pipefail
+
+packages=(cmake ninja-build make git clang-19 libclang-rt-19-dev g++-12 libgtest-dev liburing-dev
+          pkg-config)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

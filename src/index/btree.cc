@@ -1,0 +1,628 @@
+#include "index/btree.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+
+namespace braid::index {
+
+namespace {
+
+constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+
+// ---- Optimistic (racy) reads -------------------------------------------------------------------
+// Volatile loads are never split or repeated by the compiler, so a torn *node* state is possible
+// but a torn *word* is not; every consumer clamps what it reads so that garbage stays inside the
+// node until the version check throws it away.
+
+template <typename T>
+BRAID_OPTIMISTIC inline T racy(const T& x) {
+  return *static_cast<const volatile T*>(&x);
+}
+
+using u64_unaligned = std::uint64_t __attribute__((aligned(1), may_alias));
+
+BRAID_OPTIMISTIC inline std::uint64_t racy_u64(const char* p) {
+  return __builtin_bswap64(*reinterpret_cast<const volatile u64_unaligned*>(p));
+}
+BRAID_OPTIMISTIC inline unsigned char racy_byte(const char* p) {
+  return *reinterpret_cast<const volatile unsigned char*>(p);
+}
+
+BRAID_OPTIMISTIC inline unsigned racy_count(const Node* n) {
+  unsigned c = racy(n->count);
+  return c > Node::kMaxSlots ? static_cast<unsigned>(Node::kMaxSlots) : c;
+}
+
+// Heap offset of a slot's suffix, clamped so that [off, off + suffix_len) stays in the node.
+BRAID_OPTIMISTIC inline const char* suffix_ptr(const Node* n, std::uint32_t off,
+                                               std::uint32_t suffix_len) {
+  if (off + suffix_len > kNodeBytes) off = static_cast<std::uint32_t>(kNodeBytes - suffix_len);
+  return n->raw() + off;
+}
+
+// Three-way comparison of the search key with the key of slot `s`.
+BRAID_OPTIMISTIC int compare(const Node* n, const Slot& s, const SearchKey& k) {
+  if (k.infinite) return 1;
+  const std::uint64_t h = racy(s.head);
+  if (k.head != h) return k.head < h ? -1 : 1;
+  const std::uint32_t slen = racy(s.len);
+  if (k.len <= 8 || slen <= 8) return (k.len > slen) - (k.len < slen);
+  const std::uint32_t m = std::min(k.len, slen) - 8;
+  const char* p = suffix_ptr(n, racy(s.suffix_off), slen - 8);
+  const char* q = k.data + 8;
+  std::uint32_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    std::uint64_t a = util::load_head(q + i, 8);
+    std::uint64_t b = racy_u64(p + i);
+    if (a != b) return a < b ? -1 : 1;
+  }
+  for (; i < m; ++i) {
+    unsigned char a = static_cast<unsigned char>(q[i]);
+    unsigned char b = racy_byte(p + i);
+    if (a != b) return a < b ? -1 : 1;
+  }
+  return (k.len > slen) - (k.len < slen);
+}
+
+// First slot whose key is >= k.
+BRAID_OPTIMISTIC unsigned lower_bound(const Node* n, unsigned count, const SearchKey& k,
+                                      bool* exact) {
+  unsigned lo = 0;
+  unsigned hi = count;
+  *exact = false;
+  const Slot* slots = n->slots();
+  while (lo < hi) {
+    unsigned mid = (lo + hi) / 2;
+    int c = compare(n, slots[mid], k);
+    if (c > 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+      if (c == 0) *exact = true;
+    }
+  }
+  return lo;
+}
+
+// First slot whose key is > k.
+BRAID_OPTIMISTIC unsigned upper_bound(const Node* n, unsigned count, const SearchKey& k) {
+  unsigned lo = 0;
+  unsigned hi = count;
+  const Slot* slots = n->slots();
+  while (lo < hi) {
+    unsigned mid = (lo + hi) / 2;
+    if (compare(n, slots[mid], k) >= 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// Copies the full key of slot `s` to `out` (>= kMaxKey bytes); returns its length.
+BRAID_OPTIMISTIC std::uint32_t copy_key(const Node* n, const Slot& s, char* out) {
+  std::uint32_t len = racy(s.len);
+  if (len == 0) len = 1;  // torn read; the caller's validation discards it
+  const std::uint64_t head = racy(s.head);
+  for (std::uint32_t i = 0; i < 8 && i < len; ++i) {
+    out[i] = static_cast<char>(head >> (56 - 8 * i));
+  }
+  if (len > 8) {
+    const char* p = suffix_ptr(n, racy(s.suffix_off), len - 8);
+    for (std::uint32_t i = 0; i < len - 8; ++i) out[8 + i] = static_cast<char>(racy_byte(p + i));
+  }
+  return len;
+}
+
+BRAID_OPTIMISTIC void copy_fence(const Node* n, const Slot& s, FenceKey* f) {
+  f->present = true;
+  f->len = static_cast<std::uint8_t>(copy_key(n, s, f->bytes));
+}
+
+// ---- Locked node edits (the caller holds the node's lock) ---------------------------------------
+
+// A node's entries materialized as full keys, used to split and compact.
+struct NodeImage {
+  struct Entry {
+    std::uint16_t off;
+    std::uint8_t len;
+    std::uint64_t value;
+  };
+  char keys[Node::kMaxSlots * kMaxKey + kMaxKey];
+  Entry entries[Node::kMaxSlots + 1];
+  unsigned n = 0;
+  std::uint32_t used = 0;
+
+  std::string_view key(unsigned i) const { return {keys + entries[i].off, entries[i].len}; }
+  void add(std::string_view k, std::uint64_t v) {
+    BRAID_DASSERT(n <= Node::kMaxSlots);
+    std::memcpy(keys + used, k.data(), k.size());
+    entries[n++] = {static_cast<std::uint16_t>(used), static_cast<std::uint8_t>(k.size()), v};
+    used += static_cast<std::uint32_t>(k.size());
+  }
+  void gather(const Node* node) {
+    n = 0;
+    used = 0;
+    char buf[kMaxKey];
+    for (unsigned i = 0; i < node->count; ++i) {
+      const Slot& s = node->slots()[i];
+      std::uint32_t len = copy_key(node, s, buf);
+      add({buf, len}, s.value);
+    }
+  }
+};
+
+std::uint64_t head_of(std::string_view k) { return util::load_head(k.data(), k.size()); }
+
+void write_slot(Node* node, unsigned idx, std::string_view key, std::uint64_t value) {
+  Slot& s = node->slots()[idx];
+  s.head = head_of(key);
+  s.value = value;
+  s.len = static_cast<std::uint8_t>(key.size());
+  s.suffix_off = 0;
+  std::memset(s.pad, 0, sizeof(s.pad));
+  if (key.size() > 8) {
+    const std::size_t suf = key.size() - 8;
+    node->heap_begin = static_cast<std::uint16_t>(node->heap_begin - suf);
+    std::memcpy(node->raw() + node->heap_begin, key.data() + 8, suf);
+    s.suffix_off = node->heap_begin;
+  }
+}
+
+// Rewrites `node` (locked) to hold image entries [from, to), keeping its lock word.
+void rebuild(Node* node, const NodeImage& img, unsigned from, unsigned to) {
+  node->count = 0;
+  node->heap_begin = kNodeBytes;
+  node->garbage = 0;
+  for (unsigned i = from; i < to; ++i) {
+    write_slot(node, node->count, img.key(i), img.entries[i].value);
+    node->count++;
+  }
+}
+
+void compact(Node* node) {
+  auto img = std::make_unique<NodeImage>();
+  img->gather(node);
+  rebuild(node, *img, 0, img->n);
+}
+
+// Inserts at slot `idx`; the caller made sure the entry fits (after compaction if needed).
+void insert_at(Node* node, unsigned idx, std::string_view key, std::uint64_t value) {
+  const std::size_t need = entry_bytes(key.size());
+  if (node->free_bytes() < need) compact(node);
+  BRAID_ASSERT(node->free_bytes() >= need);
+  Slot* slots = node->slots();
+  std::memmove(slots + idx + 1, slots + idx, (node->count - idx) * sizeof(Slot));
+  write_slot(node, idx, key, value);
+  node->count++;
+}
+
+void remove_at(Node* node, unsigned idx) {
+  Slot* slots = node->slots();
+  if (slots[idx].len > 8) node->garbage = static_cast<std::uint16_t>(node->garbage + slots[idx].len - 8);
+  std::memmove(slots + idx, slots + idx + 1, (node->count - idx - 1) * sizeof(Slot));
+  node->count--;
+}
+
+bool fits(const Node* node, std::size_t key_len) {
+  return node->free_bytes() + node->garbage >= entry_bytes(key_len);
+}
+
+}  // namespace
+
+// ---- Descent -------------------------------------------------------------------------------------
+
+Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences,
+                 std::size_t split_threshold)
+    : tree_(tree), key_(key), bias_(bias), track_fences_(track_fences),
+      split_threshold_(split_threshold) {
+  node_ = tree_.root_.load(std::memory_order_acquire);
+}
+
+void Descent::restart() {
+  ++restarts_;
+  // Back off a little: a restart means a writer holds or just changed a node on our path.
+  for (std::uint32_t i = 0; i < std::min<std::uint32_t>(restarts_, 64); ++i) util::cpu_relax();
+  BRAID_ASSERT(restarts_ < (1u << 30));  // livelock guard: never legitimately reached
+  node_ = tree_.root_.load(std::memory_order_acquire);
+  parent_ = nullptr;
+  lower_.present = false;
+  upper_.present = false;
+}
+
+Descent::Step Descent::step() {
+  Node* n = node_;
+  const std::uint64_t v = n->lock.read_version();
+  if (OptLock::is_locked(v)) return Step::kRestart;
+  // The child pointer we followed must still be current when we read the child's version;
+  // for the root, the root pointer must still name this node (a root split replaces it).
+  if (parent_ != nullptr) {
+    if (!parent_->lock.validate(parent_version_)) return Step::kRestart;
+  } else if (tree_.root_.load(std::memory_order_acquire) != n) {
+    return Step::kRestart;
+  }
+  if (racy(n->leaf) != 0) {
+    version_ = v;
+    return Step::kLeaf;
+  }
+  const unsigned count = racy_count(n);
+  if (split_threshold_ != 0) {
+    const long free = static_cast<long>(racy(n->heap_begin)) - static_cast<long>(Node::kHeader) -
+                      static_cast<long>(count * sizeof(Slot)) + racy(n->garbage);
+    if (free < static_cast<long>(split_threshold_)) {
+      if (!n->lock.validate(v)) return Step::kRestart;
+      version_ = v;
+      return Step::kSplitInner;
+    }
+  }
+  unsigned idx;  // children: 0 = leftmost, i + 1 = slot i
+  if (bias_ == Bias::kFloor) {
+    idx = upper_bound(n, count, key_);
+  } else {
+    bool exact;
+    idx = lower_bound(n, count, key_, &exact);
+  }
+  Node* child = idx == 0 ? racy(n->leftmost)
+                         : reinterpret_cast<Node*>(racy(n->slots()[idx - 1].value));
+  if (track_fences_) {
+    if (idx > 0) copy_fence(n, n->slots()[idx - 1], &lower_);
+    if (idx < count) copy_fence(n, n->slots()[idx], &upper_);
+  }
+  if (!n->lock.validate(v)) return Step::kRestart;
+  BRAID_DASSERT(child != nullptr);
+  parent_ = n;
+  parent_version_ = v;
+  node_ = child;
+  return Step::kNext;
+}
+
+// ---- BTree ---------------------------------------------------------------------------------------
+
+BTree::BTree() { root_.store(new_node(true), std::memory_order_release); }
+
+BTree::~BTree() {
+  for (void* c : chunks_) std::free(c);
+}
+
+Node* BTree::new_node(bool leaf) {
+  void* mem;
+  {
+    std::lock_guard<std::mutex> guard(alloc_mutex_);
+    if (chunk_cursor_ == chunk_end_) {
+      void* c = std::aligned_alloc(kChunkBytes, kChunkBytes);
+      BRAID_ASSERT(c != nullptr);  // out of memory: nothing sensible to do mid-split
+      ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // best effort
+      chunks_.push_back(c);
+      chunk_cursor_ = static_cast<char*>(c);
+      chunk_end_ = chunk_cursor_ + kChunkBytes;
+    }
+    mem = chunk_cursor_;
+    chunk_cursor_ += kNodeBytes;
+  }
+  Node* n = new (mem) Node;
+  n->count = 0;
+  n->heap_begin = kNodeBytes;
+  n->garbage = 0;
+  n->leaf = leaf ? 1 : 0;
+  n->pad = 0;
+  n->leftmost = nullptr;
+  nodes_allocated_.fetch_add(1, std::memory_order_relaxed);
+  return n;
+}
+
+void BTree::note_key_len(std::size_t len) {
+  std::uint16_t cur = max_key_len_.load(std::memory_order_relaxed);
+  while (len > cur &&
+         !max_key_len_.compare_exchange_weak(cur, static_cast<std::uint16_t>(len),
+                                             std::memory_order_relaxed)) {
+  }
+}
+
+bool BTree::lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv) {
+  if (parent != nullptr && !parent->lock.try_upgrade(pv)) return false;
+  if (!node->lock.try_upgrade(v)) {
+    if (parent != nullptr) parent->lock.unlock();
+    return false;
+  }
+  return true;
+}
+
+void BTree::install_new_root(Node* left, std::string_view sep, Node* right) {
+  Node* root = new_node(false);
+  root->leftmost = left;
+  write_slot(root, 0, sep, reinterpret_cast<std::uint64_t>(right));
+  root->count = 1;
+  // `left` (the old root) is locked by the caller, so no reader can pass the version check on
+  // it before the new root is published.
+  root_.store(root, std::memory_order_release);
+}
+
+BRAID_OPTIMISTIC bool BTree::lookup(std::string_view key, std::uint64_t* value) const {
+  BRAID_DASSERT(!key.empty() && key.size() <= kMaxKey);
+  const SearchKey k(key);
+  Descent d(*this, k, Descent::Bias::kFloor);
+  for (;;) {
+    const Descent::Step s = d.step();
+    if (s == Descent::Step::kNext) continue;
+    if (s != Descent::Step::kLeaf) {
+      d.restart();
+      continue;
+    }
+    const Node* leaf = d.node();
+    bool exact;
+    const unsigned idx = lower_bound(leaf, racy_count(leaf), k, &exact);
+    const std::uint64_t v = exact ? racy(leaf->slots()[idx].value) : 0;
+    if (!leaf->lock.validate(d.version())) {
+      d.restart();
+      continue;
+    }
+    if (exact) *value = v;
+    return exact;
+  }
+}
+
+bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing) {
+  BRAID_ASSERT(!key.empty());
+  BRAID_ASSERT(key.size() <= kMaxKey);
+  note_key_len(key.size());
+  const SearchKey k(key);
+  for (;;) {
+    // Inner nodes on the way down must have room for the longest separator a child split could
+    // push up; the bound is the longest key ever inserted, re-read after every restart.
+    Descent d(*this, k, Descent::Bias::kFloor, false,
+              entry_bytes(max_key_len_.load(std::memory_order_relaxed)));
+    for (;;) {
+      const Descent::Step s = d.step();
+      if (s == Descent::Step::kNext) continue;
+      if (s == Descent::Step::kRestart) break;
+      if (s == Descent::Step::kSplitInner) {
+        if (lock_pair(d.node(), d.version(), d.parent(), d.parent_version())) {
+          Node* n = d.node();
+          split_inner(n, d.parent(), compare(n, n->slots()[n->count - 1], k) > 0);
+          d.node()->lock.unlock();
+          if (d.parent() != nullptr) d.parent()->lock.unlock();
+        }
+        break;
+      }
+      Node* leaf = d.node();
+      if (!leaf->lock.try_upgrade(d.version())) break;
+      bool exact;
+      const unsigned idx = lower_bound(leaf, leaf->count, k, &exact);
+      if (exact) {
+        *existing = leaf->slots()[idx].value;
+        leaf->lock.unlock();
+        return false;
+      }
+      if (fits(leaf, key.size())) {
+        insert_at(leaf, idx, key, value);
+        leaf->lock.unlock();
+        return true;
+      }
+      Node* parent = d.parent();
+      if (parent != nullptr && !parent->lock.try_upgrade(d.parent_version())) {
+        leaf->lock.unlock();
+        break;
+      }
+      split_leaf(leaf, parent, idx == leaf->count);
+      leaf->lock.unlock();
+      if (parent != nullptr) parent->lock.unlock();
+      break;  // retry the insert in the half that now has room
+    }
+  }
+}
+
+void BTree::split_leaf(Node* node, Node* parent, bool append) {
+  auto img = std::make_unique<NodeImage>();
+  img->gather(node);
+  BRAID_ASSERT(img->n >= 2);
+  unsigned m;
+  if (append) {
+    // Ascending inserts (bulk loads, monotonically increasing keys) would leave every leaf half
+    // full after an even split; keep the left node full instead (like B-tree "fastpath" splits).
+    m = img->n - 1;
+  } else {
+    // Split by bytes, not count, so that both halves have room with variable-length keys.
+    std::size_t total = 0;
+    for (unsigned i = 0; i < img->n; ++i) total += entry_bytes(img->entries[i].len);
+    std::size_t acc = 0;
+    m = 0;
+    while (m < img->n - 1 && acc + entry_bytes(img->entries[m].len) <= total / 2) {
+      acc += entry_bytes(img->entries[m].len);
+      ++m;
+    }
+    if (m == 0) m = 1;
+  }
+  // Suffix truncation: the separator is the shortest prefix of the right half's first key that
+  // still sorts above the left half's last key, which keeps inner nodes wide.
+  const std::string_view last = img->key(m - 1);
+  const std::string_view first = img->key(m);
+  std::size_t cp = 0;
+  while (cp < last.size() && cp < first.size() && last[cp] == first[cp]) ++cp;
+  BRAID_ASSERT(cp < first.size());
+  const std::string sep(first.substr(0, cp + 1));
+  if (parent != nullptr && !fits(parent, sep.size())) return;  // longer keys arrived; retry
+  Node* right = new_node(true);
+  rebuild(right, *img, m, img->n);
+  rebuild(node, *img, 0, m);
+  if (parent == nullptr) {
+    install_new_root(node, sep, right);
+    return;
+  }
+  bool exact;
+  const SearchKey sk(sep);
+  const unsigned pos = lower_bound(parent, parent->count, sk, &exact);
+  BRAID_ASSERT(!exact);
+  insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
+}
+
+void BTree::split_inner(Node* node, Node* parent, bool append) {
+  auto img = std::make_unique<NodeImage>();
+  img->gather(node);
+  BRAID_ASSERT(img->n >= 3);
+  const unsigned m = append ? img->n - 1 : img->n / 2;
+  const std::string sep(img->key(m));
+  if (parent != nullptr && !fits(parent, sep.size())) return;
+  Node* right = new_node(false);
+  right->leftmost = reinterpret_cast<Node*>(img->entries[m].value);
+  rebuild(right, *img, m + 1, img->n);
+  rebuild(node, *img, 0, m);
+  if (parent == nullptr) {
+    install_new_root(node, sep, right);
+    return;
+  }
+  bool exact;
+  const SearchKey sk(sep);
+  const unsigned pos = lower_bound(parent, parent->count, sk, &exact);
+  BRAID_ASSERT(!exact);
+  insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
+}
+
+bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
+  BRAID_ASSERT(!key.empty());
+  BRAID_ASSERT(key.size() <= kMaxKey);
+  const SearchKey k(key);
+  Descent d(*this, k, Descent::Bias::kFloor);
+  for (;;) {
+    const Descent::Step s = d.step();
+    if (s == Descent::Step::kNext) continue;
+    if (s != Descent::Step::kLeaf) {
+      d.restart();
+      continue;
+    }
+    Node* leaf = d.node();
+    if (!leaf->lock.try_upgrade(d.version())) {
+      d.restart();
+      continue;
+    }
+    bool exact;
+    const unsigned idx = lower_bound(leaf, leaf->count, k, &exact);
+    const bool hit = exact && (any || leaf->slots()[idx].value == expected);
+    if (hit) remove_at(leaf, idx);
+    leaf->lock.unlock();
+    return hit;
+  }
+}
+
+BRAID_OPTIMISTIC void BTree::scan_leaf(std::string_view from, bool from_infinite,
+                                       std::string_view begin, std::string_view end,
+                                       bool reverse, LeafBatch* out) const {
+  const SearchKey k = from_infinite ? SearchKey::plus_infinity() : SearchKey(from);
+  Descent d(*this, k, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true);
+  char buf[kMaxKey];
+  for (;;) {
+    const Descent::Step s = d.step();
+    if (s == Descent::Step::kNext) continue;
+    if (s != Descent::Step::kLeaf) {
+      d.restart();
+      continue;
+    }
+    out->clear();
+    const Node* leaf = d.node();
+    const unsigned count = racy_count(leaf);
+    bool exact;
+    const unsigned lb = lower_bound(leaf, count, k, &exact);
+    bool stopped = false;  // hit the far end of the range inside this leaf
+    auto emit = [&](unsigned i) {
+      const std::uint32_t len = copy_key(leaf, leaf->slots()[i], buf);
+      const std::string_view key(buf, len);
+      if (!reverse && !end.empty() && key >= end) return false;
+      if (reverse && key < begin) return false;
+      out->entries.push_back({static_cast<std::uint32_t>(out->keys.size()), len,
+                              racy(leaf->slots()[i].value)});
+      out->keys.append(key);
+      return true;
+    };
+    if (!reverse) {
+      for (unsigned i = lb; i < count && !stopped; ++i) stopped = !emit(i);
+      const FenceKey& f = d.upper_fence();
+      if (!stopped && f.present && (end.empty() || f.view() < end)) {
+        out->has_next = true;
+        out->next.assign(f.view());
+      }
+    } else {
+      for (unsigned i = lb; i > 0 && !stopped; --i) stopped = !emit(i - 1);
+      const FenceKey& f = d.lower_fence();
+      if (!stopped && f.present && f.view() > begin) {
+        out->has_next = true;
+        out->next.assign(f.view());
+      }
+    }
+    if (!leaf->lock.validate(d.version())) {
+      d.restart();
+      continue;
+    }
+    return;
+  }
+}
+
+std::uint32_t BTree::height() const {
+  std::uint32_t h = 1;
+  for (const Node* n = root_.load(std::memory_order_acquire); n->leaf == 0; n = n->leftmost) ++h;
+  return h;
+}
+
+namespace {
+
+struct CheckCtx {
+  std::size_t keys = 0;
+  int leaf_depth = -1;
+};
+
+void check_node(const Node* n, const std::string* lo, const std::string* hi, int depth,
+                CheckCtx* ctx) {
+  BRAID_ASSERT(!n->lock.locked_now());
+  BRAID_ASSERT(n->count <= Node::kMaxSlots);
+  BRAID_ASSERT(n->heap_begin <= kNodeBytes);
+  BRAID_ASSERT(n->heap_begin >= Node::kHeader + n->count * sizeof(Slot));
+  std::size_t suffix_bytes = 0;
+  std::string prev;
+  char buf[kMaxKey];
+  std::vector<std::string> keys;
+  for (unsigned i = 0; i < n->count; ++i) {
+    const Slot& s = n->slots()[i];
+    BRAID_ASSERT(s.len >= 1);
+    if (s.len > 8) {
+      suffix_bytes += s.len - 8u;
+      BRAID_ASSERT(s.suffix_off >= n->heap_begin);
+      BRAID_ASSERT(s.suffix_off + (s.len - 8u) <= kNodeBytes);
+    }
+    const std::uint32_t len = copy_key(n, s, buf);
+    std::string key(buf, len);
+    BRAID_ASSERT(s.head == util::load_head(key.data(), key.size()));
+    if (i > 0) BRAID_ASSERT(prev < key);
+    if (lo != nullptr) BRAID_ASSERT(key >= *lo);
+    if (hi != nullptr) BRAID_ASSERT(key < *hi);
+    prev = key;
+    keys.push_back(std::move(key));
+  }
+  BRAID_ASSERT(suffix_bytes + n->garbage == kNodeBytes - n->heap_begin);
+  if (n->leaf != 0) {
+    if (ctx->leaf_depth < 0) ctx->leaf_depth = depth;
+    BRAID_ASSERT(ctx->leaf_depth == depth);  // all leaves on one level
+    ctx->keys += n->count;
+    return;
+  }
+  BRAID_ASSERT(n->leftmost != nullptr);
+  check_node(n->leftmost, lo, n->count > 0 ? &keys[0] : hi, depth + 1, ctx);
+  for (unsigned i = 0; i < n->count; ++i) {
+    const Node* child = reinterpret_cast<const Node*>(n->slots()[i].value);
+    BRAID_ASSERT(child != nullptr);
+    check_node(child, &keys[i], i + 1 < n->count ? &keys[i + 1] : hi, depth + 1, ctx);
+  }
+}
+
+}  // namespace
+
+std::size_t BTree::check_invariants() const {
+  CheckCtx ctx;
+  check_node(root_.load(std::memory_order_acquire), nullptr, nullptr, 0, &ctx);
+  return ctx.keys;
+}
+
+}  // namespace braid::index

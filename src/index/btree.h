@@ -1,0 +1,276 @@
+// A concurrent B+-tree with optimistic lock coupling (Leis, Haubenschild, Neumann, "Optimistic
+// Lock Coupling", IEEE DE Bull. 2019), mapping variable-length byte keys (1..255 bytes, memcmp
+// order) to 64-bit values (OIDs).
+//
+// Concurrency. Every node carries a version word. Readers take no locks: they read a node's
+// version, read the node, and validate the version afterwards, restarting from the root when it
+// changed. Writers lock only the nodes they modify (a leaf; on a split, the leaf and its parent),
+// by upgrading the version they read with a CAS, so a writer never blocks a reader.
+//
+// Node size: 1 KiB (16 cache lines). Why: a lookup costs one dependent DRAM miss per level that
+// is not cache-resident, and the prefetching drivers fetch all of a node's occupied lines in one
+// burst, so a level costs about one miss latency regardless of width; wider nodes mean fewer
+// levels (20M 8-byte keys: 5 levels at ~70% fill, the top three — ~600 KiB — stay in cache) at
+// the price of memory bandwidth. 1 KiB still holds three maximal (255-byte) keys, which keeps
+// splits well defined without out-of-line key storage, and 41 short keys.
+//
+// Layout: a sorted slot array grows up from the header and a key-suffix heap grows down from the
+// end. A slot holds the key's first 8 bytes big-endian ("head"), so comparisons of keys that
+// differ in their first 8 bytes touch only the slot array; longer keys keep bytes 8.. in the heap.
+//
+// Underflow: lazy. Removing keys never merges nodes; an empty leaf stays in place and is reused
+// by later inserts into its key range. Nodes are therefore never freed while the tree lives,
+// which also removes any use-after-free hazard for optimistic readers. The engine removes index
+// entries only for aborted inserts, so the tree is bounded by the peak number of keys.
+//
+// One descent. All operations find their leaf through Descent::step(), which processes exactly
+// one node and names the next one. The caller's loop between steps is where a driver prefetches
+// the next node and, in coroutine modes, suspends; the search logic exists once.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/assert.h"
+#include "util/bits.h"
+
+// Optimistic readers race with writers by design and validate afterwards; these functions must
+// not be instrumented by ThreadSanitizer (their reads are volatile, never torn words, and every
+// value derived from them is discarded unless the version check passes).
+#if defined(__clang__) || defined(__GNUC__)
+#define BRAID_OPTIMISTIC __attribute__((no_sanitize("thread")))
+#else
+#define BRAID_OPTIMISTIC
+#endif
+
+namespace braid::index {
+
+inline constexpr std::size_t kNodeBytes = 1024;
+inline constexpr std::size_t kMaxKey = 255;
+
+// The version word of a node: bit 1 = locked, bit 0 = obsolete (unused: nodes are never
+// retired), the rest a counter. Unlock adds 0b10, which clears the lock bit and bumps the counter.
+class OptLock {
+ public:
+  static constexpr std::uint64_t kLocked = 0b10;
+  static constexpr std::uint64_t kObsolete = 0b01;
+
+  std::uint64_t read_version() const { return word_.load(std::memory_order_acquire); }
+  static bool is_locked(std::uint64_t v) { return (v & (kLocked | kObsolete)) != 0; }
+  // True when nothing was written since `v` was read.
+  BRAID_OPTIMISTIC bool validate(std::uint64_t v) const {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return word_.load(std::memory_order_relaxed) == v;
+  }
+  bool try_upgrade(std::uint64_t v) {
+    return word_.compare_exchange_strong(v, v + kLocked, std::memory_order_acquire);
+  }
+  void unlock() { word_.fetch_add(kLocked, std::memory_order_release); }
+  bool locked_now() const { return (word_.load(std::memory_order_relaxed) & kLocked) != 0; }
+
+ private:
+  std::atomic<std::uint64_t> word_{0b100};
+};
+
+struct Slot {
+  std::uint64_t head;         // key bytes 0..7, big-endian, zero-padded
+  std::uint64_t value;        // leaf: the mapped value; inner: the child Node*
+  std::uint16_t suffix_off;   // heap offset of key bytes 8.. (when len > 8)
+  std::uint8_t len;           // key length (1..255; 0 never occurs)
+  std::uint8_t pad[5];
+};
+static_assert(sizeof(Slot) == 24);
+
+struct alignas(64) Node {
+  static constexpr std::size_t kHeader = 24;
+  static constexpr std::size_t kMaxSlots = (kNodeBytes - kHeader) / sizeof(Slot);
+
+  OptLock lock;
+  std::uint16_t count;
+  std::uint16_t heap_begin;  // lowest used heap offset; kNodeBytes when the heap is empty
+  std::uint16_t garbage;     // heap bytes no slot refers to any more (reclaimed by compaction)
+  std::uint8_t leaf;
+  std::uint8_t pad;
+  Node* leftmost;            // inner: child for keys below slot 0
+  char body[kNodeBytes - kHeader];
+
+  Slot* slots() { return reinterpret_cast<Slot*>(body); }
+  const Slot* slots() const { return reinterpret_cast<const Slot*>(body); }
+  char* raw() { return reinterpret_cast<char*>(this); }
+  const char* raw() const { return reinterpret_cast<const char*>(this); }
+  std::size_t free_bytes() const { return heap_begin - kHeader - count * sizeof(Slot); }
+};
+static_assert(sizeof(Node) == kNodeBytes);
+static_assert(offsetof(Node, body) == Node::kHeader);
+
+// Bytes one entry takes in a node.
+inline constexpr std::size_t entry_bytes(std::size_t key_len) {
+  return sizeof(Slot) + (key_len > 8 ? key_len - 8 : 0);
+}
+
+// A key prepared for comparisons against slots. `infinite` sorts after every key (used as the
+// bound of a reverse scan without an upper limit).
+struct SearchKey {
+  const char* data = nullptr;
+  std::uint32_t len = 0;
+  std::uint64_t head = 0;
+  bool infinite = false;
+
+  SearchKey() = default;
+  explicit SearchKey(std::string_view k)
+      : data(k.data()), len(static_cast<std::uint32_t>(k.size())),
+        head(util::load_head(k.data(), k.size())) {}
+  static SearchKey plus_infinity() {
+    SearchKey k;
+    k.infinite = true;
+    return k;
+  }
+};
+
+// A copy of a separator key taken during a descent (scan continuation points).
+struct FenceKey {
+  bool present = false;  // false: unbounded on this side
+  std::uint8_t len = 0;
+  char bytes[kMaxKey];
+  std::string_view view() const { return {bytes, len}; }
+};
+
+class BTree;
+
+// The single descent. Usage:
+//   Descent d(tree, key, bias);
+//   for (;;) { auto s = d.step(); if (s == kNext) { /* prefetch d.node(), maybe suspend */ }
+//              else if (s == kLeaf) break; else d.restart(); }
+class Descent {
+ public:
+  enum class Bias : std::uint8_t {
+    kFloor,  // the child whose range contains the key
+    kBelow,  // the child whose range contains the greatest key strictly below the key
+  };
+  enum class Step : std::uint8_t {
+    kNext,        // moved to a child; node() is next (not yet read)
+    kLeaf,        // node() is the leaf, read at leaf_version()
+    kRestart,     // a concurrent change was seen; call restart()
+    kSplitInner,  // (only with a split threshold) node() is an inner node that must split first
+  };
+
+  Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences = false,
+          std::size_t split_threshold = 0);
+
+  BRAID_OPTIMISTIC Step step();
+  void restart();
+
+  Node* node() const { return node_; }
+  std::uint64_t version() const { return version_; }
+  Node* parent() const { return parent_; }
+  std::uint64_t parent_version() const { return parent_version_; }
+  const FenceKey& lower_fence() const { return lower_; }
+  const FenceKey& upper_fence() const { return upper_; }
+  std::uint32_t restarts() const { return restarts_; }
+
+ private:
+  const BTree& tree_;
+  SearchKey key_;
+  Bias bias_;
+  bool track_fences_;
+  std::size_t split_threshold_;
+  Node* node_ = nullptr;
+  Node* parent_ = nullptr;
+  std::uint64_t version_ = 0;
+  std::uint64_t parent_version_ = 0;
+  std::uint32_t restarts_ = 0;
+  FenceKey lower_;
+  FenceKey upper_;
+};
+
+// Entries copied out of one leaf by a scan step.
+struct LeafBatch {
+  struct Entry {
+    std::uint32_t key_off;
+    std::uint32_t key_len;
+    std::uint64_t value;
+  };
+  std::vector<Entry> entries;
+  std::string keys;
+  std::string next;      // where the next step starts (forward: inclusive; reverse: exclusive)
+  bool has_next = false;
+  std::string_view key(const Entry& e) const { return {keys.data() + e.key_off, e.key_len}; }
+  void clear() {
+    entries.clear();
+    keys.clear();
+    next.clear();
+    has_next = false;
+  }
+};
+
+class BTree {
+ public:
+  BTree();
+  ~BTree();
+  BTree(const BTree&) = delete;
+  BTree& operator=(const BTree&) = delete;
+
+  // Point lookup. Keys must be 1..255 bytes (the engine checks; here it is asserted).
+  bool lookup(std::string_view key, std::uint64_t* value) const;
+  // Inserts key → value unless the key is present. Returns true when inserted; otherwise
+  // `*existing` receives the present value.
+  bool insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing);
+  // Removes the key if it maps to `expected` (or any value when `any`); true when removed.
+  bool remove(std::string_view key, std::uint64_t expected, bool any = false);
+
+  // One leaf of a range scan over [begin, end) (empty end: unbounded).
+  //   forward: `from` is the inclusive start; fills entries in ascending order.
+  //   reverse: `from` is the exclusive upper bound (`from_infinite` for none); descending order.
+  // Sets `out->next`/`has_next` to continue with the neighbouring leaf.
+  void scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
+                 std::string_view end, bool reverse, LeafBatch* out) const;
+
+  // Full scan helpers for tests and tools.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    LeafBatch batch;
+    std::string from;
+    for (;;) {
+      scan_leaf(from, false, {}, {}, false, &batch);
+      for (const auto& e : batch.entries) fn(batch.key(e), e.value);
+      if (!batch.has_next) break;
+      from = batch.next;
+    }
+  }
+
+  // Checks every structural invariant (sorted keys, separators bound their subtrees, heap
+  // accounting). Single-threaded callers only. Returns the number of keys.
+  std::size_t check_invariants() const;
+
+  std::size_t node_count() const { return nodes_allocated_.load(std::memory_order_relaxed); }
+  std::uint32_t height() const;
+
+ private:
+  friend class Descent;
+
+  Node* new_node(bool leaf);
+  // Locks a node found at version v (and its parent at pv, when present) or answers false.
+  bool lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv);
+  // `append`: the insert that forced the split lies beyond the node's last key.
+  void split_inner(Node* node, Node* parent, bool append);
+  void split_leaf(Node* node, Node* parent, bool append);
+  void install_new_root(Node* left, std::string_view sep, Node* right);
+  void note_key_len(std::size_t len);
+
+  std::atomic<Node*> root_;
+  std::atomic<std::uint16_t> max_key_len_{8};
+  std::atomic<std::size_t> nodes_allocated_{0};
+
+  // Nodes come from 2 MiB chunks (madvised for huge pages) and are freed with the tree.
+  std::mutex alloc_mutex_;
+  std::vector<void*> chunks_;
+  char* chunk_cursor_ = nullptr;
+  char* chunk_end_ = nullptr;
+};
+
+}  // namespace braid::index

@@ -1,0 +1,29 @@
+#include "mvcc/oid_array.h"
+
+#include <string>
+
+namespace braid::mvcc {
+
+static_assert(sizeof(std::atomic<std::uint64_t>) == 8);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+Status OidArray::init(std::uint64_t max_records, bool huge_pages) {
+  capacity_ = max_records;
+  return arena_.reserve(max_records * sizeof(std::uint64_t), huge_pages);
+}
+
+Result<std::uint64_t> OidArray::allocate() {
+  std::uint64_t oid = next_.load(std::memory_order_relaxed);
+  do {
+    if (oid >= capacity_) {
+      return Status::busy("table is full: " + std::to_string(capacity_) +
+                          " records (Options::max_records_per_table)");
+    }
+    // Commit memory before publishing the OID, so every allocated entry is backed.
+    Status s = arena_.ensure_committed((oid + 1) * sizeof(std::uint64_t));
+    if (!s.is_ok()) return s;
+  } while (!next_.compare_exchange_weak(oid, oid + 1, std::memory_order_acq_rel));
+  return oid;
+}
+
+}  // namespace braid::mvcc

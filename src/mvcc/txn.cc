@@ -1,0 +1,135 @@
+#include "mvcc/txn.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "util/assert.h"
+
+namespace braid::mvcc {
+
+namespace {
+// Recompute the shared horizon after this many commits of one context: the scan reads one
+// cache line per context, so doing it per commit would cost more than the pruning saves.
+constexpr std::uint32_t kHorizonEvery = 32;
+// Try to free limbo once it holds this many versions.
+constexpr std::size_t kLimboBatch = 256;
+// Each thread starts its search for a free context where its last one was found.
+thread_local std::uint32_t t_context_hint = 0;
+}  // namespace
+
+TxnTable::TxnTable(std::uint32_t contexts, std::uint32_t max_writes)
+    : count_(contexts), max_writes_(max_writes),
+      contexts_(std::make_unique<TxnContext[]>(contexts)) {
+  BRAID_ASSERT(contexts > 0);
+  BRAID_ASSERT(contexts < (1u << 16));  // xid = generation << 16 | index
+  for (std::uint32_t i = 0; i < contexts; ++i) contexts_[i].index = i;
+}
+
+TxnTable::~TxnTable() {
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    TxnContext& c = contexts_[i];
+    BRAID_ASSERT(!c.in_use.load());  // every Transaction must end before its Database
+    for (const Retired& r : c.limbo) free_version(&c, r.version);
+    c.limbo.clear();
+  }
+}
+
+TxnContext* TxnTable::begin() {
+  const std::uint32_t start = t_context_hint % count_;
+  for (std::uint32_t k = 0; k < count_; ++k) {
+    const std::uint32_t i = (start + k) % count_;
+    TxnContext& c = contexts_[i];
+    if (c.in_use.load(std::memory_order_relaxed)) continue;
+    bool expected = false;
+    if (!c.in_use.compare_exchange_strong(expected, true, std::memory_order_acquire)) continue;
+    t_context_hint = i;
+    // Pin first, then read the snapshot: a horizon scan that misses this pin must have read
+    // the clock before our snapshot read, so it cannot exceed our snapshot (see txn.h).
+    c.pin.store(clock_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+    c.snapshot = clock_.load(std::memory_order_seq_cst);
+    ++c.generation;
+    const std::uint64_t xid = (c.generation << 16) | i;
+    c.tag = owner_stamp(xid);
+    // Publish the xid before resetting the state: a reader that sees the new state re-reads the
+    // xid and so never mistakes this transaction's state for the previous occupant's.
+    c.xid.store(xid, std::memory_order_release);
+    c.state.store(cstate::kActive, std::memory_order_release);
+    BRAID_DASSERT(c.writes.empty());
+    return &c;
+  }
+  return nullptr;
+}
+
+void TxnTable::finish(TxnContext* ctx) {
+  ctx->writes.clear();
+  ctx->staged_keys.clear();
+  ctx->xid.store(0, std::memory_order_release);
+  ctx->pin.store(kNoPin, std::memory_order_release);
+  if (++ctx->commits_since_horizon >= kHorizonEvery) {
+    ctx->commits_since_horizon = 0;
+    refresh_horizon();
+  }
+  if (ctx->limbo.size() >= kLimboBatch) reclaim(ctx);
+  ctx->in_use.store(false, std::memory_order_release);
+}
+
+std::uint64_t TxnTable::refresh_horizon() {
+  std::uint64_t h = clock_.load(std::memory_order_seq_cst);
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    h = std::min(h, contexts_[i].pin.load(std::memory_order_seq_cst));
+  }
+  // Monotonic: a concurrent refresher may have published a larger (equally valid) value.
+  std::uint64_t cur = horizon_.load(std::memory_order_relaxed);
+  while (h > cur && !horizon_.compare_exchange_weak(cur, h, std::memory_order_acq_rel)) {
+  }
+  return std::max(h, cur);
+}
+
+Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
+  const std::size_t bytes = Version::bytes_for(payload);
+  void* mem = std::malloc(bytes);
+  BRAID_ASSERT(mem != nullptr);
+  BRAID_ASSERT((reinterpret_cast<std::uintptr_t>(mem) & 15) == 0);  // entry tag bits
+  auto* v = static_cast<Version*>(mem);
+  v->stamp.store(ctx->tag, std::memory_order_relaxed);
+  v->next.store(nullptr, std::memory_order_relaxed);
+  v->size = static_cast<std::uint32_t>(payload);
+  v->write_index = 0;
+  v->flags = 0;
+  ctx->versions_live.fetch_add(1, std::memory_order_relaxed);
+  ctx->version_bytes_live.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  return v;
+}
+
+void TxnTable::free_version(TxnContext* ctx, Version* v) {
+  ctx->versions_live.fetch_sub(1, std::memory_order_relaxed);
+  ctx->version_bytes_live.fetch_sub(static_cast<std::int64_t>(Version::bytes_for(v->size)),
+                                    std::memory_order_relaxed);
+  std::free(v);
+}
+
+void TxnTable::retire(TxnContext* ctx, Version* v) {
+  // The clock is read after the unlink the caller did; see txn.h for why that orders it.
+  ctx->limbo.push_back({clock_.load(std::memory_order_seq_cst), v});
+}
+
+void TxnTable::reclaim(TxnContext* ctx) {
+  std::uint64_t h = refresh_horizon();
+  // With no commits the clock stands still and nothing retired "now" could ever be freed; a
+  // tick of the clock (an empty commit, harmless to every snapshot) lets the horizon pass it.
+  if (!ctx->limbo.empty() && ctx->limbo.back().clock >= h) {
+    clock_.fetch_add(1, std::memory_order_seq_cst);
+    h = refresh_horizon();
+  }
+  std::size_t keep = 0;
+  for (const Retired& r : ctx->limbo) {
+    if (r.clock < h) {
+      free_version(ctx, r.version);
+    } else {
+      ctx->limbo[keep++] = r;
+    }
+  }
+  ctx->limbo.resize(keep);
+}
+
+}  // namespace braid::mvcc

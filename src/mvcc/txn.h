@@ -1,0 +1,128 @@
+// Transaction contexts, the commit clock, and reclamation (DESIGN §2).
+//
+// Everything a transaction owns lives in its TxnContext — write set, staged keys, scan scratch,
+// retired-version limbo — never in thread-local storage: several transactions will be open per
+// worker thread at once, so thread != transaction. Contexts are pre-allocated in a fixed table
+// and reused; an owner tag in a version names a context *and* a generation (the xid), so a reader
+// can tell a finished owner from the context's next occupant.
+//
+// One clock, two uses. The commit clock orders snapshots. Each active transaction publishes a
+// pin: a clock value read before its snapshot. The minimum pin over active transactions (the
+// horizon) is, at the same time,
+//   * the pruning bound: a version stamped at or below the horizon is visible to every active and
+//     future snapshot, so everything older than the newest such version can be cut, and
+//   * the reclamation epoch: memory retired at clock value r may be freed once the horizon
+//     exceeds r, because every transaction that could still hold a pointer to it pinned <= r.
+// So the unit of reclamation is the transaction, not the thread (CoroBase §4.4 made it the batch;
+// DESIGN §9 explains why that breaks under pipelining).
+#pragma once
+
+#include <braid/options.h>
+#include <braid/status.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "index/btree.h"
+#include "mvcc/version.h"
+
+namespace braid {
+class Table;
+}
+
+namespace braid::mvcc {
+
+inline constexpr std::uint64_t kNoPin = ~std::uint64_t{0};
+
+// Commit state of a context, one word: kActive, kPrecommit (taking a timestamp), kAborted, or
+// committed(cts) = cts << 2 | 2.
+namespace cstate {
+inline constexpr std::uint64_t kActive = 0;
+inline constexpr std::uint64_t kPrecommit = 1;
+inline constexpr std::uint64_t kAborted = 3;
+inline std::uint64_t committed(std::uint64_t cts) { return (cts << 2) | 2; }
+inline bool is_committed(std::uint64_t s) { return (s & 3) == 2; }
+inline std::uint64_t cts_of(std::uint64_t s) { return s >> 2; }
+}  // namespace cstate
+
+struct WriteEntry {
+  Table* table;
+  std::uint64_t oid;
+  Version* version;    // this transaction's newest version of the record
+  std::uint32_t key_off;  // key bytes in TxnContext::staged_keys (the redo record's key)
+  std::uint16_t key_len;
+  bool fresh;          // this transaction allocated the OID and inserted the index entry
+};
+
+struct Retired {
+  std::uint64_t clock;  // clock value read after the version was unlinked
+  Version* version;
+};
+
+struct alignas(64) TxnContext {
+  // ---- Read by other threads ----
+  std::atomic<std::uint64_t> xid{0};              // 0 while the context is free
+  std::atomic<std::uint64_t> state{cstate::kActive};
+  std::atomic<std::uint64_t> pin{kNoPin};
+  std::atomic<bool> in_use{false};
+  // Counters summed by Database::stats(); written only by the occupant.
+  std::atomic<std::int64_t> versions_live{0};
+  std::atomic<std::int64_t> version_bytes_live{0};
+  std::atomic<std::uint64_t> commits{0};
+  std::atomic<std::uint64_t> aborts{0};
+  std::atomic<std::uint64_t> pruned{0};
+
+  // ---- Private to the occupant ----
+  alignas(64) std::uint32_t index = 0;
+  std::uint64_t generation = 0;
+  std::uint64_t snapshot = 0;  // begin timestamp
+  std::uint64_t tag = 0;       // owner stamp of this transaction's versions
+  std::uint32_t commits_since_horizon = 0;
+  bool in_scan = false;  // a scan callback is running (re-entry is refused)
+  std::vector<WriteEntry> writes;
+  std::string staged_keys;
+  index::LeafBatch scan_batch;  // scan scratch: keys copied out of a leaf
+  std::vector<Retired> limbo;   // survives across occupants of this context
+};
+
+class TxnTable {
+ public:
+  TxnTable(std::uint32_t contexts, std::uint32_t max_writes);
+  ~TxnTable();
+
+  // Takes a free context and starts a transaction in it; null when all are in use.
+  TxnContext* begin();
+  // Ends the transaction (after commit or abort bookkeeping) and frees the context.
+  void finish(TxnContext* ctx);
+
+  TxnContext& at(std::uint32_t i) { return contexts_[i]; }
+  std::uint32_t size() const { return count_; }
+  std::uint32_t max_writes() const { return max_writes_; }
+
+  std::atomic<std::uint64_t>& clock() { return clock_; }
+  // Cached horizon; may lag (it only grows), which is always safe.
+  std::uint64_t horizon() const { return horizon_.load(std::memory_order_acquire); }
+  // Recomputes the horizon from the pins of all active transactions.
+  std::uint64_t refresh_horizon();
+
+  // Version memory. Allocation is charged to the context that allocates, freeing to the one that
+  // frees; only the sum is meaningful.
+  Version* alloc_version(TxnContext* ctx, std::size_t payload);
+  void free_version(TxnContext* ctx, Version* v);
+  // Hands an unlinked version to ctx's limbo; frees what the horizon allows.
+  void retire(TxnContext* ctx, Version* v);
+  void reclaim(TxnContext* ctx);
+
+ private:
+  std::uint32_t count_;
+  std::uint32_t max_writes_;
+  std::unique_ptr<TxnContext[]> contexts_;
+  alignas(64) std::atomic<std::uint64_t> clock_{1};
+  alignas(64) std::atomic<std::uint64_t> horizon_{1};
+};
+
+}  // namespace braid::mvcc

@@ -1,0 +1,100 @@
+// Versions and the tagged 64-bit OID-array entry (DESIGN §1).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "util/assert.h"
+
+namespace braid::mvcc {
+
+// ---- Stamps -------------------------------------------------------------------------------------
+// A version's stamp is either a commit timestamp, or (bit 63 set) the xid of the transaction
+// that owns the uncommitted version. An aborted or superseded version is stamped kInvisible: a
+// "commit timestamp" no snapshot ever reaches, so readers skip it without a special case.
+inline constexpr std::uint64_t kOwnerBit = std::uint64_t{1} << 63;
+inline constexpr std::uint64_t kInvisible = kOwnerBit - 1;
+
+inline bool is_owner_stamp(std::uint64_t s) { return (s & kOwnerBit) != 0; }
+inline std::uint64_t owner_stamp(std::uint64_t xid) { return kOwnerBit | xid; }
+inline std::uint64_t stamp_xid(std::uint64_t s) { return s & ~kOwnerBit; }
+
+// ---- Versions -----------------------------------------------------------------------------------
+// Header + inline payload, one allocation. Newest first: `next` points to the older version.
+// The payload is immutable once the version is published; `stamp` changes once at commit (or
+// abort) and `next` only when pruning cuts the chain below it.
+struct Version {
+  static constexpr std::uint8_t kTombstone = 1;
+
+  std::atomic<std::uint64_t> stamp;
+  std::atomic<Version*> next;
+  std::uint32_t size;
+  std::uint32_t write_index;  // owner's write-set slot while uncommitted
+  std::uint8_t flags;
+  std::uint8_t pad[7];
+
+  char* payload() { return reinterpret_cast<char*>(this + 1); }
+  const char* payload() const { return reinterpret_cast<const char*>(this + 1); }
+  std::string_view value() const { return {payload(), size}; }
+  bool tombstone() const { return (flags & kTombstone) != 0; }
+  static std::size_t bytes_for(std::size_t payload) { return sizeof(Version) + payload; }
+};
+static_assert(sizeof(Version) == 32);
+static_assert(alignof(Version) == 8);
+
+// ---- Entries ------------------------------------------------------------------------------------
+// An OID-array entry ("swip"): one word, three meanings, told apart by tag bits:
+//   0                  empty: no version (never written, or an aborted insert)
+//   bit 0 clear, != 0  hot: Version* of the newest version (versions are 16-byte aligned)
+//   bit 0 set          cold: the durable log address of the newest committed version:
+//                        bits  1..12  size in 16-byte units (payload + header, up to 64 KiB)
+//                        bits 13..36  offset in the segment in 16-byte units (256 MiB segments)
+//                        bits 37..63  segment number
+// The cold form is part of the format now; the cold store that produces it comes later.
+namespace entry {
+inline constexpr std::uint64_t kEmpty = 0;
+inline constexpr std::uint64_t kColdBit = 1;
+
+struct ColdAddress {
+  std::uint32_t segment;
+  std::uint64_t offset;  // bytes, multiple of 16
+  std::uint32_t size;    // bytes, multiple of 16
+};
+
+inline bool is_empty(std::uint64_t e) { return e == kEmpty; }
+inline bool is_cold(std::uint64_t e) { return (e & kColdBit) != 0; }
+inline bool is_hot(std::uint64_t e) { return e != kEmpty && !is_cold(e); }
+inline Version* hot(std::uint64_t e) {
+  BRAID_DASSERT(is_hot(e));
+  return reinterpret_cast<Version*>(e);
+}
+inline std::uint64_t from_version(const Version* v) {
+  const auto e = reinterpret_cast<std::uint64_t>(v);
+  BRAID_DASSERT((e & 15) == 0);
+  return e;
+}
+
+inline constexpr std::uint32_t kMaxColdSize = (1u << 12) * 16;
+inline constexpr std::uint64_t kMaxColdOffset = (std::uint64_t{1} << 24) * 16;
+inline constexpr std::uint32_t kMaxColdSegment = (1u << 27) - 1;
+
+// Valid when size and offset are multiples of 16 within the limits above.
+inline bool cold_encodable(const ColdAddress& a) {
+  return a.size % 16 == 0 && a.size > 0 && a.size <= kMaxColdSize && a.offset % 16 == 0 &&
+         a.offset < kMaxColdOffset && a.segment <= kMaxColdSegment;
+}
+inline std::uint64_t from_cold(const ColdAddress& a) {
+  BRAID_ASSERT(cold_encodable(a));
+  return kColdBit | (std::uint64_t{a.size / 16 - 1} << 1) | ((a.offset / 16) << 13) |
+         (std::uint64_t{a.segment} << 37);
+}
+inline ColdAddress cold(std::uint64_t e) {
+  BRAID_DASSERT(is_cold(e));
+  return {static_cast<std::uint32_t>(e >> 37), ((e >> 13) & ((1u << 24) - 1)) * 16,
+          static_cast<std::uint32_t>(((e >> 1) & ((1u << 12) - 1)) + 1) * 16};
+}
+}  // namespace entry
+
+}  // namespace braid::mvcc

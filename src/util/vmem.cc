@@ -1,0 +1,72 @@
+#include "util/vmem.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "util/assert.h"
+
+namespace braid::util {
+
+namespace {
+constexpr std::size_t kStep = std::size_t{2} << 20;  // 2 MiB: one transparent huge page
+std::size_t round_up(std::size_t v, std::size_t to) { return (v + to - 1) / to * to; }
+}  // namespace
+
+VirtualArena::~VirtualArena() {
+  if (base_ != nullptr) ::munmap(base_, reserved_);
+}
+
+Status VirtualArena::reserve(std::size_t reserve_bytes, bool huge_pages) {
+  BRAID_ASSERT(base_ == nullptr);
+  if (reserve_bytes == 0) return Status::invalid_argument("empty reservation");
+  const std::size_t bytes = round_up(reserve_bytes, kStep);
+  // Over-reserve by one step so the usable range can start on a 2 MiB boundary: THP only backs
+  // aligned 2 MiB extents.
+  void* p = ::mmap(nullptr, bytes + kStep, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+  if (p == MAP_FAILED) {
+    return Status::io_error("cannot reserve " + std::to_string(bytes) +
+                            " bytes of address space: " + std::strerror(errno));
+  }
+  auto raw = reinterpret_cast<std::uintptr_t>(p);
+  auto aligned = round_up(raw, kStep);
+  if (aligned > raw) ::munmap(p, aligned - raw);
+  const std::size_t tail = (raw + bytes + kStep) - (aligned + bytes);
+  if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  base_ = reinterpret_cast<char*>(aligned);
+  reserved_ = bytes;
+  huge_pages_ = huge_pages;
+  return Status::ok();
+}
+
+Status VirtualArena::ensure_committed(std::size_t bytes) {
+  if (bytes <= committed_.load(std::memory_order_acquire)) return Status::ok();
+  std::lock_guard<std::mutex> guard(grow_mutex_);
+  const std::size_t have = committed_.load(std::memory_order_relaxed);
+  if (bytes <= have) return Status::ok();
+  if (bytes > reserved_) {
+    return Status::io_error("arena limit reached: need " + std::to_string(bytes) +
+                            " bytes, reserved " + std::to_string(reserved_));
+  }
+  // Grow geometrically (at least 2 MiB, at most doubling) so a table loaded row by row takes
+  // O(log n) trips into the kernel.
+  std::size_t target = round_up(bytes, kStep);
+  target = std::max(target, std::min(reserved_, have * 2));
+  if (::mprotect(base_ + have, target - have, PROT_READ | PROT_WRITE) != 0) {
+    return Status::io_error("cannot commit arena memory: " + std::string(std::strerror(errno)));
+  }
+  if (huge_pages_) {
+    // Quiet fallback: a kernel without THP (or with it set to "never") answers EINVAL, and the
+    // arena simply stays on 4 KiB pages.
+    if (::madvise(base_ + have, target - have, MADV_HUGEPAGE) == 0) huge_advised_ = true;
+  }
+  committed_.store(target, std::memory_order_release);
+  return Status::ok();
+}
+
+}  // namespace braid::util

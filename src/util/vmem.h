@@ -1,0 +1,45 @@
+// Virtual memory reservations that grow in place.
+//
+// The OID arrays must never move (readers hold no lock while they index them), yet a table's
+// size is not known up front. So each array reserves its whole address range once (PROT_NONE
+// costs no memory and no commit charge) and makes a prefix readable and writable as it grows.
+#pragma once
+
+#include <braid/status.h>
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+
+namespace braid::util {
+
+class VirtualArena {
+ public:
+  VirtualArena() = default;
+  ~VirtualArena();
+  VirtualArena(const VirtualArena&) = delete;
+  VirtualArena& operator=(const VirtualArena&) = delete;
+
+  // Reserves `reserve_bytes` of address space (rounded up to 2 MiB). With `huge_pages`, asks
+  // for transparent huge pages on what gets committed; a refusal is not an error.
+  Status reserve(std::size_t reserve_bytes, bool huge_pages);
+
+  // Makes at least the first `bytes` usable (zero-filled). Thread-safe; commits in 2 MiB steps
+  // so growth is rare. IOError past the reservation or when the kernel refuses memory.
+  Status ensure_committed(std::size_t bytes);
+
+  char* base() const { return base_; }
+  std::size_t reserved() const { return reserved_; }
+  std::size_t committed() const { return committed_.load(std::memory_order_acquire); }
+  bool huge_pages_advised() const { return huge_advised_; }
+
+ private:
+  char* base_ = nullptr;
+  std::size_t reserved_ = 0;
+  std::atomic<std::size_t> committed_{0};
+  bool huge_pages_ = false;
+  bool huge_advised_ = false;
+  std::mutex grow_mutex_;
+};
+
+}  // namespace braid::util
