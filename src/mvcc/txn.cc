@@ -69,7 +69,15 @@ void TxnTable::finish(TxnContext* ctx) {
     ctx->commits_since_horizon = 0;
     refresh_horizon();
   }
-  if (ctx->limbo.size() >= kLimboBatch) reclaim(ctx);
+  if (!ctx->limbo.empty()) {
+    // Limbo is ordered by clock. A full batch is worth a fresh horizon; otherwise free what the
+    // cached horizon already allows, which costs nothing when nothing is due.
+    if (ctx->limbo.size() >= kLimboBatch) {
+      reclaim(ctx);
+    } else if (ctx->limbo.front().clock < horizon()) {
+      free_before(ctx, horizon());
+    }
+  }
   ctx->in_use.store(false, std::memory_order_release);
 }
 
@@ -121,15 +129,16 @@ void TxnTable::reclaim(TxnContext* ctx) {
     clock_.fetch_add(1, std::memory_order_seq_cst);
     h = refresh_horizon();
   }
-  std::size_t keep = 0;
-  for (const Retired& r : ctx->limbo) {
-    if (r.clock < h) {
-      free_version(ctx, r.version);
-    } else {
-      ctx->limbo[keep++] = r;
-    }
+  free_before(ctx, h);
+}
+
+void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {
+  std::size_t n = 0;
+  while (n < ctx->limbo.size() && ctx->limbo[n].clock < horizon) {
+    free_version(ctx, ctx->limbo[n].version);
+    ++n;
   }
-  ctx->limbo.resize(keep);
+  ctx->limbo.erase(ctx->limbo.begin(), ctx->limbo.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
 }  // namespace braid::mvcc

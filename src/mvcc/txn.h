@@ -118,6 +118,12 @@ class TxnTable {
   void reclaim(TxnContext* ctx);
 
  private:
+  // Frees the limbo prefix retired before `horizon` (limbo is in clock order).
+  void free_before(TxnContext* ctx, std::uint64_t horizon);
+
+ public:
+
+ private:
   std::uint32_t count_;
   std::uint32_t max_writes_;
   std::unique_ptr<TxnContext[]> contexts_;

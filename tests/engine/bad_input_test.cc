@@ -1,0 +1,122 @@
+// Bad input gets InvalidArgument (or the documented status), never a crash.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/test_util.h"
+
+namespace braid {
+namespace {
+
+using testing::begin;
+using testing::make_table;
+using testing::open_db;
+
+TEST(BadInput, KeysMustBeOneTo255Bytes) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  Transaction tx = begin(*db);
+  const std::string too_long(kMaxKeyBytes + 1, 'k');
+  const std::string longest(kMaxKeyBytes, 'k');
+  for (std::string_view bad : {std::string_view(), std::string_view(too_long)}) {
+    EXPECT_EQ(tx.get(*t, bad).code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.insert(*t, bad, "v").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.update(*t, bad, "v").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.put(*t, bad, "v").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.remove(*t, bad).code(), Code::kInvalidArgument);
+  }
+  EXPECT_EQ(tx.scan(*t, too_long, "", 0, [](auto, auto) { return true; }).code(),
+            Code::kInvalidArgument);
+  EXPECT_TRUE(tx.is_active());  // bad input does not end the transaction
+  EXPECT_TRUE(tx.put(*t, longest, "v").is_ok());
+  Key k;
+  k.append_bytes(too_long);
+  EXPECT_FALSE(k.valid());
+  EXPECT_EQ(tx.put(*t, k, "v").code(), Code::kInvalidArgument);  // overflowed Key: empty view
+  EXPECT_TRUE(tx.commit().is_ok());
+}
+
+TEST(BadInput, ValuesAreLimitedTo64KiB) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  Transaction tx = begin(*db);
+  const std::string big(kMaxValueBytes + 1, 'v');
+  EXPECT_EQ(tx.insert(*t, "k", big).code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.put(*t, "k", big).code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.update(*t, "k", big).code(), Code::kInvalidArgument);
+  Status s = tx.put(*t, "k", big);
+  EXPECT_NE(s.message().find("65537"), std::string_view::npos) << s.to_string();
+  EXPECT_TRUE(tx.commit().is_ok());
+}
+
+TEST(BadInput, UnknownAndBadTableNames) {
+  auto db = open_db();
+  EXPECT_EQ(db->open_table("nope").code(), Code::kNotFound);
+  EXPECT_EQ(db->create_table("").code(), Code::kInvalidArgument);
+  EXPECT_EQ(db->create_table(std::string(kMaxTableNameBytes + 1, 'n')).code(),
+            Code::kInvalidArgument);
+  Options o;
+  o.max_tables = 1;
+  auto small = open_db(o);
+  EXPECT_TRUE(small->create_table("one").is_ok());
+  EXPECT_EQ(small->create_table("two").code(), Code::kBusy);
+}
+
+TEST(BadInput, OperationsAfterCommitOrAbort) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  for (bool commit : {true, false}) {
+    Transaction tx = begin(*db);
+    if (commit) {
+      ASSERT_TRUE(tx.commit().is_ok());
+    } else {
+      tx.abort();
+    }
+    EXPECT_EQ(tx.get(*t, "k").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.put(*t, "k", "v").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.insert(*t, "k", "v").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.update(*t, "k", "v").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.remove(*t, "k").code(), Code::kInvalidArgument);
+    EXPECT_EQ(tx.scan(*t, "", "", 0, [](auto, auto) { return true; }).code(),
+              Code::kInvalidArgument);
+    Status s = tx.commit();
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("not active"), std::string_view::npos);
+    tx.abort();  // harmless
+  }
+}
+
+TEST(BadInput, ReentryFromAScanCallbackIsRefused) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  Transaction tx = begin(*db);
+  ASSERT_TRUE(tx.put(*t, "a", "1").is_ok());
+  Status inner;
+  Status commit_inside;
+  ASSERT_TRUE(tx.scan(*t, "", "", 0, [&](std::string_view, std::string_view) {
+    inner = tx.scan(*t, "", "", 0, [](auto, auto) { return true; });
+    commit_inside = tx.commit();
+    return true;
+  }).is_ok());
+  EXPECT_EQ(inner.code(), Code::kInvalidArgument);
+  EXPECT_EQ(commit_inside.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(tx.commit().is_ok());
+}
+
+TEST(BadInput, OptionsAreValidated) {
+  auto bad = [](auto mutate) {
+    Options o;
+    mutate(o);
+    return Database::open(o).code();
+  };
+  EXPECT_EQ(bad([](Options& o) { o.workers = 0; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.slots_per_worker = 0; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.workers = 1000; o.slots_per_worker = 1000; }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.max_tables = 0; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.max_records_per_table = 0; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.max_txn_writes = 0; }), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,47 @@
+// Helpers shared by the engine tests.
+#pragma once
+
+#include <braid/braid.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "engine/table.h"
+
+namespace braid::testing {
+
+inline std::unique_ptr<Database> open_db(Options o = {}) {
+  Result<std::unique_ptr<Database>> db = Database::open(o);
+  EXPECT_TRUE(db.is_ok()) << db.status().to_string();
+  return std::move(db).value();
+}
+
+inline Table* make_table(Database& db, std::string_view name) {
+  Result<Table*> t = db.create_table(name);
+  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
+  return *t;
+}
+
+inline Transaction begin(Database& db) {
+  Result<Transaction> tx = db.begin();
+  EXPECT_TRUE(tx.is_ok()) << tx.status().to_string();
+  return std::move(tx).value();
+}
+
+// The visible value of `key`, "<none>" when absent.
+inline std::string read(Transaction& tx, Table& t, std::string_view key) {
+  Result<std::string_view> r = tx.get(t, key);
+  if (r.code() == Code::kNotFound) return "<none>";
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  return r.is_ok() ? std::string(*r) : "<error>";
+}
+
+inline std::string read_committed(Database& db, Table& t, std::string_view key) {
+  Transaction tx = begin(db);
+  std::string v = read(tx, t, key);
+  EXPECT_TRUE(tx.commit().is_ok());
+  return v;
+}
+
+}  // namespace braid::testing

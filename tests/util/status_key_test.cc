@@ -1,0 +1,115 @@
+#include <braid/braid.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "util/random.h"
+
+namespace braid {
+namespace {
+
+TEST(Status, OkAndErrorsCarryCodeAndMessage) {
+  Status ok;
+  EXPECT_TRUE(ok.is_ok());
+  EXPECT_EQ(ok.to_string(), "OK");
+  Status e = Status::invalid_argument("key is empty");
+  EXPECT_FALSE(e.is_ok());
+  EXPECT_EQ(e.code(), Code::kInvalidArgument);
+  EXPECT_EQ(e.to_string(), "InvalidArgument: key is empty");
+  Status copy = e;
+  EXPECT_EQ(copy.message(), "key is empty");
+  EXPECT_EQ(Status::not_found().to_string(), "NotFound");
+}
+
+TEST(Result, HoldsValueOrStatus) {
+  Result<std::string> v(std::string("x"));
+  ASSERT_TRUE(v.is_ok());
+  EXPECT_EQ(*v, "x");
+  Result<std::string> e(Status::busy("full"));
+  EXPECT_FALSE(e.is_ok());
+  EXPECT_EQ(e.code(), Code::kBusy);
+  EXPECT_DEATH((void)e.value(), "error Result");
+}
+
+// Encodings must sort like the values they encode.
+TEST(Key, IntegersSortNumerically) {
+  util::Rng rng(7);
+  std::vector<std::int64_t> vals = {0, 1, -1, INT64_MIN, INT64_MAX, 255, 256, -256};
+  for (int i = 0; i < 2000; ++i) vals.push_back(static_cast<std::int64_t>(rng.next()));
+  for (std::int64_t a : vals) {
+    std::int64_t b = vals[rng.uniform(vals.size())];
+    Key ka, kb;
+    ka.i64(a);
+    kb.i64(b);
+    EXPECT_EQ(a < b, ka.view() < kb.view()) << a << " vs " << b;
+    std::string_view in = ka.view();
+    std::int64_t back;
+    ASSERT_TRUE(keycodec::read_i64(in, &back));
+    EXPECT_EQ(back, a);
+    EXPECT_TRUE(in.empty());
+  }
+  Key u;
+  u.u32(0x01020304).u16(0x0506).u8(7);
+  EXPECT_EQ(u.view(), std::string_view("\x01\x02\x03\x04\x05\x06\x07", 7));
+}
+
+TEST(Key, CompositeKeysWithStringsSortAsTuples) {
+  util::Rng rng(11);
+  const std::vector<std::string> words = {"", "a", std::string("a\0", 2), std::string("a\0b", 3),
+                                          "ab", "b", std::string(1, '\xff'), "abc"};
+  using Tuple = std::tuple<std::string, std::uint32_t>;
+  std::vector<Tuple> tuples;
+  for (const auto& w : words) {
+    for (std::uint32_t n : {0u, 1u, 70000u}) tuples.emplace_back(w, n);
+  }
+  for (const auto& a : tuples) {
+    for (const auto& b : tuples) {
+      Key ka, kb;
+      ka.str(std::get<0>(a)).u32(std::get<1>(a));
+      kb.str(std::get<0>(b)).u32(std::get<1>(b));
+      EXPECT_EQ(a < b, ka.view() < kb.view());
+      EXPECT_EQ(a == b, ka.view() == kb.view());
+    }
+    Key k;
+    k.str(std::get<0>(a)).u32(std::get<1>(a));
+    std::string_view in = k.view();
+    std::string s;
+    std::uint32_t n;
+    ASSERT_TRUE(keycodec::read_str(in, &s));
+    ASSERT_TRUE(keycodec::read_u32(in, &n));
+    EXPECT_EQ(s, std::get<0>(a));
+    EXPECT_EQ(n, std::get<1>(a));
+  }
+}
+
+TEST(Key, OverflowIsSticky) {
+  Key k;
+  k.append_bytes(std::string(250, 'x'));
+  EXPECT_TRUE(k.valid());
+  k.u64(1);
+  EXPECT_TRUE(k.overflowed());
+  EXPECT_FALSE(k.valid());
+  k.u8(1);
+  EXPECT_FALSE(k.valid());
+  k.clear();
+  EXPECT_FALSE(k.valid());  // empty keys are not valid either
+  k.u8(1);
+  EXPECT_TRUE(k.valid());
+}
+
+TEST(Key, MalformedStringsAreRejected) {
+  std::string out;
+  std::string_view unterminated("abc", 3);
+  EXPECT_FALSE(keycodec::read_str(unterminated, &out));
+  std::string_view bad_escape("a\0\x05", 3);
+  EXPECT_FALSE(keycodec::read_str(bad_escape, &out));
+  std::string_view short_int("\x01", 1);
+  std::uint32_t v;
+  EXPECT_FALSE(keycodec::read_u32(short_int, &v));
+}
+
+}  // namespace
+}  // namespace braid
