@@ -1,14 +1,16 @@
 # BraidDB: thin wrapper over CMake + Ninja. Each mode builds in its own directory; binaries land
 # in build/<mode>/bin/.
 #   make run      install deps, build release, run braid-bench on its default workload
-#   make test     install deps, build debug (ASan+UBSan) and tsan, run the whole suite
+#   make test     install deps, build debug (ASan+UBSan), tsan and g++-12, run the whole suite:
+#                 everything under ASan+UBSan, the concurrency tests under TSan, and the suite
+#                 again as built by g++-12 (the second supported compiler)
 #   make release | debug | tsan | gcc    build one configuration
 CXX_COMPILER ?= clang++-19
 NATIVE ?= ON
 JOBS ?= $(shell nproc)
 CMAKE_COMMON = -G Ninja -DCMAKE_CXX_COMPILER=$(CXX_COMPILER)
 
-.PHONY: all deps release debug tsan gcc run test test-debug test-tsan clean
+.PHONY: all deps release debug tsan gcc run test test-debug test-tsan test-gcc clean
 
 all: release
 
@@ -48,7 +50,10 @@ test-debug: debug
 test-tsan: tsan
 	cd build/tsan && ctest --output-on-failure -j $(JOBS) -L concurrency
 
-test: test-debug test-tsan
+test-gcc: gcc
+	cd build/gcc && ctest --output-on-failure -j $(JOBS)
+
+test: test-debug test-tsan test-gcc
 
 clean:
 	rm -rf build

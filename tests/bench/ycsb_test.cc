@@ -14,7 +14,9 @@ TEST(Ycsb, KeysAreDistinctAndOrderedByRecordNumber) {
     for (std::uint64_t i = 0; i < 5000; ++i) {
       std::string k(bytes, '\0');
       make_key(i, bytes, k.data());
-      if (i > 0) ASSERT_LT(prev, k) << bytes;
+      if (i > 0) {
+        ASSERT_LT(prev, k) << bytes;
+      }
       prev = k;
     }
   }

@@ -39,7 +39,9 @@ TEST(BTreeConcurrent, DisjointWritersAndScanningReaders) {
         std::uint64_t v;
         ASSERT_TRUE(t.lookup(key_of(id, len), &v));
         ASSERT_EQ(v, id);
-        if (i % 3 == 0) ASSERT_TRUE(t.remove(key_of(id, len), id));
+        if (i % 3 == 0) {
+          ASSERT_TRUE(t.remove(key_of(id, len), id));
+        }
       }
     });
   }
@@ -55,7 +57,9 @@ TEST(BTreeConcurrent, DisjointWritersAndScanningReaders) {
         t.scan_leaf(from, inf, "", "", rev, &b);
         for (const auto& e : b.entries) {
           const std::string k(b.key(e));
-          if (!first) ASSERT_TRUE(rev ? k < prev : prev < k);  // strictly ordered, no duplicates
+          if (!first) {
+            ASSERT_TRUE(rev ? k < prev : prev < k);  // strictly ordered, no duplicates
+          }
           prev = k;
           first = false;
         }

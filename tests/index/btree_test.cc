@@ -137,7 +137,9 @@ TEST_P(BTreeDiff, MatchesStdMap) {
       const bool inserted = t.insert_if_absent(key, i, &ex);
       auto [it, fresh] = model.emplace(key, i);
       ASSERT_EQ(inserted, fresh) << "op " << i;
-      if (!fresh) ASSERT_EQ(ex, it->second);
+      if (!fresh) {
+        ASSERT_EQ(ex, it->second);
+      }
       if (fresh) known.push_back(key);
     } else if (op < 70) {
       const bool removed = t.remove(key, 0, true);
@@ -147,7 +149,9 @@ TEST_P(BTreeDiff, MatchesStdMap) {
       const bool found = t.lookup(key, &v);
       auto it = model.find(key);
       ASSERT_EQ(found, it != model.end()) << "op " << i;
-      if (found) ASSERT_EQ(v, it->second);
+      if (found) {
+        ASSERT_EQ(v, it->second);
+      }
     } else {
       std::string a = random_key(rng);
       std::string b = rng.uniform(4) == 0 ? std::string() : random_key(rng);
@@ -156,7 +160,9 @@ TEST_P(BTreeDiff, MatchesStdMap) {
       const bool rev = rng.uniform(2) == 0;
       ASSERT_EQ(scan_all(t, a, b, rev), model_range(model, a, b, rev)) << "op " << i;
     }
-    if (i % 10000 == 0) ASSERT_EQ(t.check_invariants(), model.size());
+    if (i % 10000 == 0) {
+      ASSERT_EQ(t.check_invariants(), model.size());
+    }
   }
   ASSERT_EQ(t.check_invariants(), model.size());
   EXPECT_EQ(scan_all(t, "", "", false), model_range(model, "", "", false));
