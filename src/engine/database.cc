@@ -182,12 +182,8 @@ DatabaseStats DatabaseImpl::stats() const {
     s.commits += c.commits.load(std::memory_order_relaxed);
     s.aborts += c.aborts.load(std::memory_order_relaxed);
     s.pruned_versions += c.pruned.load(std::memory_order_relaxed);
-    if (c.in_use.load(std::memory_order_relaxed)) {
-      ++s.open_transactions;
-      // limbo of an occupied context is private to its occupant; counted only when idle
-    } else {
-      s.retired_versions += c.limbo.size();
-    }
+    if (c.in_use.load(std::memory_order_relaxed)) ++s.open_transactions;
+    s.retired_versions += c.retired.load(std::memory_order_relaxed);
   }
   s.live_versions = static_cast<std::uint64_t>(live);
   s.live_version_bytes = static_cast<std::uint64_t>(bytes);

@@ -119,6 +119,7 @@ void TxnTable::free_version(TxnContext* ctx, Version* v) {
 void TxnTable::retire(TxnContext* ctx, Version* v) {
   // The clock is read after the unlink the caller did; see txn.h for why that orders it.
   ctx->limbo.push_back({clock_.load(std::memory_order_seq_cst), v});
+  ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
 }
 
 void TxnTable::reclaim(TxnContext* ctx) {
@@ -139,6 +140,7 @@ void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {
     ++n;
   }
   ctx->limbo.erase(ctx->limbo.begin(), ctx->limbo.begin() + static_cast<std::ptrdiff_t>(n));
+  ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
 }
 
 }  // namespace braid::mvcc

@@ -75,6 +75,7 @@ struct alignas(64) TxnContext {
   std::atomic<std::uint64_t> commits{0};
   std::atomic<std::uint64_t> aborts{0};
   std::atomic<std::uint64_t> pruned{0};
+  std::atomic<std::uint64_t> retired{0};  // limbo.size(), readable by stats()
 
   // ---- Private to the occupant ----
   alignas(64) std::uint32_t index = 0;
