@@ -36,13 +36,20 @@ bool Flags::parse(int argc, char** argv, int first, std::string* error) {
   return true;
 }
 
+namespace {
+template <typename T>
+std::string range_error(const std::string& key, T min, T max, const std::string& got) {
+  return "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) +
+         ", got " + got;
+}
+}  // namespace
+
 std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t min,
                          std::uint64_t max) {
   const std::string key(name);
-  used_[key] = true;
-  auto it = values_.find(key);
-  if (it == values_.end()) return def;
-  const std::string& v = it->second;
+  const std::string* found = lookup(key);
+  if (found == nullptr) return def;
+  const std::string& v = *found;
   char* end = nullptr;
   errno = 0;
   const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
@@ -51,10 +58,7 @@ std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t
     return def;
   }
   if (x < min || x > max) {
-    if (error_.empty()) {
-      error_ = "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) +
-               ", got " + v;
-    }
+    if (error_.empty()) error_ = range_error(key, min, max, v);
     return def;
   }
   return x;
@@ -62,10 +66,9 @@ std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t
 
 double Flags::f64(std::string_view name, double def, double min, double max) {
   const std::string key(name);
-  used_[key] = true;
-  auto it = values_.find(key);
-  if (it == values_.end()) return def;
-  const std::string& v = it->second;
+  const std::string* found = lookup(key);
+  if (found == nullptr) return def;
+  const std::string& v = *found;
   char* end = nullptr;
   errno = 0;
   const double x = std::strtod(v.c_str(), &end);
@@ -74,20 +77,21 @@ double Flags::f64(std::string_view name, double def, double min, double max) {
     return def;
   }
   if (x < min || x > max) {
-    if (error_.empty()) {
-      error_ = "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) +
-               ", got " + v;
-    }
+    if (error_.empty()) error_ = range_error(key, min, max, v);
     return def;
   }
   return x;
 }
 
-std::string Flags::str(std::string_view name, std::string def) {
-  const std::string key(name);
+const std::string* Flags::lookup(const std::string& key) {
   used_[key] = true;
   auto it = values_.find(key);
-  return it == values_.end() ? def : it->second;
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+std::string Flags::str(std::string_view name, std::string def) {
+  const std::string* v = lookup(std::string(name));
+  return v == nullptr ? def : *v;
 }
 
 std::string Flags::choice(std::string_view name, std::string def,

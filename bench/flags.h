@@ -29,6 +29,9 @@ class Flags {
   bool finish(std::string* error) const;
 
  private:
+  // The value given for --key (marking the flag as known), or null.
+  const std::string* lookup(const std::string& key);
+
   std::map<std::string, std::string> values_;
   std::map<std::string, bool> used_;
   std::string error_;

@@ -236,6 +236,14 @@ void Descent::restart() {
   upper_.present = false;
 }
 
+void Descent::to_leaf() {
+  for (;;) {
+    const Step s = step();
+    if (s == Step::kLeaf) return;
+    if (s != Step::kNext) restart();
+  }
+}
+
 Descent::Step Descent::step() {
   Node* n = node_;
   const std::uint64_t v = n->lock.read_version();
@@ -348,12 +356,7 @@ BRAID_OPTIMISTIC bool BTree::lookup(std::string_view key, std::uint64_t* value) 
   const SearchKey k(key);
   Descent d(*this, k, Descent::Bias::kFloor);
   for (;;) {
-    const Descent::Step s = d.step();
-    if (s == Descent::Step::kNext) continue;
-    if (s != Descent::Step::kLeaf) {
-      d.restart();
-      continue;
-    }
+    d.to_leaf();
     const Node* leaf = d.node();
     bool exact;
     const unsigned idx = lower_bound(leaf, racy_count(leaf), k, &exact);
@@ -417,6 +420,18 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
   }
 }
 
+void BTree::link_right_sibling(Node* node, Node* parent, std::string_view sep, Node* right) {
+  if (parent == nullptr) {
+    install_new_root(node, sep, right);
+    return;
+  }
+  bool exact;
+  const SearchKey sk(sep);
+  const unsigned pos = lower_bound(parent, parent->count, sk, &exact);
+  BRAID_ASSERT(!exact);
+  insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
+}
+
 void BTree::split_leaf(Node* node, Node* parent, bool append) {
   auto img = std::make_unique<NodeImage>();
   img->gather(node);
@@ -450,15 +465,7 @@ void BTree::split_leaf(Node* node, Node* parent, bool append) {
   Node* right = new_node(true);
   rebuild(right, *img, m, img->n);
   rebuild(node, *img, 0, m);
-  if (parent == nullptr) {
-    install_new_root(node, sep, right);
-    return;
-  }
-  bool exact;
-  const SearchKey sk(sep);
-  const unsigned pos = lower_bound(parent, parent->count, sk, &exact);
-  BRAID_ASSERT(!exact);
-  insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
+  link_right_sibling(node, parent, sep, right);
 }
 
 void BTree::split_inner(Node* node, Node* parent, bool append) {
@@ -472,15 +479,7 @@ void BTree::split_inner(Node* node, Node* parent, bool append) {
   right->leftmost = reinterpret_cast<Node*>(img->entries[m].value);
   rebuild(right, *img, m + 1, img->n);
   rebuild(node, *img, 0, m);
-  if (parent == nullptr) {
-    install_new_root(node, sep, right);
-    return;
-  }
-  bool exact;
-  const SearchKey sk(sep);
-  const unsigned pos = lower_bound(parent, parent->count, sk, &exact);
-  BRAID_ASSERT(!exact);
-  insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
+  link_right_sibling(node, parent, sep, right);
 }
 
 bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
@@ -489,12 +488,7 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
   const SearchKey k(key);
   Descent d(*this, k, Descent::Bias::kFloor);
   for (;;) {
-    const Descent::Step s = d.step();
-    if (s == Descent::Step::kNext) continue;
-    if (s != Descent::Step::kLeaf) {
-      d.restart();
-      continue;
-    }
+    d.to_leaf();
     Node* leaf = d.node();
     if (!leaf->lock.try_upgrade(d.version())) {
       d.restart();
@@ -516,12 +510,7 @@ BRAID_OPTIMISTIC void BTree::scan_leaf(std::string_view from, bool from_infinite
   Descent d(*this, k, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true);
   char buf[kMaxKey];
   for (;;) {
-    const Descent::Step s = d.step();
-    if (s == Descent::Step::kNext) continue;
-    if (s != Descent::Step::kLeaf) {
-      d.restart();
-      continue;
-    }
+    d.to_leaf();
     out->clear();
     const Node* leaf = d.node();
     const unsigned count = racy_count(leaf);

@@ -164,6 +164,9 @@ class Descent {
 
   BRAID_OPTIMISTIC Step step();
   void restart();
+  // The sequential driver: steps (restarting as needed) until node() is the leaf. Only for
+  // descents without a split threshold.
+  void to_leaf();
 
   Node* node() const { return node_; }
   std::uint64_t version() const { return version_; }
@@ -260,6 +263,8 @@ class BTree {
   void split_inner(Node* node, Node* parent, bool append);
   void split_leaf(Node* node, Node* parent, bool append);
   void install_new_root(Node* left, std::string_view sep, Node* right);
+  // After a split of `node` (locked, as is `parent`): publish `right` under separator `sep`.
+  void link_right_sibling(Node* node, Node* parent, std::string_view sep, Node* right);
   void note_key_len(std::size_t len);
 
   std::atomic<Node*> root_;
