@@ -39,8 +39,8 @@ bool Flags::parse(int argc, char** argv, int first, std::string* error) {
 namespace {
 template <typename T>
 std::string range_error(const std::string& key, T min, T max, const std::string& got) {
-  return "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) +
-         ", got " + got;
+  return "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) + ", got " +
+         got;
 }
 }  // namespace
 

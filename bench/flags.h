@@ -22,7 +22,8 @@ class Flags {
   double f64(std::string_view name, double def, double min, double max);
   std::string str(std::string_view name, std::string def);
   // One of `choices`.
-  std::string choice(std::string_view name, std::string def, const std::vector<std::string>& choices);
+  std::string choice(std::string_view name, std::string def,
+                     const std::vector<std::string>& choices);
   bool has(std::string_view name) const { return values_.count(std::string(name)) != 0; }
 
   // After all getters ran: flags nobody asked for, and the first conversion error.

@@ -17,8 +17,8 @@ namespace braid::bench {
 
 int Histogram::bucket(std::uint64_t ns) {
   if (ns < kSub) return static_cast<int>(ns);
-  const int msb = 63 - __builtin_clzll(ns);   // >= 4
-  const int shift = msb - 4;                  // keep 5 significant bits: 16 sub-buckets
+  const int msb = 63 - __builtin_clzll(ns);  // >= 4
+  const int shift = msb - 4;                 // keep 5 significant bits: 16 sub-buckets
   const int sub = static_cast<int>((ns >> shift) & (kSub - 1));
   return (shift + 1) * kSub + sub;
 }
@@ -60,10 +60,18 @@ std::string json_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -143,7 +151,7 @@ JsonObject machine_description() {
   std::uint64_t kib = 0;
   std::istringstream(after_colon(first_line_with("/proc/meminfo", "MemTotal"))) >> kib;
   m.add("memory_bytes", kib * 1024);
-  struct utsname u {};
+  struct utsname u{};
   if (::uname(&u) == 0) m.add("kernel", std::string(u.sysname) + " " + u.release);
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string thp_mode;
@@ -159,7 +167,7 @@ JsonObject machine_description() {
 std::string append_json_line(const std::string& path, const JsonObject& obj) {
   if (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
     const std::string dir = path.substr(0, slash);
-    struct stat st {};
+    struct stat st{};
     if (::stat(dir.c_str(), &st) != 0 && ::mkdir(dir.c_str(), 0755) != 0) {
       return "cannot create directory '" + dir + "'";
     }
@@ -173,7 +181,7 @@ std::string append_json_line(const std::string& path, const JsonObject& obj) {
 }
 
 std::uint64_t peak_rss_bytes() {
-  struct rusage ru {};
+  struct rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
   return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
 }
@@ -195,7 +203,8 @@ Progress::Progress(std::string label, const std::atomic<std::uint64_t>* done, st
       const bool last = stop_.load();
       const std::uint64_t d = std::min(done_->load(std::memory_order_relaxed), total_);
       const int width = 40;
-      const int fill = static_cast<int>(static_cast<double>(d) / static_cast<double>(total_) * width);
+      const int fill =
+          static_cast<int>(static_cast<double>(d) / static_cast<double>(total_) * width);
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::fprintf(stderr, "\r%s [%.*s%*s] %5.1f%% %.1fs", label_.c_str(), fill,

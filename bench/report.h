@@ -38,12 +38,18 @@ class Histogram {
 class JsonObject {
  public:
   JsonObject& add(std::string_view key, std::string_view value);
-  JsonObject& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
+  JsonObject& add(std::string_view key, const char* value) {
+    return add(key, std::string_view(value));
+  }
   JsonObject& add(std::string_view key, double value);
   JsonObject& add(std::string_view key, std::uint64_t value);
   JsonObject& add(std::string_view key, std::int64_t value);
-  JsonObject& add(std::string_view key, int value) { return add(key, static_cast<std::int64_t>(value)); }
-  JsonObject& add(std::string_view key, unsigned value) { return add(key, static_cast<std::uint64_t>(value)); }
+  JsonObject& add(std::string_view key, int value) {
+    return add(key, static_cast<std::int64_t>(value));
+  }
+  JsonObject& add(std::string_view key, unsigned value) {
+    return add(key, static_cast<std::uint64_t>(value));
+  }
   JsonObject& add_bool(std::string_view key, bool value);
   JsonObject& add_object(std::string_view key, const JsonObject& value);
   std::string str() const { return "{" + body_ + "}"; }

@@ -127,8 +127,8 @@ Status load(Database& db, Table& table, const Config& cfg, double* load_seconds)
   return Status::ok();
 }
 
-void run_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
-                std::uint32_t t, const std::atomic<bool>& stop, ThreadResult* out) {
+void run_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf, std::uint32_t t,
+                const std::atomic<bool>& stop, ThreadResult* out) {
   pin_to_core(t);
   util::Rng rng(cfg.seed * 1000003 + t + 1);
   std::vector<char> value(cfg.value_bytes);
@@ -298,7 +298,8 @@ void make_key(std::uint64_t i, std::uint32_t bytes, char* out) {
     std::memcpy(out, &be, 8);
     if (bytes == 8) return;
   } else {
-    for (std::uint32_t b = 0; b < bytes; ++b) out[b] = static_cast<char>(i >> (8 * (bytes - 1 - b)));
+    for (std::uint32_t b = 0; b < bytes; ++b)
+      out[b] = static_cast<char>(i >> (8 * (bytes - 1 - b)));
   }
   const std::uint32_t head = std::min<std::uint32_t>(bytes, 8);
   std::uint64_t f = util::mix64(i);
@@ -376,8 +377,8 @@ int ycsb_main(int argc, char** argv, int first) {
   std::vector<std::thread> threads;
   const auto start = Clock::now();
   for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-    threads.emplace_back(run_thread, std::ref(db), std::ref(**table), std::cref(cfg), zipf.get(),
-                         t, std::cref(stop), &results[t]);
+    threads.emplace_back(run_thread, std::ref(db), std::ref(**table), std::cref(cfg), zipf.get(), t,
+                         std::cref(stop), &results[t]);
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
   stop.store(true);
@@ -402,11 +403,12 @@ int ycsb_main(int argc, char** argv, int first) {
   const double p99 = total.latency.quantile(0.99) / 1000.0;
   const std::uint64_t rss = peak_rss_bytes();
 
-  std::printf("braid-bench ycsb: %s records, %u thread%s, %u ops/txn, %s, %s%s, key %u B, value %u B\n",
-              with_commas(cfg.records).c_str(), cfg.threads, cfg.threads == 1 ? "" : "s",
-              cfg.ops_per_txn, mix_name(cfg).c_str(), cfg.dist.c_str(),
-              cfg.dist == "zipf" ? (" theta " + std::to_string(cfg.theta).substr(0, 4)).c_str() : "",
-              cfg.key_bytes, cfg.value_bytes);
+  std::printf(
+      "braid-bench ycsb: %s records, %u thread%s, %u ops/txn, %s, %s%s, key %u B, value %u B\n",
+      with_commas(cfg.records).c_str(), cfg.threads, cfg.threads == 1 ? "" : "s", cfg.ops_per_txn,
+      mix_name(cfg).c_str(), cfg.dist.c_str(),
+      cfg.dist == "zipf" ? (" theta " + std::to_string(cfg.theta).substr(0, 4)).c_str() : "",
+      cfg.key_bytes, cfg.value_bytes);
   std::printf("  %-14s %14s\n", "metric", "value");
   std::printf("  %-14s %14.2f\n", "load_s", load_s);
   std::printf("  %-14s %14.0f\n", "load_rec_per_s", static_cast<double>(cfg.records) / load_s);

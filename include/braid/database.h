@@ -108,10 +108,10 @@ class Transaction {
 struct DatabaseStats {
   std::uint64_t commits = 0;
   std::uint64_t aborts = 0;
-  std::uint64_t live_versions = 0;      // versions allocated and not yet freed
+  std::uint64_t live_versions = 0;  // versions allocated and not yet freed
   std::uint64_t live_version_bytes = 0;
-  std::uint64_t retired_versions = 0;   // unlinked, waiting for their epoch to pass
-  std::uint64_t pruned_versions = 0;    // cut from chains because no snapshot can see them
+  std::uint64_t retired_versions = 0;  // unlinked, waiting for their epoch to pass
+  std::uint64_t pruned_versions = 0;   // cut from chains because no snapshot can see them
   std::uint64_t index_nodes = 0;
   std::uint64_t open_transactions = 0;
   std::uint64_t commit_clock = 0;

@@ -103,7 +103,8 @@ class [[nodiscard]] Result {
 
  private:
   T& checked() {
-    if (!has_value_) [[unlikely]] detail::bad_result_access(status_);
+    if (!has_value_) [[unlikely]]
+      detail::bad_result_access(status_);
     return value_;
   }
 

@@ -45,8 +45,7 @@ Status check_value(std::string_view value) {
 // ---- Opening ------------------------------------------------------------------------------------
 
 DatabaseImpl::DatabaseImpl(const Options& options)
-    : options_(options),
-      txns_(options.workers * options.slots_per_worker, options.max_txn_writes) {
+    : options_(options), txns_(options.workers * options.slots_per_worker, options.max_txn_writes) {
   tables_.reserve(options.max_tables);
 }
 
@@ -96,7 +95,7 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o) {
 
 Status DatabaseImpl::open_directory() {
   const std::string& dir = options_.directory;
-  struct stat st {};
+  struct stat st{};
   if (::stat(dir.c_str(), &st) != 0) {
     if (errno != ENOENT) {
       return Status::io_error("cannot access database directory '" + dir +
@@ -134,16 +133,16 @@ Status DatabaseImpl::open_directory() {
 
 Result<Table*> DatabaseImpl::create_table(std::string_view name) {
   if (name.empty() || name.size() > kMaxTableNameBytes) {
-    return Status::invalid_argument("table name must be 1.." +
-                                    std::to_string(kMaxTableNameBytes) + " bytes");
+    return Status::invalid_argument("table name must be 1.." + std::to_string(kMaxTableNameBytes) +
+                                    " bytes");
   }
   std::lock_guard<std::mutex> guard(catalog_mutex_);
   if (by_name_.count(std::string(name)) != 0) {
     return Status::duplicate("table '" + std::string(name) + "' exists");
   }
   if (tables_.size() >= options_.max_tables) {
-    return Status::busy("table limit reached (Options::max_tables = " +
-                        std::to_string(options_.max_tables) + ")");
+    return Status::busy(
+        "table limit reached (Options::max_tables = " + std::to_string(options_.max_tables) + ")");
   }
   auto t = std::make_unique<Table>(static_cast<std::uint32_t>(tables_.size()), std::string(name));
   Status s = t->oids().init(options_.max_records_per_table, options_.huge_pages);
@@ -320,10 +319,9 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
   return Status::busy("write retried too often");
 }
 
-DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table,
-                                                   std::uint64_t oid, std::string_view key,
-                                                   std::string_view value, WriteKind kind,
-                                                   Status* status) {
+DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table, std::uint64_t oid,
+                                                   std::string_view key, std::string_view value,
+                                                   WriteKind kind, Status* status) {
   auto& slot = table.oids().entry(oid);
   const bool tombstone = kind == WriteKind::kRemove;
   for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
@@ -444,9 +442,8 @@ void DatabaseImpl::abort(TxnContext* ctx) {
       BRAID_ASSERT(removed);
     }
     Version* older = v->next.load(std::memory_order_acquire);
-    it->table->oids().entry(it->oid).store(older != nullptr ? entry::from_version(older)
-                                                            : entry::kEmpty,
-                                           std::memory_order_release);
+    it->table->oids().entry(it->oid).store(
+        older != nullptr ? entry::from_version(older) : entry::kEmpty, std::memory_order_release);
     v->stamp.store(mvcc::kInvisible, std::memory_order_release);
     txns_.retire(ctx, v);
   }

@@ -7,14 +7,22 @@ namespace braid {
 
 std::string_view code_name(Code code) {
   switch (code) {
-    case Code::kOk: return "OK";
-    case Code::kNotFound: return "NotFound";
-    case Code::kDuplicate: return "Duplicate";
-    case Code::kConflict: return "Conflict";
-    case Code::kInvalidArgument: return "InvalidArgument";
-    case Code::kIOError: return "IOError";
-    case Code::kBusy: return "Busy";
-    case Code::kCorruption: return "Corruption";
+    case Code::kOk:
+      return "OK";
+    case Code::kNotFound:
+      return "NotFound";
+    case Code::kDuplicate:
+      return "Duplicate";
+    case Code::kConflict:
+      return "Conflict";
+    case Code::kInvalidArgument:
+      return "InvalidArgument";
+    case Code::kIOError:
+      return "IOError";
+    case Code::kBusy:
+      return "Busy";
+    case Code::kCorruption:
+      return "Corruption";
   }
   return "Unknown";
 }

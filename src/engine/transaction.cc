@@ -6,7 +6,9 @@
 namespace braid {
 
 namespace {
-Status not_active() { return Status::invalid_argument("transaction is not active (committed or aborted)"); }
+Status not_active() {
+  return Status::invalid_argument("transaction is not active (committed or aborted)");
+}
 }  // namespace
 
 Transaction::Transaction(Transaction&& other) noexcept : db_(other.db_), ctx_(other.ctx_) {

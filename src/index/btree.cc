@@ -205,7 +205,8 @@ void insert_at(Node* node, unsigned idx, std::string_view key, std::uint64_t val
 
 void remove_at(Node* node, unsigned idx) {
   Slot* slots = node->slots();
-  if (slots[idx].len > 8) node->garbage = static_cast<std::uint16_t>(node->garbage + slots[idx].len - 8);
+  if (slots[idx].len > 8)
+    node->garbage = static_cast<std::uint16_t>(node->garbage + slots[idx].len - 8);
   std::memmove(slots + idx, slots + idx + 1, (node->count - idx - 1) * sizeof(Slot));
   node->count--;
 }
@@ -216,11 +217,15 @@ bool fits(const Node* node, std::size_t key_len) {
 
 }  // namespace
 
-// ---- Descent -------------------------------------------------------------------------------------
+// ---- Descent
+// -------------------------------------------------------------------------------------
 
 Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences,
                  std::size_t split_threshold)
-    : tree_(tree), key_(key), bias_(bias), track_fences_(track_fences),
+    : tree_(tree),
+      key_(key),
+      bias_(bias),
+      track_fences_(track_fences),
       split_threshold_(split_threshold) {
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
@@ -276,8 +281,8 @@ Descent::Step Descent::step() {
     bool exact;
     idx = lower_bound(n, count, key_, &exact);
   }
-  Node* child = idx == 0 ? racy(n->leftmost)
-                         : reinterpret_cast<Node*>(racy(n->slots()[idx - 1].value));
+  Node* child =
+      idx == 0 ? racy(n->leftmost) : reinterpret_cast<Node*>(racy(n->slots()[idx - 1].value));
   if (track_fences_) {
     if (idx > 0) copy_fence(n, n->slots()[idx - 1], &lower_);
     if (idx < count) copy_fence(n, n->slots()[idx], &upper_);
@@ -290,7 +295,8 @@ Descent::Step Descent::step() {
   return Step::kNext;
 }
 
-// ---- BTree ---------------------------------------------------------------------------------------
+// ---- BTree
+// ---------------------------------------------------------------------------------------
 
 BTree::BTree() { root_.store(new_node(true), std::memory_order_release); }
 
@@ -304,7 +310,7 @@ Node* BTree::new_node(bool leaf) {
     std::lock_guard<std::mutex> guard(alloc_mutex_);
     if (chunk_cursor_ == chunk_end_) {
       void* c = std::aligned_alloc(kChunkBytes, kChunkBytes);
-      BRAID_ASSERT(c != nullptr);  // out of memory: nothing sensible to do mid-split
+      BRAID_ASSERT(c != nullptr);                // out of memory: nothing sensible to do mid-split
       ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // best effort
       chunks_.push_back(c);
       chunk_cursor_ = static_cast<char*>(c);
@@ -326,9 +332,8 @@ Node* BTree::new_node(bool leaf) {
 
 void BTree::note_key_len(std::size_t len) {
   std::uint16_t cur = max_key_len_.load(std::memory_order_relaxed);
-  while (len > cur &&
-         !max_key_len_.compare_exchange_weak(cur, static_cast<std::uint16_t>(len),
-                                             std::memory_order_relaxed)) {
+  while (len > cur && !max_key_len_.compare_exchange_weak(cur, static_cast<std::uint16_t>(len),
+                                                          std::memory_order_relaxed)) {
   }
 }
 
@@ -504,8 +509,8 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
 }
 
 BRAID_OPTIMISTIC void BTree::scan_leaf(std::string_view from, bool from_infinite,
-                                       std::string_view begin, std::string_view end,
-                                       bool reverse, LeafBatch* out) const {
+                                       std::string_view begin, std::string_view end, bool reverse,
+                                       LeafBatch* out) const {
   const SearchKey k = from_infinite ? SearchKey::plus_infinity() : SearchKey(from);
   Descent d(*this, k, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true);
   char buf[kMaxKey];
@@ -522,8 +527,8 @@ BRAID_OPTIMISTIC void BTree::scan_leaf(std::string_view from, bool from_infinite
       const std::string_view key(buf, len);
       if (!reverse && !end.empty() && key >= end) return false;
       if (reverse && key < begin) return false;
-      out->entries.push_back({static_cast<std::uint32_t>(out->keys.size()), len,
-                              racy(leaf->slots()[i].value)});
+      out->entries.push_back(
+          {static_cast<std::uint32_t>(out->keys.size()), len, racy(leaf->slots()[i].value)});
       out->keys.append(key);
       return true;
     };

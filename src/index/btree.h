@@ -78,10 +78,10 @@ class OptLock {
 };
 
 struct Slot {
-  std::uint64_t head;         // key bytes 0..7, big-endian, zero-padded
-  std::uint64_t value;        // leaf: the mapped value; inner: the child Node*
-  std::uint16_t suffix_off;   // heap offset of key bytes 8.. (when len > 8)
-  std::uint8_t len;           // key length (1..255; 0 never occurs)
+  std::uint64_t head;        // key bytes 0..7, big-endian, zero-padded
+  std::uint64_t value;       // leaf: the mapped value; inner: the child Node*
+  std::uint16_t suffix_off;  // heap offset of key bytes 8.. (when len > 8)
+  std::uint8_t len;          // key length (1..255; 0 never occurs)
   std::uint8_t pad[5];
 };
 static_assert(sizeof(Slot) == 24);
@@ -96,7 +96,7 @@ struct alignas(64) Node {
   std::uint16_t garbage;     // heap bytes no slot refers to any more (reclaimed by compaction)
   std::uint8_t leaf;
   std::uint8_t pad;
-  Node* leftmost;            // inner: child for keys below slot 0
+  Node* leftmost;  // inner: child for keys below slot 0
   char body[kNodeBytes - kHeader];
 
   Slot* slots() { return reinterpret_cast<Slot*>(body); }
@@ -123,7 +123,8 @@ struct SearchKey {
 
   SearchKey() = default;
   explicit SearchKey(std::string_view k)
-      : data(k.data()), len(static_cast<std::uint32_t>(k.size())),
+      : data(k.data()),
+        len(static_cast<std::uint32_t>(k.size())),
         head(util::load_head(k.data(), k.size())) {}
   static SearchKey plus_infinity() {
     SearchKey k;
@@ -200,7 +201,7 @@ struct LeafBatch {
   };
   std::vector<Entry> entries;
   std::string keys;
-  std::string next;      // where the next step starts (forward: inclusive; reverse: exclusive)
+  std::string next;  // where the next step starts (forward: inclusive; reverse: exclusive)
   bool has_next = false;
   std::string_view key(const Entry& e) const { return {keys.data() + e.key_off, e.key_len}; }
   void clear() {

@@ -18,7 +18,8 @@ thread_local std::uint32_t t_context_hint = 0;
 }  // namespace
 
 TxnTable::TxnTable(std::uint32_t contexts, std::uint32_t max_writes)
-    : count_(contexts), max_writes_(max_writes),
+    : count_(contexts),
+      max_writes_(max_writes),
       contexts_(std::make_unique<TxnContext[]>(contexts)) {
   BRAID_ASSERT(contexts > 0);
   BRAID_ASSERT(contexts < (1u << 16));  // xid = generation << 16 | index

@@ -52,10 +52,10 @@ inline std::uint64_t cts_of(std::uint64_t s) { return s >> 2; }
 struct WriteEntry {
   Table* table;
   std::uint64_t oid;
-  Version* version;    // this transaction's newest version of the record
+  Version* version;       // this transaction's newest version of the record
   std::uint32_t key_off;  // key bytes in TxnContext::staged_keys (the redo record's key)
   std::uint16_t key_len;
-  bool fresh;          // this transaction allocated the OID and inserted the index entry
+  bool fresh;  // this transaction allocated the OID and inserted the index entry
 };
 
 struct Retired {
@@ -65,7 +65,7 @@ struct Retired {
 
 struct alignas(64) TxnContext {
   // ---- Read by other threads ----
-  std::atomic<std::uint64_t> xid{0};              // 0 while the context is free
+  std::atomic<std::uint64_t> xid{0};  // 0 while the context is free
   std::atomic<std::uint64_t> state{cstate::kActive};
   std::atomic<std::uint64_t> pin{kNoPin};
   std::atomic<bool> in_use{false};
@@ -123,7 +123,6 @@ class TxnTable {
   void free_before(TxnContext* ctx, std::uint64_t horizon);
 
  public:
-
  private:
   std::uint32_t count_;
   std::uint32_t max_writes_;

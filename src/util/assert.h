@@ -10,10 +10,10 @@ namespace braid::util {
 [[noreturn]] void assert_failed(const char* expr, const char* file, int line, const char* func);
 }  // namespace braid::util
 
-#define BRAID_ASSERT(cond)                                                   \
-  do {                                                                       \
-    if (!(cond)) [[unlikely]]                                                \
-      ::braid::util::assert_failed(#cond, __FILE__, __LINE__, __func__);     \
+#define BRAID_ASSERT(cond)                                               \
+  do {                                                                   \
+    if (!(cond)) [[unlikely]]                                            \
+      ::braid::util::assert_failed(#cond, __FILE__, __LINE__, __func__); \
   } while (0)
 
 #if defined(BRAID_DEBUG_CHECKS)

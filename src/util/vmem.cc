@@ -2,8 +2,8 @@
 
 #include <sys/mman.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -27,8 +27,8 @@ Status VirtualArena::reserve(std::size_t reserve_bytes, bool huge_pages) {
   const std::size_t bytes = round_up(reserve_bytes, kStep);
   // Over-reserve by one step so the usable range can start on a 2 MiB boundary: THP only backs
   // aligned 2 MiB extents.
-  void* p = ::mmap(nullptr, bytes + kStep, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+  void* p =
+      ::mmap(nullptr, bytes + kStep, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     return Status::io_error("cannot reserve " + std::to_string(bytes) +
                             " bytes of address space: " + std::strerror(errno));

@@ -36,21 +36,22 @@ std::string temp_path(const char* name) {
 
 TEST(BenchCli, TinyYcsbRunPrintsTableAndAppendsJson) {
   const std::string json = temp_path("results/out.jsonl");
-  RunResult r = run("ycsb --records 2000 --seconds 0.2 --threads 2 --read 50 --update 20 --rmw 10 "
-              "--scan 10 --insert 10 --dist zipf --theta 0.9 --key-bytes 16 --value-bytes 32 "
-              "--json " + json);
+  RunResult r =
+      run("ycsb --records 2000 --seconds 0.2 --threads 2 --read 50 --update 20 --rmw 10 "
+          "--scan 10 --insert 10 --dist zipf --theta 0.9 --key-bytes 16 --value-bytes 32 "
+          "--json " +
+          json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("txn_per_s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("p99_us"), std::string::npos);
   std::ifstream in(json);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
-  for (const char* field : {"\"bench\":\"ycsb\"", "\"records\":2000", "\"threads\":2",
-                            "\"ops_per_txn\":10", "\"txn_per_s\":", "\"ops_per_s\":",
-                            "\"abort_rate\":", "\"p50_us\":", "\"p99_us\":", "\"load_s\":",
-                            "\"peak_rss_bytes\":", "\"cpu_model\":", "\"cores\":",
-                            "\"memory_bytes\":", "\"kernel\":", "\"compiler\":",
-                            "\"build_type\":", "\"git_commit\":"}) {
+  for (const char* field :
+       {"\"bench\":\"ycsb\"", "\"records\":2000", "\"threads\":2", "\"ops_per_txn\":10",
+        "\"txn_per_s\":", "\"ops_per_s\":", "\"abort_rate\":", "\"p50_us\":", "\"p99_us\":",
+        "\"load_s\":", "\"peak_rss_bytes\":", "\"cpu_model\":", "\"cores\":", "\"memory_bytes\":",
+        "\"kernel\":", "\"compiler\":", "\"build_type\":", "\"git_commit\":"}) {
     EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
   }
   std::system(("rm -rf " + temp_path("results")).c_str());
@@ -61,19 +62,18 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
     const char* args;
     const char* message;
   };
-  for (const Case& c : {Case{"", "usage: braid-bench"}, Case{"frobnicate", "unknown command"},
-                        Case{"ycsb --bogus 1", "unknown flag --bogus"},
-                        Case{"ycsb --records abc", "--records expects a whole number"},
-                        Case{"ycsb --records -5", "--records expects a whole number"},
-                        Case{"ycsb --records 0", "--records must be in"},
-                        Case{"ycsb --read 50", "must sum to 100"},
-                        Case{"ycsb --dist pareto", "--dist must be one of"},
-                        Case{"ycsb --theta 1.5", "--theta must be in"},
-                        Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
-                        Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
-                        Case{"ycsb --seconds", "needs a value"},
-                        Case{"ycsb stray", "unexpected argument"},
-                        Case{"ycsb --seed 1 --seed 2", "given twice"}}) {
+  for (const Case& c :
+       {Case{"", "usage: braid-bench"}, Case{"frobnicate", "unknown command"},
+        Case{"ycsb --bogus 1", "unknown flag --bogus"},
+        Case{"ycsb --records abc", "--records expects a whole number"},
+        Case{"ycsb --records -5", "--records expects a whole number"},
+        Case{"ycsb --records 0", "--records must be in"}, Case{"ycsb --read 50", "must sum to 100"},
+        Case{"ycsb --dist pareto", "--dist must be one of"},
+        Case{"ycsb --theta 1.5", "--theta must be in"},
+        Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
+        Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
+        Case{"ycsb --seconds", "needs a value"}, Case{"ycsb stray", "unexpected argument"},
+        Case{"ycsb --seed 1 --seed 2", "given twice"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;

@@ -113,11 +113,14 @@ TEST(Api, TransactionsMoveBetweenHandles) {
 std::vector<std::string> scan_keys(Transaction& tx, Table& t, std::string_view b,
                                    std::string_view e, std::size_t limit, ScanOrder order) {
   std::vector<std::string> keys;
-  Status s = tx.scan(t, b, e, limit, [&](std::string_view k, std::string_view v) {
-    EXPECT_EQ(v, "v" + std::string(k));
-    keys.emplace_back(k);
-    return true;
-  }, order);
+  Status s = tx.scan(
+      t, b, e, limit,
+      [&](std::string_view k, std::string_view v) {
+        EXPECT_EQ(v, "v" + std::string(k));
+        keys.emplace_back(k);
+        return true;
+      },
+      order);
   EXPECT_TRUE(s.is_ok());
   return keys;
 }
@@ -158,8 +161,8 @@ TEST(Api, ScansAreOrderedBoundedAndSeeOwnWrites) {
   // Early stop.
   int seen = 0;
   ASSERT_TRUE(tx.scan(*t, "", "", 0, [&](std::string_view, std::string_view) {
-    return ++seen < 7;
-  }).is_ok());
+                  return ++seen < 7;
+                }).is_ok());
   EXPECT_EQ(seen, 7);
   tx.abort();
 }

@@ -94,10 +94,10 @@ TEST(BadInput, ReentryFromAScanCallbackIsRefused) {
   Status inner;
   Status commit_inside;
   ASSERT_TRUE(tx.scan(*t, "", "", 0, [&](std::string_view, std::string_view) {
-    inner = tx.scan(*t, "", "", 0, [](auto, auto) { return true; });
-    commit_inside = tx.commit();
-    return true;
-  }).is_ok());
+                  inner = tx.scan(*t, "", "", 0, [](auto, auto) { return true; });
+                  commit_inside = tx.commit();
+                  return true;
+                }).is_ok());
   EXPECT_EQ(inner.code(), Code::kInvalidArgument);
   EXPECT_EQ(commit_inside.code(), Code::kInvalidArgument);
   EXPECT_TRUE(tx.commit().is_ok());
@@ -111,7 +111,10 @@ TEST(BadInput, OptionsAreValidated) {
   };
   EXPECT_EQ(bad([](Options& o) { o.workers = 0; }), Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.slots_per_worker = 0; }), Code::kInvalidArgument);
-  EXPECT_EQ(bad([](Options& o) { o.workers = 1000; o.slots_per_worker = 1000; }),
+  EXPECT_EQ(bad([](Options& o) {
+              o.workers = 1000;
+              o.slots_per_worker = 1000;
+            }),
             Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.max_tables = 0; }), Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.max_records_per_table = 0; }), Code::kInvalidArgument);

@@ -27,9 +27,9 @@ class Isolation : public ::testing::Test {
   std::string scan_all(Transaction& tx) {
     std::string out;
     EXPECT_TRUE(tx.scan(*t_, "", "", 0, [&](std::string_view k, std::string_view v) {
-      out += std::string(k) + "=" + std::string(v) + ";";
-      return true;
-    }).is_ok());
+                    out += std::string(k) + "=" + std::string(v) + ";";
+                    return true;
+                  }).is_ok());
     return out;
   }
   std::unique_ptr<Database> db_;

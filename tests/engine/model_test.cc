@@ -39,10 +39,18 @@ class Model {
     for (int i = 0; i < 48; ++i) {
       std::string k;
       switch (i % 4) {
-        case 0: k = std::string(1, static_cast<char>('a' + i)); break;
-        case 1: k = "key" + std::to_string(i); break;
-        case 2: k = std::string(30, 'p') + std::to_string(i); break;
-        default: k = std::string(kMaxKeyBytes - 3, 'z') + std::to_string(100 + i); break;
+        case 0:
+          k = std::string(1, static_cast<char>('a' + i));
+          break;
+        case 1:
+          k = "key" + std::to_string(i);
+          break;
+        case 2:
+          k = std::string(30, 'p') + std::to_string(i);
+          break;
+        default:
+          k = std::string(kMaxKeyBytes - 3, 'z') + std::to_string(100 + i);
+          break;
       }
       keys_.push_back(k);
     }
@@ -131,10 +139,18 @@ class Model {
     const std::string v = value();
     Status got;
     switch (kind) {
-      case kInsert: got = t.tx.insert(*table_, k, v); break;
-      case kUpdate: got = t.tx.update(*table_, k, v); break;
-      case kPut: got = t.tx.put(*table_, k, v); break;
-      case kRemove: got = t.tx.remove(*table_, k); break;
+      case kInsert:
+        got = t.tx.insert(*table_, k, v);
+        break;
+      case kUpdate:
+        got = t.tx.update(*table_, k, v);
+        break;
+      case kPut:
+        got = t.tx.put(*table_, k, v);
+        break;
+      case kRemove:
+        got = t.tx.remove(*table_, k);
+        break;
     }
     // Predict.
     Code want = Code::kOk;
@@ -150,7 +166,8 @@ class Model {
     }
     if (want == Code::kOk) {
       if (kind == kInsert && current) want = Code::kDuplicate;
-      if ((kind == kUpdate || kind == kRemove) && !current && (t.writes.count(k) != 0 || in_index(k))) {
+      if ((kind == kUpdate || kind == kRemove) && !current &&
+          (t.writes.count(k) != 0 || in_index(k))) {
         want = Code::kNotFound;
       }
     }
@@ -172,10 +189,14 @@ class Model {
     const std::size_t limit = rng_.uniform(3) == 0 ? 1 + rng_.uniform(5) : 0;
     const ScanOrder order = rng_.uniform(2) == 0 ? ScanOrder::kForward : ScanOrder::kReverse;
     std::vector<std::pair<std::string, std::string>> got;
-    ASSERT_TRUE(t.tx.scan(*table_, a, b, limit, [&](std::string_view k, std::string_view v) {
-      got.emplace_back(k, v);
-      return true;
-    }, order).is_ok());
+    ASSERT_TRUE(t.tx.scan(
+                        *table_, a, b, limit,
+                        [&](std::string_view k, std::string_view v) {
+                          got.emplace_back(k, v);
+                          return true;
+                        },
+                        order)
+                    .is_ok());
     std::vector<std::pair<std::string, std::string>> want;
     std::map<std::string, bool> candidates;
     for (const auto& [k, _] : committed_) candidates[k] = true;
@@ -208,9 +229,9 @@ class Model {
     Transaction tx = testing::begin(*db_);
     std::map<std::string, std::string> got;
     ASSERT_TRUE(tx.scan(*table_, "", "", 0, [&](std::string_view k, std::string_view v) {
-      got.emplace(k, v);
-      return true;
-    }).is_ok());
+                    got.emplace(k, v);
+                    return true;
+                  }).is_ok());
     std::map<std::string, std::string> want;
     for (const auto& [k, versions] : committed_) {
       if (!versions.empty() && versions.back().value) want.emplace(k, *versions.back().value);

@@ -77,11 +77,15 @@ TEST(Stress, BankTransfersConserveTheTotal) {
       std::int64_t total = 0;
       int n = 0;
       const ScanOrder order = rng.uniform(2) == 0 ? ScanOrder::kForward : ScanOrder::kReverse;
-      ASSERT_TRUE(tx.scan(*t, "", "", 0, [&](std::string_view, std::string_view v) {
-        total += as_int(v);
-        ++n;
-        return true;
-      }, order).is_ok());
+      ASSERT_TRUE(tx.scan(
+                        *t, "", "", 0,
+                        [&](std::string_view, std::string_view v) {
+                          total += as_int(v);
+                          ++n;
+                          return true;
+                        },
+                        order)
+                      .is_ok());
       ASSERT_EQ(n, kAccounts);
       ASSERT_EQ(total, kAccounts * kInitial);
       // Point reads in the same snapshot agree with the scan.
@@ -148,11 +152,11 @@ TEST(Stress, ConcurrentInsertsRemovesAndScans) {
       Transaction tx = testing::begin(*db);
       std::string prev;
       ASSERT_TRUE(tx.scan(*t, "", "", 0, [&](std::string_view k, std::string_view v) {
-        EXPECT_EQ(k, v);
-        EXPECT_LT(prev, std::string(k));  // strictly ascending
-        prev = k;
-        return true;
-      }).is_ok());
+                      EXPECT_EQ(k, v);
+                      EXPECT_LT(prev, std::string(k));  // strictly ascending
+                      prev = k;
+                      return true;
+                    }).is_ok());
       ASSERT_TRUE(tx.commit().is_ok());
     }
   });
@@ -164,9 +168,9 @@ TEST(Stress, ConcurrentInsertsRemovesAndScans) {
   Transaction tx = testing::begin(*db);
   std::set<std::string> got;
   ASSERT_TRUE(tx.scan(*t, "", "", 0, [&](std::string_view k, std::string_view) {
-    got.emplace(k);
-    return true;
-  }).is_ok());
+                  got.emplace(k);
+                  return true;
+                }).is_ok());
   ASSERT_TRUE(tx.commit().is_ok());
   EXPECT_EQ(got, all);
   t->index().check_invariants();
@@ -202,13 +206,22 @@ TEST(Stress, ContendedKeysWithInsertsRemovesAndAborts) {
         Transaction tx = testing::begin(*db);
         Status s;
         switch (rng.uniform(4)) {
-          case 0: s = tx.insert(*t, key, "i"); break;
-          case 1: s = tx.remove(*t, key); break;
-          case 2: s = tx.put(*t, key, "p"); break;
-          default: s = tx.update(*t, key, "u"); break;
+          case 0:
+            s = tx.insert(*t, key, "i");
+            break;
+          case 1:
+            s = tx.remove(*t, key);
+            break;
+          case 2:
+            s = tx.put(*t, key, "p");
+            break;
+          default:
+            s = tx.update(*t, key, "u");
+            break;
         }
         ASSERT_TRUE(s.is_ok() || s == Code::kConflict || s == Code::kDuplicate ||
-                    s == Code::kNotFound) << s.to_string();
+                    s == Code::kNotFound)
+            << s.to_string();
         if (s == Code::kConflict) continue;
         // Bump the key's counter in the same transaction: it moves only if this commits.
         Result<std::string_view> c = tx.get(*counters, key);
@@ -228,14 +241,15 @@ TEST(Stress, ContendedKeysWithInsertsRemovesAndAborts) {
   for (auto& th : threads) th.join();
   Transaction tx = testing::begin(*db);
   std::uint64_t total = 0;
-  for (int k = 0; k < kKeys; ++k) total += std::stoull(testing::read(tx, *counters, std::to_string(k)));
+  for (int k = 0; k < kKeys; ++k)
+    total += std::stoull(testing::read(tx, *counters, std::to_string(k)));
   EXPECT_EQ(total, committed_increments.load());  // no lost update, no phantom commit
   int scanned = 0;
   ASSERT_TRUE(tx.scan(*t, "", "", 0, [&](std::string_view k, std::string_view v) {
-    EXPECT_EQ(testing::read(tx, *t, k), std::string(v));
-    ++scanned;
-    return true;
-  }).is_ok());
+                  EXPECT_EQ(testing::read(tx, *t, k), std::string(v));
+                  ++scanned;
+                  return true;
+                }).is_ok());
   int present = 0;
   for (int k = 0; k < kKeys; ++k) present += testing::read(tx, *t, std::to_string(k)) != "<none>";
   EXPECT_EQ(scanned, present);

@@ -57,8 +57,8 @@ std::vector<std::pair<std::string, std::uint64_t>> scan_all(const BTree& t, std:
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> model_range(
-    const std::map<std::string, std::uint64_t>& m, const std::string& begin,
-    const std::string& end, bool reverse) {
+    const std::map<std::string, std::uint64_t>& m, const std::string& begin, const std::string& end,
+    bool reverse) {
   std::vector<std::pair<std::string, std::uint64_t>> out;
   auto lo = m.lower_bound(begin);
   auto hi = end.empty() ? m.end() : m.lower_bound(end);
@@ -97,7 +97,8 @@ TEST(BTree, AscendingLoadFillsNodesAndSplitsRoot) {
   const int n = 200000;
   for (int i = 0; i < n; ++i) {
     std::string k(8, '\0');
-    for (int b = 0; b < 8; ++b) k[b] = static_cast<char>(static_cast<std::uint64_t>(i) >> (56 - 8 * b));
+    for (int b = 0; b < 8; ++b)
+      k[b] = static_cast<char>(static_cast<std::uint64_t>(i) >> (56 - 8 * b));
     ASSERT_TRUE(t.insert_if_absent(k, i, &ex));
   }
   EXPECT_EQ(t.check_invariants(), static_cast<std::size_t>(n));

@@ -43,7 +43,7 @@ TEST(TxnTable, HorizonIsTheOldestPin) {
 
 TEST(TxnTable, RetiredVersionsWaitForOlderPins) {
   TxnTable t(4, 100);
-  TxnContext* reader = t.begin();   // may still see what the writer unlinks
+  TxnContext* reader = t.begin();  // may still see what the writer unlinks
   TxnContext* writer = t.begin();
   Version* v = t.alloc_version(writer, 16);
   EXPECT_EQ(writer->versions_live.load(), 1);

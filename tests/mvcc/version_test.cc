@@ -30,9 +30,10 @@ TEST(Entry, TagsDistinguishEmptyHotAndCold) {
 TEST(Entry, ColdAddressesRoundTrip) {
   util::Rng rng(5);
   for (int i = 0; i < 10000; ++i) {
-    entry::ColdAddress a{static_cast<std::uint32_t>(rng.uniform(entry::kMaxColdSegment + 1)),
-                         rng.uniform(entry::kMaxColdOffset / 16) * 16,
-                         static_cast<std::uint32_t>(1 + rng.uniform(entry::kMaxColdSize / 16)) * 16};
+    entry::ColdAddress a{
+        static_cast<std::uint32_t>(rng.uniform(entry::kMaxColdSegment + 1)),
+        rng.uniform(entry::kMaxColdOffset / 16) * 16,
+        static_cast<std::uint32_t>(1 + rng.uniform(entry::kMaxColdSize / 16)) * 16};
     ASSERT_TRUE(entry::cold_encodable(a));
     const std::uint64_t e = entry::from_cold(a);
     ASSERT_TRUE(entry::is_cold(e));
@@ -42,7 +43,7 @@ TEST(Entry, ColdAddressesRoundTrip) {
     ASSERT_EQ(b.offset, a.offset);
     ASSERT_EQ(b.size, a.size);
   }
-  EXPECT_FALSE(entry::cold_encodable({0, 8, 16}));                       // misaligned
+  EXPECT_FALSE(entry::cold_encodable({0, 8, 16}));                        // misaligned
   EXPECT_FALSE(entry::cold_encodable({0, 0, entry::kMaxColdSize + 16}));  // too large
   EXPECT_FALSE(entry::cold_encodable({0, entry::kMaxColdOffset, 16}));
 }

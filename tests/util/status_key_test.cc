@@ -58,7 +58,7 @@ TEST(Key, IntegersSortNumerically) {
 
 TEST(Key, CompositeKeysWithStringsSortAsTuples) {
   util::Rng rng(11);
-  const std::vector<std::string> words = {"", "a", std::string("a\0", 2), std::string("a\0b", 3),
+  const std::vector<std::string> words = {"",   "a", std::string("a\0", 2),  std::string("a\0b", 3),
                                           "ab", "b", std::string(1, '\xff'), "abc"};
   using Tuple = std::tuple<std::string, std::uint32_t>;
   std::vector<Tuple> tuples;
