@@ -173,9 +173,8 @@ DatabaseStats DatabaseImpl::stats() const {
   DatabaseStats s;
   std::int64_t live = 0;
   std::int64_t bytes = 0;
-  auto& txns = const_cast<mvcc::TxnTable&>(txns_);
-  for (std::uint32_t i = 0; i < txns.size(); ++i) {
-    const TxnContext& c = txns.at(i);
+  for (std::uint32_t i = 0; i < txns_.size(); ++i) {
+    const TxnContext& c = txns_.at(i);
     live += c.versions_live.load(std::memory_order_relaxed);
     bytes += c.version_bytes_live.load(std::memory_order_relaxed);
     s.commits += c.commits.load(std::memory_order_relaxed);
@@ -188,7 +187,7 @@ DatabaseStats DatabaseImpl::stats() const {
   s.live_version_bytes = static_cast<std::uint64_t>(bytes);
   std::lock_guard<std::mutex> guard(catalog_mutex_);
   for (const auto& t : tables_) s.index_nodes += t->index().node_count();
-  s.commit_clock = txns.clock().load(std::memory_order_relaxed);
+  s.commit_clock = txns_.clock_now();
   return s;
 }
 

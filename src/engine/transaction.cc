@@ -43,38 +43,33 @@ Status Transaction::get(Table& table, std::string_view key, std::string* value) 
 }
 
 namespace {
-// Conflict ends the transaction: under first-updater-wins it can no longer commit.
-Status finish_write(Status s, Transaction* tx) {
+// The one path of every write: argument checks, the engine, and ending the transaction on
+// Conflict (under first-updater-wins it can no longer commit).
+Status write(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, Transaction* tx, Table& table,
+             std::string_view key, std::string_view value, engine::WriteKind kind) {
+  if (ctx == nullptr) return not_active();
+  if (Status s = engine::check_key(key); !s.is_ok()) return s;
+  if (Status s = engine::check_value(value); !s.is_ok()) return s;
+  Status s = db->write(ctx, table, key, value, kind);
   if (s == Code::kConflict) tx->abort();
   return s;
 }
 }  // namespace
 
 Status Transaction::insert(Table& table, std::string_view key, std::string_view value) {
-  if (ctx_ == nullptr) return not_active();
-  if (Status s = engine::check_key(key); !s.is_ok()) return s;
-  if (Status s = engine::check_value(value); !s.is_ok()) return s;
-  return finish_write(db_->write(ctx_, table, key, value, engine::WriteKind::kInsert), this);
+  return write(db_, ctx_, this, table, key, value, engine::WriteKind::kInsert);
 }
 
 Status Transaction::update(Table& table, std::string_view key, std::string_view value) {
-  if (ctx_ == nullptr) return not_active();
-  if (Status s = engine::check_key(key); !s.is_ok()) return s;
-  if (Status s = engine::check_value(value); !s.is_ok()) return s;
-  return finish_write(db_->write(ctx_, table, key, value, engine::WriteKind::kUpdate), this);
+  return write(db_, ctx_, this, table, key, value, engine::WriteKind::kUpdate);
 }
 
 Status Transaction::put(Table& table, std::string_view key, std::string_view value) {
-  if (ctx_ == nullptr) return not_active();
-  if (Status s = engine::check_key(key); !s.is_ok()) return s;
-  if (Status s = engine::check_value(value); !s.is_ok()) return s;
-  return finish_write(db_->write(ctx_, table, key, value, engine::WriteKind::kPut), this);
+  return write(db_, ctx_, this, table, key, value, engine::WriteKind::kPut);
 }
 
 Status Transaction::remove(Table& table, std::string_view key) {
-  if (ctx_ == nullptr) return not_active();
-  if (Status s = engine::check_key(key); !s.is_ok()) return s;
-  return finish_write(db_->write(ctx_, table, key, {}, engine::WriteKind::kRemove), this);
+  return write(db_, ctx_, this, table, key, {}, engine::WriteKind::kRemove);
 }
 
 Status Transaction::scan(Table& table, std::string_view begin, std::string_view end,

@@ -101,10 +101,12 @@ class TxnTable {
   void finish(TxnContext* ctx);
 
   TxnContext& at(std::uint32_t i) { return contexts_[i]; }
+  const TxnContext& at(std::uint32_t i) const { return contexts_[i]; }
   std::uint32_t size() const { return count_; }
   std::uint32_t max_writes() const { return max_writes_; }
 
   std::atomic<std::uint64_t>& clock() { return clock_; }
+  std::uint64_t clock_now() const { return clock_.load(std::memory_order_acquire); }
   // Cached horizon; may lag (it only grows), which is always safe.
   std::uint64_t horizon() const { return horizon_.load(std::memory_order_acquire); }
   // Recomputes the horizon from the pins of all active transactions.

@@ -18,11 +18,9 @@ namespace braid::util {
 
 #if defined(BRAID_DEBUG_CHECKS)
 #define BRAID_DASSERT(cond) BRAID_ASSERT(cond)
-inline constexpr bool kDebugChecks = true;
 #else
 #define BRAID_DASSERT(cond) \
   do {                      \
     (void)sizeof(!(cond));  \
   } while (0)
-inline constexpr bool kDebugChecks = false;
 #endif
