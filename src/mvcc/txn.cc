@@ -88,7 +88,9 @@ std::uint64_t TxnTable::refresh_horizon() {
     h = std::min(h, contexts_[i].pin.load(std::memory_order_seq_cst));
   }
   // Monotonic: a concurrent refresher may have published a larger (equally valid) value.
-  std::uint64_t cur = horizon_.load(std::memory_order_relaxed);
+  // Acquire even when we keep the cached value: a caller frees memory on the strength of it, so
+  // it must happen after the pin reads of whichever refresher published it.
+  std::uint64_t cur = horizon_.load(std::memory_order_acquire);
   while (h > cur && !horizon_.compare_exchange_weak(cur, h, std::memory_order_acq_rel)) {
   }
   return std::max(h, cur);
@@ -118,7 +120,10 @@ void TxnTable::free_version(TxnContext* ctx, Version* v) {
 }
 
 void TxnTable::retire(TxnContext* ctx, Version* v) {
-  // The clock is read after the unlink the caller did; see txn.h for why that orders it.
+  // The clock must be read after the caller's unlink is visible (see txn.h). Unlinks are plain
+  // release stores, which a later load may overtake; the fence forbids that, so a transaction
+  // whose pin exceeds this clock value cannot find `v` any more.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   ctx->limbo.push_back({clock_.load(std::memory_order_seq_cst), v});
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
 }

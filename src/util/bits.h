@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <sched.h>
+
 namespace braid::util {
 
 // The first up-to-8 bytes of `p`, big-endian, zero-padded: comparing these heads as integers
@@ -23,6 +25,18 @@ inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// Waiting for another thread that is certain to make progress within a few instructions (an
+// owner publishing its commit timestamp, or unlinking its aborted versions): spin briefly, then
+// yield, because that thread may have been descheduled for a whole time slice, and with more
+// runnable threads than cores only yielding lets it run.
+inline void backoff(std::uint32_t round) {
+  if (round < 64) {
+    cpu_relax();
+  } else {
+    ::sched_yield();
+  }
 }
 
 }  // namespace braid::util
