@@ -1,6 +1,7 @@
 #include "ycsb.h"
 
 #include <braid/braid.h>
+#include <braid/tx.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -38,7 +39,24 @@ struct Config {
   std::uint32_t value_bytes;
   std::uint64_t seed;
   std::string json;
+  std::vector<std::string> modes;  // one, or every mode for --mode all
+  std::string scheduler;
+  std::uint32_t batch;
+  bool multi_get;
 };
+
+// Execution modes by name; "plain" is the bench's own thread-per-transaction loop over the
+// synchronous API: no workers, no coroutines — the yardstick `sequential` must match.
+const std::vector<std::string> kModes = {"plain",  "sequential",  "prefetch",
+                                         "nested", "interleaved", "auto"};
+
+ExecMode mode_of(const std::string& m) {
+  if (m == "prefetch") return ExecMode::kPrefetch;
+  if (m == "nested") return ExecMode::kNested;
+  if (m == "interleaved") return ExecMode::kInterleaved;
+  if (m == "auto") return ExecMode::kAuto;
+  return ExecMode::kSequential;
+}
 
 enum class Op : std::uint8_t { kRead, kUpdate, kRmw, kScan, kInsert };
 
@@ -62,6 +80,53 @@ void pin_to_core(std::uint32_t i) {
 void fill_value(char* v, std::uint32_t n, std::uint64_t salt) {
   for (std::uint32_t i = 0; i < n; ++i) v[i] = static_cast<char>('a' + (salt + i) % 26);
 }
+
+// The operations of one transaction. When every percentage of ops_per_txn is a whole number the
+// counts are exact ("2 RMW + 8 reads" is --ops-per-txn 10 --rmw 20 --read 80), in random order;
+// otherwise each operation is drawn independently.
+class OpPlanner {
+ public:
+  explicit OpPlanner(const Config& c) : c_(c) {
+    const std::uint32_t pct[5] = {c.read, c.update, c.rmw, c.scan, c.insert};
+    exact_ = true;
+    for (std::uint32_t p : pct) exact_ = exact_ && (p * c.ops_per_txn) % 100 == 0;
+    if (exact_) {
+      for (std::uint32_t k = 0; k < 5; ++k) {
+        for (std::uint32_t i = 0; i < pct[k] * c.ops_per_txn / 100; ++i) {
+          base_.push_back(static_cast<Op>(k));
+        }
+      }
+    }
+  }
+  void plan(util::Rng& rng, std::vector<Op>* out) const {
+    out->clear();
+    if (exact_) {
+      *out = base_;
+      for (std::size_t i = out->size(); i > 1; --i)
+        std::swap((*out)[i - 1], (*out)[rng.uniform(i)]);
+      return;
+    }
+    for (std::uint32_t i = 0; i < c_.ops_per_txn; ++i) {
+      std::uint32_t r = static_cast<std::uint32_t>(rng.uniform(100));
+      Op op = Op::kInsert;
+      if (r < c_.read) {
+        op = Op::kRead;
+      } else if ((r -= c_.read) < c_.update) {
+        op = Op::kUpdate;
+      } else if ((r -= c_.update) < c_.rmw) {
+        op = Op::kRmw;
+      } else if ((r -= c_.rmw) < c_.scan) {
+        op = Op::kScan;
+      }
+      out->push_back(op);
+    }
+  }
+
+ private:
+  const Config& c_;
+  bool exact_;
+  std::vector<Op> base_;
+};
 
 std::string mix_name(const Config& c) {
   std::string s;
@@ -127,65 +192,69 @@ Status load(Database& db, Table& table, const Config& cfg, double* load_seconds)
   return Status::ok();
 }
 
-void run_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf, std::uint32_t t,
-                const std::atomic<bool>& stop, ThreadResult* out) {
-  pin_to_core(t);
-  util::Rng rng(cfg.seed * 1000003 + t + 1);
-  std::vector<char> value(cfg.value_bytes);
-  char key[kMaxKeyBytes];
-  std::uint64_t next_insert = cfg.records + t;  // disjoint per thread: records + t + k*threads
-  std::uint64_t salt = 0;
-  auto pick = [&]() -> std::uint64_t {
+// Everything one run of one worker (or plain thread) needs to pick keys and values.
+struct Picker {
+  Picker(const Config& cfg, const Zipf* zipf, std::uint32_t t)
+      : cfg(cfg), zipf(zipf), rng(cfg.seed * 1000003 + t + 1), next_insert(cfg.records + t) {}
+  std::uint64_t pick() {
     if (zipf != nullptr) return util::mix64(zipf->next(rng)) % cfg.records;
     return rng.uniform(cfg.records);
-  };
-  auto choose = [&]() -> Op {
-    std::uint32_t r = static_cast<std::uint32_t>(rng.uniform(100));
-    if (r < cfg.read) return Op::kRead;
-    r -= cfg.read;
-    if (r < cfg.update) return Op::kUpdate;
-    r -= cfg.update;
-    if (r < cfg.rmw) return Op::kRmw;
-    r -= cfg.rmw;
-    if (r < cfg.scan) return Op::kScan;
-    return Op::kInsert;
-  };
-  auto fail = [&](const Status& s) {
-    ++out->errors;
-    if (out->first_error.empty()) out->first_error = s.to_string();
-  };
+  }
+  std::uint64_t fresh() {  // disjoint per thread: records + t + k*threads
+    const std::uint64_t k = next_insert;
+    next_insert += cfg.threads;
+    return k;
+  }
+  const Config& cfg;
+  const Zipf* zipf;
+  util::Rng rng;
+  std::uint64_t next_insert;
+  std::uint64_t salt = 0;
   std::uint64_t sink = 0;
+};
+
+void fail(ThreadResult* out, const Status& s) {
+  ++out->errors;
+  if (out->first_error.empty()) out->first_error = s.to_string();
+}
+
+// --mode plain: the thread-per-transaction loop over the synchronous API (no workers, no
+// coroutine frames anywhere).
+void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
+                      std::uint32_t t, const std::atomic<bool>& stop, ThreadResult* out) {
+  pin_to_core(t);
+  Picker pk(cfg, zipf, t);
+  OpPlanner planner(cfg);
+  std::vector<Op> ops;
+  std::vector<char> value(cfg.value_bytes);
+  char key[kMaxKeyBytes];
   while (!stop.load(std::memory_order_relaxed)) {
     const auto t0 = Clock::now();
     Result<Transaction> begun = db.begin();
     if (!begun.is_ok()) {
-      fail(begun.status());
+      fail(out, begun.status());
       return;
     }
     Transaction tx = std::move(begun).value();
+    planner.plan(pk.rng, &ops);
     bool aborted = false;
-    for (std::uint32_t k = 0; k < cfg.ops_per_txn && !aborted; ++k) {
-      const Op op = choose();
-      Status s;
-      if (op == Op::kInsert) {
-        make_key(next_insert, cfg.key_bytes, key);
-        next_insert += cfg.threads;
-      } else {
-        make_key(pick(), cfg.key_bytes, key);
-      }
+    for (std::size_t k = 0; k < ops.size() && !aborted; ++k) {
+      const Op op = ops[k];
+      make_key(op == Op::kInsert ? pk.fresh() : pk.pick(), cfg.key_bytes, key);
       const std::string_view kv(key, cfg.key_bytes);
+      Status s;
       switch (op) {
         case Op::kRead: {
           Result<std::string_view> r = tx.get(table, kv);
           if (r.is_ok()) {
-            sink += r->size();
+            pk.sink += r->size();
           } else {
             s = r.status();
           }
           break;
         }
         case Op::kUpdate:
-          fill_value(value.data(), cfg.value_bytes, ++salt);
+          fill_value(value.data(), cfg.value_bytes, ++pk.salt);
           s = tx.update(table, kv, {value.data(), value.size()});
           break;
         case Op::kRmw: {
@@ -199,17 +268,14 @@ void run_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
           s = tx.update(table, kv, {value.data(), value.size()});
           break;
         }
-        case Op::kScan: {
-          std::uint32_t n = 0;
+        case Op::kScan:
           s = tx.scan(table, kv, {}, cfg.scan_length, [&](std::string_view, std::string_view v) {
-            sink += v.size();
-            ++n;
+            pk.sink += v.size();
             return true;
           });
           break;
-        }
         case Op::kInsert:
-          fill_value(value.data(), cfg.value_bytes, ++salt);
+          fill_value(value.data(), cfg.value_bytes, ++pk.salt);
           s = tx.insert(table, kv, {value.data(), value.size()});
           break;
       }
@@ -217,7 +283,7 @@ void run_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
       if (s == Code::kConflict) {
         aborted = true;  // the engine already aborted the transaction
       } else if (!s.is_ok()) {
-        fail(s);
+        fail(out, s);
         tx.abort();
         aborted = true;
       }
@@ -230,12 +296,117 @@ void run_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
             std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count()));
         continue;
       }
-      if (s != Code::kConflict) fail(s);
+      if (s != Code::kConflict) fail(out, s);
     }
     ++out->aborts;
   }
-  if (sink == 1) std::fprintf(stderr, " ");  // keep the reads observable to the optimizer
+  if (pk.sink == 1) std::fprintf(stderr, " ");  // keep the reads observable to the optimizer
 }
+
+// The coroutine modes: each worker runs YCSB transactions made by its generator.
+class YcsbGenerator : public TxnGenerator {
+ public:
+  YcsbGenerator(Table& table, const Config& cfg, const Zipf* zipf, std::uint32_t t,
+                const std::atomic<bool>& stop, ThreadResult* out)
+      : table_(table), cfg_(cfg), pk_(cfg, zipf, t), planner_(cfg), stop_(stop), out_(out) {}
+
+  bool next(Tx& tx, Task<Status>* task) override {
+    if (stop_.load(std::memory_order_relaxed)) return false;
+    *task = transaction(tx);
+    return true;
+  }
+  void finished(const Status& s, std::uint64_t latency_ns) override {
+    if (s.is_ok()) {
+      ++out_->commits;
+      out_->latency.record(latency_ns);
+      return;
+    }
+    if (s != Code::kConflict) fail(out_, s);
+    ++out_->aborts;
+  }
+  std::uint64_t sink() const { return pk_.sink; }
+
+ private:
+  // Parameters by value (lifetime rule of <braid/task.h>); keys and values live in the frame.
+  Task<Status> transaction(Tx& tx) {
+    std::vector<Op> ops;
+    planner_.plan(pk_.rng, &ops);
+    std::string value(cfg_.value_bytes, '\0');
+    char key[kMaxKeyBytes];
+    if (cfg_.multi_get && cfg_.read == 100) {
+      // All reads of the transaction in one multi_get (CORO-MK; Hybrid across transactions).
+      std::vector<char> keys(ops.size() * cfg_.key_bytes);
+      std::vector<std::string_view> views(ops.size());
+      std::vector<GetResult> results(ops.size());
+      for (std::size_t k = 0; k < ops.size(); ++k) {
+        make_key(pk_.pick(), cfg_.key_bytes, &keys[k * cfg_.key_bytes]);
+        views[k] = {&keys[k * cfg_.key_bytes], cfg_.key_bytes};
+      }
+      Status s = co_await tx.multi_get(table_, views, results);
+      out_->ops += ops.size();
+      if (!s.is_ok()) co_return s;
+      for (const GetResult& r : results) {
+        if (!r.is_ok()) co_return Status(r.code);
+        pk_.sink += r.value.size();
+      }
+      co_return Status::ok();
+    }
+    for (const Op op : ops) {
+      make_key(op == Op::kInsert ? pk_.fresh() : pk_.pick(), cfg_.key_bytes, key);
+      const std::string_view kv(key, cfg_.key_bytes);
+      Status s;
+      switch (op) {
+        case Op::kRead: {
+          Result<std::string_view> r = co_await tx.get(table_, kv);
+          if (r.is_ok()) {
+            pk_.sink += r->size();
+          } else {
+            s = r.status();
+          }
+          break;
+        }
+        case Op::kUpdate:
+          fill_value(value.data(), cfg_.value_bytes, ++pk_.salt);
+          s = co_await tx.update(table_, kv, value);
+          break;
+        case Op::kRmw: {
+          Result<std::string_view> r = co_await tx.get(table_, kv);
+          if (!r.is_ok()) {
+            s = r.status();
+            break;
+          }
+          std::memcpy(value.data(), r->data(), std::min<std::size_t>(r->size(), value.size()));
+          if (!value.empty()) value[0] = static_cast<char>(value[0] + 1);
+          s = co_await tx.update(table_, kv, value);
+          break;
+        }
+        case Op::kScan: {
+          std::uint64_t& sink = pk_.sink;
+          s = co_await tx.scan(table_, kv, {}, cfg_.scan_length,
+                               [&sink](std::string_view, std::string_view v) {
+                                 sink += v.size();
+                                 return true;
+                               });
+          break;
+        }
+        case Op::kInsert:
+          fill_value(value.data(), cfg_.value_bytes, ++pk_.salt);
+          s = co_await tx.insert(table_, kv, value);
+          break;
+      }
+      ++out_->ops;
+      if (!s.is_ok()) co_return s;  // the worker aborts (Conflict already did)
+    }
+    co_return Status::ok();
+  }
+
+  Table& table_;
+  const Config& cfg_;
+  Picker pk_;
+  OpPlanner planner_;
+  const std::atomic<bool>& stop_;
+  ThreadResult* out_;
+};
 
 std::string iso_time() {
   std::time_t now = std::time(nullptr);
@@ -252,7 +423,7 @@ const char* ycsb_usage() {
 YCSB-style transactions over one table. Loads --records records, then runs for --seconds.
 
   --records N        records to load (default 1000000)
-  --threads T        threads, one per core (default 1)
+  --threads T        workers, one per core (default 1)
   --seconds S        measured run time (default 10)
   --ops-per-txn K    operations per transaction (default 10)
   --read R           percent reads           \
@@ -266,6 +437,15 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --key-bytes B      key length 4..255 (default 8)
   --value-bytes V    value length 0..65536 (default 8)
   --seed N           random seed (default 1)
+  --mode M           plain | sequential | prefetch | nested | interleaved | auto | all
+                     (default interleaved). 'all' runs every mode on the same loaded
+                     data, one after another, and prints their ratios. 'plain' is a
+                     thread-per-transaction loop over the synchronous API (no workers,
+                     no coroutines): the yardstick for 'sequential'.
+  --scheduler P      batch | pipeline (default batch)
+  --batch N          transactions interleaved per worker, 1..64 (default 8)
+  --multi-get 0|1    read-only mixes: issue a transaction's reads as one multi_get
+                     (default 0)
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl;
                      'none' to skip)
 )";
@@ -309,6 +489,80 @@ void make_key(std::uint64_t i, std::uint32_t bytes, char* out) {
   }
 }
 
+namespace {
+
+struct ModeResult {
+  std::string mode;
+  double txn_per_s = 0;
+  ThreadResult total;
+  double run_s = 0;
+  ExecStats exec;
+};
+
+// Runs one mode for cfg.seconds over the loaded table.
+Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
+                const std::string& mode, ModeResult* res) {
+  std::atomic<bool> stop{false};
+  std::vector<ThreadResult> results(cfg.threads);
+  const ExecStats before = db.exec_stats();
+  const auto start = Clock::now();
+  Status status;
+  if (mode == "plain") {
+    std::vector<std::thread> threads;
+    for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+      threads.emplace_back(run_plain_thread, std::ref(db), std::ref(table), std::cref(cfg), zipf, t,
+                           std::cref(stop), &results[t]);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
+    stop.store(true);
+    for (auto& th : threads) th.join();
+  } else {
+    std::vector<std::unique_ptr<YcsbGenerator>> gens;
+    std::vector<TxnGenerator*> ptrs;
+    for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+      gens.push_back(std::make_unique<YcsbGenerator>(table, cfg, zipf, t, stop, &results[t]));
+      ptrs.push_back(gens.back().get());
+    }
+    ExecOptions exec;
+    exec.mode = mode_of(mode);
+    exec.scheduler =
+        cfg.scheduler == "pipeline" ? SchedulerPolicy::kPipeline : SchedulerPolicy::kBatch;
+    exec.batch = cfg.batch;
+    exec.seed = cfg.seed;
+    std::thread timer([&] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
+      stop.store(true);
+    });
+    status = db.run(ptrs, exec);
+    timer.join();
+    std::uint64_t sink = 0;
+    for (auto& g : gens) sink += g->sink();
+    if (sink == 1) std::fprintf(stderr, " ");
+  }
+  res->run_s = std::chrono::duration<double>(Clock::now() - start).count();
+  res->mode = mode;
+  for (auto& r : results) {
+    res->total.commits += r.commits;
+    res->total.aborts += r.aborts;
+    res->total.ops += r.ops;
+    res->total.errors += r.errors;
+    if (res->total.first_error.empty()) res->total.first_error = r.first_error;
+    res->total.latency.merge(r.latency);
+  }
+  const ExecStats after = db.exec_stats();
+  res->exec = after;
+  res->exec.transactions = after.transactions - before.transactions;
+  res->exec.resumes = after.resumes - before.resumes;
+  res->exec.suspends = after.suspends - before.suspends;
+  res->exec.frames_allocated = after.frames_allocated - before.frames_allocated;
+  res->exec.frames_freed = after.frames_freed - before.frames_freed;
+  res->exec.auto_decisions = after.auto_decisions - before.auto_decisions;
+  res->txn_per_s = static_cast<double>(res->total.commits) / res->run_s;
+  return status;
+}
+
+}  // namespace
+
 int ycsb_main(int argc, char** argv, int first) {
   Flags flags;
   std::string err;
@@ -332,6 +586,13 @@ int ycsb_main(int argc, char** argv, int first) {
     cfg.value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, kMaxValueBytes));
     cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
     cfg.json = flags.str("json", "results/braid-bench.jsonl");
+    std::vector<std::string> choices = kModes;
+    choices.push_back("all");
+    const std::string mode = flags.choice("mode", "interleaved", choices);
+    cfg.modes = mode == "all" ? kModes : std::vector<std::string>{mode};
+    cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
+    cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
+    cfg.multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
     if (flags.finish(&err)) {
       if (cfg.read + cfg.update + cfg.rmw + cfg.scan + cfg.insert != 100) {
         err = "--read + --update + --rmw + --scan + --insert must sum to 100, got " +
@@ -339,6 +600,8 @@ int ycsb_main(int argc, char** argv, int first) {
       } else if (cfg.key_bytes < 8 && cfg.records > (std::uint64_t{1} << (8 * cfg.key_bytes))) {
         err = "--key-bytes " + std::to_string(cfg.key_bytes) + " cannot hold " +
               std::to_string(cfg.records) + " distinct keys";
+      } else if (cfg.multi_get && cfg.read != 100) {
+        err = "--multi-get 1 needs a read-only mix (--read 100)";
       }
     }
   }
@@ -349,7 +612,10 @@ int ycsb_main(int argc, char** argv, int first) {
 
   Options options;
   options.workers = cfg.threads;
-  options.slots_per_worker = 4;
+  // Room for the largest batch and for kAuto's candidates (up to 16).
+  options.slots_per_worker = std::max<std::uint32_t>(cfg.batch, 16);
+  options.external_transactions = std::max<std::uint32_t>(cfg.threads, 4);
+  options.exec.batch = cfg.batch;
   Result<std::unique_ptr<Database>> opened = Database::open(options);
   if (!opened.is_ok()) {
     std::fprintf(stderr, "braid-bench: cannot open database: %s\n",
@@ -372,82 +638,95 @@ int ycsb_main(int argc, char** argv, int first) {
   std::unique_ptr<Zipf> zipf;
   if (cfg.dist == "zipf") zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
 
-  std::atomic<bool> stop{false};
-  std::vector<ThreadResult> results(cfg.threads);
-  std::vector<std::thread> threads;
-  const auto start = Clock::now();
-  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-    threads.emplace_back(run_thread, std::ref(db), std::ref(**table), std::cref(cfg), zipf.get(), t,
-                         std::cref(stop), &results[t]);
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
-  stop.store(true);
-  for (auto& th : threads) th.join();
-  const double run_s = std::chrono::duration<double>(Clock::now() - start).count();
-
-  ThreadResult total;
-  for (auto& r : results) {
-    total.commits += r.commits;
-    total.aborts += r.aborts;
-    total.ops += r.ops;
-    total.errors += r.errors;
-    if (total.first_error.empty()) total.first_error = r.first_error;
-    total.latency.merge(r.latency);
-  }
-  const DatabaseStats st = db.stats();
-  const double txn_per_s = static_cast<double>(total.commits) / run_s;
-  const double ops_per_s = static_cast<double>(total.ops) / run_s;
-  const double attempts = static_cast<double>(total.commits + total.aborts);
-  const double abort_rate = attempts > 0 ? static_cast<double>(total.aborts) / attempts : 0;
-  const double p50 = total.latency.quantile(0.50) / 1000.0;
-  const double p99 = total.latency.quantile(0.99) / 1000.0;
-  const std::uint64_t rss = peak_rss_bytes();
-
   std::printf(
-      "braid-bench ycsb: %s records, %u thread%s, %u ops/txn, %s, %s%s, key %u B, value %u B\n",
+      "braid-bench ycsb: %s records, %u thread%s, %u ops/txn, %s%s, %s%s, key %u B, value %u B, "
+      "scheduler %s, batch %u\n",
       with_commas(cfg.records).c_str(), cfg.threads, cfg.threads == 1 ? "" : "s", cfg.ops_per_txn,
-      mix_name(cfg).c_str(), cfg.dist.c_str(),
+      mix_name(cfg).c_str(), cfg.multi_get ? " (multi_get)" : "", cfg.dist.c_str(),
       cfg.dist == "zipf" ? (" theta " + std::to_string(cfg.theta).substr(0, 4)).c_str() : "",
-      cfg.key_bytes, cfg.value_bytes);
-  std::printf("  %-14s %14s\n", "metric", "value");
-  std::printf("  %-14s %14.2f\n", "load_s", load_s);
-  std::printf("  %-14s %14.0f\n", "load_rec_per_s", static_cast<double>(cfg.records) / load_s);
-  std::printf("  %-14s %14.2f\n", "run_s", run_s);
-  std::printf("  %-14s %14.0f\n", "txn_per_s", txn_per_s);
-  std::printf("  %-14s %14.0f\n", "ops_per_s", ops_per_s);
-  std::printf("  %-14s %14.4f\n", "abort_rate", abort_rate);
-  std::printf("  %-14s %14.2f\n", "p50_us", p50);
-  std::printf("  %-14s %14.2f\n", "p99_us", p99);
-  std::printf("  %-14s %14.1f\n", "peak_rss_mib", static_cast<double>(rss) / (1 << 20));
-  std::printf("  %-14s %14s\n", "live_versions", with_commas(st.live_versions).c_str());
-  std::printf("  %-14s %14s\n", "index_nodes", with_commas(st.index_nodes).c_str());
-  if (total.errors != 0) {
-    std::printf("  %-14s %14s  (first: %s)\n", "errors", with_commas(total.errors).c_str(),
-                total.first_error.c_str());
-  }
+      cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), cfg.batch);
+  std::printf("  load: %.2f s (%.0f records/s)\n", load_s,
+              static_cast<double>(cfg.records) / load_s);
+  std::printf("  %-12s %12s %12s %10s %9s %9s %10s %8s\n", "mode", "txn_per_s", "ops_per_s",
+              "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq");
 
-  if (cfg.json != "none") {
-    JsonObject o;
-    o.add("bench", "ycsb").add("time", iso_time());
-    o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
-    o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
-    o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
-    o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
-    o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
-    o.add("txn_per_s", txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
-    o.add("p50_us", p50).add("p99_us", p99).add("load_s", load_s).add("run_s", run_s);
-    o.add("commits", total.commits).add("aborts", total.aborts).add("errors", total.errors);
-    o.add("peak_rss_bytes", rss).add("live_versions", st.live_versions);
-    o.add("index_nodes", st.index_nodes);
-    o.add_object("machine", machine_description());
-    if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
-      std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+  std::vector<ModeResult> all;
+  std::uint64_t errors = 0;
+  std::string first_error;
+  for (const std::string& mode : cfg.modes) {
+    ModeResult r;
+    if (Status s = run_mode(db, **table, cfg, zipf.get(), mode, &r); !s.is_ok()) {
+      std::fprintf(stderr, "braid-bench: run failed: %s\n", s.to_string().c_str());
       return 1;
     }
+    all.push_back(std::move(r));
+    ModeResult& m = all.back();
+    double seq = 0;
+    for (const ModeResult& x : all) {
+      if (x.mode == "sequential") seq = x.txn_per_s;
+    }
+    const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
+    const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
+    const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
+    const double p50 = m.total.latency.quantile(0.50) / 1000.0;
+    const double p99 = m.total.latency.quantile(0.99) / 1000.0;
+    const double susp = m.exec.transactions > 0 ? static_cast<double>(m.exec.suspends) /
+                                                      static_cast<double>(m.exec.transactions)
+                                                : 0;
+    char vs[32] = "-";
+    if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.txn_per_s / seq);
+    std::printf("  %-12s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s\n", m.mode.c_str(),
+                m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs);
+    std::fflush(stdout);
+    errors += m.total.errors;
+    if (first_error.empty()) first_error = m.total.first_error;
+
+    if (cfg.json != "none") {
+      const DatabaseStats st = db.stats();
+      JsonObject o;
+      o.add("bench", "ycsb").add("time", iso_time());
+      o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", cfg.batch);
+      o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+      o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
+      o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
+      o.add("multi_get", cfg.multi_get ? 1 : 0);
+      o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
+      o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
+      o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
+      o.add("p50_us", p50).add("p99_us", p99).add("load_s", load_s).add("run_s", m.run_s);
+      o.add("commits", m.total.commits).add("aborts", m.total.aborts);
+      o.add("errors", m.total.errors);
+      o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
+      o.add("auto_decisions", m.exec.auto_decisions);
+      o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
+      o.add("index_nodes", st.index_nodes);
+      o.add_object("machine", machine_description());
+      if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
+        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+        return 1;
+      }
+    }
   }
-  if (total.errors != 0) {
+  const DatabaseStats st = db.stats();
+  std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20),
+              with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
+  if (all.size() > 1) {
+    // Every mode against every other on the same data, in the same process.
+    std::printf("  ratios (row / column):\n  %-12s", "");
+    for (const ModeResult& c : all) std::printf(" %11s", c.mode.c_str());
+    std::printf("\n");
+    for (const ModeResult& r : all) {
+      std::printf("  %-12s", r.mode.c_str());
+      for (const ModeResult& c : all) {
+        std::printf(" %11.2f", c.txn_per_s > 0 ? r.txn_per_s / c.txn_per_s : 0.0);
+      }
+      std::printf("\n");
+    }
+  }
+  if (errors != 0) {
     std::fprintf(stderr, "braid-bench: %s operations failed (first: %s)\n",
-                 with_commas(total.errors).c_str(), total.first_error.c_str());
+                 with_commas(errors).c_str(), first_error.c_str());
     return 1;
   }
   return 0;

@@ -14,10 +14,13 @@
 #include <braid/key.h>
 #include <braid/options.h>
 #include <braid/status.h>
+#include <braid/task.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -28,6 +31,11 @@ namespace braid {
 class Table;
 class Database;
 class Transaction;
+class Tx;
+class TxnGenerator;
+namespace detail {
+struct Request;
+}  // namespace detail
 namespace mvcc {
 struct TxnContext;
 }  // namespace mvcc
@@ -41,6 +49,7 @@ class FunctionRef;
 template <typename R, typename... Args>
 class FunctionRef<R(Args...)> {
  public:
+  FunctionRef() = default;  // empty: must be assigned before it is called
   template <typename F, typename = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
   FunctionRef(F&& f)  // NOLINT: implicit by design
       : object_(const_cast<void*>(static_cast<const void*>(&f))),
@@ -50,8 +59,8 @@ class FunctionRef<R(Args...)> {
   R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
 
  private:
-  void* object_;
-  R (*call_)(void*, Args...);
+  void* object_ = nullptr;
+  R (*call_)(void*, Args...) = nullptr;
 };
 
 enum class ScanOrder : std::uint8_t { kForward, kReverse };
@@ -117,6 +126,50 @@ struct DatabaseStats {
   std::uint64_t commit_clock = 0;
 };
 
+// Per-worker execution counters, summed.
+struct ExecStats {
+  std::uint64_t transactions = 0;  // run to the end by workers (committed or aborted)
+  std::uint64_t resumes = 0;       // scheduler resumptions of suspended transactions
+  std::uint64_t suspends = 0;      // operation suspensions before a likely miss
+  std::uint64_t frames_allocated = 0;
+  std::uint64_t frames_freed = 0;
+  std::uint64_t frame_heap_fallbacks = 0;  // frames too large for a size class
+  std::uint64_t auto_decisions = 0;        // ExecMode::kAuto re-decisions
+  std::uint32_t auto_batch = 0;            // kAuto's current choice (1: sequential)
+};
+
+// A transaction body: called on a worker with the transaction's handle.
+using TxnFunction = std::function<Task<Status>(Tx&)>;
+
+// The handle of a submitted transaction.
+class Pending {
+ public:
+  Pending() = default;
+  Pending(Pending&& other) noexcept;
+  Pending& operator=(Pending&& other) noexcept;
+  Pending(const Pending&) = delete;
+  Pending& operator=(const Pending&) = delete;
+  ~Pending();
+
+  bool valid() const { return request_ != nullptr; }
+  // True once the transaction committed or aborted.
+  bool ready() const;
+  // Blocks until then; the final Status (OK: committed).
+  Status wait();
+
+ private:
+  friend class engine::DatabaseImpl;
+  explicit Pending(detail::Request* r) : request_(r) {}
+  detail::Request* request_ = nullptr;
+};
+
+struct SubmitOptions {
+  // The worker to run on; -1 spreads submissions round-robin.
+  std::int32_t worker = -1;
+  // Re-runs of the transaction function after Conflict (0: report the first Conflict).
+  std::uint32_t conflict_retries = 0;
+};
+
 class Database {
  public:
   // Opens (creating when allowed) a database. Errors: InvalidArgument for bad options, IOError
@@ -132,8 +185,22 @@ class Database {
   [[nodiscard]] Result<Table*> create_table(std::string_view name);
   [[nodiscard]] Result<Table*> open_table(std::string_view name);
 
-  // Starts a transaction; Busy when every transaction slot is in use.
+  // Thread-per-transaction API: starts a transaction on the calling thread; Busy when all
+  // Options::external_transactions are open.
   [[nodiscard]] Result<Transaction> begin();
+
+  // Coroutine API (see <braid/tx.h>). submit() hands a transaction to a worker through its
+  // lock-free queue and returns at once; Busy when the queue is full. execute() is the blocking
+  // convenience form: submit and wait.
+  [[nodiscard]] Result<Pending> submit(TxnFunction fn, const SubmitOptions& options = {});
+  [[nodiscard]] Status execute(TxnFunction fn, const SubmitOptions& options = {});
+
+  // Runs generators[i] on worker i (one per worker, null for none) with the given execution
+  // options until every generator is exhausted; blocks the caller. Busy while another run is
+  // in progress.
+  [[nodiscard]] Status run(std::span<TxnGenerator* const> generators, const ExecOptions& exec);
+
+  ExecStats exec_stats() const;
 
   DatabaseStats stats() const;
   const Options& options() const;

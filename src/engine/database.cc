@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/database_impl.h"
+#include "engine/worker.h"
 #include "util/assert.h"
 #include "util/bits.h"
 
@@ -44,11 +45,14 @@ Status check_value(std::string_view value) {
 // ---- Opening ------------------------------------------------------------------------------------
 
 DatabaseImpl::DatabaseImpl(const Options& options)
-    : options_(options), txns_(options.workers * options.slots_per_worker, options.max_txn_writes) {
+    : options_(options),
+      txns_(options.workers * options.slots_per_worker, options.external_transactions,
+            options.max_txn_writes) {
   tables_.reserve(options.max_tables);
 }
 
 DatabaseImpl::~DatabaseImpl() {
+  stop_workers();
   // Tables first: their chains hold versions; then the transaction table frees limbo.
   for (auto& t : tables_) {
     for (std::uint64_t oid = 0; oid < t->oids().allocated(); ++oid) {
@@ -72,8 +76,19 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o) {
   if (o.slots_per_worker == 0 || o.slots_per_worker > 4096) {
     return Status::invalid_argument("Options::slots_per_worker must be 1..4096");
   }
-  if (std::uint64_t{o.workers} * o.slots_per_worker >= (1u << 16)) {
-    return Status::invalid_argument("Options::workers * slots_per_worker must be below 65536");
+  if (o.external_transactions > 4096) {
+    return Status::invalid_argument("Options::external_transactions must be 0..4096");
+  }
+  if (std::uint64_t{o.workers} * o.slots_per_worker + o.external_transactions >= (1u << 16)) {
+    return Status::invalid_argument(
+        "Options::workers * slots_per_worker + external_transactions must be below 65536");
+  }
+  if (o.exec.batch == 0) return Status::invalid_argument("Options::exec.batch must be at least 1");
+  if (o.submit_queue_depth < 2 || o.submit_queue_depth > (1u << 20)) {
+    return Status::invalid_argument("Options::submit_queue_depth must be 2..2^20");
+  }
+  if (o.max_version_bytes < (std::uint64_t{4} << 20)) {
+    return Status::invalid_argument("Options::max_version_bytes must be at least 4 MiB");
   }
   if (o.max_tables == 0 || o.max_tables > 65536) {
     return Status::invalid_argument("Options::max_tables must be 1..65536");
@@ -85,10 +100,12 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o) {
     return Status::invalid_argument("Options::max_txn_writes must be at least 1");
   }
   std::unique_ptr<DatabaseImpl> db(new DatabaseImpl(o));
+  if (Status s = db->txns_.init_heap(o.max_version_bytes, o.huge_pages); !s.is_ok()) return s;
   if (!o.directory.empty()) {
     Status s = db->open_directory();
     if (!s.is_ok()) return s;
   }
+  if (Status s = db->start_workers(); !s.is_ok()) return s;
   return db;
 }
 
@@ -227,44 +244,12 @@ const Version* DatabaseImpl::find_visible(const TxnContext* ctx, std::uint64_t e
   return nullptr;
 }
 
-// ---- Reads --------------------------------------------------------------------------------------
-
-Result<std::string_view> DatabaseImpl::get(TxnContext* ctx, Table& table, std::string_view key) {
-  std::uint64_t oid;
-  if (!table.index().lookup(key, &oid)) return Code::kNotFound;
-  const Version* v = find_visible(ctx, table.oids().entry(oid).load(std::memory_order_acquire));
-  if (v == nullptr || v->tombstone()) return Code::kNotFound;
-  return v->value();
-}
-
-Status DatabaseImpl::scan(TxnContext* ctx, Table& table, std::string_view begin,
-                          std::string_view end, std::size_t limit, ScanCallback callback,
-                          ScanOrder order) {
-  if (!end.empty() && begin >= end) return Status::ok();
-  const bool reverse = order == ScanOrder::kReverse;
-  index::LeafBatch& batch = ctx->scan_batch;
-  std::string from(reverse ? end : begin);
-  bool from_infinite = reverse && end.empty();
-  std::size_t emitted = 0;
-  for (;;) {
-    table.index().scan_leaf(from, from_infinite, begin, end, reverse, &batch);
-    for (const auto& e : batch.entries) {
-      const Version* v =
-          find_visible(ctx, table.oids().entry(e.value).load(std::memory_order_acquire));
-      if (v == nullptr || v->tombstone()) continue;
-      if (!callback(batch.key(e), v->value())) return Status::ok();
-      if (limit != 0 && ++emitted >= limit) return Status::ok();
-    }
-    if (!batch.has_next) return Status::ok();
-    from.swap(batch.next);
-    from_infinite = false;
-  }
-}
-
 // ---- Writes -------------------------------------------------------------------------------------
 
 Version* DatabaseImpl::make_version(TxnContext* ctx, std::string_view value, bool tombstone) {
   Version* v = txns_.alloc_version(ctx, value.size());
+  if (v == nullptr) [[unlikely]]
+    return nullptr;
   if (!value.empty()) std::memcpy(v->payload(), value.data(), value.size());
   if (tombstone) v->flags = Version::kTombstone;
   return v;
@@ -278,20 +263,35 @@ void DatabaseImpl::add_write(TxnContext* ctx, Table& table, std::uint64_t oid, V
   ctx->staged_keys.append(key);
 }
 
+namespace {
+Status out_of_version_memory(std::uint64_t limit) {
+  return Status::io_error(
+      "version memory exhausted (Options::max_version_bytes = " + std::to_string(limit) + ")");
+}
+}  // namespace
+
 Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
-                           std::string_view value, WriteKind kind) {
+                           std::string_view value, WriteKind kind, const LookupHint* hint) {
   if (ctx->writes.size() >= txns_.max_writes()) {
     return Status::busy("transaction write set is full (Options::max_txn_writes = " +
                         std::to_string(txns_.max_writes()) + ")");
   }
   for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
-    std::uint64_t oid;
-    if (!table.index().lookup(key, &oid)) {
+    std::uint64_t oid = 0;
+    bool found;
+    if (attempt == 0 && hint != nullptr) {
+      found = hint->found;
+      oid = hint->oid;
+    } else {
+      found = table.index().lookup(key, &oid);
+    }
+    if (!found) {
       if (kind == WriteKind::kUpdate || kind == WriteKind::kRemove) return Code::kNotFound;
       // A new record: publish the version in a fresh OID, then the key in the index.
       Result<std::uint64_t> fresh = table.oids().allocate();
       if (!fresh.is_ok()) return fresh.status();
       Version* v = make_version(ctx, value, false);
+      if (v == nullptr) return out_of_version_memory(options_.max_version_bytes);
       auto& slot = table.oids().entry(*fresh);
       slot.store(entry::from_version(v), std::memory_order_release);
       std::uint64_t existing;
@@ -337,6 +337,10 @@ DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table
         return Outcome::kDone;
       }
       Version* v = make_version(ctx, value, tombstone);
+      if (v == nullptr) {
+        *status = out_of_version_memory(options_.max_version_bytes);
+        return Outcome::kDone;
+      }
       v->next.store(head->next.load(std::memory_order_relaxed), std::memory_order_relaxed);
       v->write_index = head->write_index;
       slot.store(entry::from_version(v), std::memory_order_release);
@@ -371,6 +375,10 @@ DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table
       return Outcome::kDone;
     }
     Version* v = make_version(ctx, value, tombstone);
+    if (v == nullptr) {
+      *status = out_of_version_memory(options_.max_version_bytes);
+      return Outcome::kDone;
+    }
     v->next.store(head, std::memory_order_relaxed);
     if (!slot.compare_exchange_strong(e, entry::from_version(v), std::memory_order_acq_rel)) {
       txns_.free_version(ctx, v);  // never published

@@ -7,9 +7,11 @@
 
 #include <braid/database.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +24,14 @@ namespace braid::engine {
 
 enum class WriteKind : std::uint8_t { kInsert, kUpdate, kPut, kRemove };
 
+// The result of an index lookup the caller already did (so a write need not repeat it).
+struct LookupHint {
+  bool found;
+  std::uint64_t oid;
+};
+
+class Worker;
+
 class DatabaseImpl {
  public:
   static Result<std::unique_ptr<DatabaseImpl>> open(const Options& options);
@@ -32,25 +42,31 @@ class DatabaseImpl {
   Result<Transaction> begin();
   DatabaseStats stats() const;
   const Options& options() const { return options_; }
+  mvcc::TxnTable& txns() { return txns_; }
 
-  // Operations of an active transaction.
-  Result<std::string_view> get(mvcc::TxnContext* ctx, Table& table, std::string_view key);
+  // Coroutine API (workers).
+  Result<Pending> submit(TxnFunction fn, const SubmitOptions& options);
+  Status run(std::span<TxnGenerator* const> generators, const ExecOptions& exec);
+  ExecStats exec_stats() const;
+
+  // Writes of an active transaction (reads go through access.h). With a hint, the first
+  // attempt uses the caller's lookup instead of repeating it.
   Status write(mvcc::TxnContext* ctx, Table& table, std::string_view key, std::string_view value,
-               WriteKind kind);
-  Status scan(mvcc::TxnContext* ctx, Table& table, std::string_view begin, std::string_view end,
-              std::size_t limit, ScanCallback callback, ScanOrder order);
+               WriteKind kind, const LookupHint* hint = nullptr);
   Status commit(mvcc::TxnContext* ctx);
   void abort(mvcc::TxnContext* ctx);
 
- private:
   enum class Vis : std::uint8_t { kVisible, kInvisible, kRetry, kOwnerAborting };
+  Vis visibility(const mvcc::TxnContext* ctx, std::uint64_t stamp);
+  const mvcc::Version* find_visible(const mvcc::TxnContext* ctx, std::uint64_t entry);
+
+ private:
   enum class Outcome : std::uint8_t { kDone, kRelookup };
 
   explicit DatabaseImpl(const Options& options);
   Status open_directory();
-
-  Vis visibility(const mvcc::TxnContext* ctx, std::uint64_t stamp);
-  const mvcc::Version* find_visible(const mvcc::TxnContext* ctx, std::uint64_t entry);
+  Status start_workers();
+  void stop_workers();
   Outcome write_existing(mvcc::TxnContext* ctx, Table& table, std::uint64_t oid,
                          std::string_view key, std::string_view value, WriteKind kind,
                          Status* status);
@@ -65,6 +81,10 @@ class DatabaseImpl {
   mutable std::mutex catalog_mutex_;
   std::vector<std::unique_ptr<Table>> tables_;
   std::unordered_map<std::string, Table*> by_name_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<std::uint32_t> next_worker_{0};
+  std::mutex run_mutex_;  // one Database::run at a time
+  std::atomic<std::uint32_t> run_remaining_{0};
 };
 
 // Input validation shared by every entry point.

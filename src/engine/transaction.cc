@@ -1,6 +1,9 @@
 // The public handles: argument checks, then the engine.
 #include <braid/database.h>
 
+#include <braid/tx.h>
+
+#include "engine/access.h"
 #include "engine/database_impl.h"
 
 namespace braid {
@@ -29,10 +32,23 @@ Transaction::~Transaction() { abort(); }
 
 std::uint64_t Transaction::snapshot() const { return ctx_ != nullptr ? ctx_->snapshot : 0; }
 
+namespace {
+// The thread-per-transaction API runs the same operations as the workers, as plain calls.
+void run_op(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, detail::OpState* op) {
+  engine::plain::run<engine::Sequential>(engine::OpEnv{db, ctx, nullptr, nullptr, nullptr}, op);
+}
+}  // namespace
+
 Result<std::string_view> Transaction::get(Table& table, std::string_view key) {
   if (ctx_ == nullptr) return not_active();
   if (Status s = engine::check_key(key); !s.is_ok()) return s;
-  return db_->get(ctx_, table, key);
+  detail::OpState op;
+  op.kind = detail::OpState::Kind::kGet;
+  op.table = &table;
+  op.key = key;
+  run_op(db_, ctx_, &op);
+  if (!op.status.is_ok()) return std::move(op.status);
+  return op.view;
 }
 
 Status Transaction::get(Table& table, std::string_view key, std::string* value) {
@@ -46,30 +62,36 @@ namespace {
 // The one path of every write: argument checks, the engine, and ending the transaction on
 // Conflict (under first-updater-wins it can no longer commit).
 Status write(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, Transaction* tx, Table& table,
-             std::string_view key, std::string_view value, engine::WriteKind kind) {
+             std::string_view key, std::string_view value, detail::OpState::Kind kind) {
   if (ctx == nullptr) return not_active();
   if (Status s = engine::check_key(key); !s.is_ok()) return s;
   if (Status s = engine::check_value(value); !s.is_ok()) return s;
-  Status s = db->write(ctx, table, key, value, kind);
-  if (s == Code::kConflict) tx->abort();
-  return s;
+  if (ctx->in_scan) return Status::invalid_argument("write called from a scan callback");
+  detail::OpState op;
+  op.kind = kind;
+  op.table = &table;
+  op.key = key;
+  op.value = value;
+  run_op(db, ctx, &op);
+  if (op.status == Code::kConflict) tx->abort();
+  return std::move(op.status);
 }
 }  // namespace
 
 Status Transaction::insert(Table& table, std::string_view key, std::string_view value) {
-  return write(db_, ctx_, this, table, key, value, engine::WriteKind::kInsert);
+  return write(db_, ctx_, this, table, key, value, detail::OpState::Kind::kInsert);
 }
 
 Status Transaction::update(Table& table, std::string_view key, std::string_view value) {
-  return write(db_, ctx_, this, table, key, value, engine::WriteKind::kUpdate);
+  return write(db_, ctx_, this, table, key, value, detail::OpState::Kind::kUpdate);
 }
 
 Status Transaction::put(Table& table, std::string_view key, std::string_view value) {
-  return write(db_, ctx_, this, table, key, value, engine::WriteKind::kPut);
+  return write(db_, ctx_, this, table, key, value, detail::OpState::Kind::kPut);
 }
 
 Status Transaction::remove(Table& table, std::string_view key) {
-  return write(db_, ctx_, this, table, key, {}, engine::WriteKind::kRemove);
+  return write(db_, ctx_, this, table, key, {}, detail::OpState::Kind::kRemove);
 }
 
 Status Transaction::scan(Table& table, std::string_view begin, std::string_view end,
@@ -80,10 +102,16 @@ Status Transaction::scan(Table& table, std::string_view begin, std::string_view 
                                     " bytes");
   }
   if (ctx_->in_scan) return Status::invalid_argument("scan called from a scan callback");
-  ctx_->in_scan = true;
-  Status s = db_->scan(ctx_, table, begin, end, limit, callback, order);
-  ctx_->in_scan = false;
-  return s;
+  detail::OpState op;
+  op.kind = detail::OpState::Kind::kScan;
+  op.table = &table;
+  op.key = begin;
+  op.value = end;
+  op.limit = limit;
+  op.callback = callback;
+  op.order = order;
+  run_op(db_, ctx_, &op);
+  return std::move(op.status);
 }
 
 Status Transaction::commit() {
@@ -115,6 +143,18 @@ Result<std::unique_ptr<Database>> Database::open(const Options& options) {
 Result<Table*> Database::create_table(std::string_view name) { return impl_->create_table(name); }
 Result<Table*> Database::open_table(std::string_view name) { return impl_->open_table(name); }
 Result<Transaction> Database::begin() { return impl_->begin(); }
+Result<Pending> Database::submit(TxnFunction fn, const SubmitOptions& options) {
+  return impl_->submit(std::move(fn), options);
+}
+Status Database::execute(TxnFunction fn, const SubmitOptions& options) {
+  Result<Pending> p = impl_->submit(std::move(fn), options);
+  if (!p.is_ok()) return p.status();
+  return p->wait();
+}
+Status Database::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
+  return impl_->run(generators, exec);
+}
+ExecStats Database::exec_stats() const { return impl_->exec_stats(); }
 DatabaseStats Database::stats() const { return impl_->stats(); }
 const Options& Database::options() const { return impl_->options(); }
 

@@ -356,23 +356,36 @@ void BTree::install_new_root(Node* left, std::string_view sep, Node* right) {
   root_.store(root, std::memory_order_release);
 }
 
-BRAID_OPTIMISTIC bool BTree::lookup(std::string_view key, std::uint64_t* value) const {
-  BRAID_DASSERT(!key.empty() && key.size() <= kMaxKey);
-  const SearchKey k(key);
-  Descent d(*this, k, Descent::Bias::kFloor);
+BRAID_OPTIMISTIC bool Lookup::step() {
   for (;;) {
-    d.to_leaf();
-    const Node* leaf = d.node();
-    bool exact;
-    const unsigned idx = lower_bound(leaf, racy_count(leaf), k, &exact);
-    const std::uint64_t v = exact ? racy(leaf->slots()[idx].value) : 0;
-    if (!leaf->lock.validate(d.version())) {
-      d.restart();
-      continue;
+    const Descent::Step s = descent_.step();
+    if (s == Descent::Step::kNext) return true;
+    if (s == Descent::Step::kRestart) {
+      descent_.restart();
+      return true;
     }
-    if (exact) *value = v;
-    return exact;
+    BRAID_DASSERT(s == Descent::Step::kLeaf);
+    const Node* leaf = descent_.node();
+    bool exact;
+    const unsigned idx = lower_bound(leaf, racy_count(leaf), key_, &exact);
+    const std::uint64_t v = exact ? racy(leaf->slots()[idx].value) : 0;
+    if (!leaf->lock.validate(descent_.version())) {
+      descent_.restart();
+      continue;  // the root is resident: no point in handing it back for a hint
+    }
+    found_ = exact;
+    value_ = v;
+    return false;
   }
+}
+
+bool BTree::lookup(std::string_view key, std::uint64_t* value) const {
+  BRAID_DASSERT(!key.empty() && key.size() <= kMaxKey);
+  Lookup l(*this, key);
+  while (l.step()) {
+  }
+  if (l.found()) *value = l.value();
+  return l.found();
 }
 
 bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing) {
@@ -508,50 +521,68 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
   }
 }
 
-BRAID_OPTIMISTIC void BTree::scan_leaf(std::string_view from, bool from_infinite,
-                                       std::string_view begin, std::string_view end, bool reverse,
-                                       LeafBatch* out) const {
-  const SearchKey k = from_infinite ? SearchKey::plus_infinity() : SearchKey(from);
-  Descent d(*this, k, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true);
+ScanLeaf::ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite,
+                   std::string_view begin, std::string_view end, bool reverse, LeafBatch* out)
+    : key_(from_infinite ? SearchKey::plus_infinity() : SearchKey(from)),
+      descent_(tree, key_, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true),
+      begin_(begin),
+      end_(end),
+      reverse_(reverse),
+      out_(out) {}
+
+BRAID_OPTIMISTIC bool ScanLeaf::step() {
   char buf[kMaxKey];
   for (;;) {
-    d.to_leaf();
+    const Descent::Step s = descent_.step();
+    if (s == Descent::Step::kNext) return true;
+    if (s == Descent::Step::kRestart) {
+      descent_.restart();
+      return true;
+    }
+    LeafBatch* out = out_;
     out->clear();
-    const Node* leaf = d.node();
+    const Node* leaf = descent_.node();
     const unsigned count = racy_count(leaf);
     bool exact;
-    const unsigned lb = lower_bound(leaf, count, k, &exact);
+    const unsigned lb = lower_bound(leaf, count, key_, &exact);
     bool stopped = false;  // hit the far end of the range inside this leaf
     auto emit = [&](unsigned i) {
       const std::uint32_t len = copy_key(leaf, leaf->slots()[i], buf);
       const std::string_view key(buf, len);
-      if (!reverse && !end.empty() && key >= end) return false;
-      if (reverse && key < begin) return false;
+      if (!reverse_ && !end_.empty() && key >= end_) return false;
+      if (reverse_ && key < begin_) return false;
       out->entries.push_back(
           {static_cast<std::uint32_t>(out->keys.size()), len, racy(leaf->slots()[i].value)});
       out->keys.append(key);
       return true;
     };
-    if (!reverse) {
+    if (!reverse_) {
       for (unsigned i = lb; i < count && !stopped; ++i) stopped = !emit(i);
-      const FenceKey& f = d.upper_fence();
-      if (!stopped && f.present && (end.empty() || f.view() < end)) {
+      const FenceKey& f = descent_.upper_fence();
+      if (!stopped && f.present && (end_.empty() || f.view() < end_)) {
         out->has_next = true;
         out->next.assign(f.view());
       }
     } else {
       for (unsigned i = lb; i > 0 && !stopped; --i) stopped = !emit(i - 1);
-      const FenceKey& f = d.lower_fence();
-      if (!stopped && f.present && f.view() > begin) {
+      const FenceKey& f = descent_.lower_fence();
+      if (!stopped && f.present && f.view() > begin_) {
         out->has_next = true;
         out->next.assign(f.view());
       }
     }
-    if (!leaf->lock.validate(d.version())) {
-      d.restart();
+    if (!leaf->lock.validate(descent_.version())) {
+      descent_.restart();
       continue;
     }
-    return;
+    return false;
+  }
+}
+
+void BTree::scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
+                      std::string_view end, bool reverse, LeafBatch* out) const {
+  ScanLeaf s(*this, from, from_infinite, begin, end, reverse, out);
+  while (s.step()) {
   }
 }
 

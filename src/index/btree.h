@@ -192,6 +192,31 @@ class Descent {
   FenceKey upper_;
 };
 
+// A point lookup as a stepper: the descent, the leaf search and any restarts, one node per step.
+//   Lookup l(tree, key);
+//   while (l.step()) { /* l.next() is the node the next step reads: prefetch, maybe suspend */ }
+//   if (l.found()) use(l.value());
+// The root is read by the first step without a hint: it is always cache-resident.
+class Lookup {
+ public:
+  Lookup(const BTree& tree, std::string_view key)
+      : key_(key), descent_(tree, key_, Descent::Bias::kFloor) {}
+  Lookup(const Lookup&) = delete;
+  Lookup& operator=(const Lookup&) = delete;
+
+  // True while more steps are needed.
+  BRAID_OPTIMISTIC bool step();
+  const Node* next() const { return descent_.node(); }
+  bool found() const { return found_; }
+  std::uint64_t value() const { return value_; }
+
+ private:
+  SearchKey key_;
+  Descent descent_;
+  bool found_ = false;
+  std::uint64_t value_ = 0;
+};
+
 // Entries copied out of one leaf by a scan step.
 struct LeafBatch {
   struct Entry {
@@ -210,6 +235,29 @@ struct LeafBatch {
     next.clear();
     has_next = false;
   }
+};
+
+class BTree;
+
+// One leaf of a range scan as a stepper (see BTree::scan_leaf for the arguments): while step()
+// answers true, next() is the node the next step reads. The key views must outlive it.
+class ScanLeaf {
+ public:
+  ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite, std::string_view begin,
+           std::string_view end, bool reverse, LeafBatch* out);
+  ScanLeaf(const ScanLeaf&) = delete;
+  ScanLeaf& operator=(const ScanLeaf&) = delete;
+
+  BRAID_OPTIMISTIC bool step();
+  const Node* next() const { return descent_.node(); }
+
+ private:
+  SearchKey key_;
+  Descent descent_;
+  std::string_view begin_;
+  std::string_view end_;
+  bool reverse_;
+  LeafBatch* out_;
 };
 
 class BTree {
@@ -256,6 +304,8 @@ class BTree {
 
  private:
   friend class Descent;
+  friend class Lookup;
+  friend class ScanLeaf;
 
   Node* new_node(bool leaf);
   // Locks a node found at version v (and its parent at pv, when present) or answers false.

@@ -17,13 +17,14 @@ constexpr std::size_t kLimboBatch = 256;
 thread_local std::uint32_t t_context_hint = 0;
 }  // namespace
 
-TxnTable::TxnTable(std::uint32_t contexts, std::uint32_t max_writes)
-    : count_(contexts),
+TxnTable::TxnTable(std::uint32_t reserved, std::uint32_t shared, std::uint32_t max_writes)
+    : reserved_(reserved),
+      count_(reserved + shared),
       max_writes_(max_writes),
-      contexts_(std::make_unique<TxnContext[]>(contexts)) {
-  BRAID_ASSERT(contexts > 0);
-  BRAID_ASSERT(contexts < (1u << 16));  // xid = generation << 16 | index
-  for (std::uint32_t i = 0; i < contexts; ++i) contexts_[i].index = i;
+      contexts_(std::make_unique<TxnContext[]>(reserved + shared)) {
+  BRAID_ASSERT(count_ > 0);
+  BRAID_ASSERT(count_ < (1u << 16));  // xid = generation << 16 | index
+  for (std::uint32_t i = 0; i < count_; ++i) contexts_[i].index = i;
 }
 
 TxnTable::~TxnTable() {
@@ -36,29 +37,43 @@ TxnTable::~TxnTable() {
 }
 
 TxnContext* TxnTable::begin() {
-  const std::uint32_t start = t_context_hint % count_;
-  for (std::uint32_t k = 0; k < count_; ++k) {
-    const std::uint32_t i = (start + k) % count_;
-    TxnContext& c = contexts_[i];
+  const std::uint32_t shared = count_ - reserved_;
+  if (shared == 0) return nullptr;
+  const std::uint32_t first = t_context_hint % shared;
+  for (std::uint32_t k = 0; k < shared; ++k) {
+    TxnContext& c = contexts_[reserved_ + (first + k) % shared];
     if (c.in_use.load(std::memory_order_relaxed)) continue;
     bool expected = false;
     if (!c.in_use.compare_exchange_strong(expected, true, std::memory_order_acquire)) continue;
-    t_context_hint = i;
-    // Pin first, then read the snapshot: a horizon scan that misses this pin must have read
-    // the clock before our snapshot read, so it cannot exceed our snapshot (see txn.h).
-    c.pin.store(clock_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
-    c.snapshot = clock_.load(std::memory_order_seq_cst);
-    ++c.generation;
-    const std::uint64_t xid = (c.generation << 16) | i;
-    c.tag = owner_stamp(xid);
-    // Publish the xid before resetting the state: a reader that sees the new state re-reads the
-    // xid and so never mistakes this transaction's state for the previous occupant's.
-    c.xid.store(xid, std::memory_order_release);
-    c.state.store(cstate::kActive, std::memory_order_release);
-    BRAID_DASSERT(c.writes.empty());
+    t_context_hint = (first + k) % shared;
+    start(c);
     return &c;
   }
   return nullptr;
+}
+
+TxnContext* TxnTable::begin_at(std::uint32_t i) {
+  BRAID_DASSERT(i < reserved_);
+  TxnContext& c = contexts_[i];
+  BRAID_ASSERT(!c.in_use.load(std::memory_order_relaxed));
+  c.in_use.store(true, std::memory_order_relaxed);
+  start(c);
+  return &c;
+}
+
+void TxnTable::start(TxnContext& c) {
+  // Pin first, then read the snapshot: a horizon scan that misses this pin must have read
+  // the clock before our snapshot read, so it cannot exceed our snapshot (see txn.h).
+  c.pin.store(clock_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  c.snapshot = clock_.load(std::memory_order_seq_cst);
+  ++c.generation;
+  const std::uint64_t xid = (c.generation << 16) | c.index;
+  c.tag = owner_stamp(xid);
+  // Publish the xid before resetting the state: a reader that sees the new state re-reads the
+  // xid and so never mistakes this transaction's state for the previous occupant's.
+  c.xid.store(xid, std::memory_order_release);
+  c.state.store(cstate::kActive, std::memory_order_release);
+  BRAID_DASSERT(c.writes.empty());
 }
 
 void TxnTable::finish(TxnContext* ctx) {
@@ -98,9 +113,9 @@ std::uint64_t TxnTable::refresh_horizon() {
 
 Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
   const std::size_t bytes = Version::bytes_for(payload);
-  void* mem = std::malloc(bytes);
-  BRAID_ASSERT(mem != nullptr);
-  BRAID_ASSERT((reinterpret_cast<std::uintptr_t>(mem) & 15) == 0);  // entry tag bits
+  void* mem = heap_.allocate(&ctx->version_cache, bytes);
+  if (mem == nullptr) return nullptr;
+  BRAID_DASSERT((reinterpret_cast<std::uintptr_t>(mem) & 15) == 0);  // entry tag bits
   auto* v = static_cast<Version*>(mem);
   v->stamp.store(ctx->tag, std::memory_order_relaxed);
   v->next.store(nullptr, std::memory_order_relaxed);
@@ -113,10 +128,10 @@ Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
 }
 
 void TxnTable::free_version(TxnContext* ctx, Version* v) {
+  const std::size_t bytes = Version::bytes_for(v->size);
   ctx->versions_live.fetch_sub(1, std::memory_order_relaxed);
-  ctx->version_bytes_live.fetch_sub(static_cast<std::int64_t>(Version::bytes_for(v->size)),
-                                    std::memory_order_relaxed);
-  std::free(v);
+  ctx->version_bytes_live.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  heap_.free(&ctx->version_cache, v, bytes);
 }
 
 void TxnTable::retire(TxnContext* ctx, Version* v) {

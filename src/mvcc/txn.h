@@ -29,6 +29,7 @@
 
 #include "index/btree.h"
 #include "mvcc/version.h"
+#include "mvcc/version_heap.h"
 
 namespace braid {
 class Table;
@@ -88,15 +89,23 @@ struct alignas(64) TxnContext {
   std::string staged_keys;
   index::LeafBatch scan_batch;  // scan scratch: keys copied out of a leaf
   std::vector<Retired> limbo;   // survives across occupants of this context
+  VersionHeap::Cache version_cache;
 };
 
 class TxnTable {
  public:
-  TxnTable(std::uint32_t contexts, std::uint32_t max_writes);
+  // Contexts [0, reserved) belong to worker slots (begin_at); the next `shared` ones to
+  // application threads (begin).
+  TxnTable(std::uint32_t reserved, std::uint32_t shared, std::uint32_t max_writes);
   ~TxnTable();
+  Status init_heap(std::size_t reserve_bytes, bool huge_pages) {
+    return heap_.init(reserve_bytes, huge_pages);
+  }
 
-  // Takes a free context and starts a transaction in it; null when all are in use.
+  // Takes a free shared context and starts a transaction in it; null when all are in use.
   TxnContext* begin();
+  // Starts a transaction in reserved context i, which must be free (a worker slot's own).
+  TxnContext* begin_at(std::uint32_t i);
   // Ends the transaction (after commit or abort bookkeeping) and frees the context.
   void finish(TxnContext* ctx);
 
@@ -113,8 +122,9 @@ class TxnTable {
   std::uint64_t refresh_horizon();
 
   // Version memory. Allocation is charged to the context that allocates, freeing to the one that
-  // frees; only the sum is meaningful.
+  // frees; only the sum is meaningful. Null when the version reservation is exhausted.
   Version* alloc_version(TxnContext* ctx, std::size_t payload);
+  const VersionHeap& heap() const { return heap_; }
   void free_version(TxnContext* ctx, Version* v);
   // Hands an unlinked version to ctx's limbo; frees what the horizon allows.
   void retire(TxnContext* ctx, Version* v);
@@ -123,9 +133,10 @@ class TxnTable {
  private:
   // Frees the limbo prefix retired before `horizon` (limbo is in clock order).
   void free_before(TxnContext* ctx, std::uint64_t horizon);
+  void start(TxnContext& c);
 
- public:
- private:
+  VersionHeap heap_;  // first member: destroyed last, after the contexts' limbo is freed
+  std::uint32_t reserved_;
   std::uint32_t count_;
   std::uint32_t max_writes_;
   std::unique_ptr<TxnContext[]> contexts_;

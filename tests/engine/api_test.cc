@@ -187,7 +187,7 @@ TEST(Api, ConflictAbortsTheLoser) {
 TEST(Api, BusyWhenAllTransactionSlotsAreTaken) {
   Options o;
   o.workers = 1;
-  o.slots_per_worker = 2;
+  o.external_transactions = 2;  // the workers' own slots are not available to begin()
   auto db = open_db(o);
   Transaction a = begin(*db);
   Transaction b = begin(*db);

@@ -8,7 +8,7 @@ namespace braid::mvcc {
 namespace {
 
 TEST(TxnTable, ContextsAreBoundedAndReused) {
-  TxnTable t(4, 100);
+  TxnTable t(0, 4, 100);
   std::vector<TxnContext*> open;
   for (int i = 0; i < 4; ++i) {
     TxnContext* c = t.begin();
@@ -28,7 +28,7 @@ TEST(TxnTable, ContextsAreBoundedAndReused) {
 }
 
 TEST(TxnTable, HorizonIsTheOldestPin) {
-  TxnTable t(4, 100);
+  TxnTable t(0, 4, 100);
   TxnContext* old_reader = t.begin();
   const std::uint64_t pinned = old_reader->pin.load();
   for (int i = 0; i < 10; ++i) t.clock().fetch_add(1);
@@ -42,7 +42,8 @@ TEST(TxnTable, HorizonIsTheOldestPin) {
 }
 
 TEST(TxnTable, RetiredVersionsWaitForOlderPins) {
-  TxnTable t(4, 100);
+  TxnTable t(0, 4, 100);
+  ASSERT_TRUE(t.init_heap(std::size_t{64} << 20, true).is_ok());
   TxnContext* reader = t.begin();  // may still see what the writer unlinks
   TxnContext* writer = t.begin();
   Version* v = t.alloc_version(writer, 16);
@@ -57,6 +58,55 @@ TEST(TxnTable, RetiredVersionsWaitForOlderPins) {
   t.reclaim(writer);
   EXPECT_TRUE(writer->limbo.empty());
   EXPECT_EQ(writer->versions_live.load(), 0);
+}
+
+TEST(TxnTable, ReservedContextsAreOnlyTakenExplicitly) {
+  TxnTable t(2, 1, 100);
+  TxnContext* shared = t.begin();
+  ASSERT_NE(shared, nullptr);
+  EXPECT_EQ(shared->index, 2u);   // the shared range follows the reserved one
+  EXPECT_EQ(t.begin(), nullptr);  // reserved contexts are not handed to begin()
+  TxnContext* slot1 = t.begin_at(1);
+  EXPECT_EQ(slot1->index, 1u);
+  EXPECT_NE(slot1->xid.load(), 0u);
+  t.finish(slot1);
+  t.finish(shared);
+}
+
+TEST(VersionHeap, ClassesCoverEverySizeAndRecycle) {
+  for (std::size_t b = 1; b <= VersionHeap::kMaxBytes; b += (b < 600 ? 1 : 997)) {
+    const std::size_t c = VersionHeap::class_of(b);
+    ASSERT_LT(c, VersionHeap::kClasses);
+    ASSERT_GE(VersionHeap::class_bytes(c), b);
+    if (c > 0) ASSERT_LT(VersionHeap::class_bytes(c - 1), b);
+  }
+  VersionHeap heap;
+  ASSERT_TRUE(heap.init(std::size_t{64} << 20, true).is_ok());
+  VersionHeap::Cache a;
+  VersionHeap::Cache b;
+  std::vector<void*> ptrs;
+  for (int i = 0; i < 10000; ++i) {
+    void* p = heap.allocate(&a, 40);
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % 16, 0u);
+    ptrs.push_back(p);
+  }
+  const std::size_t committed = heap.committed_bytes();
+  for (void* p : ptrs) heap.free(&b, p, 40);  // freed by another context
+  heap.drain(&b);
+  for (int i = 0; i < 10000; ++i) ASSERT_NE(heap.allocate(&a, 40), nullptr);
+  EXPECT_EQ(heap.committed_bytes(), committed);  // recycled, not carved anew
+}
+
+TEST(VersionHeap, ExhaustionAnswersNull) {
+  VersionHeap heap;
+  ASSERT_TRUE(heap.init(std::size_t{2} << 20, false).is_ok());
+  VersionHeap::Cache c;
+  int n = 0;
+  while (heap.allocate(&c, 64 << 10) != nullptr) ++n;
+  EXPECT_GT(n, 0);
+  EXPECT_LE(n, 32);
+  EXPECT_EQ(heap.allocate(&c, VersionHeap::kMaxBytes + 1), nullptr);
 }
 
 }  // namespace

@@ -1,0 +1,120 @@
+// The record-access operations in every execution mode, from one source (DESIGN §3).
+//
+// The search logic lives in steppers that never suspend: index::Lookup and index::ScanLeaf (one
+// B+-tree node per step) and ChainWalk (one version per step). Each step names the memory the
+// next step will read. The operations (access_ops.inc) drive the steppers, and what they do
+// between two steps is the only thing that differs between modes:
+//   Sequential   nothing                         plain functions (access_plain.cc)
+//   Prefetch     prefetch the next node/entry    plain functions (access_plain.cc)
+//   Interleaved  prefetch, then suspend          one coroutine per operation (access_coro.cc)
+//   Nested       prefetch, then suspend          a coroutine per driver and per suspension
+// access_ops.inc is compiled twice — once as plain functions, once as coroutines — with macros
+// that expand to `return` or `co_return`, a call or a `co_await` (CoroBase's PROMISE/AWAIT).
+#pragma once
+
+#include <braid/tx.h>
+
+#include <coroutine>
+#include <cstdint>
+
+#include "engine/database_impl.h"
+
+namespace braid::engine {
+
+// Where an operation runs: the engine, the transaction, and where a suspending awaiter leaves
+// its handle for the scheduler (the transaction slot's resume point, or a multi_get child's).
+struct OpEnv {
+  DatabaseImpl* db;
+  mvcc::TxnContext* ctx;
+  detail::TxState* tx;            // null for the thread-per-transaction API
+  std::coroutine_handle<>* sink;  // coroutine modes only
+  std::uint64_t* suspends;        // counter, coroutine modes only
+};
+
+// Mode tags.
+struct Sequential {
+  static constexpr bool kHints = false;
+  static constexpr bool kNested = false;
+};
+struct Prefetch {
+  static constexpr bool kHints = true;
+  static constexpr bool kNested = false;
+};
+struct Flat {
+  static constexpr bool kHints = true;
+  static constexpr bool kNested = false;
+};
+struct Nested {
+  static constexpr bool kHints = true;
+  static constexpr bool kNested = true;
+};
+
+// The newest version of a record visible to a transaction, one version per step. The first
+// step only names the head (which the caller prefetches before it is read).
+class ChainWalk {
+ public:
+  ChainWalk(DatabaseImpl* db, const mvcc::TxnContext* ctx, std::uint64_t entry)
+      : db_(db), ctx_(ctx), v_(mvcc::entry::is_hot(entry) ? mvcc::entry::hot(entry) : nullptr) {
+    BRAID_ASSERT(!mvcc::entry::is_cold(entry));  // the cold store does not exist yet
+  }
+  bool step() {
+    if (!started_) {
+      started_ = true;
+      return v_ != nullptr;
+    }
+    for (;;) {
+      const DatabaseImpl::Vis vis =
+          db_->visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
+      if (vis == DatabaseImpl::Vis::kRetry) continue;  // owner finished: re-read the stamp
+      if (vis == DatabaseImpl::Vis::kVisible) {
+        found_ = v_;
+        return false;
+      }
+      v_ = v_->next.load(std::memory_order_acquire);
+      return v_ != nullptr;
+    }
+  }
+  const mvcc::Version* next() const { return v_; }
+  const mvcc::Version* found() const { return found_; }
+
+ private:
+  DatabaseImpl* db_;
+  const mvcc::TxnContext* ctx_;
+  const mvcc::Version* v_;
+  const mvcc::Version* found_ = nullptr;
+  bool started_ = false;
+};
+
+// Marks the transaction as inside a scan callback for the guard's lifetime.
+class ScanGuard {
+ public:
+  explicit ScanGuard(mvcc::TxnContext* ctx) : ctx_(ctx) { ctx_->in_scan = true; }
+  ~ScanGuard() { ctx_->in_scan = false; }
+  ScanGuard(const ScanGuard&) = delete;
+  ScanGuard& operator=(const ScanGuard&) = delete;
+
+ private:
+  mvcc::TxnContext* ctx_;
+};
+
+// Aborts the coroutine transaction (after Conflict); defined with the worker.
+void abort_tx(detail::TxState* tx);
+
+// Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
+inline constexpr std::size_t kMultiGetWidth = 16;
+
+namespace plain {
+// Runs `op` to completion; its outcome lands in `op`.
+template <typename M>
+void run(OpEnv env, detail::OpState* op);
+}  // namespace plain
+
+namespace coro {
+template <typename M>
+Task<void> run(OpEnv env, detail::OpState* op);
+}  // namespace coro
+
+// Argument checks shared by every mode and both APIs; non-OK means the operation is refused.
+Status check_op(const detail::OpState& op);
+
+}  // namespace braid::engine

@@ -1,0 +1,17 @@
+// The operations as plain functions: Sequential and Prefetch modes, and the
+// thread-per-transaction API (Sequential).
+#include <atomic>
+#include <string>
+
+#include "engine/access.h"
+#include "runtime/cpu.h"
+#include "util/assert.h"
+
+#define BRAID_CORO 0
+
+namespace braid::engine::plain {
+#include "engine/access_ops.inc"
+
+template void run<Sequential>(OpEnv env, detail::OpState* op);
+template void run<Prefetch>(OpEnv env, detail::OpState* op);
+}  // namespace braid::engine::plain

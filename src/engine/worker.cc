@@ -1,0 +1,529 @@
+#include "engine/worker.h"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "engine/access.h"
+#include "runtime/cpu.h"
+#include "util/assert.h"
+
+namespace braid::engine {
+
+// ---- AutoTuner ----------------------------------------------------------------------------------
+
+void AutoTuner::reset(std::uint32_t max_batch) {
+  // Sequential, and interleaving at the batch sizes CoroBase found best (4-16).
+  const std::uint32_t all[kMaxCandidates] = {1, 4, 8, 16};
+  count_ = 0;
+  for (std::uint32_t b : all) {
+    if (b <= max_batch) candidates_[count_++] = b;
+  }
+  current_ = 0;
+  exploring_ = true;
+  best_ = 0;
+  exploit_windows_ = kMinExploit;
+  windows_left_ = 0;
+  window_txns_ = 0;
+  window_start_ = Clock::now();
+}
+
+void AutoTuner::check_window() {
+  const Clock::time_point now = Clock::now();
+  const std::int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now - window_start_).count();
+  if (ns < kWindowNs) return;
+  const double rate = static_cast<double>(window_txns_) / static_cast<double>(ns);
+  window_txns_ = 0;
+  window_start_ = now;
+  if (!exploring_) {
+    if (--windows_left_ != 0) return;
+    exploring_ = true;
+    current_ = 0;
+    return;
+  }
+  rates_[current_] = rate;
+  if (++current_ < count_) return;
+  // Every candidate measured once: keep the fastest. A repeated winner earns a longer stretch
+  // (less time lost measuring losers); a change of winner means the workload moved.
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < count_; ++i) {
+    if (rates_[i] > rates_[best]) best = i;
+  }
+  exploit_windows_ = best == best_ ? std::min(exploit_windows_ * 2, kMaxExploit) : kMinExploit;
+  best_ = best;
+  current_ = best;
+  exploring_ = false;
+  windows_left_ = exploit_windows_;
+  ++decisions_;
+}
+
+// ---- Worker -------------------------------------------------------------------------------------
+
+Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
+    : db_(db),
+      index_(index),
+      options_(options),
+      slots_(std::make_unique<Slot[]>(options.slots_per_worker)),
+      frames_(std::size_t{256} << 20, options.huge_pages),
+      queue_(std::bit_ceil(std::size_t{options.submit_queue_depth})) {
+  for (std::uint32_t i = 0; i < options.slots_per_worker; ++i) {
+    slots_[i].state.db = db;
+    slots_[i].state.worker = this;
+  }
+  order_.resize(options.slots_per_worker);
+  apply_exec(options.exec);
+}
+
+Worker::~Worker() {
+  stop();
+  BRAID_ASSERT(live_ == 0);
+}
+
+void Worker::start() {
+  thread_ = std::thread([this] { main(); });
+}
+
+void Worker::stop() {
+  if (!thread_.joinable()) return;
+  stop_.store(true, std::memory_order_seq_cst);
+  ring();
+  thread_.join();
+}
+
+void Worker::ring() {
+  doorbell_.fetch_add(1, std::memory_order_seq_cst);
+  doorbell_.notify_one();
+}
+
+bool Worker::enqueue(detail::Request* r) {
+  if (!queue_.push(r)) return false;
+  // Pairs with the fence after the worker's sleeping_ store and its queue re-check: either it
+  // sees the request or we see it asleep and wake it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleeping_.load(std::memory_order_seq_cst)) ring();
+  return true;
+}
+
+void Worker::post_run(TxnGenerator* generator, const ExecOptions& exec,
+                      std::atomic<std::uint32_t>* remaining) {
+  BRAID_ASSERT(!run_posted_.load(std::memory_order_acquire));
+  posted_generator_ = generator;
+  posted_exec_ = exec;
+  posted_remaining_ = remaining;
+  run_posted_.store(true, std::memory_order_seq_cst);
+  ring();
+}
+
+void Worker::apply_exec(const ExecOptions& exec) {
+  exec_ = exec;
+  exec_.batch = std::clamp<std::uint32_t>(exec.batch, 1, options_.slots_per_worker);
+  tuner_.reset(options_.slots_per_worker);
+  shuffle_rng_ = util::Rng(exec.seed * 0x9e3779b97f4a7c15ull + index_ + 1);
+  op_mode_ = exec_.mode == ExecMode::kAuto
+                 ? (tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved)
+                 : exec_.mode;
+}
+
+void Worker::take_posted_run() {
+  if (!run_posted_.load(std::memory_order_acquire) || generator_ != nullptr) return;
+  generator_ = posted_generator_;
+  remaining_ = posted_remaining_;
+  generator_done_ = false;
+  generator_live_ = 0;
+  apply_exec(posted_exec_);
+  run_posted_.store(false, std::memory_order_release);
+}
+
+std::uint32_t Worker::capacity() const {
+  switch (exec_.mode) {
+    case ExecMode::kSequential:
+    case ExecMode::kPrefetch:
+      // One transaction at a time; with forced suspension several, to exercise interleaving.
+      return exec_.force_suspend ? exec_.batch : 1;
+    case ExecMode::kAuto:
+      return tuner_.batch();
+    case ExecMode::kNested:
+    case ExecMode::kInterleaved:
+      return exec_.batch;
+  }
+  return 1;
+}
+
+bool Worker::idle() const {
+  return live_ == 0 && queue_.empty_hint() && (generator_ == nullptr || generator_done_) &&
+         !run_posted_.load(std::memory_order_acquire);
+}
+
+void Worker::main() {
+  if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
+  runtime::FrameAllocator::set_current(&frames_);
+  for (;;) {
+    take_posted_run();
+    admit();
+    if (live_ != 0) {
+      round();
+      continue;
+    }
+    if (generator_ != nullptr && generator_done_ && generator_live_ == 0) {
+      // The run is over: report it and return to the database's default options.
+      std::atomic<std::uint32_t>* remaining = remaining_;
+      generator_ = nullptr;
+      remaining_ = nullptr;
+      apply_exec(options_.exec);
+      publish_stats();
+      remaining->fetch_sub(1, std::memory_order_acq_rel);
+      remaining->notify_all();
+      continue;
+    }
+    if (!idle()) continue;
+    publish_stats();
+    if (stop_.load(std::memory_order_seq_cst)) break;
+    const std::uint32_t seen = doorbell_.load(std::memory_order_seq_cst);
+    sleeping_.store(true, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (idle() && !stop_.load(std::memory_order_seq_cst)) doorbell_.wait(seen);
+    sleeping_.store(false, std::memory_order_relaxed);
+  }
+  publish_stats();
+  runtime::FrameAllocator::set_current(nullptr);
+}
+
+bool Worker::admit() {
+  if (exec_.scheduler == SchedulerPolicy::kBatch && live_ != 0) return false;
+  const std::uint32_t cap = capacity();
+  bool any = false;
+  for (std::uint32_t i = 0; i < cap && live_ < cap; ++i) {
+    if (slots_[i].live) continue;
+    if (!fill(slots_[i])) break;
+    any = true;
+  }
+  return any;
+}
+
+bool Worker::fill(Slot& slot) {
+  if (detail::Request* r = queue_.pop(); r != nullptr) {
+    slot.request = r;
+    slot.attempts = 0;
+    launch(slot, r->fn(slot.state.tx));
+    return true;
+  }
+  if (generator_ == nullptr || generator_done_) return false;
+  Task<Status> task;
+  if (!generator_->next(slot.state.tx, &task)) {
+    generator_done_ = true;
+    return false;
+  }
+  BRAID_ASSERT(task.valid());
+  slot.request = nullptr;
+  ++generator_live_;
+  launch(slot, std::move(task));
+  return true;
+}
+
+void Worker::launch(Slot& slot, Task<Status> task) {
+  const auto i = static_cast<std::uint32_t>(&slot - slots_.get());
+  slot.state.ctx = db_->txns().begin_at(index_ * options_.slots_per_worker + i);
+  slot.state.conflicted = false;
+  slot.state.resume = task.handle();
+  slot.task = std::move(task);
+  slot.live = true;
+  if (slot.request == nullptr) slot.started = std::chrono::steady_clock::now();
+  ++live_;
+}
+
+void Worker::round() {
+  const std::uint32_t n = options_.slots_per_worker;
+  if (exec_.shuffle_resume) {
+    for (std::uint32_t i = 0; i < n; ++i) order_[i] = i;
+    for (std::uint32_t i = n; i > 1; --i) {
+      std::swap(order_[i - 1], order_[shuffle_rng_.uniform(i)]);
+    }
+  }
+  std::uint32_t seen = 0;
+  const std::uint32_t live = live_;
+  for (std::uint32_t k = 0; k < n && seen < live; ++k) {
+    Slot& slot = slots_[exec_.shuffle_resume ? order_[k] : k];
+    if (!slot.live) continue;
+    ++seen;
+    ++resumes_;
+    slot.state.resume.resume();
+    if (slot.task.done()) finish(slot);
+  }
+}
+
+void Worker::finish(Slot& slot) {
+  Status s = slot.task.take_result();
+  slot.task.reset();  // frees the transaction's frame (and nothing else is left inside it)
+  detail::TxState& st = slot.state;
+  if (st.ctx != nullptr) {
+    if (s.is_ok()) {
+      s = db_->commit(st.ctx);
+    } else {
+      db_->abort(st.ctx);
+    }
+    st.ctx = nullptr;
+  } else if (st.conflicted && s.is_ok()) {
+    s = Status(Code::kConflict);  // the body ignored a Conflict; the transaction did not commit
+  }
+  ++transactions_;
+  if (exec_.mode == ExecMode::kAuto) {
+    tuner_.on_finished();
+    op_mode_ = tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved;
+  }
+  --live_;
+  slot.live = false;
+  if (slot.request != nullptr) {
+    detail::Request* r = slot.request;
+    if (s == Code::kConflict && slot.attempts < r->retries) {
+      ++slot.attempts;
+      const std::uint32_t attempts = slot.attempts;
+      launch(slot, r->fn(st.tx));
+      slot.attempts = attempts;
+      return;
+    }
+    slot.request = nullptr;
+    r->status = std::move(s);
+    r->done.store(1, std::memory_order_release);
+    r->done.notify_all();
+    r->release();
+    return;
+  }
+  --generator_live_;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - slot.started)
+                      .count();
+  generator_->finished(s, static_cast<std::uint64_t>(ns));
+}
+
+void Worker::publish_stats() {
+  const runtime::FrameCounters& f = frames_.counters();
+  published_.transactions.store(transactions_, std::memory_order_relaxed);
+  published_.resumes.store(resumes_, std::memory_order_relaxed);
+  published_.suspends.store(suspends_, std::memory_order_relaxed);
+  published_.frames_allocated.store(f.allocated, std::memory_order_relaxed);
+  published_.frames_freed.store(f.freed, std::memory_order_relaxed);
+  published_.heap_fallbacks.store(f.heap_fallbacks, std::memory_order_relaxed);
+  published_.auto_decisions.store(tuner_.decisions(), std::memory_order_relaxed);
+  published_.auto_batch.store(tuner_.batch(), std::memory_order_relaxed);
+}
+
+void Worker::add_stats(ExecStats* out) const {
+  out->transactions += published_.transactions.load(std::memory_order_relaxed);
+  out->resumes += published_.resumes.load(std::memory_order_relaxed);
+  out->suspends += published_.suspends.load(std::memory_order_relaxed);
+  out->frames_allocated += published_.frames_allocated.load(std::memory_order_relaxed);
+  out->frames_freed += published_.frames_freed.load(std::memory_order_relaxed);
+  out->frame_heap_fallbacks += published_.heap_fallbacks.load(std::memory_order_relaxed);
+  out->auto_decisions += published_.auto_decisions.load(std::memory_order_relaxed);
+  out->auto_batch =
+      std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
+}
+
+// ---- Operations of coroutine transactions -------------------------------------------------------
+
+void abort_tx(detail::TxState* tx) {
+  if (tx->ctx == nullptr) return;
+  tx->db->abort(tx->ctx);
+  tx->ctx = nullptr;
+  tx->conflicted = true;
+}
+
+Status check_op(const detail::OpState& op) {
+  using Kind = detail::OpState::Kind;
+  switch (op.kind) {
+    case Kind::kGet:
+    case Kind::kRemove:
+      return check_key(op.key);
+    case Kind::kInsert:
+    case Kind::kUpdate:
+    case Kind::kPut:
+      if (Status s = check_key(op.key); !s.is_ok()) return s;
+      return check_value(op.value);
+    case Kind::kScan:
+      if (op.key.size() > kMaxKeyBytes || op.value.size() > kMaxKeyBytes) {
+        return Status::invalid_argument("scan bound longer than " + std::to_string(kMaxKeyBytes) +
+                                        " bytes");
+      }
+      return Status::ok();
+    case Kind::kMultiGet:
+      if (op.keys.size() != op.results.size()) {
+        return Status::invalid_argument("multi_get: " + std::to_string(op.keys.size()) +
+                                        " keys but " + std::to_string(op.results.size()) +
+                                        " result slots");
+      }
+      for (std::string_view k : op.keys) {
+        if (Status s = check_key(k); !s.is_ok()) return s;
+      }
+      return Status::ok();
+  }
+  return Status::invalid_argument("unknown operation");
+}
+
+}  // namespace braid::engine
+
+namespace braid::detail {
+
+bool op_ready(TxState* tx, OpState* op) {
+  if (tx->ctx == nullptr) {
+    op->status = Status::invalid_argument("transaction is not active (committed or aborted)");
+    return true;
+  }
+  if (tx->ctx->in_scan) {
+    op->status = Status::invalid_argument("operation called from a scan callback");
+    return true;
+  }
+  if (Status s = engine::check_op(*op); !s.is_ok()) {
+    op->status = std::move(s);
+    return true;
+  }
+  engine::Worker* w = tx->worker;
+  engine::OpEnv env{tx->db, tx->ctx, tx, &tx->resume, w->suspend_counter()};
+  switch (w->op_mode()) {
+    case ExecMode::kSequential:
+    case ExecMode::kAuto:
+      engine::plain::run<engine::Sequential>(env, op);
+      break;
+    case ExecMode::kPrefetch:
+      engine::plain::run<engine::Prefetch>(env, op);
+      break;
+    case ExecMode::kInterleaved:
+      op->task = engine::coro::run<engine::Flat>(env, op);
+      return false;
+    case ExecMode::kNested:
+      op->task = engine::coro::run<engine::Nested>(env, op);
+      return false;
+  }
+  // Done inline. With forced suspension the transaction still yields to the scheduler here.
+  return !w->force_suspend();
+}
+
+std::coroutine_handle<> op_suspend(TxState* tx, OpState* op, std::coroutine_handle<> awaiter) {
+  if (op->task.valid()) {
+    op->task.handle().promise().continuation = awaiter;
+    return op->task.handle();  // symmetric transfer into the operation
+  }
+  tx->resume = awaiter;  // forced yield after an inline operation
+  ++*tx->worker->suspend_counter();
+  return std::noop_coroutine();
+}
+
+Status commit_now(TxState* tx) {
+  if (tx->ctx == nullptr) {
+    return tx->conflicted ? Status(Code::kConflict)
+                          : Status::invalid_argument("transaction is not active");
+  }
+  if (tx->ctx->in_scan) return Status::invalid_argument("commit called from a scan callback");
+  mvcc::TxnContext* ctx = tx->ctx;
+  tx->ctx = nullptr;
+  return tx->db->commit(ctx);
+}
+
+}  // namespace braid::detail
+
+namespace braid {
+
+void Tx::abort() {
+  if (state_->ctx == nullptr || state_->ctx->in_scan) return;
+  state_->db->abort(state_->ctx);
+  state_->ctx = nullptr;
+}
+bool Tx::is_active() const { return state_->ctx != nullptr; }
+std::uint64_t Tx::snapshot() const { return state_->ctx != nullptr ? state_->ctx->snapshot : 0; }
+std::uint32_t Tx::worker() const { return state_->worker->index(); }
+
+Pending::Pending(Pending&& other) noexcept : request_(std::exchange(other.request_, nullptr)) {}
+Pending& Pending::operator=(Pending&& other) noexcept {
+  if (this != &other) {
+    if (request_ != nullptr) request_->release();
+    request_ = std::exchange(other.request_, nullptr);
+  }
+  return *this;
+}
+Pending::~Pending() {
+  if (request_ != nullptr) request_->release();
+}
+bool Pending::ready() const {
+  return request_ != nullptr && request_->done.load(std::memory_order_acquire) != 0;
+}
+Status Pending::wait() {
+  if (request_ == nullptr) return Status::invalid_argument("empty Pending handle");
+  while (request_->done.load(std::memory_order_acquire) == 0) request_->done.wait(0);
+  // Copy: wait() may be called again.
+  const Status& s = request_->status;
+  return s.is_ok() ? Status::ok() : Status(s.code(), s.message());
+}
+
+}  // namespace braid
+
+namespace braid::engine {
+
+Status DatabaseImpl::start_workers() {
+  workers_.reserve(options_.workers);
+  for (std::uint32_t i = 0; i < options_.workers; ++i) {
+    workers_.push_back(std::make_unique<Worker>(this, i, options_));
+  }
+  for (auto& w : workers_) w->start();
+  return Status::ok();
+}
+
+void DatabaseImpl::stop_workers() {
+  for (auto& w : workers_) w->stop();
+  workers_.clear();
+}
+
+Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
+  if (!fn) return Status::invalid_argument("submit: empty transaction function");
+  if (so.worker >= static_cast<std::int32_t>(workers_.size()) || so.worker < -1) {
+    return Status::invalid_argument("submit: no worker " + std::to_string(so.worker));
+  }
+  const std::uint32_t w =
+      so.worker >= 0 ? static_cast<std::uint32_t>(so.worker)
+                     : next_worker_.fetch_add(1, std::memory_order_relaxed) % options_.workers;
+  auto* r = new detail::Request;
+  r->fn = std::move(fn);
+  r->retries = so.conflict_retries;
+  if (!workers_[w]->enqueue(r)) {
+    delete r;
+    return Status::busy("worker " + std::to_string(w) + " submit queue is full (" +
+                        std::to_string(options_.submit_queue_depth) + " waiting)");
+  }
+  return Pending(r);
+}
+
+Status DatabaseImpl::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
+  if (generators.size() > workers_.size()) {
+    return Status::invalid_argument("run: " + std::to_string(generators.size()) +
+                                    " generators for " + std::to_string(workers_.size()) +
+                                    " workers");
+  }
+  if (exec.batch == 0 || exec.batch > options_.slots_per_worker) {
+    return Status::invalid_argument("run: batch must be 1.." +
+                                    std::to_string(options_.slots_per_worker) +
+                                    " (Options::slots_per_worker)");
+  }
+  std::unique_lock<std::mutex> guard(run_mutex_, std::try_to_lock);
+  if (!guard.owns_lock()) return Status::busy("another Database::run is in progress");
+  // A member, not a local: a worker touches it (notify) after its final decrement, which may
+  // be after this function saw zero and returned.
+  std::atomic<std::uint32_t>& remaining = run_remaining_;
+  std::uint32_t n = 0;
+  for (TxnGenerator* g : generators) n += g != nullptr ? 1 : 0;
+  remaining.store(n, std::memory_order_release);
+  for (std::size_t i = 0; i < generators.size(); ++i) {
+    if (generators[i] != nullptr) workers_[i]->post_run(generators[i], exec, &remaining);
+  }
+  for (std::uint32_t left = remaining.load(std::memory_order_acquire); left != 0;
+       left = remaining.load(std::memory_order_acquire)) {
+    remaining.wait(left);
+  }
+  return Status::ok();
+}
+
+ExecStats DatabaseImpl::exec_stats() const {
+  ExecStats s;
+  for (const auto& w : workers_) w->add_stats(&s);
+  return s;
+}
+
+}  // namespace braid::engine

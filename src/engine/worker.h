@@ -1,0 +1,186 @@
+// Workers: one thread per core, each interleaving up to slots_per_worker transactions as
+// coroutines (DESIGN §4).
+//
+// A worker owns its transaction slots (each with a pre-allocated transaction context, so
+// starting a transaction searches nothing), its frame allocator, its submit queue and its
+// scheduler. Policies: `batch` admits a batch into empty slots only when every slot is empty
+// (CoroBase Algorithm 1); `pipeline` refills a slot as soon as it frees. Either way the open
+// transactions are resumed round-robin (or in a seeded shuffled order, for tests). Reclamation
+// epochs are per transaction (each context pins the clock), not per batch, so pipelining is
+// safe.
+//
+// ExecMode::kAuto is a controller in the scheduler (AutoTuner): it alternates short measurement
+// windows over candidate batch sizes — 1 meaning sequential, plain calls — and keeps the fastest
+// for a stretch that grows while the winner does not change, then measures again.
+#pragma once
+
+#include <braid/tx.h>
+
+#include <atomic>
+#include <chrono>
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "engine/database_impl.h"
+#include "runtime/frame_allocator.h"
+#include "runtime/mpsc_queue.h"
+#include "util/random.h"
+
+namespace braid::detail {
+
+// A worker slot's transaction. Not movable: awaiters and the Tx handle point at it.
+struct TxState {
+  TxState() { tx.state_ = this; }
+  TxState(const TxState&) = delete;
+  TxState& operator=(const TxState&) = delete;
+
+  engine::DatabaseImpl* db = nullptr;
+  engine::Worker* worker = nullptr;
+  mvcc::TxnContext* ctx = nullptr;  // null once the transaction ended
+  std::coroutine_handle<> resume;   // where the scheduler resumes this transaction next
+  Tx tx;
+  bool conflicted = false;  // ended by a Conflict
+};
+
+struct Request {
+  TxnFunction fn;
+  std::uint32_t retries = 0;
+  Status status;
+  std::atomic<std::uint32_t> done{0};
+  std::atomic<std::uint32_t> refs{2};  // the Pending handle and the worker
+  void release() {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+};
+
+}  // namespace braid::detail
+
+namespace braid::engine {
+
+class AutoTuner {
+ public:
+  // Candidate batch sizes; 1 = sequential.
+  void reset(std::uint32_t max_batch);
+  std::uint32_t batch() const { return candidates_[current_]; }
+  // Called after each finished transaction.
+  void on_finished() {
+    if ((++window_txns_ & 31) == 0) check_window();
+  }
+  std::uint64_t decisions() const { return decisions_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::int64_t kWindowNs = 2'000'000;  // one measurement window
+  static constexpr std::uint32_t kMinExploit = 16;      // windows to keep a winner at first
+  static constexpr std::uint32_t kMaxExploit = 512;     // ... at most (about a second)
+  static constexpr std::size_t kMaxCandidates = 4;
+  void check_window();
+
+  std::uint32_t candidates_[kMaxCandidates] = {1};
+  double rates_[kMaxCandidates] = {};
+  std::size_t count_ = 1;
+  std::size_t current_ = 0;
+  bool exploring_ = true;
+  std::size_t best_ = 0;
+  std::uint32_t exploit_windows_ = kMinExploit;
+  std::uint32_t windows_left_ = 0;
+  std::uint64_t window_txns_ = 0;
+  Clock::time_point window_start_ = Clock::now();
+  std::uint64_t decisions_ = 0;
+};
+
+class Worker {
+ public:
+  Worker(DatabaseImpl* db, std::uint32_t index, const Options& options);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void start();
+  // Lets queued and running transactions finish, then joins the thread.
+  void stop();
+
+  // Any thread. False when the queue is full.
+  bool enqueue(detail::Request* r);
+  // Hands the worker a generator to drain with `exec`; when done it decrements *remaining.
+  void post_run(TxnGenerator* generator, const ExecOptions& exec,
+                std::atomic<std::uint32_t>* remaining);
+  void add_stats(ExecStats* out) const;
+
+  // ---- Worker thread only ----
+  // The resolved mode of the next operation (kAuto resolved to kSequential or kInterleaved).
+  ExecMode op_mode() const { return op_mode_; }
+  bool force_suspend() const { return exec_.force_suspend; }
+  std::uint64_t* suspend_counter() { return &suspends_; }
+  std::uint32_t index() const { return index_; }
+
+ private:
+  struct Slot {
+    detail::TxState state;
+    Task<Status> task;
+    detail::Request* request = nullptr;  // null: from the generator
+    std::uint32_t attempts = 0;
+    bool live = false;
+    std::chrono::steady_clock::time_point started;
+  };
+
+  void main();
+  void take_posted_run();
+  void apply_exec(const ExecOptions& exec);
+  std::uint32_t capacity() const;
+  bool admit();
+  bool fill(Slot& slot);
+  void launch(Slot& slot, Task<Status> task);
+  void round();
+  void finish(Slot& slot);
+  bool idle() const;
+  void ring();
+  void publish_stats();
+
+  DatabaseImpl* db_;
+  const std::uint32_t index_;
+  const Options options_;
+  std::unique_ptr<Slot[]> slots_;
+  std::uint32_t live_ = 0;
+  runtime::FrameAllocator frames_;
+  runtime::BoundedQueue<detail::Request> queue_;
+  std::thread thread_;
+
+  // Execution options in force and what they resolve to.
+  ExecOptions exec_;
+  ExecMode op_mode_ = ExecMode::kSequential;
+  AutoTuner tuner_;
+  util::Rng shuffle_rng_{1};
+  std::vector<std::uint32_t> order_;
+
+  // The posted run (written by the poster before `run_posted_` is set).
+  TxnGenerator* posted_generator_ = nullptr;
+  ExecOptions posted_exec_;
+  std::atomic<std::uint32_t>* posted_remaining_ = nullptr;
+  std::atomic<bool> run_posted_{false};
+  // The run in progress.
+  TxnGenerator* generator_ = nullptr;
+  std::atomic<std::uint32_t>* remaining_ = nullptr;
+  bool generator_done_ = false;
+  std::uint32_t generator_live_ = 0;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> sleeping_{false};
+  std::atomic<std::uint32_t> doorbell_{0};
+
+  // Counters: plain on the worker, published to the atomics for exec_stats().
+  std::uint64_t transactions_ = 0;
+  std::uint64_t resumes_ = 0;
+  std::uint64_t suspends_ = 0;
+  struct Published {
+    std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
+        frames_freed{0}, heap_fallbacks{0}, auto_decisions{0};
+    std::atomic<std::uint32_t> auto_batch{0};
+  };
+  Published published_;
+};
+
+}  // namespace braid::engine

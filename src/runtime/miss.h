@@ -1,0 +1,33 @@
+// The awaiter placed before a likely cache miss in the coroutine modes.
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/cpu.h"
+
+namespace braid::runtime {
+
+// Prefetches [p, p + bytes) and suspends, leaving the handle in *sink for the scheduler, which
+// resumes it after running the other open transactions — by then the lines have arrived. With
+// bytes == 0 it only suspends (after prefetches issued by the caller). The prefetch happens in
+// await_ready so that it is issued before any suspension bookkeeping.
+struct Miss {
+  const void* p;
+  std::size_t bytes;
+  std::coroutine_handle<>* sink;
+  std::uint64_t* suspends;
+
+  bool await_ready() const noexcept {
+    if (bytes != 0) prefetch_lines(p, bytes);
+    return false;
+  }
+  void await_suspend(std::coroutine_handle<> h) const noexcept {
+    *sink = h;
+    ++*suspends;
+  }
+  void await_resume() const noexcept {}
+};
+
+}  // namespace braid::runtime
