@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build make git clang-19 libclang-rt-19-dev g++-12 libgtest-dev liburing-dev
-          pkg-config)
+          pkg-config python3 python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -55,6 +55,9 @@ struct OpState {
   ScanCallback callback;
   std::span<const std::string_view> keys;
   std::span<GetResult> results;
+  // Forced suspension in a mode that runs operations inline: the operation runs after the
+  // yield, in await_resume, so its effect and its outcome reach the body at the same moment.
+  bool deferred = false;
   // Outcome.
   Status status;
   std::string_view view;
@@ -67,7 +70,10 @@ struct OpState {
 bool op_ready(TxState* tx, OpState* op);
 // Called when op_ready answered false: the handle to transfer control to.
 std::coroutine_handle<> op_suspend(TxState* tx, OpState* op, std::coroutine_handle<> awaiter);
+void op_run_deferred(TxState* tx, OpState* op);
 Status commit_now(TxState* tx);
+// Leaves `h` as the transaction's resume point (the scheduler resumes it after the others).
+void park(TxState* tx, std::coroutine_handle<> h);
 }  // namespace detail
 
 template <typename R>
@@ -82,6 +88,7 @@ class [[nodiscard]] OpAwaiter {
     return detail::op_suspend(tx_, &op_, h);
   }
   R await_resume() {
+    if (op_.deferred) detail::op_run_deferred(tx_, &op_);
     op_.task.reset();
     if constexpr (std::is_same_v<R, Result<std::string_view>>) {
       if (!op_.status.is_ok()) return std::move(op_.status);
@@ -153,6 +160,17 @@ class Tx {
     Status await_resume() { return std::move(status); }
   };
   CommitAwaiter commit() { return CommitAwaiter{state_, {}}; }
+  // Lets the worker run its other open transactions before this one continues. A transaction
+  // that waits for another on the same worker must yield in a loop, and needs an interleaving
+  // mode (or ExecOptions::force_suspend) with batch >= 2, or it waits forever.
+  struct [[nodiscard]] YieldAwaiter {
+    detail::TxState* tx;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { detail::park(tx, h); }
+    void await_resume() const noexcept {}
+  };
+  YieldAwaiter yield() { return YieldAwaiter{state_}; }
+
   void abort();
   bool is_active() const;
   std::uint64_t snapshot() const;

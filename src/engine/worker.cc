@@ -136,11 +136,12 @@ void Worker::take_posted_run() {
 }
 
 std::uint32_t Worker::capacity() const {
+  // Forced suspension exercises interleaving in every mode, so it opens the whole batch.
+  if (exec_.force_suspend) return exec_.batch;
   switch (exec_.mode) {
     case ExecMode::kSequential:
     case ExecMode::kPrefetch:
-      // One transaction at a time; with forced suspension several, to exercise interleaving.
-      return exec_.force_suspend ? exec_.batch : 1;
+      return 1;
     case ExecMode::kAuto:
       return tuner_.batch();
     case ExecMode::kNested:
@@ -364,7 +365,19 @@ Status check_op(const detail::OpState& op) {
 
 namespace braid::detail {
 
-bool op_ready(TxState* tx, OpState* op) {
+namespace {
+// The operation run as plain calls (Sequential and Prefetch modes, and kAuto's sequential
+// stretches), with the transaction's bookkeeping.
+void run_inline(TxState* tx, OpState* op, ExecMode mode) {
+  engine::OpEnv env{tx->db, tx->ctx, tx, &tx->resume, tx->worker->suspend_counter()};
+  if (mode == ExecMode::kPrefetch) {
+    engine::plain::run<engine::Prefetch>(env, op);
+  } else {
+    engine::plain::run<engine::Sequential>(env, op);
+  }
+}
+
+bool refuse(TxState* tx, OpState* op) {
   if (tx->ctx == nullptr) {
     op->status = Status::invalid_argument("transaction is not active (committed or aborted)");
     return true;
@@ -377,25 +390,34 @@ bool op_ready(TxState* tx, OpState* op) {
     op->status = std::move(s);
     return true;
   }
+  return false;
+}
+}  // namespace
+
+bool op_ready(TxState* tx, OpState* op) {
+  if (refuse(tx, op)) return true;
   engine::Worker* w = tx->worker;
-  engine::OpEnv env{tx->db, tx->ctx, tx, &tx->resume, w->suspend_counter()};
-  switch (w->op_mode()) {
-    case ExecMode::kSequential:
-    case ExecMode::kAuto:
-      engine::plain::run<engine::Sequential>(env, op);
-      break;
-    case ExecMode::kPrefetch:
-      engine::plain::run<engine::Prefetch>(env, op);
-      break;
+  const ExecMode mode = w->op_mode();
+  switch (mode) {
     case ExecMode::kInterleaved:
-      op->task = engine::coro::run<engine::Flat>(env, op);
+      op->task = engine::coro::run<engine::Flat>(
+          engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, w->suspend_counter()}, op);
       return false;
     case ExecMode::kNested:
-      op->task = engine::coro::run<engine::Nested>(env, op);
+      op->task = engine::coro::run<engine::Nested>(
+          engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, w->suspend_counter()}, op);
       return false;
+    case ExecMode::kSequential:
+    case ExecMode::kPrefetch:
+    case ExecMode::kAuto:
+      if (w->force_suspend()) {
+        op->deferred = true;  // yield first, run in await_resume
+        return false;
+      }
+      run_inline(tx, op, mode);
+      return true;
   }
-  // Done inline. With forced suspension the transaction still yields to the scheduler here.
-  return !w->force_suspend();
+  return true;
 }
 
 std::coroutine_handle<> op_suspend(TxState* tx, OpState* op, std::coroutine_handle<> awaiter) {
@@ -403,10 +425,20 @@ std::coroutine_handle<> op_suspend(TxState* tx, OpState* op, std::coroutine_hand
     op->task.handle().promise().continuation = awaiter;
     return op->task.handle();  // symmetric transfer into the operation
   }
-  tx->resume = awaiter;  // forced yield after an inline operation
+  BRAID_DASSERT(op->deferred);
+  tx->resume = awaiter;  // forced yield before an inline operation
   ++*tx->worker->suspend_counter();
   return std::noop_coroutine();
 }
+
+void op_run_deferred(TxState* tx, OpState* op) {
+  op->deferred = false;
+  // Other transactions ran meanwhile: this one may have been ended, so check again.
+  if (refuse(tx, op)) return;
+  run_inline(tx, op, tx->worker->op_mode());
+}
+
+void park(TxState* tx, std::coroutine_handle<> h) { tx->resume = h; }
 
 Status commit_now(TxState* tx) {
   if (tx->ctx == nullptr) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -57,6 +58,41 @@ TEST(BenchCli, TinyYcsbRunPrintsTableAndAppendsJson) {
   std::system(("rm -rf " + temp_path("results")).c_str());
 }
 
+TEST(BenchCli, TinyYcsbModeAllRunsEveryModeOnTheSameData) {
+  const std::string json = temp_path("all.jsonl");
+  RunResult r =
+      run("ycsb --records 3000 --seconds 0.05 --threads 2 --mode all --scheduler pipeline "
+          "--batch 4 --json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("ratios"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 6u);
+  const char* modes[] = {"plain", "sequential", "prefetch", "nested", "interleaved", "auto"};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    for (const std::string& field :
+         {std::string("\"mode\":\"") + modes[i] + "\"", std::string("\"scheduler\":\"pipeline\""),
+          std::string("\"batch\":4"), std::string("\"records\":3000"), std::string("\"threads\":2"),
+          std::string("\"ops_per_txn\":10")}) {
+      EXPECT_NE(lines[i].find(field), std::string::npos) << field << " missing in " << lines[i];
+    }
+    EXPECT_EQ(lines[i].find("\"commits\":0,"), std::string::npos) << lines[i];
+  }
+  std::remove(json.c_str());
+}
+
+TEST(BenchCli, TinyYcsbWorkloadsOfThePaperRun) {
+  for (const char* args :
+       {"--update 100 --mode interleaved", "--rmw 20 --read 80 --mode nested",
+        "--scan 100 --scan-length 20 --mode prefetch", "--multi-get 1 --mode interleaved",
+        "--multi-get 1 --mode sequential", "--insert 50 --read 50 --mode auto"}) {
+    RunResult r = run(std::string("ycsb --records 2000 --seconds 0.05 --json none ") + args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+  }
+}
+
 TEST(BenchCli, UsageErrorsExitWithTwo) {
   struct Case {
     const char* args;
@@ -73,7 +109,10 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
         Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
         Case{"ycsb --seconds", "needs a value"}, Case{"ycsb stray", "unexpected argument"},
-        Case{"ycsb --seed 1 --seed 2", "given twice"}}) {
+        Case{"ycsb --seed 1 --seed 2", "given twice"}, Case{"ycsb --mode fast", "--mode must be"},
+        Case{"ycsb --scheduler fifo", "--scheduler must be"},
+        Case{"ycsb --batch 0", "--batch must be"},
+        Case{"ycsb --multi-get 1 --update 100", "read-only"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;

@@ -9,52 +9,29 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/ref_model.h"
 #include "engine/test_util.h"
 #include "util/random.h"
 
 namespace braid {
 namespace {
 
-using Value = std::optional<std::string>;  // nullopt: tombstone
-
-struct Committed {
-  std::uint64_t cts;
-  Value value;
-};
+using testing::RefModel;
+using testing::RefTx;
+using testing::WriteOp;
 
 struct OpenTx {
   Transaction tx;
-  std::uint64_t snapshot;
-  std::map<std::string, Value> writes;
+  RefTx ref;
 };
 
 class Model {
  public:
-  explicit Model(std::uint64_t seed) : rng_(seed) {
-    // Keys of varied shapes: short, 8-byte heads, shared long prefixes, the maximal length.
-    for (int i = 0; i < 48; ++i) {
-      std::string k;
-      switch (i % 4) {
-        case 0:
-          k = std::string(1, static_cast<char>('a' + i));
-          break;
-        case 1:
-          k = "key" + std::to_string(i);
-          break;
-        case 2:
-          k = std::string(30, 'p') + std::to_string(i);
-          break;
-        default:
-          k = std::string(kMaxKeyBytes - 3, 'z') + std::to_string(100 + i);
-          break;
-      }
-      keys_.push_back(k);
-    }
-  }
+  explicit Model(std::uint64_t seed) : rng_(seed), keys_(RefModel::make_keys(48)) {}
 
   void run(std::uint64_t ops) {
     db_ = testing::open_db();
@@ -72,42 +49,15 @@ class Model {
   static bool HasFatalFailure() { return ::testing::Test::HasFatalFailure(); }
 
   std::string key() { return keys_[rng_.uniform(keys_.size())]; }
-  std::string value() {
-    std::string v(rng_.uniform(100) == 0 ? 5000 : rng_.uniform(40), '\0');
-    for (auto& c : v) c = static_cast<char>('a' + rng_.uniform(26));
-    return v;
-  }
-
-  const Committed* latest(const std::string& k) const {
-    auto it = committed_.find(k);
-    return it == committed_.end() || it->second.empty() ? nullptr : &it->second.back();
-  }
-  Value visible(const OpenTx& t, const std::string& k) const {
-    if (auto w = t.writes.find(k); w != t.writes.end()) return w->second;
-    auto it = committed_.find(k);
-    if (it == committed_.end()) return std::nullopt;
-    for (auto v = it->second.rbegin(); v != it->second.rend(); ++v) {
-      if (v->cts <= t.snapshot) return v->value;
-    }
-    return std::nullopt;
-  }
-  bool written_by_other(std::size_t self, const std::string& k) const {
-    for (std::size_t i = 0; i < open_.size(); ++i) {
-      if (i != self && open_[i].writes.count(k) != 0) return true;
-    }
-    return false;
-  }
-  bool in_index(const std::string& k) const {
-    return committed_.count(k) != 0 || written_by_other(SIZE_MAX, k);
-  }
 
   void step() {
     if (open_.empty() || (open_.size() < 4 && rng_.uniform(8) == 0)) {
-      open_.push_back({testing::begin(*db_), clock_, {}});
+      open_.push_back(std::make_unique<OpenTx>(OpenTx{testing::begin(*db_), {}}));
+      model_.open(&open_.back()->ref);
       return;
     }
     const std::size_t ti = rng_.uniform(open_.size());
-    OpenTx& t = open_[ti];
+    OpenTx& t = *open_[ti];
     const std::uint64_t op = rng_.uniform(100);
     if (op < 6) {
       finish(ti, true);
@@ -116,7 +66,7 @@ class Model {
     } else if (op < 35) {
       const std::string k = key();
       Result<std::string_view> r = t.tx.get(*table_, k);
-      const Value want = visible(t, k);
+      const testing::Value want = model_.visible(t.ref, k);
       if (want) {
         ASSERT_TRUE(r.is_ok()) << where() << r.status().to_string();
         ASSERT_EQ(std::string(*r), *want) << where();
@@ -126,59 +76,41 @@ class Model {
     } else if (op < 45) {
       scan(t);
     } else {
-      static constexpr engine_kind kinds[] = {kInsert, kUpdate, kPut, kRemove};
+      static constexpr WriteOp kinds[] = {WriteOp::kInsert, WriteOp::kUpdate, WriteOp::kPut,
+                                          WriteOp::kRemove};
       write(ti, kinds[rng_.uniform(4)]);
     }
   }
 
-  enum engine_kind { kInsert, kUpdate, kPut, kRemove };
-
-  void write(std::size_t ti, engine_kind kind) {
-    OpenTx& t = open_[ti];
+  void write(std::size_t ti, WriteOp kind) {
+    OpenTx& t = *open_[ti];
     const std::string k = key();
-    const std::string v = value();
+    const std::string v = RefModel::random_value(rng_);
     Status got;
     switch (kind) {
-      case kInsert:
+      case WriteOp::kInsert:
         got = t.tx.insert(*table_, k, v);
         break;
-      case kUpdate:
+      case WriteOp::kUpdate:
         got = t.tx.update(*table_, k, v);
         break;
-      case kPut:
+      case WriteOp::kPut:
         got = t.tx.put(*table_, k, v);
         break;
-      case kRemove:
+      case WriteOp::kRemove:
         got = t.tx.remove(*table_, k);
         break;
     }
-    // Predict.
-    Code want = Code::kOk;
-    Value current;
-    if (t.writes.count(k) != 0) {
-      current = t.writes[k];
-    } else if (!in_index(k)) {
-      if (kind == kUpdate || kind == kRemove) want = Code::kNotFound;
-    } else if (written_by_other(ti, k) || latest(k)->cts > t.snapshot) {
-      want = Code::kConflict;
-    } else {
-      current = latest(k)->value;
-    }
-    if (want == Code::kOk) {
-      if (kind == kInsert && current) want = Code::kDuplicate;
-      if ((kind == kUpdate || kind == kRemove) && !current &&
-          (t.writes.count(k) != 0 || in_index(k))) {
-        want = Code::kNotFound;
-      }
-    }
-    ASSERT_EQ(got.code(), want) << where() << " kind " << kind << " key " << k.substr(0, 12)
-                                << " got " << got.to_string();
+    const Code want = model_.predict_write(t.ref, kind, k);
+    ASSERT_EQ(got.code(), want) << where() << " kind " << static_cast<int>(kind) << " key "
+                                << k.substr(0, 12) << " got " << got.to_string();
     if (want == Code::kConflict) {
       EXPECT_FALSE(t.tx.is_active());
+      model_.close(&t.ref);
       open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(ti));
       return;
     }
-    if (want == Code::kOk) t.writes[k] = kind == kRemove ? Value() : Value(v);
+    if (want == Code::kOk) model_.apply_write(&t.ref, kind, k, v);
   }
 
   void scan(OpenTx& t) {
@@ -197,30 +129,18 @@ class Model {
                         },
                         order)
                     .is_ok());
-    std::vector<std::pair<std::string, std::string>> want;
-    std::map<std::string, bool> candidates;
-    for (const auto& [k, _] : committed_) candidates[k] = true;
-    for (const auto& [k, _] : t.writes) candidates[k] = true;
-    for (const auto& [k, _] : candidates) {
-      if (k < a || (!b.empty() && k >= b)) continue;
-      if (Value v = visible(t, k)) want.emplace_back(k, *v);
-    }
-    if (order == ScanOrder::kReverse) std::reverse(want.begin(), want.end());
-    if (limit != 0 && want.size() > limit) want.resize(limit);
-    ASSERT_EQ(got, want) << where();
+    ASSERT_EQ(got, model_.expected_scan(t.ref, a, b, limit, order)) << where();
   }
 
   void finish(std::size_t ti, bool commit) {
-    OpenTx& t = open_[ti];
+    OpenTx& t = *open_[ti];
     if (commit) {
       Status s = t.tx.commit();
       ASSERT_TRUE(s.is_ok()) << where() << s.to_string();
-      if (!t.writes.empty()) {
-        ++clock_;
-        for (auto& [k, v] : t.writes) committed_[k].push_back({clock_, v});
-      }
+      model_.commit(&t.ref);
     } else {
       t.tx.abort();
+      model_.close(&t.ref);
     }
     open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(ti));
   }
@@ -232,13 +152,9 @@ class Model {
                     got.emplace(k, v);
                     return true;
                   }).is_ok());
-    std::map<std::string, std::string> want;
-    for (const auto& [k, versions] : committed_) {
-      if (!versions.empty() && versions.back().value) want.emplace(k, *versions.back().value);
-    }
-    ASSERT_EQ(got, want);
+    ASSERT_EQ(got, model_.final_state());
     ASSERT_TRUE(tx.commit().is_ok());
-    EXPECT_EQ(table_->index().check_invariants(), committed_.size());
+    EXPECT_EQ(table_->index().check_invariants(), model_.indexed_keys());
     const DatabaseStats st = db_->stats();
     EXPECT_EQ(st.open_transactions, 0u);
     EXPECT_LT(st.live_versions, 4 * keys_.size() + 1024) << "versions leak";
@@ -248,11 +164,10 @@ class Model {
 
   util::Rng rng_;
   std::vector<std::string> keys_;
+  RefModel model_;
   std::unique_ptr<Database> db_;
   Table* table_ = nullptr;
-  std::map<std::string, std::vector<Committed>> committed_;
-  std::vector<OpenTx> open_;
-  std::uint64_t clock_ = 0;
+  std::vector<std::unique_ptr<OpenTx>> open_;
   std::uint64_t step_ = 0;
 };
 

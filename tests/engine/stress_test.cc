@@ -18,12 +18,8 @@ namespace {
 constexpr int kAccounts = 64;
 constexpr std::int64_t kInitial = 1000;
 
-std::string account(int i) {
-  Key k;
-  k.str("acct").u32(static_cast<std::uint32_t>(i));
-  return std::string(k.view());
-}
-std::int64_t as_int(std::string_view v) { return std::stoll(std::string(v)); }
+using testing::account;
+using testing::as_int;
 
 TEST(Stress, BankTransfersConserveTheTotal) {
   Options o;

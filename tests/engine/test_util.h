@@ -44,4 +44,12 @@ inline std::string read_committed(Database& db, Table& t, std::string_view key) 
   return v;
 }
 
+// Bank tests: account i's key, and a balance as a number.
+inline std::string account(int i) {
+  Key k;
+  k.str("acct").u32(static_cast<std::uint32_t>(i));
+  return std::string(k.view());
+}
+inline std::int64_t as_int(std::string_view v) { return std::stoll(std::string(v)); }
+
 }  // namespace braid::testing

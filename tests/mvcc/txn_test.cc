@@ -78,7 +78,9 @@ TEST(VersionHeap, ClassesCoverEverySizeAndRecycle) {
     const std::size_t c = VersionHeap::class_of(b);
     ASSERT_LT(c, VersionHeap::kClasses);
     ASSERT_GE(VersionHeap::class_bytes(c), b);
-    if (c > 0) ASSERT_LT(VersionHeap::class_bytes(c - 1), b);
+    if (c > 0) {
+      ASSERT_LT(VersionHeap::class_bytes(c - 1), b);
+    }
   }
   VersionHeap heap;
   ASSERT_TRUE(heap.init(std::size_t{64} << 20, true).is_ok());

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Draws PNG figures from braid-bench JSON results (matplotlib from Debian's python3-matplotlib).
+
+  scripts/plot.py results/corobase       # fig6.jsonl ... fig12.jsonl -> fig6.png ... fig12.png
+  scripts/plot.py results/matrix         # matrix.jsonl -> matrix.png
+
+Each point is the median over repeated runs of the same configuration.
+"""
+import json
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+STYLE = {
+    "plain": ("plain (no coroutines)", "k", ":"),
+    "sequential": ("sequential (Naive)", "tab:gray", "-"),
+    "prefetch": ("prefetch (ERMIA)", "tab:blue", "-"),
+    "nested": ("nested (CoroBase-FN)", "tab:orange", "-"),
+    "interleaved": ("interleaved (CoroBase)", "tab:red", "-"),
+    "auto": ("auto", "tab:green", "--"),
+    "coro-mk": ("CORO-MK", "tab:purple", "-."),
+    "coro-fn-mk": ("CORO-FN-MK", "tab:brown", "-."),
+    "hybrid": ("Hybrid", "tab:pink", "-."),
+}
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def variant(r):
+    if r.get("multi_get"):
+        if r["batch"] == 1:
+            return "coro-fn-mk" if r["mode"] == "nested" else "coro-mk"
+        return "hybrid"
+    return r["mode"]
+
+
+def series(rows, x_of, select=lambda r: True):
+    """{variant: [(x, median txn/s)]}"""
+    acc = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if select(r):
+            acc[variant(r)][x_of(r)].append(r["txn_per_s"])
+    return {v: sorted((x, statistics.median(ys)) for x, ys in pts.items()) for v, pts in acc.items()}
+
+
+def draw(ax, data, title, xlabel, normalize_to=None, logx=False):
+    base = dict(data.get(normalize_to, [])) if normalize_to else None
+    for v, pts in data.items():
+        if v not in STYLE:
+            continue
+        label, color, ls = STYLE[v]
+        xs = [x for x, _ in pts if base is None or x in base]
+        ys = [y / base[x] if base else y for x, y in pts if base is None or x in base]
+        ax.plot(xs, ys, marker="o", color=color, linestyle=ls, label=label)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"throughput / {normalize_to}" if normalize_to else "txn/s")
+    if logx:
+        ax.set_xscale("log")
+    ax.grid(alpha=0.3)
+
+
+def is_read_only(r):
+    return r["read"] == 100
+
+
+def figures(d):
+    made = []
+    def save(fig, name):
+        path = os.path.join(d, name)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        made.append(path)
+
+    p = os.path.join(d, "fig6.jsonl")
+    if os.path.exists(p):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        draw(ax, series(load(p), lambda r: r["threads"]), "Fig. 6: YCSB read-only, 10 reads/txn",
+             "workers")
+        ax.legend(fontsize=7)
+        save(fig, "fig6.png")
+    p = os.path.join(d, "fig7.jsonl")
+    if os.path.exists(p):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        draw(ax, series(load(p), lambda r: r["ops_per_txn"]),
+             "Fig. 7: read-only, reads per transaction", "operations per transaction",
+             normalize_to="sequential")
+        ax.legend(fontsize=7)
+        save(fig, "fig7.png")
+    p = os.path.join(d, "fig8.jsonl")
+    if os.path.exists(p):
+        rows = load(p)
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        draw(axes[0], series(rows, lambda r: r["threads"], lambda r: r["update"] == 100),
+             "Fig. 8a: update-only, 10 blind writes/txn", "workers")
+        draw(axes[1], series(rows, lambda r: r["threads"], lambda r: r["rmw"] == 20),
+             "Fig. 8c: 2 RMW + 8 reads", "workers")
+        axes[0].legend(fontsize=7)
+        save(fig, "fig8.png")
+    p = os.path.join(d, "fig10.jsonl")
+    if os.path.exists(p):
+        rows = load(p)
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+        draw(axes[0], series(rows, lambda r: r["key_bytes"], lambda r: r["value_bytes"] == 8),
+             "Fig. 10 left: key length", "key bytes")
+        draw(axes[1], series(rows, lambda r: r["value_bytes"], lambda r: r["key_bytes"] == 8),
+             "Fig. 10 right: value size", "value bytes", logx=True)
+        axes[0].legend(fontsize=7)
+        save(fig, "fig10.png")
+    p = os.path.join(d, "fig11.jsonl")
+    if os.path.exists(p):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        draw(ax, series(load(p), lambda r: r["records"]), "Fig. 11: read-only, table size",
+             "records", normalize_to="sequential", logx=True)
+        ax.legend(fontsize=7)
+        save(fig, "fig11.png")
+    p = os.path.join(d, "fig12.jsonl")
+    if os.path.exists(p):
+        rows = load(p)
+        fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+        for ax, (title, sel) in zip(axes, [
+                ("Fig. 12b: read-only", lambda r: r["read"] == 100),
+                ("Fig. 12c: update-only", lambda r: r["update"] == 100),
+                ("Fig. 12d: RMW-only", lambda r: r["rmw"] == 100)]):
+            draw(ax, series(rows, lambda r: r["theta"], sel), title, "Zipf theta")
+        axes[0].legend(fontsize=7)
+        save(fig, "fig12.png")
+    p = os.path.join(d, "matrix.jsonl")
+    if os.path.exists(p):
+        rows = load(p)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for ax, t in zip(axes, (1, 2)):
+            draw(ax, series(rows, lambda r: r["records"], lambda r, t=t: r["threads"] == t and is_read_only(r)),
+                 f"read-only 10 reads/txn, {t} worker(s)", "records", logx=True)
+        axes[0].legend(fontsize=7)
+        save(fig, "matrix.png")
+    return made
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    for path in figures(sys.argv[1]):
+        print(path)

@@ -1,0 +1,118 @@
+// Bank transfers as coroutine transactions on two workers, in every execution mode and policy:
+// conflicting transfers interleave on each worker and race across workers; auditors (one in
+// eight transactions) read every account with multi_get and must always see the initial total.
+// Also run under ThreadSanitizer.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "engine/exec_test_util.h"
+#include "engine/test_util.h"
+#include "util/random.h"
+
+namespace braid {
+namespace {
+
+constexpr int kAccounts = 48;
+constexpr std::int64_t kInitial = 1000;
+
+using testing::account;
+using testing::as_int;
+
+class Bank : public TxnGenerator {
+ public:
+  Bank(Table& t, std::uint64_t seed, int txns, const std::vector<std::string>& keys)
+      : t_(t), rng_(seed), left_(txns), keys_(keys), views_(keys.begin(), keys.end()) {}
+
+  bool next(Tx& tx, Task<Status>* out) override {
+    if (left_-- == 0) return false;
+    *out = rng_.uniform(8) == 0 ? audit(tx) : transfer(tx);
+    return true;
+  }
+  void finished(const Status& s, std::uint64_t) override {
+    if (s.is_ok()) {
+      ++commits;
+    } else if (s == Code::kConflict) {
+      ++conflicts;
+    } else {
+      ADD_FAILURE() << s.to_string();
+    }
+  }
+  std::uint64_t commits = 0, conflicts = 0, audits = 0, bad_audits = 0;
+
+ private:
+  Task<Status> transfer(Tx& tx) {
+    const int a = static_cast<int>(rng_.uniform(kAccounts));
+    int b = static_cast<int>(rng_.uniform(kAccounts - 1));
+    if (b >= a) ++b;
+    const std::int64_t amount = static_cast<std::int64_t>(rng_.uniform(50));
+    Result<std::string_view> va = co_await tx.get(t_, keys_[a]);
+    if (!va.is_ok()) co_return va.status();
+    const std::int64_t na = as_int(*va) - amount;
+    Result<std::string_view> vb = co_await tx.get(t_, keys_[b]);
+    if (!vb.is_ok()) co_return vb.status();
+    const std::int64_t nb = as_int(*vb) + amount;
+    if (Status s = co_await tx.update(t_, keys_[a], std::to_string(na)); !s.is_ok()) co_return s;
+    co_return co_await tx.update(t_, keys_[b], std::to_string(nb));
+  }
+  Task<Status> audit(Tx& tx) {
+    std::vector<GetResult> results(kAccounts);
+    if (Status s = co_await tx.multi_get(t_, views_, results); !s.is_ok()) co_return s;
+    std::int64_t sum = 0;
+    for (const GetResult& r : results) {
+      if (!r.is_ok()) co_return Status(r.code, "audit read");
+      sum += as_int(r.value);
+    }
+    ++audits;
+    if (sum != kAccounts * kInitial) ++bad_audits;
+    co_return Status::ok();
+  }
+
+  Table& t_;
+  util::Rng rng_;
+  int left_;
+  const std::vector<std::string>& keys_;
+  std::vector<std::string_view> views_;
+};
+
+class ExecStress : public ::testing::TestWithParam<testing::ExecCase> {};
+
+TEST_P(ExecStress, BankTransfersConserveTheTotal) {
+  Options o;
+  o.workers = 2;
+  o.slots_per_worker = 8;
+  auto db = testing::open_db(o);
+  Table* t = testing::make_table(*db, "bank");
+  std::vector<std::string> keys;
+  {
+    Transaction tx = testing::begin(*db);
+    for (int i = 0; i < kAccounts; ++i) {
+      keys.push_back(account(i));
+      ASSERT_TRUE(tx.insert(*t, keys.back(), std::to_string(kInitial)).is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  Bank w0(*t, 11, 3000, keys);
+  Bank w1(*t, 12, 3000, keys);
+  TxnGenerator* gens[] = {&w0, &w1};
+  ASSERT_TRUE(db->run(gens, testing::exec_of(GetParam(), 8, 5)).is_ok());
+  EXPECT_EQ(w0.bad_audits + w1.bad_audits, 0u) << "an auditor saw money appear or vanish";
+  EXPECT_GT(w0.audits + w1.audits, 100u);
+  EXPECT_GT(w0.commits + w1.commits, 3000u);
+  std::int64_t sum = 0;
+  Transaction tx = testing::begin(*db);
+  for (const std::string& k : keys) sum += as_int(*tx.get(*t, k));
+  ASSERT_TRUE(tx.commit().is_ok());
+  EXPECT_EQ(sum, kAccounts * kInitial);
+  const ExecStats s = db->exec_stats();
+  EXPECT_EQ(s.frames_allocated, s.frames_freed);
+  EXPECT_EQ(db->stats().open_transactions, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ExecStress, ::testing::ValuesIn(testing::all_cases()),
+                         testing::case_name);
+
+}  // namespace
+}  // namespace braid

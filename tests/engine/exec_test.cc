@@ -1,0 +1,518 @@
+// Coroutine transactions in every execution mode and scheduler policy: the reference-model test,
+// isolation anomalies, determinism under a seed, multi_get, submit/execute, and frame accounting.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/exec_test_util.h"
+#include "engine/ref_model.h"
+#include "engine/table.h"
+#include "engine/test_util.h"
+#include "util/random.h"
+
+namespace braid {
+namespace {
+
+using testing::ExecCase;
+using testing::ListGenerator;
+using testing::RefModel;
+using testing::RefTx;
+using testing::WriteOp;
+
+std::uint64_t env_u64(const char* name, std::uint64_t def) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : def;
+}
+
+std::map<std::string, std::string> dump(Database& db, Table& t) {
+  Transaction tx = testing::begin(db);
+  std::map<std::string, std::string> got;
+  EXPECT_TRUE(tx.scan(t, "", "", 0, [&](std::string_view k, std::string_view v) {
+                  got.emplace(k, v);
+                  return true;
+                }).is_ok());
+  EXPECT_TRUE(tx.commit().is_ok());
+  return got;
+}
+
+void expect_frames_balance(Database& db) {
+  const ExecStats s = db.exec_stats();
+  EXPECT_EQ(s.frames_allocated, s.frames_freed) << "coroutine frames leak";
+  EXPECT_EQ(s.frame_heap_fallbacks, 0u);
+  EXPECT_EQ(db.stats().open_transactions, 0u);
+}
+
+// ---- The reference model, driven by coroutine transactions on one worker ----------------------
+//
+// One worker runs up to `batch` transactions interleaved; each checks every operation's outcome
+// against the model when it completes. That is sound because an operation's effect (a write's
+// installation) and its return to the transaction body happen without the scheduler running
+// anything in between, and the model snapshot is taken in next(), just before the worker
+// begins the transaction.
+class CoroModel : public TxnGenerator {
+ public:
+  CoroModel(Table& table, std::uint64_t seed, std::uint64_t txns)
+      : table_(table), rng_(seed), keys_(RefModel::make_keys(40)), total_(txns) {}
+
+  bool next(Tx& tx, Task<Status>* out) override {
+    if (made_ == total_) return false;
+    ++made_;
+    refs_.push_back(std::make_unique<RefTx>());
+    RefTx* ref = refs_.back().get();
+    model_.open(ref);
+    *out = body(tx, ref, made_);
+    return true;
+  }
+  void finished(const Status& s, std::uint64_t) override {
+    if (!s.is_ok() && s != Code::kConflict)
+      ADD_FAILURE() << "transaction failed: " << s.to_string();
+  }
+  const RefModel& model() const { return model_; }
+  std::uint64_t checked() const { return checked_; }
+
+ private:
+  std::string key() { return keys_[rng_.uniform(keys_.size())]; }
+
+  Task<Status> body(Tx& tx, RefTx* ref, std::uint64_t id) {
+    const std::uint64_t ops = 1 + rng_.uniform(8);
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      const std::uint64_t op = rng_.uniform(100);
+      if (op < 30) {
+        const std::string k = key();
+        Result<std::string_view> r = co_await tx.get(table_, k);
+        const testing::Value want = model_.visible(*ref, k);
+        if (want) {
+          EXPECT_TRUE(r.is_ok()) << "txn " << id << " get " << r.status().to_string();
+          if (r.is_ok()) {
+            EXPECT_EQ(std::string(*r), *want) << "txn " << id;
+          }
+        } else {
+          EXPECT_EQ(r.code(), Code::kNotFound) << "txn " << id;
+        }
+      } else if (op < 40) {
+        std::string a = key();
+        std::string b = rng_.uniform(3) == 0 ? std::string() : key();
+        if (!b.empty() && b < a) std::swap(a, b);
+        const std::size_t limit = rng_.uniform(3) == 0 ? 1 + rng_.uniform(5) : 0;
+        const ScanOrder order = rng_.uniform(2) == 0 ? ScanOrder::kForward : ScanOrder::kReverse;
+        std::vector<std::pair<std::string, std::string>> got;
+        Status s = co_await tx.scan(
+            table_, a, b, limit,
+            [&got](std::string_view k, std::string_view v) {
+              got.emplace_back(k, v);
+              return true;
+            },
+            order);
+        EXPECT_TRUE(s.is_ok()) << s.to_string();
+        EXPECT_EQ(got, model_.expected_scan(*ref, a, b, limit, order)) << "txn " << id;
+      } else if (op < 45) {
+        const std::string keys[3] = {key(), key(), key()};
+        const std::string_view views[3] = {keys[0], keys[1], keys[2]};
+        GetResult results[3];
+        Status s = co_await tx.multi_get(table_, views, results);
+        EXPECT_TRUE(s.is_ok()) << s.to_string();
+        for (int j = 0; j < 3; ++j) {
+          const testing::Value want = model_.visible(*ref, keys[j]);
+          EXPECT_EQ(results[j].code, want ? Code::kOk : Code::kNotFound) << "txn " << id;
+          if (want && results[j].is_ok()) {
+            EXPECT_EQ(std::string(results[j].value), *want);
+          }
+        }
+      } else {
+        static constexpr WriteOp kinds[] = {WriteOp::kInsert, WriteOp::kUpdate, WriteOp::kPut,
+                                            WriteOp::kRemove};
+        const WriteOp kind = kinds[rng_.uniform(4)];
+        const std::string k = key();
+        const std::string v = RefModel::random_value(rng_);
+        Status got;
+        switch (kind) {
+          case WriteOp::kInsert:
+            got = co_await tx.insert(table_, k, v);
+            break;
+          case WriteOp::kUpdate:
+            got = co_await tx.update(table_, k, v);
+            break;
+          case WriteOp::kPut:
+            got = co_await tx.put(table_, k, v);
+            break;
+          case WriteOp::kRemove:
+            got = co_await tx.remove(table_, k);
+            break;
+        }
+        const Code want = model_.predict_write(*ref, kind, k);
+        EXPECT_EQ(got.code(), want)
+            << "txn " << id << " kind " << static_cast<int>(kind) << " got " << got.to_string();
+        if (got == Code::kConflict) {
+          EXPECT_FALSE(tx.is_active());
+          model_.close(ref);
+          co_return got;
+        }
+        if (got.is_ok()) model_.apply_write(ref, kind, k, v);
+      }
+      ++checked_;
+    }
+    if (rng_.uniform(8) == 0) {
+      tx.abort();
+      model_.close(ref);
+      co_return Status::ok();
+    }
+    Status s = co_await tx.commit();
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+    model_.commit(ref);
+    co_return s;
+  }
+
+  Table& table_;
+  util::Rng rng_;
+  std::vector<std::string> keys_;
+  RefModel model_;
+  std::vector<std::unique_ptr<RefTx>> refs_;
+  std::uint64_t total_;
+  std::uint64_t made_ = 0;
+  std::uint64_t checked_ = 0;
+};
+
+class ExecModes : public ::testing::TestWithParam<ExecCase> {};
+
+TEST_P(ExecModes, MatchesReferenceModel) {
+  for (std::uint64_t seed : {1, 2}) {
+    const std::uint64_t s = env_u64("BRAID_MODEL_SEED", seed);
+    SCOPED_TRACE("replay with BRAID_MODEL_SEED=" + std::to_string(s));
+    Options o;
+    o.slots_per_worker = 8;
+    auto db = testing::open_db(o);
+    Table* t = testing::make_table(*db, "model");
+    CoroModel model(*t, s, env_u64("BRAID_MODEL_TXNS", 3000));
+    TxnGenerator* gens[] = {&model};
+    ASSERT_TRUE(db->run(gens, testing::exec_of(GetParam(), 6, s)).is_ok());
+    EXPECT_GT(model.checked(), 3000u);
+    EXPECT_EQ(model.model().open_count(), 0u);
+    EXPECT_EQ(dump(*db, *t), model.model().final_state());
+    EXPECT_EQ(t->index().check_invariants(), model.model().indexed_keys());
+    expect_frames_balance(*db);
+  }
+}
+
+// ---- Isolation anomalies, with two transactions interleaved on one worker ----------------------
+//
+// The transactions hand control back and forth through `step` and Tx::yield(), so each scenario
+// has the same interleaving in every mode.
+struct Pair {
+  std::unique_ptr<Database> db;
+  Table* t;
+  int step = 0;
+};
+
+Pair setup(std::initializer_list<std::pair<const char*, const char*>> rows) {
+  Pair p{testing::open_db(), nullptr};
+  p.t = testing::make_table(*p.db, "iso");
+  Transaction tx = testing::begin(*p.db);
+  for (auto [k, v] : rows) EXPECT_TRUE(tx.insert(*p.t, k, v).is_ok());
+  EXPECT_TRUE(tx.commit().is_ok());
+  return p;
+}
+
+Task<void> wait_for(Tx& tx, int* step, int want) {
+  while (*step < want) co_await tx.yield();
+}
+
+std::vector<Code> run_pair(Pair& p, const ExecCase& c, ListGenerator::Body a,
+                           ListGenerator::Body b) {
+  ExecCase forced = c;
+  forced.force_suspend = true;  // the sequential modes interleave only when forced
+  ListGenerator gen({std::move(a), std::move(b)});
+  TxnGenerator* gens[] = {&gen};
+  EXPECT_TRUE(p.db->run(gens, testing::exec_of(forced, 2)).is_ok());
+  expect_frames_balance(*p.db);
+  return gen.outcomes;
+}
+
+TEST_P(ExecModes, ReadSkewIsPrevented) {  // G-single
+  Pair p = setup({{"x", "50"}, {"y", "50"}});
+  std::string seen_y;
+  auto reader = [&](Tx& tx) -> Task<Status> {
+    Result<std::string_view> x = co_await tx.get(*p.t, "x");
+    EXPECT_EQ(std::string(*x), "50");
+    p.step = 1;
+    co_await wait_for(tx, &p.step, 2);
+    Result<std::string_view> y = co_await tx.get(*p.t, "y");
+    seen_y = std::string(*y);
+    co_return Status::ok();
+  };
+  auto writer = [&](Tx& tx) -> Task<Status> {
+    co_await wait_for(tx, &p.step, 1);
+    EXPECT_TRUE((co_await tx.update(*p.t, "x", "25")).is_ok());
+    EXPECT_TRUE((co_await tx.update(*p.t, "y", "75")).is_ok());
+    Status s = co_await tx.commit();
+    p.step = 2;
+    co_return s;
+  };
+  EXPECT_EQ(run_pair(p, GetParam(), reader, writer), (std::vector<Code>{Code::kOk, Code::kOk}));
+  EXPECT_EQ(seen_y, "50");  // the reader's snapshot, not the writer's commit
+}
+
+TEST_P(ExecModes, LostUpdateIsPrevented) {  // P4
+  Pair p = setup({{"x", "0"}});
+  auto first = [&](Tx& tx) -> Task<Status> {
+    (void)co_await tx.get(*p.t, "x");
+    p.step = 1;
+    co_await wait_for(tx, &p.step, 2);
+    co_return co_await tx.update(*p.t, "x", "first");  // the other committed since our snapshot
+  };
+  auto second = [&](Tx& tx) -> Task<Status> {
+    co_await wait_for(tx, &p.step, 1);
+    EXPECT_TRUE((co_await tx.update(*p.t, "x", "second")).is_ok());
+    Status s = co_await tx.commit();
+    p.step = 2;
+    co_return s;
+  };
+  std::vector<Code> out = run_pair(p, GetParam(), first, second);
+  std::sort(out.begin(), out.end());
+  EXPECT_EQ(out, (std::vector<Code>{Code::kOk, Code::kConflict}));
+  EXPECT_EQ(testing::read_committed(*p.db, *p.t, "x"), "second");
+}
+
+TEST_P(ExecModes, DirtyAndAbortedReadsAreInvisible) {  // G1a, G1b
+  Pair p = setup({{"x", "old"}});
+  std::string seen;
+  auto writer = [&](Tx& tx) -> Task<Status> {
+    EXPECT_TRUE((co_await tx.update(*p.t, "x", "dirty")).is_ok());
+    p.step = 1;
+    co_await wait_for(tx, &p.step, 2);
+    tx.abort();
+    co_return Status::ok();
+  };
+  auto reader = [&](Tx& tx) -> Task<Status> {
+    co_await wait_for(tx, &p.step, 1);
+    Result<std::string_view> x = co_await tx.get(*p.t, "x");
+    seen = std::string(*x);
+    p.step = 2;
+    co_return Status::ok();
+  };
+  run_pair(p, GetParam(), writer, reader);
+  EXPECT_EQ(seen, "old");
+  EXPECT_EQ(testing::read_committed(*p.db, *p.t, "x"), "old");
+}
+
+TEST_P(ExecModes, WriteSkewCommitsUnderSnapshotIsolation) {  // G2-item is allowed by SI
+  Pair p = setup({{"x", "1"}, {"y", "1"}});
+  auto on = [&](const char* mine, int mark) {
+    return [&p, mine, mark](Tx& tx) -> Task<Status> {
+      (void)co_await tx.get(*p.t, "x");
+      (void)co_await tx.get(*p.t, "y");
+      ++p.step;
+      co_await wait_for(tx, &p.step, 2);
+      EXPECT_TRUE((co_await tx.update(*p.t, mine, "0")).is_ok()) << mark;
+      co_return Status::ok();
+    };
+  };
+  EXPECT_EQ(run_pair(p, GetParam(), on("x", 1), on("y", 2)),
+            (std::vector<Code>{Code::kOk, Code::kOk}));
+}
+
+TEST_P(ExecModes, MultiGetMatchesSingleGets) {
+  auto db = testing::open_db();
+  Table* t = testing::make_table(*db, "mg");
+  {
+    Transaction tx = testing::begin(*db);
+    for (int i = 0; i < 500; i += 2) {
+      ASSERT_TRUE(tx.insert(*t, "k" + std::to_string(i), "v" + std::to_string(i)).is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  std::vector<std::string> keys;
+  for (int i = 0; i < 100; ++i) keys.push_back("k" + std::to_string((i * 37) % 500));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<GetResult> results(keys.size());
+  std::vector<Code> single(keys.size());
+  Status bad;
+  ListGenerator gen({[&](Tx& tx) -> Task<Status> {
+    Status s = co_await tx.multi_get(*t, views, results);
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      single[i] = (co_await tx.get(*t, keys[i])).code();
+    }
+    bad = co_await tx.multi_get(*t, views, std::span<GetResult>(results).first(3));
+    co_return Status::ok();
+  }});
+  TxnGenerator* gens[] = {&gen};
+  ASSERT_TRUE(db->run(gens, testing::exec_of(GetParam(), 4)).is_ok());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(results[i].code, single[i]) << keys[i];
+    if (results[i].is_ok()) {
+      EXPECT_EQ(results[i].value, "v" + keys[i].substr(1));
+    }
+  }
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  expect_frames_balance(*db);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ExecModes, ::testing::ValuesIn(testing::all_cases()),
+                         testing::case_name);
+
+// ---- Determinism ----------------------------------------------------------------------------
+
+// One worker, a fixed seed: the interleaving (the order in which operations complete) and the
+// final state are identical across runs; another seed gives another interleaving.
+std::pair<std::vector<std::string>, std::map<std::string, std::string>> traced_run(
+    ExecMode mode, std::uint64_t seed) {
+  auto db = testing::open_db();
+  Table* t = testing::make_table(*db, "det");
+  std::vector<std::string> trace;
+  util::Rng rng(42);  // the workload is fixed; only the resume order depends on `seed`
+  std::vector<ListGenerator::Body> bodies;
+  for (int id = 0; id < 64; ++id) {
+    bodies.push_back([&, id](Tx& tx) -> Task<Status> {
+      for (int i = 0; i < 6; ++i) {
+        const std::string k = "k" + std::to_string(rng.uniform(16));
+        if (rng.uniform(2) == 0) {
+          Result<std::string_view> r = co_await tx.get(*t, k);
+          trace.push_back(std::to_string(id) + " get " + k + "=" +
+                          (r.is_ok() ? std::string(*r) : "-"));
+        } else {
+          Status s = co_await tx.put(*t, k, std::to_string(id));
+          trace.push_back(std::to_string(id) + " put " + k + " " + s.to_string());
+          if (!s.is_ok()) co_return s;
+        }
+      }
+      co_return Status::ok();
+    });
+  }
+  ListGenerator gen(std::move(bodies));
+  TxnGenerator* gens[] = {&gen};
+  ExecOptions e;
+  e.mode = mode;
+  e.batch = 8;
+  e.force_suspend = true;
+  e.shuffle_resume = true;
+  e.seed = seed;
+  EXPECT_TRUE(db->run(gens, e).is_ok());
+  return {trace, dump(*db, *t)};
+}
+
+TEST(ExecDeterminism, SameSeedSameInterleavingAndResult) {
+  for (ExecMode mode : {ExecMode::kSequential, ExecMode::kInterleaved, ExecMode::kNested}) {
+    SCOPED_TRACE(testing::mode_name(mode));
+    const auto a = traced_run(mode, 7);
+    const auto b = traced_run(mode, 7);
+    const auto c = traced_run(mode, 8);
+    EXPECT_EQ(a.first, b.first);
+    EXPECT_EQ(a.second, b.second);
+    EXPECT_NE(a.first, c.first);  // the seed drives the resume order
+  }
+}
+
+// ---- submit / execute -------------------------------------------------------------------------
+
+TEST(ExecSubmit, ConcurrentSubmittersWithRetriesLoseNoIncrement) {
+  Options o;
+  o.workers = 2;
+  o.exec.batch = 4;
+  auto db = testing::open_db(o);
+  Table* t = testing::make_table(*db, "ctr");
+  ASSERT_TRUE(db->execute([&](Tx& tx) -> Task<Status> {
+                  co_return co_await tx.insert(*t, "n", "0");
+                }).is_ok());
+  constexpr int kThreads = 4;
+  constexpr int kEach = 150;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      std::vector<Pending> pending;
+      for (int j = 0; j < kEach; ++j) {
+        SubmitOptions so;
+        so.conflict_retries = 100000;
+        Result<Pending> p = db->submit(
+            [&](Tx& tx) -> Task<Status> {
+              Result<std::string_view> r = co_await tx.get(*t, "n");
+              if (!r.is_ok()) co_return r.status();
+              const std::string next = std::to_string(std::stoi(std::string(*r)) + 1);
+              co_return co_await tx.update(*t, "n", next);
+            },
+            so);
+        if (!p.is_ok()) {
+          ++failures;
+          continue;
+        }
+        pending.push_back(std::move(p).value());
+      }
+      for (Pending& p : pending) {
+        if (!p.wait().is_ok()) ++failures;
+        EXPECT_TRUE(p.ready());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(testing::read_committed(*db, *t, "n"), std::to_string(kThreads * kEach));
+}
+
+TEST(ExecSubmit, FullQueueAnswersBusyAndBadArgumentsAreRefused) {
+  Options o;
+  o.submit_queue_depth = 2;
+  auto db = testing::open_db(o);
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  Result<Pending> blocker = db->submit([&](Tx&) -> Task<Status> {
+    started = true;
+    while (!release.load()) std::this_thread::yield();  // holds the only worker
+    co_return Status::ok();
+  });
+  ASSERT_TRUE(blocker.is_ok());
+  while (!started.load()) std::this_thread::yield();
+  std::vector<Pending> queued;
+  Status busy;
+  for (int i = 0; i < 10 && busy.is_ok(); ++i) {
+    Result<Pending> p = db->submit([](Tx&) -> Task<Status> { co_return Status::ok(); });
+    if (p.is_ok()) {
+      queued.push_back(std::move(p).value());
+    } else {
+      busy = p.status();
+    }
+  }
+  EXPECT_EQ(busy.code(), Code::kBusy);
+  EXPECT_EQ(queued.size(), 2u);
+  release = true;
+  EXPECT_TRUE(blocker->wait().is_ok());
+  for (Pending& p : queued) EXPECT_TRUE(p.wait().is_ok());
+  EXPECT_EQ(db->submit(TxnFunction{}).code(), Code::kInvalidArgument);
+  SubmitOptions so;
+  so.worker = 5;
+  EXPECT_EQ(db->submit([](Tx&) -> Task<Status> { co_return Status::ok(); }, so).code(),
+            Code::kInvalidArgument);
+  ExecOptions e;
+  e.batch = 1000;
+  EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
+}
+
+TEST(ExecSubmit, BodyErrorsAbortAndIgnoredConflictsAreReported) {
+  auto db = testing::open_db();
+  Table* t = testing::make_table(*db, "t");
+  // A body that fails after writing: the worker aborts, nothing is visible.
+  EXPECT_EQ(db->execute([&](Tx& tx) -> Task<Status> {
+                EXPECT_TRUE((co_await tx.put(*t, "a", "1")).is_ok());
+                co_return Status::invalid_argument("application says no");
+              }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(testing::read_committed(*db, *t, "a"), "<none>");
+  // Operations on an ended transaction are refused, not undefined.
+  EXPECT_TRUE(db->execute([&](Tx& tx) -> Task<Status> {
+                  EXPECT_TRUE((co_await tx.put(*t, "b", "1")).is_ok());
+                  EXPECT_TRUE((co_await tx.commit()).is_ok());
+                  EXPECT_EQ((co_await tx.get(*t, "b")).code(), Code::kInvalidArgument);
+                  EXPECT_EQ((co_await tx.get(*t, std::string(300, 'k'))).code(),
+                            Code::kInvalidArgument);
+                  co_return Status::ok();
+                }).is_ok());
+  EXPECT_EQ(testing::read_committed(*db, *t, "b"), "1");
+}
+
+}  // namespace
+}  // namespace braid

@@ -1,0 +1,88 @@
+// Helpers for tests of coroutine transactions: the execution variants every test runs in, and a
+// generator that runs a fixed list of transaction bodies.
+#pragma once
+
+#include <braid/braid.h>
+#include <braid/tx.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace braid::testing {
+
+struct ExecCase {
+  ExecMode mode;
+  SchedulerPolicy scheduler;
+  bool force_suspend = false;
+  bool shuffle = false;
+};
+
+inline std::string mode_name(ExecMode m) {
+  switch (m) {
+    case ExecMode::kSequential:
+      return "Sequential";
+    case ExecMode::kPrefetch:
+      return "Prefetch";
+    case ExecMode::kNested:
+      return "Nested";
+    case ExecMode::kInterleaved:
+      return "Interleaved";
+    case ExecMode::kAuto:
+      return "Auto";
+  }
+  return "?";
+}
+
+inline std::string case_name(const ::testing::TestParamInfo<ExecCase>& info) {
+  const ExecCase& c = info.param;
+  return mode_name(c.mode) + (c.scheduler == SchedulerPolicy::kBatch ? "Batch" : "Pipeline") +
+         (c.force_suspend ? "Forced" : "") + (c.shuffle ? "Shuffled" : "");
+}
+
+// Every mode under both policies, and the debug switches on a sequential and an interleaved mode.
+inline std::vector<ExecCase> all_cases() {
+  std::vector<ExecCase> cases;
+  for (ExecMode m : {ExecMode::kSequential, ExecMode::kPrefetch, ExecMode::kNested,
+                     ExecMode::kInterleaved, ExecMode::kAuto}) {
+    for (SchedulerPolicy p : {SchedulerPolicy::kBatch, SchedulerPolicy::kPipeline}) {
+      cases.push_back({m, p, false, false});
+    }
+  }
+  cases.push_back({ExecMode::kSequential, SchedulerPolicy::kBatch, true, true});
+  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kPipeline, true, true});
+  cases.push_back({ExecMode::kNested, SchedulerPolicy::kBatch, false, true});
+  return cases;
+}
+
+inline ExecOptions exec_of(const ExecCase& c, std::uint32_t batch, std::uint64_t seed = 1) {
+  ExecOptions e;
+  e.mode = c.mode;
+  e.scheduler = c.scheduler;
+  e.batch = batch;
+  e.force_suspend = c.force_suspend;
+  e.shuffle_resume = c.shuffle;
+  e.seed = seed;
+  return e;
+}
+
+// Runs the given bodies as transactions (admitted in order) and records their final Status.
+class ListGenerator : public TxnGenerator {
+ public:
+  using Body = std::function<Task<Status>(Tx&)>;
+  explicit ListGenerator(std::vector<Body> bodies) : bodies_(std::move(bodies)) {}
+  bool next(Tx& tx, Task<Status>* out) override {
+    if (next_ == bodies_.size()) return false;
+    *out = bodies_[next_++](tx);
+    return true;
+  }
+  void finished(const Status& s, std::uint64_t) override { outcomes.push_back(s.code()); }
+  std::vector<Code> outcomes;
+
+ private:
+  std::vector<Body> bodies_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace braid::testing
