@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Draws PNG figures from braid-bench JSON results (matplotlib from Debian's python3-matplotlib).
 
   scripts/plot.py results/corobase       # fig6.jsonl ... fig12.jsonl -> fig6.png ... fig12.png

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Summarizes braid-bench JSON lines: min / median / max txn/s over repetitions, grouped by
 workload, records and threads, one column per mode, plus ratios of medians.
 
