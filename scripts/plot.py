@@ -82,21 +82,20 @@ def figures(d):
         plt.close(fig)
         made.append(path)
 
-    p = os.path.join(d, "fig6.jsonl")
-    if os.path.exists(p):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        draw(ax, series(load(p), lambda r: r["threads"]), "Fig. 6: YCSB read-only, 10 reads/txn",
-             "workers")
-        ax.legend(fontsize=7)
-        save(fig, "fig6.png")
-    p = os.path.join(d, "fig7.jsonl")
-    if os.path.exists(p):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        draw(ax, series(load(p), lambda r: r["ops_per_txn"]),
-             "Fig. 7: read-only, reads per transaction", "operations per transaction",
-             normalize_to="sequential")
-        ax.legend(fontsize=7)
-        save(fig, "fig7.png")
+    # One-panel figures: (file, x, title, x label, normalized to, log x).
+    for name, x_of, title, xlabel, norm, logx in [
+            ("fig6", lambda r: r["threads"], "Fig. 6: YCSB read-only, 10 reads/txn", "workers",
+             None, False),
+            ("fig7", lambda r: r["ops_per_txn"], "Fig. 7: read-only, reads per transaction",
+             "operations per transaction", "sequential", False),
+            ("fig11", lambda r: r["records"], "Fig. 11: read-only, table size", "records",
+             "sequential", True)]:
+        p = os.path.join(d, name + ".jsonl")
+        if os.path.exists(p):
+            fig, ax = plt.subplots(figsize=(6, 4))
+            draw(ax, series(load(p), x_of), title, xlabel, normalize_to=norm, logx=logx)
+            ax.legend(fontsize=7)
+            save(fig, name + ".png")
     p = os.path.join(d, "fig8.jsonl")
     if os.path.exists(p):
         rows = load(p)
@@ -117,13 +116,6 @@ def figures(d):
              "Fig. 10 right: value size", "value bytes", logx=True)
         axes[0].legend(fontsize=7)
         save(fig, "fig10.png")
-    p = os.path.join(d, "fig11.jsonl")
-    if os.path.exists(p):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        draw(ax, series(load(p), lambda r: r["records"]), "Fig. 11: read-only, table size",
-             "records", normalize_to="sequential", logx=True)
-        ax.legend(fontsize=7)
-        save(fig, "fig11.png")
     p = os.path.join(d, "fig12.jsonl")
     if os.path.exists(p):
         rows = load(p)

@@ -100,6 +100,15 @@ class ScanGuard {
 // Aborts the coroutine transaction (after Conflict); defined with the worker.
 void abort_tx(detail::TxState* tx);
 
+// The walk without hints, for versions whose lines were already prefetched as a group (scans).
+inline const mvcc::Version* visible_version(DatabaseImpl* db, const mvcc::TxnContext* ctx,
+                                            std::uint64_t entry) {
+  ChainWalk walk(db, ctx, entry);
+  while (walk.step()) {
+  }
+  return walk.found();
+}
+
 // Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
 inline constexpr std::size_t kMultiGetWidth = 16;
 

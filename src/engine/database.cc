@@ -229,21 +229,6 @@ DatabaseImpl::Vis DatabaseImpl::visibility(const TxnContext* ctx, std::uint64_t 
   }
 }
 
-const Version* DatabaseImpl::find_visible(const TxnContext* ctx, std::uint64_t e) {
-  if (!entry::is_hot(e)) {
-    BRAID_ASSERT(!entry::is_cold(e));  // the cold store does not exist yet
-    return nullptr;
-  }
-  const Version* v = entry::hot(e);
-  while (v != nullptr) {
-    const Vis vis = visibility(ctx, v->stamp.load(std::memory_order_acquire));
-    if (vis == Vis::kRetry) continue;  // the owner finished: re-read the rewritten stamp
-    if (vis == Vis::kVisible) return v;
-    v = v->next.load(std::memory_order_acquire);
-  }
-  return nullptr;
-}
-
 // ---- Writes -------------------------------------------------------------------------------------
 
 Version* DatabaseImpl::make_version(TxnContext* ctx, std::string_view value, bool tombstone) {

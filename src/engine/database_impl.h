@@ -58,7 +58,6 @@ class DatabaseImpl {
 
   enum class Vis : std::uint8_t { kVisible, kInvisible, kRetry, kOwnerAborting };
   Vis visibility(const mvcc::TxnContext* ctx, std::uint64_t stamp);
-  const mvcc::Version* find_visible(const mvcc::TxnContext* ctx, std::uint64_t entry);
 
  private:
   enum class Outcome : std::uint8_t { kDone, kRelookup };

@@ -277,10 +277,8 @@ void Worker::finish(Slot& slot) {
   if (slot.request != nullptr) {
     detail::Request* r = slot.request;
     if (s == Code::kConflict && slot.attempts < r->retries) {
-      ++slot.attempts;
-      const std::uint32_t attempts = slot.attempts;
+      ++slot.attempts;  // launch keeps it: only fill() starts a request at zero
       launch(slot, r->fn(st.tx));
-      slot.attempts = attempts;
       return;
     }
     slot.request = nullptr;
@@ -368,8 +366,12 @@ namespace braid::detail {
 namespace {
 // The operation run as plain calls (Sequential and Prefetch modes, and kAuto's sequential
 // stretches), with the transaction's bookkeeping.
+engine::OpEnv env_of(TxState* tx) {
+  return engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, tx->worker->suspend_counter()};
+}
+
 void run_inline(TxState* tx, OpState* op, ExecMode mode) {
-  engine::OpEnv env{tx->db, tx->ctx, tx, &tx->resume, tx->worker->suspend_counter()};
+  const engine::OpEnv env = env_of(tx);
   if (mode == ExecMode::kPrefetch) {
     engine::plain::run<engine::Prefetch>(env, op);
   } else {
@@ -400,12 +402,10 @@ bool op_ready(TxState* tx, OpState* op) {
   const ExecMode mode = w->op_mode();
   switch (mode) {
     case ExecMode::kInterleaved:
-      op->task = engine::coro::run<engine::Flat>(
-          engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, w->suspend_counter()}, op);
+      op->task = engine::coro::run<engine::Flat>(env_of(tx), op);
       return false;
     case ExecMode::kNested:
-      op->task = engine::coro::run<engine::Nested>(
-          engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, w->suspend_counter()}, op);
+      op->task = engine::coro::run<engine::Nested>(env_of(tx), op);
       return false;
     case ExecMode::kSequential:
     case ExecMode::kPrefetch:

@@ -25,10 +25,7 @@ using testing::RefModel;
 using testing::RefTx;
 using testing::WriteOp;
 
-std::uint64_t env_u64(const char* name, std::uint64_t def) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : def;
-}
+using testing::env_u64;
 
 std::map<std::string, std::string> dump(Database& db, Table& t) {
   Transaction tx = testing::begin(db);

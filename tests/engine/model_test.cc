@@ -171,10 +171,7 @@ class Model {
   std::uint64_t step_ = 0;
 };
 
-std::uint64_t env_u64(const char* name, std::uint64_t def) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : def;
-}
+using testing::env_u64;
 
 class ModelTest : public ::testing::TestWithParam<std::uint64_t> {};
 

@@ -4,6 +4,7 @@
 #include <braid/braid.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,12 @@ inline std::string read_committed(Database& db, Table& t, std::string_view key) 
   std::string v = read(tx, t, key);
   EXPECT_TRUE(tx.commit().is_ok());
   return v;
+}
+
+// A number from the environment (test knobs such as BRAID_MODEL_SEED), or `def`.
+inline std::uint64_t env_u64(const char* name, std::uint64_t def) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::strtoull(v, nullptr, 10) : def;
 }
 
 // Bank tests: account i's key, and a balance as a number.
