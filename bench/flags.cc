@@ -44,6 +44,35 @@ std::string range_error(const std::string& key, T min, T max, const std::string&
 }
 }  // namespace
 
+std::vector<std::uint64_t> Flags::u64_list(std::string_view name, std::vector<std::uint64_t> def,
+                                           std::uint64_t min, std::uint64_t max) {
+  const std::string key(name);
+  const std::string* found = lookup(key);
+  if (found == nullptr) return def;
+  std::vector<std::uint64_t> out;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = found->find(',', pos);
+    const std::string item = found->substr(pos, comma == std::string::npos ? comma : comma - pos);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long x = std::strtoull(item.c_str(), &end, 10);
+    if (item.empty() || item[0] == '-' || *end != '\0' || errno != 0) {
+      if (error_.empty()) {
+        error_ = "--" + key + " expects whole numbers separated by commas, got '" + *found + "'";
+      }
+      return def;
+    }
+    if (x < min || x > max) {
+      if (error_.empty()) error_ = range_error(key, min, max, item);
+      return def;
+    }
+    out.push_back(x);
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
+}
+
 std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t min,
                          std::uint64_t max) {
   const std::string key(name);

@@ -20,6 +20,9 @@ class Flags {
   // returned. `seen` tells whether the user gave the flag.
   std::uint64_t u64(std::string_view name, std::uint64_t def, std::uint64_t min, std::uint64_t max);
   double f64(std::string_view name, double def, double min, double max);
+  // A comma-separated list of whole numbers, each in [min, max]; absent → `def`.
+  std::vector<std::uint64_t> u64_list(std::string_view name, std::vector<std::uint64_t> def,
+                                      std::uint64_t min, std::uint64_t max);
   std::string str(std::string_view name, std::string def);
   // One of `choices`.
   std::string choice(std::string_view name, std::string def,

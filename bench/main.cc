@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "probe_bench.h"
+#include "roof.h"
 #include "ycsb.h"
 
 namespace {
@@ -9,6 +11,9 @@ const char* kUsage = R"(usage: braid-bench <command> [flags]
 
 commands:
   ycsb     YCSB-style transactions (read / update / rmw / scan / insert mixes)
+  probe    lookups over a hash table, a sorted array or the B+-tree by naive, gp, amac,
+           coro (and the engine's interleaved path): the Killer-Nanoseconds suite
+  roof     the machine's memory-level-parallelism roof (random line fetches per second)
 
 Run 'braid-bench <command> --help' for the flags of a command.
 )";
@@ -25,14 +30,23 @@ int main(int argc, char** argv) {
     std::printf("%s", kUsage);
     return 0;
   }
-  if (std::strcmp(cmd, "ycsb") == 0) {
+  struct Command {
+    const char* name;
+    int (*main)(int, char**, int);
+    const char* (*usage)();
+  };
+  const Command commands[] = {{"ycsb", braid::bench::ycsb_main, braid::bench::ycsb_usage},
+                              {"probe", braid::bench::probe_main, braid::bench::probe_usage},
+                              {"roof", braid::bench::roof_main, braid::bench::roof_usage}};
+  for (const Command& c : commands) {
+    if (std::strcmp(cmd, c.name) != 0) continue;
     for (int i = 2; i < argc; ++i) {
       if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-        std::printf("%s", braid::bench::ycsb_usage());
+        std::printf("%s", c.usage());
         return 0;
       }
     }
-    return braid::bench::ycsb_main(argc, argv, 2);
+    return c.main(argc, argv, 2);
   }
   std::fprintf(stderr, "braid-bench: unknown command '%s'\n\n%s", cmd, kUsage);
   return 2;

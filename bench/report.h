@@ -83,6 +83,12 @@ class Progress {
   std::thread thread_;
 };
 
+// The current UTC time, ISO 8601 ("2026-11-21T14:00:00Z"), for result records.
+std::string iso_time();
+
+// The median of a non-empty sample.
+double median(std::vector<double> v);
+
 // "1,234,567"
 std::string with_commas(std::uint64_t v);
 

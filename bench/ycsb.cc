@@ -17,8 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include "engine/table.h"
 #include "flags.h"
 #include "report.h"
+#include "roof.h"
 
 namespace braid::bench {
 
@@ -39,7 +41,9 @@ struct Config {
   std::uint32_t value_bytes;
   std::uint64_t seed;
   std::string json;
-  std::vector<std::string> modes;  // one, or every mode for --mode all
+  std::string roof;
+  std::vector<std::string> modes;  // in the order given; every mode for --mode all
+  std::uint32_t repeat;            // rounds over `modes`, round-robin
   std::string scheduler;
   std::uint32_t batch;
   bool multi_get;
@@ -408,14 +412,17 @@ class YcsbGenerator : public TxnGenerator {
   ThreadResult* out_;
 };
 
-std::string iso_time() {
-  std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return buf;
-}
-
 }  // namespace
+
+Status ycsb_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
+                 std::uint32_t value_bytes, std::uint32_t threads, double* seconds) {
+  Config cfg{};
+  cfg.records = records;
+  cfg.key_bytes = key_bytes;
+  cfg.value_bytes = value_bytes;
+  cfg.threads = threads;
+  return load(db, table, cfg, seconds);
+}
 
 const char* ycsb_usage() {
   return R"(usage: braid-bench ycsb [flags]
@@ -437,23 +444,39 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --key-bytes B      key length 4..255 (default 8)
   --value-bytes V    value length 0..65536 (default 8)
   --seed N           random seed (default 1)
-  --mode M           plain | sequential | prefetch | nested | interleaved | auto | all
-                     (default interleaved). 'all' runs every mode on the same loaded
-                     data, one after another, and prints their ratios. 'plain' is a
-                     thread-per-transaction loop over the synchronous API (no workers,
-                     no coroutines): the yardstick for 'sequential'.
+  --mode M           plain | sequential | prefetch | nested | interleaved | auto | all,
+                     or a comma-separated list of them (default interleaved). Several
+                     modes run on the same loaded data, one after another, and print
+                     their ratios; 'all' is every mode. 'plain' is a thread-per-
+                     transaction loop over the synchronous API (no workers, no
+                     coroutines): the yardstick for 'sequential'.
+  --repeat R         run the mode list R times round-robin (default 1) and print each
+                     mode's min / median / max; ratios then compare medians. On a noisy
+                     machine this is the fair A/B: every mode sees the same drift.
   --scheduler P      batch | pipeline (default batch)
   --batch N          transactions interleaved per worker, 1..64 (default 8)
   --multi-get 0|1    read-only mixes: issue a transaction's reads as one multi_get
                      (default 0)
+  --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json):
+                     results then say what fraction of it their line fetches reached
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl;
                      'none' to skip)
 )";
 }
 
 Zipf::Zipf(std::uint64_t n, double theta) : n_(n), theta_(theta) {
+  // zeta(n) = sum of i^-theta: exactly up to 10^7 terms, the rest by the Euler-Maclaurin
+  // integral with its endpoint correction (relative error far below 1e-12 there), so a 2^28-key
+  // probe set does not spend ten seconds here.
+  constexpr std::uint64_t kExact = 10'000'000;
   zetan_ = 0;
-  for (std::uint64_t i = 1; i <= n; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
+  const std::uint64_t m = std::min(n, kExact);
+  for (std::uint64_t i = 1; i <= m; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
+  if (n > m) {
+    const double a = static_cast<double>(m), b = static_cast<double>(n);
+    zetan_ += (std::pow(b, 1 - theta) - std::pow(a, 1 - theta)) / (1 - theta) +
+              0.5 * (std::pow(b, -theta) - std::pow(a, -theta));
+  }
   const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta);
   alpha_ = 1.0 / (1.0 - theta);
   eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2 / zetan_);
@@ -498,6 +521,31 @@ struct ModeResult {
   double run_s = 0;
   ExecStats exec;
 };
+
+// "all", or a comma-separated list of distinct modes.
+std::vector<std::string> parse_modes(const std::string& text, std::string* err) {
+  if (text == "all") return kModes;
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', pos);
+    std::string m = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (std::find(kModes.begin(), kModes.end(), m) == kModes.end()) {
+      *err =
+          "--mode must be one of plain, sequential, prefetch, nested, interleaved, auto, all "
+          "(or a comma-separated list), got '" +
+          m + "'";
+      return {};
+    }
+    if (std::find(out.begin(), out.end(), m) != out.end()) {
+      *err = "--mode lists '" + m + "' twice";
+      return {};
+    }
+    out.push_back(std::move(m));
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
+}
 
 // Runs one mode for cfg.seconds over the loaded table.
 Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
@@ -586,14 +634,13 @@ int ycsb_main(int argc, char** argv, int first) {
     cfg.value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, kMaxValueBytes));
     cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
     cfg.json = flags.str("json", "results/braid-bench.jsonl");
-    std::vector<std::string> choices = kModes;
-    choices.push_back("all");
-    const std::string mode = flags.choice("mode", "interleaved", choices);
-    cfg.modes = mode == "all" ? kModes : std::vector<std::string>{mode};
+    cfg.roof = flags.str("roof", "results/roof.json");
+    cfg.modes = parse_modes(flags.str("mode", "interleaved"), &err);
+    cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
     cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
     cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
     cfg.multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
-    if (flags.finish(&err)) {
+    if (err.empty() && flags.finish(&err)) {
       if (cfg.read + cfg.update + cfg.rmw + cfg.scan + cfg.insert != 100) {
         err = "--read + --update + --rmw + --scan + --insert must sum to 100, got " +
               std::to_string(cfg.read + cfg.update + cfg.rmw + cfg.scan + cfg.insert);
@@ -635,6 +682,19 @@ int ycsb_main(int argc, char** argv, int first) {
     return 1;
   }
 
+  // Estimated DRAM lines per operation: the descent (a node's 16 lines at each level the LLC
+  // does not hold), the OID entry and the version (see estimate_lines in roof.h).
+  std::vector<PathStep> path;
+  for (std::size_t nodes : (*table)->index().level_sizes()) {
+    path.push_back({static_cast<double>(nodes * index::kNodeBytes),
+                    static_cast<double>(index::kNodeBytes / 64)});
+  }
+  path.push_back({static_cast<double>(cfg.records * sizeof(std::uint64_t)), 1.0});
+  path.push_back({static_cast<double>(db.stats().live_version_bytes), 1.0});
+  const double lines_per_txn = estimate_lines(path) * cfg.ops_per_txn;
+  const Roof roof = load_roof(cfg.roof);
+  const double roof_rate = roof.known ? roof.for_threads(cfg.threads) : 0;
+
   std::unique_ptr<Zipf> zipf;
   if (cfg.dist == "zipf") zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
 
@@ -647,63 +707,77 @@ int ycsb_main(int argc, char** argv, int first) {
       cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), cfg.batch);
   std::printf("  load: %.2f s (%.0f records/s)\n", load_s,
               static_cast<double>(cfg.records) / load_s);
-  std::printf("  %-12s %12s %12s %10s %9s %9s %10s %8s\n", "mode", "txn_per_s", "ops_per_s",
-              "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq");
+  std::printf("  about %.1f DRAM lines per transaction (estimate)\n", lines_per_txn);
+  std::printf("  %-12s %12s %12s %10s %9s %9s %10s %8s %8s\n", "mode", "txn_per_s", "ops_per_s",
+              "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq", "of_roof");
 
-  std::vector<ModeResult> all;
+  // rates[i]: txn/s of cfg.modes[i] in each round.
+  std::vector<std::vector<double>> rates(cfg.modes.size());
   std::uint64_t errors = 0;
   std::string first_error;
-  for (const std::string& mode : cfg.modes) {
-    ModeResult r;
-    if (Status s = run_mode(db, **table, cfg, zipf.get(), mode, &r); !s.is_ok()) {
-      std::fprintf(stderr, "braid-bench: run failed: %s\n", s.to_string().c_str());
-      return 1;
-    }
-    all.push_back(std::move(r));
-    ModeResult& m = all.back();
-    double seq = 0;
-    for (const ModeResult& x : all) {
-      if (x.mode == "sequential") seq = x.txn_per_s;
-    }
-    const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
-    const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
-    const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
-    const double p50 = m.total.latency.quantile(0.50) / 1000.0;
-    const double p99 = m.total.latency.quantile(0.99) / 1000.0;
-    const double susp = m.exec.transactions > 0 ? static_cast<double>(m.exec.suspends) /
-                                                      static_cast<double>(m.exec.transactions)
-                                                : 0;
-    char vs[32] = "-";
-    if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.txn_per_s / seq);
-    std::printf("  %-12s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s\n", m.mode.c_str(),
-                m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs);
-    std::fflush(stdout);
-    errors += m.total.errors;
-    if (first_error.empty()) first_error = m.total.first_error;
-
-    if (cfg.json != "none") {
-      const DatabaseStats st = db.stats();
-      JsonObject o;
-      o.add("bench", "ycsb").add("time", iso_time());
-      o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", cfg.batch);
-      o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
-      o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
-      o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
-      o.add("multi_get", cfg.multi_get ? 1 : 0);
-      o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
-      o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
-      o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
-      o.add("p50_us", p50).add("p99_us", p99).add("load_s", load_s).add("run_s", m.run_s);
-      o.add("commits", m.total.commits).add("aborts", m.total.aborts);
-      o.add("errors", m.total.errors);
-      o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
-      o.add("auto_decisions", m.exec.auto_decisions);
-      o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
-      o.add("index_nodes", st.index_nodes);
-      o.add_object("machine", machine_description());
-      if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
-        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+  for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
+    for (std::size_t mi = 0; mi < cfg.modes.size(); ++mi) {
+      ModeResult m;
+      if (Status s = run_mode(db, **table, cfg, zipf.get(), cfg.modes[mi], &m); !s.is_ok()) {
+        std::fprintf(stderr, "braid-bench: run failed: %s\n", s.to_string().c_str());
         return 1;
+      }
+      rates[mi].push_back(m.txn_per_s);
+      double seq = 0;  // this round's sequential figure, once it ran
+      for (std::size_t i = 0; i < cfg.modes.size(); ++i) {
+        if (cfg.modes[i] == "sequential" && rates[i].size() == rep + 1) seq = rates[i].back();
+      }
+      const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
+      const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
+      const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
+      const double p50 = m.total.latency.quantile(0.50) / 1000.0;
+      const double p99 = m.total.latency.quantile(0.99) / 1000.0;
+      const double susp = m.exec.transactions > 0 ? static_cast<double>(m.exec.suspends) /
+                                                        static_cast<double>(m.exec.transactions)
+                                                  : 0;
+      char vs[32] = "-";
+      if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.txn_per_s / seq);
+      char of[32] = "-";
+      if (roof_rate > 0) {
+        std::snprintf(of, sizeof of, "%.0f%%", 100 * m.txn_per_s * lines_per_txn / roof_rate);
+      }
+      std::printf("  %-12s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s %8s\n", m.mode.c_str(),
+                  m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs, of);
+      std::fflush(stdout);
+      errors += m.total.errors;
+      if (first_error.empty()) first_error = m.total.first_error;
+
+      if (cfg.json != "none") {
+        const DatabaseStats st = db.stats();
+        JsonObject o;
+        o.add("bench", "ycsb").add("time", iso_time());
+        o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", cfg.batch);
+        o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+        o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
+        o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
+        o.add("multi_get", cfg.multi_get ? 1 : 0);
+        o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
+        o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
+        o.add("rep", rep).add("repeat", cfg.repeat);
+        o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
+        o.add("p50_us", p50).add("p99_us", p99).add("load_s", load_s).add("run_s", m.run_s);
+        o.add("commits", m.total.commits).add("aborts", m.total.aborts);
+        o.add("errors", m.total.errors);
+        o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
+        o.add("auto_decisions", m.exec.auto_decisions);
+        o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
+        o.add("index_nodes", st.index_nodes);
+        o.add("lines_per_txn", lines_per_txn)
+            .add("line_fetches_per_s", m.txn_per_s * lines_per_txn);
+        if (roof_rate > 0) {
+          o.add("roof_lines_per_s", roof_rate);
+          o.add("roof_fraction", m.txn_per_s * lines_per_txn / roof_rate);
+        }
+        o.add_object("machine", machine_description());
+        if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
+          std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+          return 1;
+        }
       }
     }
   }
@@ -711,15 +785,25 @@ int ycsb_main(int argc, char** argv, int first) {
   std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n",
               static_cast<double>(peak_rss_bytes()) / (1 << 20),
               with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
-  if (all.size() > 1) {
+  std::vector<double> med(cfg.modes.size());
+  for (std::size_t i = 0; i < cfg.modes.size(); ++i) med[i] = median(rates[i]);
+  if (cfg.repeat > 1) {
+    std::printf("  over %u rounds (txn/s):\n  %-12s %12s %12s %12s\n", cfg.repeat, "mode", "min",
+                "median", "max");
+    for (std::size_t i = 0; i < cfg.modes.size(); ++i) {
+      const auto [lo, hi] = std::minmax_element(rates[i].begin(), rates[i].end());
+      std::printf("  %-12s %12.0f %12.0f %12.0f\n", cfg.modes[i].c_str(), *lo, med[i], *hi);
+    }
+  }
+  if (cfg.modes.size() > 1) {
     // Every mode against every other on the same data, in the same process.
-    std::printf("  ratios (row / column):\n  %-12s", "");
-    for (const ModeResult& c : all) std::printf(" %11s", c.mode.c_str());
+    std::printf("  ratios (row / column%s):\n  %-12s", cfg.repeat > 1 ? ", medians" : "", "");
+    for (const std::string& c : cfg.modes) std::printf(" %11s", c.c_str());
     std::printf("\n");
-    for (const ModeResult& r : all) {
-      std::printf("  %-12s", r.mode.c_str());
-      for (const ModeResult& c : all) {
-        std::printf(" %11.2f", c.txn_per_s > 0 ? r.txn_per_s / c.txn_per_s : 0.0);
+    for (std::size_t r = 0; r < cfg.modes.size(); ++r) {
+      std::printf("  %-12s", cfg.modes[r].c_str());
+      for (std::size_t c = 0; c < cfg.modes.size(); ++c) {
+        std::printf(" %11.2f", med[c] > 0 ? med[r] / med[c] : 0.0);
       }
       std::printf("\n");
     }

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include <braid/database.h>
+
 #include "util/random.h"
 
 namespace braid::bench {
@@ -24,6 +26,10 @@ class Zipf {
   std::uint64_t n_;
   double theta_, alpha_, zetan_, eta_, half_pow_theta_;
 };
+
+// Loads records 0..records-1 (ycsb's keys and values) into `table` with `threads` loaders.
+Status ycsb_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
+                 std::uint32_t value_bytes, std::uint32_t threads, double* seconds);
 
 // Record i's key: `bytes` long, ordered by i; the first 8 bytes are i big-endian (fewer for
 // shorter keys), the rest are filler derived from i.

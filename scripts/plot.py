@@ -3,6 +3,7 @@
 
   scripts/plot.py results/corobase       # fig6.jsonl ... fig12.jsonl -> fig6.png ... fig12.png
   scripts/plot.py results/matrix         # matrix.jsonl -> matrix.png
+  scripts/plot.py results/killer         # kn-fig1.jsonl ... (braid-bench probe) -> kn-fig1.png ...
 
 Each point is the median over repeated runs of the same configuration.
 """
@@ -73,6 +74,81 @@ def is_read_only(r):
     return r["read"] == 100
 
 
+PROBE_STYLE = {
+    "naive": ("tab:gray", "-"),
+    "gp": ("tab:blue", "-"),
+    "amac": ("tab:green", "-"),
+    "coro": ("tab:red", "-"),
+    "engine": ("tab:purple", "--"),
+}
+
+
+def probe_panel(ax, rows, x_of, y_of, title, xlabel, ylabel, logx=False):
+    """One panel of a probe figure: a line per technique, median over repeats."""
+    acc = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        acc[r["technique"]][x_of(r)].append(y_of(r))
+    xs_all = sorted({x for pts in acc.values() for x in pts})
+    for tech, pts in acc.items():
+        color, ls = PROBE_STYLE.get(tech, ("k", ":"))
+        pts = sorted((x, statistics.median(ys)) for x, ys in pts.items())
+        if len(pts) == 1 and len(xs_all) > 1:  # naive has no group: a flat reference line
+            ax.plot([xs_all[0], xs_all[-1]], [pts[0][1]] * 2, color=color, linestyle=":", label=tech)
+        else:
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=3,
+                    color=color, linestyle=ls, label=tech)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logx:
+        ax.set_xscale("log")
+    ax.grid(alpha=0.3)
+
+
+def probe_figures(d, save):
+    mps = lambda r: r["probes_per_s"] / 1e6
+    per_thread = lambda r: r["probes_per_s"] / 1e6 / r["threads"]
+    # figure: (x, y, y label, panel key, x label, log x)
+    spec = {
+        1: ("group", mps, "M probes/s", "keys", "group size", False),
+        2: ("group", mps, "M probes/s", "keys", "group size", False),
+        3: ("threads", per_thread, "M probes/s per thread", None, "threads", False),
+        4: ("bytes", mps, "M probes/s (all threads)", None, "table bytes", True),
+        6: ("group", mps, "M searches/s", "keys", "group size", False),
+        7: ("group", mps, "M searches/s", "keys", "group size", False),
+        8: ("threads", per_thread, "M searches/s per thread", None, "threads", False),
+        10: ("bytes", mps, "M searches/s (all threads)", None, "array bytes", True),
+    }
+    for n, (xk, y_of, ylabel, pk, xlabel, logx) in spec.items():
+        p = os.path.join(d, f"kn-fig{n}.jsonl")
+        if not os.path.exists(p):
+            continue
+        rows = load(p)
+        panels = sorted({(r[pk] if pk else 0, r["dist"]) for r in rows})
+        fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.8), squeeze=False)
+        for ax, (pv, dist) in zip(axes[0], panels):
+            sel = [r for r in rows if r["dist"] == dist and (not pk or r[pk] == pv)]
+            size = f"{sel[0]['bytes'] / 2**20:.1f} MiB, " if pk else ""
+            probe_panel(ax, sel, lambda r: r[xk], y_of,
+                        f"Fig. {n}: {sel[0]['structure']}, {size}{dist}", xlabel, ylabel, logx)
+        axes[0][0].legend(fontsize=7)
+        save(fig, f"kn-fig{n}.png")
+    p = os.path.join(d, "kn-fig11.jsonl")
+    if os.path.exists(p):
+        rows = load(p)
+        fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
+        for i, dist in enumerate(("uniform", "zipf")):
+            by_group = [r for r in rows if r["dist"] == dist and r["threads"] == 1]
+            probe_panel(axes[2 * i], by_group, lambda r: r["group"], mps,
+                        f"Fig. 11a: B+-tree 2e7 keys, {dist}", "group size", "M lookups/s")
+            by_threads = [r for r in rows if r["dist"] == dist and r["technique"] != "engine"
+                          and (r["group"] == 16 or r["technique"] == "naive")]
+            probe_panel(axes[2 * i + 1], by_threads, lambda r: r["threads"], per_thread,
+                        f"Fig. 11d: B+-tree, {dist}, group 16", "threads", "M lookups/s per thread")
+        axes[0].legend(fontsize=7)
+        save(fig, "kn-fig11.png")
+
+
 def figures(d):
     made = []
     def save(fig, name):
@@ -136,6 +212,7 @@ def figures(d):
                  f"read-only 10 reads/txn, {t} worker(s)", "records", logx=True)
         axes[0].legend(fontsize=7)
         save(fig, "matrix.png")
+    probe_figures(d, save)
     return made
 
 

@@ -592,6 +592,23 @@ std::uint32_t BTree::height() const {
   return h;
 }
 
+std::vector<std::size_t> BTree::level_sizes() const {
+  std::vector<std::size_t> sizes;
+  std::vector<const Node*> level{root_.load(std::memory_order_acquire)};
+  for (;;) {
+    sizes.push_back(level.size());
+    if (level.front()->leaf != 0) return sizes;
+    std::vector<const Node*> below;
+    for (const Node* n : level) {
+      below.push_back(n->leftmost);
+      for (unsigned i = 0; i < n->count; ++i) {
+        below.push_back(reinterpret_cast<const Node*>(n->slots()[i].value));
+      }
+    }
+    level = std::move(below);
+  }
+}
+
 namespace {
 
 struct CheckCtx {

@@ -301,6 +301,9 @@ class BTree {
 
   std::size_t node_count() const { return nodes_allocated_.load(std::memory_order_relaxed); }
   std::uint32_t height() const;
+  // Nodes per level, root first. Single-threaded callers only (tools and benchmarks: it reads
+  // every inner node).
+  std::vector<std::size_t> level_sizes() const;
 
  private:
   friend class Descent;

@@ -93,6 +93,66 @@ TEST(BenchCli, TinyYcsbWorkloadsOfThePaperRun) {
   }
 }
 
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The roof at tiny size saves a file that probe and ycsb then read: their results carry the
+// line-fetch estimate and the fraction of the roof.
+TEST(BenchCli, TinyRoofThenProbeAndYcsbReportTheirFractionOfIt) {
+  const std::string roof = temp_path("roof.json");
+  const std::string json = temp_path("roof-runs.jsonl");
+  RunResult r = run("roof --mib 16 --chains 1,4,8 --seconds 0.01 --save " + roof + " --json " +
+                    json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("lines/s per core"), std::string::npos) << r.out;
+  const std::vector<std::string> saved = read_lines(roof);
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_NE(saved[0].find("\"per_core_lines_per_s\":"), std::string::npos) << saved[0];
+  EXPECT_NE(saved[0].find("\"latency_ns\":"), std::string::npos) << saved[0];
+  // 2 page kinds x 3 chain counts, plus an all-core row per kind when there are 2+ cores.
+  EXPECT_GE(read_lines(json).size(), 6u);
+
+  const std::string probes = temp_path("probe-runs.jsonl");
+  r = run("probe --structure hash --keys 3000 --buckets 50 --group 1,8 --seconds 0.02 --roof " +
+          roof + " --json " + probes);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::vector<std::string> lines = read_lines(probes);
+  ASSERT_EQ(lines.size(), 7u);  // naive + 3 techniques x 2 groups
+  for (const std::string& line : lines) {
+    for (const char* field : {"\"structure\":\"hash\"", "\"keys\":3000", "\"threads\":1",
+                              "\"probes_per_s\":", "\"technique\":", "\"group\":",
+                              "\"line_fetches_per_s\":", "\"roof_fraction\":"}) {
+      EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
+    }
+  }
+  const std::string ycsb = temp_path("ycsb-roof.jsonl");
+  r = run("ycsb --records 2000 --seconds 0.05 --roof " + roof + " --json " + ycsb);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::vector<std::string> y = read_lines(ycsb);
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_NE(y[0].find("\"roof_fraction\":"), std::string::npos) << y[0];
+  EXPECT_NE(y[0].find("\"line_fetches_per_s\":"), std::string::npos) << y[0];
+  for (const std::string& f : {roof, json, probes, ycsb}) std::remove(f.c_str());
+}
+
+// Every structure and technique at tiny size, searching the group when none is given.
+TEST(BenchCli, TinyProbeRunsEveryStructure) {
+  for (const char* args :
+       {"--structure hash --keys 5000 --key-bytes 8 --load-factor 4 --dist zipf",
+        "--structure binsearch --keys 100000 --threads 1,2 --repeat 2",
+        "--structure btree --keys 20000 --group 4", "--structure btree --keys 5000"}) {
+    RunResult r = run(std::string("probe --seconds 0.02 --search-seconds 0.005 --roof none "
+                                  "--json none ") +
+                      args);
+    EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("coro"), std::string::npos) << r.out;
+  }
+}
+
 TEST(BenchCli, UsageErrorsExitWithTwo) {
   struct Case {
     const char* args;
@@ -112,7 +172,17 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"ycsb --seed 1 --seed 2", "given twice"}, Case{"ycsb --mode fast", "--mode must be"},
         Case{"ycsb --scheduler fifo", "--scheduler must be"},
         Case{"ycsb --batch 0", "--batch must be"},
-        Case{"ycsb --multi-get 1 --update 100", "read-only"}}) {
+        Case{"ycsb --multi-get 1 --update 100", "read-only"},
+        Case{"ycsb --mode sequential,bogus", "--mode must be"},
+        Case{"ycsb --mode auto,auto", "twice"}, Case{"ycsb --repeat 0", "--repeat must be"},
+        Case{"probe --structure tree", "--structure must be"},
+        Case{"probe --technique naive,fast", "--technique must list"},
+        Case{"probe --technique engine", "only for --structure btree"},
+        Case{"probe --group 0", "--group must be"}, Case{"probe --group 65", "--group must be"},
+        Case{"probe --group 4,x", "comma"}, Case{"probe --key-bytes 6", "4 or 8"},
+        Case{"probe --structure btree --key-bytes 4", "for --structure hash"},
+        Case{"probe --keys 0", "--keys must be"}, Case{"roof --chains 3", "is not one of"},
+        Case{"roof --pages 1g", "--pages must be"}, Case{"roof --mib 0", "--mib must be"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;

@@ -1,0 +1,621 @@
+#include "probe_bench.h"
+
+#include <braid/braid.h>
+#include <braid/tx.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/table.h"
+#include "flags.h"
+#include "probe/binsearch.h"
+#include "probe/btree_probe.h"
+#include "probe/hash_table.h"
+#include "report.h"
+#include "roof.h"
+#include "runtime/cpu.h"
+#include "runtime/frame_allocator.h"
+#include "util/random.h"
+#include "ycsb.h"
+
+namespace braid::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using probe::Technique;
+
+// Probe inputs per thread: generated before the clock starts and read sequentially (the
+// hardware prefetcher streams them), so the measured loop does lookups and nothing else.
+constexpr std::size_t kProbesPerThread = std::size_t{1} << 20;
+constexpr std::size_t kChunk = 1024;  // lookups per technique call; the stop flag is read between
+// Group sizes tried when --group is not given.
+const std::vector<std::uint64_t> kGroupSearch = {1, 2, 4, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64};
+
+struct Config {
+  std::string structure;
+  std::vector<std::uint64_t> keys;
+  std::uint32_t key_bytes;
+  std::uint64_t buckets;  // 0: from load factor
+  double load_factor;     // 0: fixed buckets
+  std::vector<std::string> techniques;
+  std::vector<std::uint64_t> groups;  // empty: search
+  std::string dist;
+  double theta;
+  std::vector<std::uint64_t> threads;
+  double seconds;
+  double search_seconds;
+  std::uint32_t repeat;
+  std::uint64_t seed;
+  std::string roof;
+  std::string json;
+};
+
+// A bijection on 32-bit words (the murmur3 finalizer): distinct hash keys from distinct indexes.
+std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x85ebca6bu;
+  x ^= x >> 13;
+  x *= 0xc2b2ae35u;
+  x ^= x >> 16;
+  return x;
+}
+
+// Spreads Zipf ranks over [0, n) so popular keys are not neighbours: multiplication by a prime
+// larger than any n here is a bijection modulo n.
+std::uint64_t scatter(std::uint64_t rank, std::uint64_t n) {
+  constexpr std::uint64_t kPrime = (std::uint64_t{1} << 61) - 1;
+  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(rank) * kPrime) % n);
+}
+
+// One structure loaded with keys, with per-thread probe inputs.
+class Target {
+ public:
+  virtual ~Target() = default;
+  virtual std::uint64_t bytes() const = 0;
+  virtual void set_probes(std::uint32_t thread, const std::vector<std::uint64_t>& ranks) = 0;
+  // Lookups [off, off + n) of the thread's probes into out.
+  virtual void run(std::uint32_t thread, std::size_t off, std::size_t n, Technique tech,
+                   std::size_t group, std::uint64_t* out) = 0;
+  // The path one lookup takes through memory (for the line-fetch estimate), from thread 0's
+  // probes.
+  virtual std::vector<PathStep> path() const = 0;
+};
+
+template <typename K>
+class HashTarget : public Target {
+ public:
+  Status build(std::uint64_t n, std::uint64_t buckets) {
+    if (Status s = table_.init(buckets, n); !s.is_ok()) return s;
+    for (std::uint64_t i = 0; i < n; ++i) table_.insert(key(i), static_cast<K>(i));
+    return Status::ok();
+  }
+  std::uint64_t bytes() const override { return table_.bytes(); }
+  void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
+    if (probes_.size() <= t) probes_.resize(t + 1);
+    probes_[t].clear();
+    for (std::uint64_t r : ranks) probes_[t].push_back(key(r));
+  }
+  void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
+           std::uint64_t* out) override {
+    probe::hash_probe<K>(table_, tech, std::span<const K>(probes_[t].data() + off, n),
+                         std::span<std::uint64_t>(out, n), group);
+  }
+  std::vector<PathStep> path() const override {
+    double visited = 0;
+    const std::size_t sample = std::min<std::size_t>(probes_[0].size(), 65536);
+    for (std::size_t i = 0; i < sample; ++i) visited += table_.nodes_visited(probes_[0][i]);
+    visited /= static_cast<double>(std::max<std::size_t>(sample, 1));
+    return {{static_cast<double>(table_.buckets() * sizeof(void*)), 1.0},
+            {static_cast<double>(table_.size() * sizeof(probe::HashNode<K>)), visited}};
+  }
+
+ private:
+  static K key(std::uint64_t i) {
+    if constexpr (sizeof(K) == 4) {
+      return mix32(static_cast<std::uint32_t>(i));
+    } else {
+      return util::mix64(i);
+    }
+  }
+  probe::HashTable<K> table_;
+  std::vector<std::vector<K>> probes_;
+};
+
+class BinsearchTarget : public Target {
+ public:
+  Status build(std::uint64_t n) { return arr_.init(n); }
+  std::uint64_t bytes() const override { return arr_.bytes(); }
+  void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
+    if (probes_.size() <= t) probes_.resize(t + 1);
+    probes_[t].clear();
+    for (std::uint64_t r : ranks)
+      probes_[t].push_back(probe::SortedArray::key_at(scatter(r, arr_.size())));
+  }
+  void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
+           std::uint64_t* out) override {
+    probe::binsearch_probe(arr_, tech, std::span<const std::uint32_t>(probes_[t].data() + off, n),
+                           std::span<std::uint64_t>(out, n), group);
+  }
+  std::vector<PathStep> path() const override {
+    // Level j of the implicit search tree has up to 2^j probe points, each its own line, until
+    // the remaining range fits one line.
+    std::vector<PathStep> p;
+    double points = 1;
+    for (std::size_t len = arr_.size(); len > 16; len >>= 1, points *= 2) {
+      p.push_back({std::min(points * 64, static_cast<double>(arr_.bytes())), 1.0});
+    }
+    return p;
+  }
+
+ private:
+  probe::SortedArray arr_;
+  std::vector<std::vector<std::uint32_t>> probes_;
+};
+
+// The B+-tree of a real table (the same load as ycsb: 8-byte keys 0..n-1, big-endian), so the
+// techniques and the engine's interleaved path search the very same nodes.
+class BTreeTarget : public Target {
+ public:
+  Status build(std::uint64_t n, double* load_s) {
+    Options options;
+    options.workers = 1;
+    options.slots_per_worker = 64;
+    Result<std::unique_ptr<Database>> db = Database::open(options);
+    if (!db.is_ok()) return db.status();
+    db_ = std::move(*db);
+    Result<Table*> t = db_->create_table("probe");
+    if (!t.is_ok()) return t.status();
+    table_ = *t;
+    return ycsb_load(*db_, *table_, n, 8, 8, 1, load_s);
+  }
+  std::uint64_t bytes() const override { return table_->index().node_count() * index::kNodeBytes; }
+  void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
+    if (probes_.size() <= t) probes_.resize(t + 1);
+    probes_[t].clear();
+    const std::uint64_t n = records();
+    for (std::uint64_t r : ranks) {
+      std::uint64_t k;
+      make_key(scatter(r, n), 8, reinterpret_cast<char*>(&k));
+      probes_[t].push_back(k);
+    }
+  }
+  void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
+           std::uint64_t* out) override {
+    probe::btree_probe(table_->index(), tech,
+                       std::span<const std::uint64_t>(probes_[t].data() + off, n),
+                       std::span<std::uint64_t>(out, n), group);
+  }
+  std::vector<PathStep> path() const override {
+    std::vector<PathStep> p;
+    for (std::size_t nodes : table_->index().level_sizes()) {
+      p.push_back({static_cast<double>(nodes * index::kNodeBytes),
+                   static_cast<double>(index::kNodeBytes / 64)});
+    }
+    return p;
+  }
+  // The engine's path adds the OID entry and the version to the descent.
+  std::vector<PathStep> engine_path() const {
+    std::vector<PathStep> p = path();
+    const DatabaseStats st = db_->stats();
+    p.push_back({static_cast<double>(records() * sizeof(std::uint64_t)), 1.0});
+    p.push_back({static_cast<double>(st.live_version_bytes), 1.0});
+    return p;
+  }
+  std::uint64_t records() const { return records_; }
+  void set_records(std::uint64_t n) { records_ = n; }
+  Database& db() { return *db_; }
+  Table& table() { return *table_; }
+  const std::vector<std::uint64_t>& probes(std::uint32_t t) const { return probes_[t]; }
+
+ private:
+  std::unique_ptr<Database> db_;
+  Table* table_ = nullptr;
+  std::uint64_t records_ = 0;
+  std::vector<std::vector<std::uint64_t>> probes_;
+};
+
+struct Measured {
+  double probes_per_s = 0;
+  std::uint64_t probes = 0;
+  std::uint64_t not_found = 0;
+};
+
+// Every thread runs its probes in chunks until the clock stops it.
+Measured measure(Target& target, Technique tech, std::size_t group, std::uint32_t threads,
+                 double seconds) {
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint32_t> ready{0};
+  std::vector<Measured> per(threads);
+  std::vector<std::thread> ts;
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      runtime::pin_current_thread(t);
+      runtime::FrameAllocator frames(std::size_t{16} << 20, true);
+      runtime::FrameAllocator::set_current(&frames);
+      std::vector<std::uint64_t> out(kChunk);
+      std::uint64_t probes = 0, not_found = 0;
+      std::size_t off = 0;
+      ready.fetch_add(1);
+      while (!stop.load(std::memory_order_relaxed)) {
+        target.run(t, off, kChunk, tech, group, out.data());
+        for (std::uint64_t v : out) not_found += v == probe::kNotFound;
+        probes += kChunk;
+        off = off + 2 * kChunk > kProbesPerThread ? 0 : off + kChunk;
+      }
+      runtime::FrameAllocator::set_current(nullptr);
+      per[t].probes = probes;
+      per[t].not_found = not_found;
+    });
+  }
+  while (ready.load() < threads) std::this_thread::yield();
+  const auto start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop.store(true);
+  for (auto& th : ts) th.join();
+  const double s = std::chrono::duration<double>(Clock::now() - start).count();
+  Measured m;
+  for (const Measured& p : per) {
+    m.probes += p.probes;
+    m.not_found += p.not_found;
+  }
+  m.probes_per_s = static_cast<double>(m.probes) / s;
+  return m;
+}
+
+// The engine's interleaved path: each probe is a one-get read-only transaction.
+class GetGenerator : public TxnGenerator {
+ public:
+  GetGenerator(Table& table, const std::vector<std::uint64_t>& keys, const std::atomic<bool>& stop)
+      : table_(table), keys_(keys), stop_(stop) {}
+  bool next(Tx& tx, Task<Status>* out) override {
+    if (stop_.load(std::memory_order_relaxed)) return false;
+    *out = get(tx, keys_[pos_]);
+    pos_ = pos_ + 1 == keys_.size() ? 0 : pos_ + 1;
+    return true;
+  }
+  void finished(const Status& s, std::uint64_t) override {
+    if (s.is_ok()) {
+      ++probes;
+    } else {
+      ++not_found;
+    }
+  }
+  std::uint64_t probes = 0;
+  std::uint64_t not_found = 0;
+
+ private:
+  Task<Status> get(Tx& tx, std::uint64_t key) {
+    Result<std::string_view> v =
+        co_await tx.get(table_, {reinterpret_cast<const char*>(&key), sizeof key});
+    if (!v.is_ok()) co_return v.status();
+    co_return co_await tx.commit();
+  }
+  Table& table_;
+  const std::vector<std::uint64_t>& keys_;
+  const std::atomic<bool>& stop_;
+  std::size_t pos_ = 0;
+};
+
+Measured measure_engine(BTreeTarget& target, std::size_t group, double seconds, Status* status) {
+  std::atomic<bool> stop{false};
+  GetGenerator gen(target.table(), target.probes(0), stop);
+  TxnGenerator* gens[] = {&gen};
+  ExecOptions exec;
+  exec.mode = ExecMode::kInterleaved;
+  exec.scheduler = SchedulerPolicy::kPipeline;
+  exec.batch = static_cast<std::uint32_t>(group);
+  const auto start = Clock::now();
+  std::thread timer([&] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop.store(true);
+  });
+  *status = target.db().run(gens, exec);
+  timer.join();
+  const double s = std::chrono::duration<double>(Clock::now() - start).count();
+  Measured m;
+  m.probes = gen.probes;
+  m.not_found = gen.not_found;
+  m.probes_per_s = static_cast<double>(gen.probes) / s;
+  return m;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = s.find(',', pos);
+    out.push_back(s.substr(pos, comma == std::string::npos ? comma : comma - pos));
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
+}
+
+std::uint64_t default_keys(const std::string& structure) {
+  if (structure == "binsearch") return std::uint64_t{1} << 28;  // 1 GiB of 4-byte keys
+  if (structure == "btree") return 20'000'000;
+  return 10'000'000;
+}
+
+}  // namespace
+
+const char* probe_usage() {
+  return R"(usage: braid-bench probe [flags]
+
+Independent lookups over one structure by each technique (Killer Nanoseconds): naive (no
+prefetch), gp (group prefetching), amac (a circular buffer of hand-written state machines),
+coro (sequential code with prefetch + co_await, interleaved by BraidDB's Task runtime) and,
+for the B+-tree, engine (one-get transactions on the engine's interleaved path).
+
+  --structure S      hash | binsearch | btree (default hash)
+  --keys LIST        keys to load, comma-separated sizes for a sweep (default: hash
+                     10000000, binsearch 268435456 = 1 GiB, btree 20000000)
+  --key-bytes B      hash keys: 4 | 8 (default 4; binsearch keys are 4 B, btree keys 8 B)
+  --buckets N        hash buckets (default 100000, as in the paper)
+  --load-factor F    hash keys per bucket; sets the bucket count from --keys instead
+  --technique LIST   naive,gp,amac,coro[,engine] (default all that apply)
+  --group LIST       lookups in flight per thread, 1..64, comma-separated; without it each
+                     technique runs at its best group size, found by a short search
+  --search-seconds S time per group size while searching (default 0.1)
+  --dist D           uniform | zipf (default uniform)
+  --theta X          Zipf skew (default 0.99)
+  --threads LIST     threads, comma-separated (default 1)
+  --seconds S        measured time per result (default 2)
+  --seed N           random seed (default 1)
+  --repeat R         measure every row R times round-robin and print min / median / max
+                     (default 1): on a noisy machine, the fair comparison
+  --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json)
+  --json FILE        append results as JSON lines (default results/braid-bench.jsonl; 'none')
+)";
+}
+
+int probe_main(int argc, char** argv, int first) {
+  Flags flags;
+  std::string err;
+  Config cfg{};
+  if (flags.parse(argc, argv, first, &err)) {
+    cfg.structure = flags.choice("structure", "hash", {"hash", "binsearch", "btree"});
+    cfg.keys = flags.u64_list("keys", {default_keys(cfg.structure)}, 1, std::uint64_t{1} << 31);
+    cfg.key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 4, 4, 8));
+    cfg.buckets = flags.u64("buckets", 100'000, 1, std::uint64_t{1} << 32);
+    cfg.load_factor = flags.has("load-factor") ? flags.f64("load-factor", 1, 0.001, 1e6) : 0;
+    const std::string techs = flags.str(
+        "technique", cfg.structure == "btree" ? "naive,gp,amac,coro,engine" : "naive,gp,amac,coro");
+    if (flags.has("group")) cfg.groups = flags.u64_list("group", {}, 1, runtime::kMaxGroup);
+    cfg.search_seconds = flags.f64("search-seconds", 0.1, 0.001, 60);
+    cfg.dist = flags.choice("dist", "uniform", {"uniform", "zipf"});
+    cfg.theta = flags.f64("theta", 0.99, 0.0, 0.999999);
+    cfg.threads = flags.u64_list("threads", {1}, 1, 1024);
+    cfg.seconds = flags.f64("seconds", 2, 0.001, 86400);
+    cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
+    cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
+    cfg.roof = flags.str("roof", "results/roof.json");
+    cfg.json = flags.str("json", "results/braid-bench.jsonl");
+    if (flags.finish(&err)) {
+      cfg.techniques = split(techs);
+      for (const std::string& t : cfg.techniques) {
+        const bool engine = t == "engine";
+        if (!engine && !probe::technique_of(t)) {
+          err = "--technique must list naive, gp, amac, coro or engine, got '" + t + "'";
+        } else if (engine && cfg.structure != "btree") {
+          err = "--technique engine is only for --structure btree";
+        }
+      }
+      if (cfg.key_bytes != 4 && cfg.key_bytes != 8) {
+        err = "--key-bytes must be 4 or 8, got " + std::to_string(cfg.key_bytes);
+      } else if (cfg.structure != "hash" && flags.has("key-bytes")) {
+        err = "--key-bytes is for --structure hash";
+      }
+      for (std::uint64_t k : cfg.keys) {
+        if (cfg.structure == "hash" && cfg.key_bytes == 4 && k > (std::uint64_t{1} << 32)) {
+          err = "--keys " + std::to_string(k) + " exceeds what 4-byte keys can hold";
+        }
+      }
+    }
+  }
+  if (!err.empty()) {
+    std::fprintf(stderr, "braid-bench probe: %s\n\n%s", err.c_str(), probe_usage());
+    return 2;
+  }
+  const Roof roof = load_roof(cfg.roof);
+  if (!roof.known) {
+    std::fprintf(stderr,
+                 "braid-bench probe: no roof in %s (run 'braid-bench roof' first); results "
+                 "carry no roof_fraction\n",
+                 cfg.roof.c_str());
+  }
+  const std::uint32_t max_threads =
+      static_cast<std::uint32_t>(*std::max_element(cfg.threads.begin(), cfg.threads.end()));
+
+  for (std::uint64_t keys : cfg.keys) {
+    // Build the structure.
+    std::unique_ptr<Target> target;
+    BTreeTarget* btree = nullptr;
+    const auto build_start = Clock::now();
+    Status built;
+    std::uint64_t buckets = cfg.buckets;
+    if (cfg.structure == "hash") {
+      if (cfg.load_factor > 0) {
+        buckets = std::max<std::uint64_t>(
+            1, static_cast<std::uint64_t>(static_cast<double>(keys) / cfg.load_factor));
+      }
+      if (cfg.key_bytes == 4) {
+        auto t = std::make_unique<HashTarget<std::uint32_t>>();
+        built = t->build(keys, buckets);
+        target = std::move(t);
+      } else {
+        auto t = std::make_unique<HashTarget<std::uint64_t>>();
+        built = t->build(keys, buckets);
+        target = std::move(t);
+      }
+    } else if (cfg.structure == "binsearch") {
+      auto t = std::make_unique<BinsearchTarget>();
+      built = t->build(keys);
+      target = std::move(t);
+    } else {
+      auto t = std::make_unique<BTreeTarget>();
+      double load_s = 0;
+      t->set_records(keys);
+      built = t->build(keys, &load_s);
+      btree = t.get();
+      target = std::move(t);
+    }
+    if (!built.is_ok()) {
+      std::fprintf(stderr, "braid-bench probe: cannot build the %s: %s\n", cfg.structure.c_str(),
+                   built.to_string().c_str());
+      return 1;
+    }
+    // Probe inputs.
+    std::unique_ptr<Zipf> zipf;
+    if (cfg.dist == "zipf") zipf = std::make_unique<Zipf>(keys, cfg.theta);
+    for (std::uint32_t t = 0; t < max_threads; ++t) {
+      util::Rng rng(cfg.seed * 7919 + t);
+      std::vector<std::uint64_t> ranks(kProbesPerThread);
+      for (auto& r : ranks) r = zipf ? zipf->next(rng) : rng.uniform(keys);
+      target->set_probes(t, ranks);
+    }
+    const double build_s = std::chrono::duration<double>(Clock::now() - build_start).count();
+    const double lines_per_probe = estimate_lines(target->path());
+    const double engine_lines = btree != nullptr ? estimate_lines(btree->engine_path()) : 0;
+    std::printf(
+        "braid-bench probe: %s, %s keys (%.1f MiB)%s, %s; built in %.1f s; about %.1f "
+        "DRAM lines per lookup\n",
+        cfg.structure.c_str(), with_commas(keys).c_str(),
+        static_cast<double>(target->bytes()) / (1 << 20),
+        cfg.structure == "hash" ? (", " + std::to_string(cfg.key_bytes) + "-byte keys, " +
+                                   with_commas(buckets) + " buckets")
+                                      .c_str()
+                                : "",
+        cfg.dist.c_str(), build_s, lines_per_probe);
+    std::printf("  %-9s %7s %6s %14s %9s %14s %8s\n", "technique", "threads", "group",
+                "probes_per_s", "vs_naive", "lines_per_s", "of_roof");
+
+    for (std::uint64_t threads64 : cfg.threads) {
+      const auto threads = static_cast<std::uint32_t>(threads64);
+      struct Row {
+        std::string name;
+        bool engine;
+        Technique tech;
+        std::uint64_t group;
+        bool searched;
+        std::vector<double> rates;
+      };
+      Status run_status;
+      const auto run = [&](const Row& r, std::size_t group, double seconds) {
+        return r.engine ? measure_engine(*btree, group, seconds, &run_status)
+                        : measure(*target, r.tech, group, threads, seconds);
+      };
+      // The rows: each technique at the given group sizes, or at the best of a short search.
+      std::vector<Row> rows;
+      for (const std::string& tname : cfg.techniques) {
+        Row r{tname, tname == "engine", Technique::kCoro, 1, false, {}};
+        if (r.engine && threads != 1) {
+          std::fprintf(stderr, "  (engine runs on one worker here; skipped at %u threads)\n",
+                       threads);
+          continue;
+        }
+        if (!r.engine) r.tech = *probe::technique_of(tname);
+        if (r.tech == Technique::kNaive && !r.engine) {
+          rows.push_back(r);
+          continue;
+        }
+        if (!cfg.groups.empty()) {
+          for (std::uint64_t g : cfg.groups) {
+            r.group = g;
+            rows.push_back(r);
+          }
+          continue;
+        }
+        double best = -1;
+        for (std::uint64_t g : kGroupSearch) {
+          const double rate = run(r, g, cfg.search_seconds).probes_per_s;
+          if (rate > best) {
+            best = rate;
+            r.group = g;
+          }
+        }
+        r.searched = true;
+        rows.push_back(r);
+      }
+      const double roof_rate = roof.known ? roof.for_threads(threads) : 0;
+      // Rounds over every row (round-robin, so each sees the same drift of a noisy machine).
+      for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
+        double naive_rate = 0;
+        for (Row& r : rows) {
+          const Measured m = run(r, r.group, cfg.seconds);
+          if (!run_status.is_ok()) {
+            std::fprintf(stderr, "braid-bench probe: %s\n", run_status.to_string().c_str());
+            return 1;
+          }
+          if (m.not_found != 0) {
+            // Every probe names a loaded key: a miss is a wrong answer, not a statistic.
+            std::fprintf(stderr, "braid-bench probe: %s answered not-found for %s of %s probes\n",
+                         r.name.c_str(), with_commas(m.not_found).c_str(),
+                         with_commas(m.probes).c_str());
+            return 1;
+          }
+          r.rates.push_back(m.probes_per_s);
+          if (r.tech == Technique::kNaive && !r.engine) naive_rate = m.probes_per_s;
+          const double lines = r.engine ? engine_lines : lines_per_probe;
+          const double line_rate = m.probes_per_s * lines;
+          char vs[32] = "-";
+          if (naive_rate > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.probes_per_s / naive_rate);
+          char of[32] = "-";
+          if (roof_rate > 0) std::snprintf(of, sizeof of, "%.0f%%", 100 * line_rate / roof_rate);
+          std::printf("  %-9s %7u %5llu%s %14.0f %9s %14.0f %8s\n", r.name.c_str(), threads,
+                      static_cast<unsigned long long>(r.group), r.searched ? "*" : " ",
+                      m.probes_per_s, vs, line_rate, of);
+          std::fflush(stdout);
+          if (cfg.json == "none") continue;
+          JsonObject o;
+          o.add("bench", "probe").add("time", iso_time()).add("structure", cfg.structure);
+          o.add("technique", r.name).add("keys", keys).add("bytes", target->bytes());
+          o.add("key_bytes", cfg.structure == "hash"    ? cfg.key_bytes
+                             : cfg.structure == "btree" ? 8u
+                                                        : 4u);
+          if (cfg.structure == "hash") o.add("buckets", buckets);
+          o.add("group", r.group).add_bool("group_searched", r.searched).add("threads", threads);
+          o.add("dist", cfg.dist).add("theta", cfg.theta).add("seconds", cfg.seconds);
+          o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);
+          o.add("probes", m.probes).add("probes_per_s", m.probes_per_s);
+          o.add("vs_naive", naive_rate > 0 ? m.probes_per_s / naive_rate : 0.0);
+          o.add("lines_per_probe", lines).add("line_fetches_per_s", line_rate);
+          if (roof_rate > 0) {
+            o.add("roof_lines_per_s", roof_rate).add("roof_fraction", line_rate / roof_rate);
+          }
+          o.add_object("machine", machine_description());
+          if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
+            std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+            return 1;
+          }
+        }
+      }
+      if (cfg.repeat > 1) {
+        double naive_med = 0;
+        for (const Row& r : rows) {
+          if (r.tech == Technique::kNaive && !r.engine) naive_med = median(r.rates);
+        }
+        std::printf("  over %u rounds: %-9s %6s %12s %12s %12s %9s\n", cfg.repeat, "technique",
+                    "group", "min", "median", "max", "vs_naive");
+        for (const Row& r : rows) {
+          const auto [lo, hi] = std::minmax_element(r.rates.begin(), r.rates.end());
+          const double med = median(r.rates);
+          std::printf("  %15s %-9s %6llu %12.0f %12.0f %12.0f %8.2fx\n", "", r.name.c_str(),
+                      static_cast<unsigned long long>(r.group), *lo, med, *hi,
+                      naive_med > 0 ? med / naive_med : 0.0);
+        }
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace braid::bench

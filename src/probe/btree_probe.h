@@ -1,0 +1,115 @@
+// Read-only descents of BraidDB's own B+-tree (Killer Nanoseconds §4.1, on our tree instead of
+// Masstree). Every technique drives the same stepper the engine uses (index::Lookup: one node
+// per step, restarts included), so the tree code under test is exactly the engine's; only the
+// driving around it differs. A step's next node is prefetched whole (all 16 lines), as the
+// engine's interleaved path does.
+#pragma once
+
+#include <braid/task.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "index/btree.h"
+#include "probe/probe.h"
+#include "runtime/cpu.h"
+#include "runtime/interleave.h"
+#include "util/assert.h"
+
+namespace braid::probe {
+
+namespace btree_detail {
+
+// keys hold 8-byte keys in memory order (big-endian numbers sort as their bytes).
+inline std::string_view key_view(const std::uint64_t& k) {
+  return {reinterpret_cast<const char*>(&k), sizeof k};
+}
+
+inline std::uint64_t answer(const index::Lookup& l) { return l.found() ? l.value() : kNotFound; }
+
+inline Task<std::uint64_t> coro_one(const index::BTree& tree, std::string_view key) {
+  index::Lookup l(tree, key);
+  while (l.step()) {
+    co_await runtime::Yield{l.next(), index::kNodeBytes};
+  }
+  co_return answer(l);
+}
+
+}  // namespace btree_detail
+
+inline void btree_probe(const index::BTree& tree, Technique tech,
+                        std::span<const std::uint64_t> keys, std::span<std::uint64_t> out,
+                        std::size_t group) {
+  using namespace btree_detail;
+  BRAID_ASSERT(keys.size() == out.size());
+  BRAID_ASSERT(group >= 1);
+  BRAID_ASSERT(group <= runtime::kMaxGroup);
+  const std::size_t n = keys.size();
+  switch (tech) {
+    case Technique::kNaive:
+      for (std::size_t i = 0; i < n; ++i) {
+        std::uint64_t v;
+        out[i] = tree.lookup(key_view(keys[i]), &v) ? v : kNotFound;
+      }
+      return;
+
+    case Technique::kGp: {
+      // Lockstep by level: every lookup of the group reads its node of level k, then all
+      // prefetch their level k + 1. Uniform depth makes this GP's good case too.
+      std::optional<index::Lookup> l[runtime::kMaxGroup];
+      for (std::size_t base = 0; base < n; base += group) {
+        const std::size_t g = std::min(group, n - base);
+        for (std::size_t j = 0; j < g; ++j) l[j].emplace(tree, key_view(keys[base + j]));
+        std::size_t left = g;
+        while (left != 0) {
+          for (std::size_t j = 0; j < g; ++j) {
+            if (!l[j]) continue;
+            if (l[j]->step()) {
+              runtime::prefetch_lines(l[j]->next(), index::kNodeBytes);
+            } else {
+              out[base + j] = answer(*l[j]);
+              l[j].reset();
+              --left;
+            }
+          }
+        }
+      }
+      return;
+    }
+
+    case Technique::kAmac: {
+      // The stepper is already the hand-written state machine AMAC needs; the circular buffer
+      // holds G of them and refills a slot as soon as its lookup ends.
+      std::optional<index::Lookup> l[runtime::kMaxGroup];
+      std::size_t input[runtime::kMaxGroup];
+      std::size_t next = 0;
+      std::size_t finished = 0;
+      for (std::size_t j = 0; finished < n; j = j + 1 == group ? 0 : j + 1) {
+        if (!l[j]) {
+          if (next == n) continue;
+          input[j] = next++;
+          l[j].emplace(tree, key_view(keys[input[j]]));
+        }
+        if (l[j]->step()) {
+          runtime::prefetch_lines(l[j]->next(), index::kNodeBytes);
+        } else {
+          out[input[j]] = answer(*l[j]);
+          l[j].reset();
+          ++finished;
+        }
+      }
+      return;
+    }
+
+    case Technique::kCoro:
+      runtime::interleave<std::uint64_t>(
+          n, group, [&](std::size_t i) { return coro_one(tree, key_view(keys[i])); },
+          [&](std::size_t i, std::uint64_t v) { out[i] = v; });
+      return;
+  }
+}
+
+}  // namespace braid::probe

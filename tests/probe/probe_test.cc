@@ -1,0 +1,211 @@
+// Differential tests of the probe suite: on the same inputs every technique (gp, amac, coro) must
+// answer exactly what naive answers, for every group size — 1, odd sizes, the maximum, and more
+// coroutines than probes — and naive must answer what a reference container says. Several seeds;
+// a failure names its seed, and BRAID_PROBE_SEED=N replays one.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/test_util.h"
+#include "index/btree.h"
+#include "probe/binsearch.h"
+#include "probe/btree_probe.h"
+#include "probe/hash_table.h"
+#include "runtime/frame_allocator.h"
+#include "util/random.h"
+
+namespace braid::probe {
+namespace {
+
+const std::size_t kGroups[] = {1, 2, 3, 7, 8, 16, 31, 64};
+
+std::vector<std::uint64_t> seeds() {
+  if (const std::uint64_t s = testing::env_u64("BRAID_PROBE_SEED", 0); s != 0) return {s};
+  return {1, 2, 3, 4};
+}
+
+// Runs `probe(tech, keys, out, group)` for every technique and group size and compares with the
+// naive answers; also checks that no coroutine frame outlives its run.
+template <typename Key, typename Probe>
+void expect_all_agree(const std::vector<Key>& keys, const std::vector<std::uint64_t>& naive,
+                      Probe&& probe, const std::string& what) {
+  for (Technique tech : {Technique::kGp, Technique::kAmac, Technique::kCoro}) {
+    for (std::size_t group : kGroups) {
+      std::vector<std::uint64_t> out(keys.size(), 12345);
+      const std::uint64_t frames_before = runtime::heap_frames_live();
+      probe(tech, keys, out, group);
+      EXPECT_EQ(runtime::heap_frames_live(), frames_before) << what;
+      ASSERT_EQ(out, naive) << what << " technique " << technique_name(tech) << " group " << group;
+    }
+  }
+}
+
+// Probe inputs: mostly present keys (by index into `present`), some absent ones from `absent`.
+template <typename Key, typename Absent>
+std::vector<Key> make_probes(const std::vector<Key>& present, std::size_t n, util::Rng& rng,
+                             Absent&& absent) {
+  std::vector<Key> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (present.empty() || rng.uniform(5) == 0) {
+      out.push_back(absent(rng));
+    } else {
+      out.push_back(present[rng.uniform(present.size())]);
+    }
+  }
+  return out;
+}
+
+template <typename K>
+void hash_case(std::size_t keys_n, std::size_t buckets, std::size_t probes_n, std::uint64_t seed) {
+  const std::string what = "hash<" + std::to_string(sizeof(K)) + "> keys " +
+                           std::to_string(keys_n) + " buckets " + std::to_string(buckets) +
+                           " probes " + std::to_string(probes_n) + " seed " + std::to_string(seed);
+  util::Rng rng(seed);
+  HashTable<K> table;
+  ASSERT_TRUE(table.init(buckets, keys_n).is_ok());
+  std::unordered_map<K, K> ref;
+  std::vector<K> present;
+  while (present.size() < keys_n) {
+    const K k = static_cast<K>(rng.next()) | 1;  // odd: present; even: absent
+    if (!ref.emplace(k, static_cast<K>(rng.next())).second) continue;
+    table.insert(k, ref[k]);
+    present.push_back(k);
+  }
+  const std::vector<K> probes = make_probes(
+      present, probes_n, rng, [](util::Rng& r) { return static_cast<K>(r.next() & ~K{1}); });
+  std::vector<std::uint64_t> naive(probes.size());
+  hash_probe<K>(table, Technique::kNaive, probes, naive, 1);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    auto it = ref.find(probes[i]);
+    ASSERT_EQ(naive[i], it == ref.end() ? kNotFound : std::uint64_t{it->second}) << what;
+  }
+  expect_all_agree(
+      probes, naive,
+      [&](Technique t, const std::vector<K>& k, std::vector<std::uint64_t>& o, std::size_t g) {
+        hash_probe<K>(table, t, k, o, g);
+      },
+      what);
+}
+
+TEST(ProbeDifferential, HashFourByteKeys) {
+  for (std::uint64_t seed : seeds()) {
+    hash_case<std::uint32_t>(5000, 100, 3000, seed);  // chains of ~50, as in the paper's regime
+    hash_case<std::uint32_t>(300, 1, 200, seed);      // one long chain
+    hash_case<std::uint32_t>(1000, 4096, 500, seed);  // mostly empty buckets
+    hash_case<std::uint32_t>(0, 16, 50, seed);        // empty table
+  }
+}
+
+TEST(ProbeDifferential, HashEightByteKeys) {
+  for (std::uint64_t seed : seeds()) {
+    hash_case<std::uint64_t>(5000, 100, 3000, seed);
+    hash_case<std::uint64_t>(100, 7, 5, seed);  // more coroutines than probes
+    hash_case<std::uint64_t>(100, 7, 0, seed);  // no probes at all
+  }
+}
+
+void binsearch_case(std::size_t n, std::size_t probes_n, std::uint64_t seed) {
+  const std::string what = "binsearch n " + std::to_string(n) + " probes " +
+                           std::to_string(probes_n) + " seed " + std::to_string(seed);
+  util::Rng rng(seed);
+  SortedArray arr;
+  ASSERT_TRUE(arr.init(n).is_ok());
+  std::vector<std::uint32_t> probes;
+  for (std::size_t i = 0; i < probes_n; ++i) {
+    // Present keys, absent keys in between, and the edges (0, past the end).
+    switch (rng.uniform(4)) {
+      case 0:
+        probes.push_back(static_cast<std::uint32_t>(rng.uniform(2 * n + 3)));
+        break;
+      case 1:
+        probes.push_back(i % 2 == 0 ? 0 : static_cast<std::uint32_t>(2 * n + 1));
+        break;
+      default:
+        probes.push_back(SortedArray::key_at(rng.uniform(n)));
+    }
+  }
+  std::vector<std::uint64_t> naive(probes.size());
+  binsearch_probe(arr, Technique::kNaive, probes, naive, 1);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const std::uint32_t k = probes[i];
+    const std::uint64_t expect = (k % 2 == 1 && k / 2 < n) ? k / 2 : kNotFound;
+    ASSERT_EQ(naive[i], expect) << what << " key " << k;
+  }
+  expect_all_agree(
+      probes, naive,
+      [&](Technique t, const std::vector<std::uint32_t>& k, std::vector<std::uint64_t>& o,
+          std::size_t g) { binsearch_probe(arr, t, k, o, g); },
+      what);
+}
+
+TEST(ProbeDifferential, BinarySearch) {
+  for (std::uint64_t seed : seeds()) {
+    for (std::size_t n : {1, 2, 16, 17, 1000, 100003}) binsearch_case(n, 2000, seed);
+    binsearch_case(100003, 3, seed);  // more coroutines than probes
+  }
+}
+
+void btree_case(std::size_t keys_n, std::size_t probes_n, std::uint64_t seed) {
+  const std::string what = "btree keys " + std::to_string(keys_n) + " probes " +
+                           std::to_string(probes_n) + " seed " + std::to_string(seed);
+  util::Rng rng(seed);
+  index::BTree tree;
+  std::map<std::uint64_t, std::uint64_t> ref;  // key in memory order -> value
+  std::vector<std::uint64_t> present;
+  while (present.size() < keys_n) {
+    const std::uint64_t k = rng.next() | 1;
+    const std::uint64_t v = rng.uniform(std::uint64_t{1} << 40);
+    std::uint64_t existing;
+    if (!tree.insert_if_absent(btree_detail::key_view(k), v, &existing)) continue;
+    ref[k] = v;
+    present.push_back(k);
+  }
+  const std::vector<std::uint64_t> probes = make_probes(
+      present, probes_n, rng, [](util::Rng& r) { return r.next() & ~std::uint64_t{1}; });
+  std::vector<std::uint64_t> naive(probes.size());
+  btree_probe(tree, Technique::kNaive, probes, naive, 1);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    auto it = ref.find(probes[i]);
+    ASSERT_EQ(naive[i], it == ref.end() ? kNotFound : it->second) << what;
+  }
+  expect_all_agree(
+      probes, naive,
+      [&](Technique t, const std::vector<std::uint64_t>& k, std::vector<std::uint64_t>& o,
+          std::size_t g) { btree_probe(tree, t, k, o, g); },
+      what);
+}
+
+TEST(ProbeDifferential, BTree) {
+  for (std::uint64_t seed : seeds()) {
+    btree_case(20000, 3000, seed);  // three levels
+    btree_case(10, 100, seed);      // root only
+    btree_case(5000, 4, seed);      // more coroutines than probes
+  }
+}
+
+// Coroutine frames come from the thread's allocator when one is current, and all return to it.
+TEST(ProbeDifferential, CoroFramesFromTheThreadAllocator) {
+  runtime::FrameAllocator alloc(std::size_t{8} << 20, false);
+  runtime::FrameAllocator::set_current(&alloc);
+  HashTable<std::uint32_t> table;
+  ASSERT_TRUE(table.init(10, 100).is_ok());
+  for (std::uint32_t k = 1; k <= 100; ++k) table.insert(k, k * 3);
+  std::vector<std::uint32_t> probes;
+  for (std::uint32_t k = 0; k < 500; ++k) probes.push_back(k % 130);
+  std::vector<std::uint64_t> out(probes.size());
+  hash_probe<std::uint32_t>(table, Technique::kCoro, probes, out, 16);
+  runtime::FrameAllocator::set_current(nullptr);
+  EXPECT_EQ(alloc.counters().allocated, probes.size());
+  EXPECT_EQ(alloc.live(), 0u);
+  for (std::size_t i = 0; i < probes.size(); ++i) {
+    const std::uint32_t k = probes[i];
+    EXPECT_EQ(out[i], k >= 1 && k <= 100 ? std::uint64_t{k} * 3 : kNotFound);
+  }
+}
+
+}  // namespace
+}  // namespace braid::probe
