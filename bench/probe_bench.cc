@@ -372,7 +372,8 @@ for the B+-tree, engine (one-get transactions on the engine's interleaved path).
   --seed N           random seed (default 1)
   --repeat R         measure every row R times round-robin and print min / median / max
                      (default 1): on a noisy machine, the fair comparison
-  --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json)
+  --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json), or
+                     'measure': a quick roof measured now, before the runs
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl; 'none')
 )";
 }
@@ -426,7 +427,10 @@ int probe_main(int argc, char** argv, int first) {
     return 2;
   }
   const Roof roof = load_roof(cfg.roof);
-  if (!roof.known) {
+  if (roof.known) {
+    std::printf("roof (%s): %.1f M lines/s per core, %.1f M on all cores\n", cfg.roof.c_str(),
+                roof.per_core_lines_per_s / 1e6, roof.all_cores_lines_per_s / 1e6);
+  } else {
     std::fprintf(stderr,
                  "braid-bench probe: no roof in %s (run 'braid-bench roof' first); results "
                  "carry no roof_fraction\n",

@@ -27,7 +27,13 @@ struct Roof {
 };
 
 // Reads the roof file; known == false when it is missing or unreadable ("none" never reads).
+// "measure" measures a quick huge-page roof now (measure_roof), for machines whose memory speed
+// drifts between a saved roof and the run.
 Roof load_roof(const std::string& path);
+
+// A quick huge-page roof in-process: a 512 MiB cycle, K in {16, 24, 28, 32}, `seconds` each,
+// then the best K on every core. Unknown when the buffer cannot be mapped.
+Roof measure_roof(double seconds);
 
 // Bytes of the last-level cache (sysfs), or 32 MiB when it cannot be read.
 std::uint64_t llc_bytes();

@@ -457,8 +457,9 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --batch N          transactions interleaved per worker, 1..64 (default 8)
   --multi-get 0|1    read-only mixes: issue a transaction's reads as one multi_get
                      (default 0)
-  --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json):
-                     results then say what fraction of it their line fetches reached
+  --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json), or
+                     'measure' (a quick one now): results then say what fraction of it
+                     their line fetches reached
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl;
                      'none' to skip)
 )";

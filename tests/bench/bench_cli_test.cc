@@ -105,8 +105,8 @@ std::vector<std::string> read_lines(const std::string& path) {
 TEST(BenchCli, TinyRoofThenProbeAndYcsbReportTheirFractionOfIt) {
   const std::string roof = temp_path("roof.json");
   const std::string json = temp_path("roof-runs.jsonl");
-  RunResult r = run("roof --mib 16 --chains 1,4,8 --seconds 0.01 --save " + roof + " --json " +
-                    json);
+  RunResult r =
+      run("roof --mib 16 --chains 1,4,8 --seconds 0.01 --save " + roof + " --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("lines/s per core"), std::string::npos) << r.out;
   const std::vector<std::string> saved = read_lines(roof);
@@ -123,9 +123,9 @@ TEST(BenchCli, TinyRoofThenProbeAndYcsbReportTheirFractionOfIt) {
   const std::vector<std::string> lines = read_lines(probes);
   ASSERT_EQ(lines.size(), 7u);  // naive + 3 techniques x 2 groups
   for (const std::string& line : lines) {
-    for (const char* field : {"\"structure\":\"hash\"", "\"keys\":3000", "\"threads\":1",
-                              "\"probes_per_s\":", "\"technique\":", "\"group\":",
-                              "\"line_fetches_per_s\":", "\"roof_fraction\":"}) {
+    for (const char* field :
+         {"\"structure\":\"hash\"", "\"keys\":3000", "\"threads\":1", "\"probes_per_s\":",
+          "\"technique\":", "\"group\":", "\"line_fetches_per_s\":", "\"roof_fraction\":"}) {
       EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
     }
   }
@@ -136,7 +136,18 @@ TEST(BenchCli, TinyRoofThenProbeAndYcsbReportTheirFractionOfIt) {
   ASSERT_EQ(y.size(), 1u);
   EXPECT_NE(y[0].find("\"roof_fraction\":"), std::string::npos) << y[0];
   EXPECT_NE(y[0].find("\"line_fetches_per_s\":"), std::string::npos) << y[0];
-  for (const std::string& f : {roof, json, probes, ycsb}) std::remove(f.c_str());
+  // --roof measure: a quick roof measured in the same process, just before the runs.
+  const std::string measured = temp_path("probe-measured.jsonl");
+  r =
+      run("probe --structure binsearch --keys 5000 --group 4 --technique naive,coro --seconds "
+          "0.02 --roof measure --json " +
+          measured);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("roof (measure)"), std::string::npos) << r.out;
+  for (const std::string& line : read_lines(measured)) {
+    EXPECT_NE(line.find("\"roof_fraction\":"), std::string::npos) << line;
+  }
+  for (const std::string& f : {roof, json, probes, ycsb, measured}) std::remove(f.c_str());
 }
 
 // Every structure and technique at tiny size, searching the group when none is given.
@@ -158,31 +169,39 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
     const char* args;
     const char* message;
   };
-  for (const Case& c :
-       {Case{"", "usage: braid-bench"}, Case{"frobnicate", "unknown command"},
-        Case{"ycsb --bogus 1", "unknown flag --bogus"},
-        Case{"ycsb --records abc", "--records expects a whole number"},
-        Case{"ycsb --records -5", "--records expects a whole number"},
-        Case{"ycsb --records 0", "--records must be in"}, Case{"ycsb --read 50", "must sum to 100"},
-        Case{"ycsb --dist pareto", "--dist must be one of"},
-        Case{"ycsb --theta 1.5", "--theta must be in"},
-        Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
-        Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
-        Case{"ycsb --seconds", "needs a value"}, Case{"ycsb stray", "unexpected argument"},
-        Case{"ycsb --seed 1 --seed 2", "given twice"}, Case{"ycsb --mode fast", "--mode must be"},
-        Case{"ycsb --scheduler fifo", "--scheduler must be"},
-        Case{"ycsb --batch 0", "--batch must be"},
-        Case{"ycsb --multi-get 1 --update 100", "read-only"},
-        Case{"ycsb --mode sequential,bogus", "--mode must be"},
-        Case{"ycsb --mode auto,auto", "twice"}, Case{"ycsb --repeat 0", "--repeat must be"},
-        Case{"probe --structure tree", "--structure must be"},
-        Case{"probe --technique naive,fast", "--technique must list"},
-        Case{"probe --technique engine", "only for --structure btree"},
-        Case{"probe --group 0", "--group must be"}, Case{"probe --group 65", "--group must be"},
-        Case{"probe --group 4,x", "comma"}, Case{"probe --key-bytes 6", "4 or 8"},
-        Case{"probe --structure btree --key-bytes 4", "for --structure hash"},
-        Case{"probe --keys 0", "--keys must be"}, Case{"roof --chains 3", "is not one of"},
-        Case{"roof --pages 1g", "--pages must be"}, Case{"roof --mib 0", "--mib must be"}}) {
+  for (const Case& c : {Case{"", "usage: braid-bench"},
+                        Case{"frobnicate", "unknown command"},
+                        Case{"ycsb --bogus 1", "unknown flag --bogus"},
+                        Case{"ycsb --records abc", "--records expects a whole number"},
+                        Case{"ycsb --records -5", "--records expects a whole number"},
+                        Case{"ycsb --records 0", "--records must be in"},
+                        Case{"ycsb --read 50", "must sum to 100"},
+                        Case{"ycsb --dist pareto", "--dist must be one of"},
+                        Case{"ycsb --theta 1.5", "--theta must be in"},
+                        Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
+                        Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
+                        Case{"ycsb --seconds", "needs a value"},
+                        Case{"ycsb stray", "unexpected argument"},
+                        Case{"ycsb --seed 1 --seed 2", "given twice"},
+                        Case{"ycsb --mode fast", "--mode must be"},
+                        Case{"ycsb --scheduler fifo", "--scheduler must be"},
+                        Case{"ycsb --batch 0", "--batch must be"},
+                        Case{"ycsb --multi-get 1 --update 100", "read-only"},
+                        Case{"ycsb --mode sequential,bogus", "--mode must be"},
+                        Case{"ycsb --mode auto,auto", "twice"},
+                        Case{"ycsb --repeat 0", "--repeat must be"},
+                        Case{"probe --structure tree", "--structure must be"},
+                        Case{"probe --technique naive,fast", "--technique must list"},
+                        Case{"probe --technique engine", "only for --structure btree"},
+                        Case{"probe --group 0", "--group must be"},
+                        Case{"probe --group 65", "--group must be"},
+                        Case{"probe --group 4,x", "comma"},
+                        Case{"probe --key-bytes 6", "4 or 8"},
+                        Case{"probe --structure btree --key-bytes 4", "for --structure hash"},
+                        Case{"probe --keys 0", "--keys must be"},
+                        Case{"roof --chains 3", "is not one of"},
+                        Case{"roof --pages 1g", "--pages must be"},
+                        Case{"roof --mib 0", "--mib must be"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
