@@ -44,16 +44,24 @@ std::string range_error(const std::string& key, T min, T max, const std::string&
 }
 }  // namespace
 
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', pos);
+    out.push_back(text.substr(pos, comma == std::string::npos ? comma : comma - pos));
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
+}
+
 std::vector<std::uint64_t> Flags::u64_list(std::string_view name, std::vector<std::uint64_t> def,
                                            std::uint64_t min, std::uint64_t max) {
   const std::string key(name);
   const std::string* found = lookup(key);
   if (found == nullptr) return def;
   std::vector<std::uint64_t> out;
-  std::size_t pos = 0;
-  for (;;) {
-    const std::size_t comma = found->find(',', pos);
-    const std::string item = found->substr(pos, comma == std::string::npos ? comma : comma - pos);
+  for (const std::string& item : split_commas(*found)) {
     char* end = nullptr;
     errno = 0;
     const unsigned long long x = std::strtoull(item.c_str(), &end, 10);
@@ -68,9 +76,8 @@ std::vector<std::uint64_t> Flags::u64_list(std::string_view name, std::vector<st
       return def;
     }
     out.push_back(x);
-    if (comma == std::string::npos) return out;
-    pos = comma + 1;
   }
+  return out;
 }
 
 std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t min,

@@ -11,6 +11,9 @@
 
 namespace braid::bench {
 
+// "a,b,c" -> {"a", "b", "c"} (empty items kept, so the caller can reject them).
+std::vector<std::string> split_commas(const std::string& text);
+
 class Flags {
  public:
   // Parses argv[first..argc). Fails on a positional argument or a flag without a value.

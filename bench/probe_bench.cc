@@ -175,6 +175,7 @@ class BTreeTarget : public Target {
     Result<Table*> t = db_->create_table("probe");
     if (!t.is_ok()) return t.status();
     table_ = *t;
+    records_ = n;
     return ycsb_load(*db_, *table_, n, 8, 8, 1, load_s);
   }
   std::uint64_t bytes() const override { return table_->index().node_count() * index::kNodeBytes; }
@@ -194,24 +195,9 @@ class BTreeTarget : public Target {
                        std::span<const std::uint64_t>(probes_[t].data() + off, n),
                        std::span<std::uint64_t>(out, n), group);
   }
-  std::vector<PathStep> path() const override {
-    std::vector<PathStep> p;
-    for (std::size_t nodes : table_->index().level_sizes()) {
-      p.push_back({static_cast<double>(nodes * index::kNodeBytes),
-                   static_cast<double>(index::kNodeBytes / 64)});
-    }
-    return p;
-  }
-  // The engine's path adds the OID entry and the version to the descent.
-  std::vector<PathStep> engine_path() const {
-    std::vector<PathStep> p = path();
-    const DatabaseStats st = db_->stats();
-    p.push_back({static_cast<double>(records() * sizeof(std::uint64_t)), 1.0});
-    p.push_back({static_cast<double>(st.live_version_bytes), 1.0});
-    return p;
-  }
+  std::vector<PathStep> path() const override { return btree_path(*table_); }
+  std::vector<PathStep> engine_path() const { return engine_get_path(*db_, *table_, records_); }
   std::uint64_t records() const { return records_; }
-  void set_records(std::uint64_t n) { records_ = n; }
   Database& db() { return *db_; }
   Table& table() { return *table_; }
   const std::vector<std::uint64_t>& probes(std::uint32_t t) const { return probes_[t]; }
@@ -328,17 +314,6 @@ Measured measure_engine(BTreeTarget& target, std::size_t group, double seconds, 
   return m;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  for (;;) {
-    const std::size_t comma = s.find(',', pos);
-    out.push_back(s.substr(pos, comma == std::string::npos ? comma : comma - pos));
-    if (comma == std::string::npos) return out;
-    pos = comma + 1;
-  }
-}
-
 std::uint64_t default_keys(const std::string& structure) {
   if (structure == "binsearch") return std::uint64_t{1} << 28;  // 1 GiB of 4-byte keys
   if (structure == "btree") return 20'000'000;
@@ -401,7 +376,7 @@ int probe_main(int argc, char** argv, int first) {
     cfg.roof = flags.str("roof", "results/roof.json");
     cfg.json = flags.str("json", "results/braid-bench.jsonl");
     if (flags.finish(&err)) {
-      cfg.techniques = split(techs);
+      cfg.techniques = split_commas(techs);
       for (const std::string& t : cfg.techniques) {
         const bool engine = t == "engine";
         if (!engine && !probe::technique_of(t)) {
@@ -467,7 +442,6 @@ int probe_main(int argc, char** argv, int first) {
     } else {
       auto t = std::make_unique<BTreeTarget>();
       double load_s = 0;
-      t->set_records(keys);
       built = t->build(keys, &load_s);
       btree = t.get();
       target = std::move(t);
@@ -511,6 +485,7 @@ int probe_main(int argc, char** argv, int first) {
         std::uint64_t group;
         bool searched;
         std::vector<double> rates;
+        bool naive() const { return !engine && tech == Technique::kNaive; }
       };
       Status run_status;
       const auto run = [&](const Row& r, std::size_t group, double seconds) {
@@ -527,7 +502,7 @@ int probe_main(int argc, char** argv, int first) {
           continue;
         }
         if (!r.engine) r.tech = *probe::technique_of(tname);
-        if (r.tech == Technique::kNaive && !r.engine) {
+        if (r.naive()) {
           rows.push_back(r);
           continue;
         }
@@ -567,7 +542,7 @@ int probe_main(int argc, char** argv, int first) {
             return 1;
           }
           r.rates.push_back(m.probes_per_s);
-          if (r.tech == Technique::kNaive && !r.engine) naive_rate = m.probes_per_s;
+          if (r.naive()) naive_rate = m.probes_per_s;
           const double lines = r.engine ? engine_lines : lines_per_probe;
           const double line_rate = m.probes_per_s * lines;
           char vs[32] = "-";
@@ -605,7 +580,7 @@ int probe_main(int argc, char** argv, int first) {
       if (cfg.repeat > 1) {
         double naive_med = 0;
         for (const Row& r : rows) {
-          if (r.tech == Technique::kNaive && !r.engine) naive_med = median(r.rates);
+          if (r.naive()) naive_med = median(r.rates);
         }
         std::printf("  over %u rounds: %-9s %6s %12s %12s %12s %9s\n", cfg.repeat, "technique",
                     "group", "min", "median", "max", "vs_naive");

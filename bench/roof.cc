@@ -143,6 +143,37 @@ double json_number(const std::string& text, const std::string& key) {
   return std::strtod(text.c_str() + at + needle.size(), nullptr);
 }
 
+// One thread at each K (row(1, k, rate) after each), then the best K on `threads` threads
+// (row(threads, k, rate) when threads > 1). K = 1, when tried, gives the latency.
+template <typename Row>
+Roof roof_of(const Buffer& b, const std::vector<std::uint64_t>& chains, std::uint32_t threads,
+             double seconds, std::uint64_t seed, Row* row) {
+  Roof r;
+  std::uint64_t best_k = chains.front();
+  for (std::uint64_t k : chains) {
+    const double rate = measure(b, k, 1, seconds, seed);
+    if (k == 1) r.latency_ns = 1e9 / rate;
+    if (rate > r.per_core_lines_per_s) {
+      r.per_core_lines_per_s = rate;
+      best_k = k;
+    }
+    if (row != nullptr) (*row)(1, k, rate);
+  }
+  r.all_cores_lines_per_s = r.per_core_lines_per_s;
+  if (threads > 1) {
+    r.all_cores_lines_per_s = measure(b, best_k, threads, seconds, seed);
+    if (row != nullptr) (*row)(threads, best_k, r.all_cores_lines_per_s);
+  }
+  r.cores = threads;
+  r.best_chains = best_k;
+  r.known = true;
+  return r;
+}
+
+struct NoRow {
+  void operator()(std::uint32_t, std::uint64_t, double) const {}
+};
+
 }  // namespace
 
 const char* roof_usage() {
@@ -177,20 +208,8 @@ Roof measure_roof(double seconds) {
   Buffer buf;
   std::string err;
   if (!buf.build((std::size_t{512} << 20) / kLine, true, 1, &err)) return r;
-  std::uint64_t best_k = 16;
-  for (std::uint64_t k : {16, 24, 28, 32}) {
-    const double rate = measure(buf, k, 1, seconds, 1);
-    if (rate > r.per_core_lines_per_s) {
-      r.per_core_lines_per_s = rate;
-      best_k = k;
-    }
-  }
-  r.cores = std::max(1u, std::thread::hardware_concurrency());
-  r.all_cores_lines_per_s =
-      r.cores > 1 ? measure(buf, best_k, r.cores, seconds, 1) : r.per_core_lines_per_s;
-  r.latency_ns = 1e9 / measure(buf, 1, 1, seconds, 1);
-  r.known = true;
-  return r;
+  const std::uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return roof_of(buf, {1, 16, 24, 28, 32}, cores, seconds, 1, static_cast<NoRow*>(nullptr));
 }
 
 Roof load_roof(const std::string& path) {
@@ -286,54 +305,35 @@ int roof_main(int argc, char** argv, int first) {
       std::fprintf(stderr, "braid-bench roof: %s\n", err.c_str());
       return 1;
     }
+    std::string row_error;  // the first failure to append a JSON line
     const auto emit = [&](std::uint32_t t, std::uint64_t k, double rate) {
       // How long one chain waits for each of its lines; at K = 1, the dependent-load latency.
       const double ns = 1e9 * static_cast<double>(t * k) / rate;
       std::printf("  %-5s %7u %8llu %14.0f %12.1f\n", kind, t, static_cast<unsigned long long>(k),
                   rate, ns);
       std::fflush(stdout);
-      if (json == "none") return std::string();
+      if (json == "none" || !row_error.empty()) return;
       JsonObject o;
       o.add("bench", "roof").add("time", iso_time()).add("pages", kind).add("mib", mib);
       o.add("threads", t).add("chains", k).add("seconds", seconds).add("lines_per_s", rate);
       o.add("ns_per_line", ns).add("llc_bytes", llc_bytes());
       o.add_object("machine", machine_description());
-      return append_json_line(json, o);
+      row_error = append_json_line(json, o);
     };
-    double best = 0, latency = 0;
-    std::uint64_t best_k = 1;
-    for (std::uint64_t k : chains) {
-      const double rate = measure(buf, k, 1, seconds, seed);
-      if (k == 1) latency = 1e9 / rate;
-      if (rate > best) {
-        best = rate;
-        best_k = k;
-      }
-      if (std::string e = emit(1, k, rate); !e.empty()) {
-        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
-        return 1;
-      }
-    }
-    const double all = threads > 1 ? measure(buf, best_k, threads, seconds, seed) : best;
-    if (threads > 1) {
-      if (std::string e = emit(threads, best_k, all); !e.empty()) {
-        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
-        return 1;
-      }
+    const Roof r = roof_of(buf, chains, threads, seconds, seed, &emit);
+    if (!row_error.empty()) {
+      std::fprintf(stderr, "braid-bench: %s\n", row_error.c_str());
+      return 1;
     }
     std::printf(
         "  %s pages: roof %.1f M lines/s per core (K = %llu), %.1f M lines/s on %u "
         "threads%s\n",
-        kind, best / 1e6, static_cast<unsigned long long>(best_k), all / 1e6, threads,
-        latency > 0 ? (", latency " + std::to_string(static_cast<int>(latency)) + " ns").c_str()
-                    : "");
-    if (huge) {
-      huge_roof.known = true;
-      huge_roof.per_core_lines_per_s = best;
-      huge_roof.all_cores_lines_per_s = all;
-      huge_roof.latency_ns = latency;
-      huge_roof.cores = threads;
-    }
+        kind, r.per_core_lines_per_s / 1e6, static_cast<unsigned long long>(r.best_chains),
+        r.all_cores_lines_per_s / 1e6, threads,
+        r.latency_ns > 0
+            ? (", latency " + std::to_string(static_cast<int>(r.latency_ns)) + " ns").c_str()
+            : "");
+    if (huge) huge_roof = r;
   }
   if (huge_roof.known && save != "none") {
     JsonObject o;

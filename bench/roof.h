@@ -20,8 +20,9 @@ struct Roof {
   bool known = false;
   double per_core_lines_per_s = 0;   // best K, one thread
   double all_cores_lines_per_s = 0;  // best K, one thread per core
-  double latency_ns = 0;             // K = 1
-  std::uint32_t cores = 0;
+  double latency_ns = 0;             // K = 1 (0 when not measured)
+  std::uint32_t cores = 0;           // threads of the all-core figure
+  std::uint64_t best_chains = 0;     // the K of the per-core figure
   // The roof for `threads` threads: per-core rate times threads, capped by the all-core rate.
   double for_threads(std::uint32_t threads) const;
 };

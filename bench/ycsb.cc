@@ -414,6 +414,22 @@ class YcsbGenerator : public TxnGenerator {
 
 }  // namespace
 
+std::vector<PathStep> btree_path(Table& table) {
+  std::vector<PathStep> path;
+  for (std::size_t nodes : table.index().level_sizes()) {
+    path.push_back({static_cast<double>(nodes * index::kNodeBytes),
+                    static_cast<double>(index::kNodeBytes / 64)});
+  }
+  return path;
+}
+
+std::vector<PathStep> engine_get_path(Database& db, Table& table, std::uint64_t records) {
+  std::vector<PathStep> path = btree_path(table);
+  path.push_back({static_cast<double>(records * sizeof(std::uint64_t)), 1.0});
+  path.push_back({static_cast<double>(db.stats().live_version_bytes), 1.0});
+  return path;
+}
+
 Status ycsb_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
                  std::uint32_t value_bytes, std::uint32_t threads, double* seconds) {
   Config cfg{};
@@ -527,10 +543,7 @@ struct ModeResult {
 std::vector<std::string> parse_modes(const std::string& text, std::string* err) {
   if (text == "all") return kModes;
   std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', pos);
-    std::string m = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+  for (std::string& m : split_commas(text)) {
     if (std::find(kModes.begin(), kModes.end(), m) == kModes.end()) {
       *err =
           "--mode must be one of plain, sequential, prefetch, nested, interleaved, auto, all "
@@ -543,9 +556,8 @@ std::vector<std::string> parse_modes(const std::string& text, std::string* err) 
       return {};
     }
     out.push_back(std::move(m));
-    if (comma == std::string::npos) return out;
-    pos = comma + 1;
   }
+  return out;
 }
 
 // Runs one mode for cfg.seconds over the loaded table.
@@ -685,14 +697,8 @@ int ycsb_main(int argc, char** argv, int first) {
 
   // Estimated DRAM lines per operation: the descent (a node's 16 lines at each level the LLC
   // does not hold), the OID entry and the version (see estimate_lines in roof.h).
-  std::vector<PathStep> path;
-  for (std::size_t nodes : (*table)->index().level_sizes()) {
-    path.push_back({static_cast<double>(nodes * index::kNodeBytes),
-                    static_cast<double>(index::kNodeBytes / 64)});
-  }
-  path.push_back({static_cast<double>(cfg.records * sizeof(std::uint64_t)), 1.0});
-  path.push_back({static_cast<double>(db.stats().live_version_bytes), 1.0});
-  const double lines_per_txn = estimate_lines(path) * cfg.ops_per_txn;
+  const double lines_per_txn =
+      estimate_lines(engine_get_path(db, **table, cfg.records)) * cfg.ops_per_txn;
   const Roof roof = load_roof(cfg.roof);
   const double roof_rate = roof.known ? roof.for_threads(cfg.threads) : 0;
 

@@ -3,9 +3,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <braid/database.h>
 
+#include "roof.h"
 #include "util/random.h"
 
 namespace braid::bench {
@@ -30,6 +32,12 @@ class Zipf {
 // Loads records 0..records-1 (ycsb's keys and values) into `table` with `threads` loaders.
 Status ycsb_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
                  std::uint32_t value_bytes, std::uint32_t threads, double* seconds);
+
+// The memory path of a descent of `table`'s B+-tree (a step per level, root first, 16 lines per
+// node), and of an engine get: the descent, then the OID entry and the version. For the
+// line-fetch estimate (estimate_lines in roof.h).
+std::vector<PathStep> btree_path(Table& table);
+std::vector<PathStep> engine_get_path(Database& db, Table& table, std::uint64_t records);
 
 // Record i's key: `bytes` long, ordered by i; the first 8 bytes are i big-endian (fewer for
 // shorter keys), the rest are filler derived from i.

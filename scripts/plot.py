@@ -172,26 +172,24 @@ def figures(d):
             draw(ax, series(load(p), x_of), title, xlabel, normalize_to=norm, logx=logx)
             ax.legend(fontsize=7)
             save(fig, name + ".png")
-    p = os.path.join(d, "fig8.jsonl")
-    if os.path.exists(p):
-        rows = load(p)
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        draw(axes[0], series(rows, lambda r: r["threads"], lambda r: r["update"] == 100),
-             "Fig. 8a: update-only, 10 blind writes/txn", "workers")
-        draw(axes[1], series(rows, lambda r: r["threads"], lambda r: r["rmw"] == 20),
-             "Fig. 8c: 2 RMW + 8 reads", "workers")
-        axes[0].legend(fontsize=7)
-        save(fig, "fig8.png")
-    p = os.path.join(d, "fig10.jsonl")
-    if os.path.exists(p):
-        rows = load(p)
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-        draw(axes[0], series(rows, lambda r: r["key_bytes"], lambda r: r["value_bytes"] == 8),
-             "Fig. 10 left: key length", "key bytes")
-        draw(axes[1], series(rows, lambda r: r["value_bytes"], lambda r: r["key_bytes"] == 8),
-             "Fig. 10 right: value size", "value bytes", logx=True)
-        axes[0].legend(fontsize=7)
-        save(fig, "fig10.png")
+    # Two-panel figures: (file, [(x, select, title, x label, log x), ...]).
+    for name, panels in [
+            ("fig8", [(lambda r: r["threads"], lambda r: r["update"] == 100,
+                       "Fig. 8a: update-only, 10 blind writes/txn", "workers", False),
+                      (lambda r: r["threads"], lambda r: r["rmw"] == 20,
+                       "Fig. 8c: 2 RMW + 8 reads", "workers", False)]),
+            ("fig10", [(lambda r: r["key_bytes"], lambda r: r["value_bytes"] == 8,
+                        "Fig. 10 left: key length", "key bytes", False),
+                       (lambda r: r["value_bytes"], lambda r: r["key_bytes"] == 8,
+                        "Fig. 10 right: value size", "value bytes", True)])]:
+        p = os.path.join(d, name + ".jsonl")
+        if os.path.exists(p):
+            rows = load(p)
+            fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+            for ax, (x_of, sel, title, xlabel, logx) in zip(axes, panels):
+                draw(ax, series(rows, x_of, sel), title, xlabel, logx=logx)
+            axes[0].legend(fontsize=7)
+            save(fig, name + ".png")
     p = os.path.join(d, "fig12.jsonl")
     if os.path.exists(p):
         rows = load(p)
