@@ -101,6 +101,8 @@ class Transaction {
   [[nodiscard]] Status commit();
   // Discards the writes. Idempotent.
   void abort();
+  // After a successful commit(): its timestamp (0 for a transaction without writes).
+  std::uint64_t commit_timestamp() const { return commit_ts_; }
 
   bool is_active() const { return ctx_ != nullptr; }
   // The snapshot this transaction reads (a commit-clock value).
@@ -112,6 +114,7 @@ class Transaction {
 
   engine::DatabaseImpl* db_ = nullptr;
   mvcc::TxnContext* ctx_ = nullptr;  // null once committed or aborted
+  std::uint64_t commit_ts_ = 0;
 };
 
 struct DatabaseStats {
@@ -126,6 +129,31 @@ struct DatabaseStats {
   std::uint64_t commit_clock = 0;
 };
 
+// Durability of a database with a directory (all zero for an in-memory one).
+struct DurabilityStats {
+  bool enabled = false;
+  std::string io_backend;  // "posix+io_uring", "posix+sync", "sim"
+  CommitMode commit = CommitMode::kDurable;
+  std::uint64_t log_bytes = 0;    // log block bytes written since open
+  std::uint64_t log_flushes = 0;  // group commits made durable (one sync each)
+  std::uint64_t log_segments = 0;
+  std::uint64_t checkpoints = 0;
+  std::uint64_t last_checkpoint_cts = 0;
+  std::uint64_t durable_clock = 0;  // every commit at or below it is on disk
+  std::uint64_t generation = 0;     // log generation (one per recovery that replayed a log)
+  bool halted = false;
+  std::string halt_reason;
+  // What opening the database recovered.
+  double recovery_seconds = 0;
+  std::uint64_t recovered_checkpoint_records = 0;
+  std::uint64_t recovered_transactions = 0;
+  std::uint64_t recovered_writes = 0;
+  std::uint64_t recovery_log_bytes = 0;
+  std::uint64_t recovery_dropped_transactions = 0;  // durable but after the first hole
+  std::uint32_t recovery_torn_tails = 0;
+  std::uint32_t recovery_checkpoint_fallbacks = 0;
+};
+
 // Per-worker execution counters, summed.
 struct ExecStats {
   std::uint64_t transactions = 0;  // run to the end by workers (committed or aborted)
@@ -136,6 +164,7 @@ struct ExecStats {
   std::uint64_t frame_heap_fallbacks = 0;  // frames too large for a size class
   std::uint64_t auto_decisions = 0;        // ExecMode::kAuto re-decisions
   std::uint32_t auto_batch = 0;            // kAuto's current choice (1: sequential)
+  std::uint64_t commit_waits = 0;          // commits that waited for durability
 };
 
 // A transaction body: called on a worker with the transaction's handle.
@@ -154,8 +183,11 @@ class Pending {
   bool valid() const { return request_ != nullptr; }
   // True once the transaction committed or aborted.
   bool ready() const;
-  // Blocks until then; the final Status (OK: committed).
+  // Blocks until then; the final Status (OK: committed, and durable under
+  // CommitMode::kDurable).
   Status wait();
+  // After a successful wait(): the commit timestamp (0 for a transaction without writes).
+  std::uint64_t commit_timestamp() const;
 
  private:
   friend class engine::DatabaseImpl;
@@ -202,10 +234,17 @@ class Database {
 
   ExecStats exec_stats() const;
 
+  // Writes a checkpoint now (on worker 0, beside its transactions) and waits for it to be
+  // durable; the log segments it covers are deleted. InvalidArgument for an in-memory
+  // database.
+  [[nodiscard]] Status checkpoint();
+  DurabilityStats durability_stats() const;
+
   DatabaseStats stats() const;
   const Options& options() const;
 
  private:
+  friend class engine::DatabaseImpl;
   explicit Database(std::unique_ptr<engine::DatabaseImpl> impl);
   std::unique_ptr<engine::DatabaseImpl> impl_;
 };

@@ -35,12 +35,54 @@ struct ExecOptions {
   std::uint64_t seed = 1;
 };
 
+// When a commit is acknowledged (DESIGN §5).
+enum class CommitMode : std::uint8_t {
+  kDurable,  // only once its log record, and every earlier commit's, is on disk
+  kAsync,    // at once; the log reaches the disk within one group commit (lost on a crash)
+};
+
+// How a log block is made durable (measured in docs/architecture.md, "Durability").
+enum class LogSync : std::uint8_t {
+  kFdatasync,  // buffered write, then fdatasync (one linked io_uring request)
+  kDsync,      // buffered write with RWF_DSYNC
+  kDirect,     // O_DIRECT write of 4 KiB-padded blocks, then fdatasync
+};
+
+// The I/O backend of the log and checkpoint writes.
+enum class IoMode : std::uint8_t {
+  kAuto,   // io_uring when the kernel allows it; otherwise synchronous writes (said on stderr)
+  kUring,  // io_uring, or Database::open fails with IOError
+  kSync,   // synchronous pwrite/fdatasync on the worker
+};
+
+struct DurabilityOptions {
+  CommitMode commit = CommitMode::kDurable;
+  LogSync sync = LogSync::kFdatasync;
+  IoMode io = IoMode::kAuto;
+  // Each log has two buffers of this size; one transaction's redo record must fit in one.
+  std::uint32_t log_buffer_bytes = 4u << 20;
+  // A log segment file is closed and a new one started past this size.
+  std::uint64_t log_segment_bytes = std::uint64_t{128} << 20;
+  // Group commit: a worker submits its buffer as soon as no block is in flight, unless a delay
+  // is set, in which case it waits until the oldest record waited that long, the buffer holds
+  // flush_bytes (0: no size threshold), or the worker has nothing else to run.
+  std::uint64_t flush_delay_us = 0;
+  std::uint32_t flush_bytes = 0;
+  // Worker 0 writes a checkpoint after the logs grew by this much (0: only Database::checkpoint
+  // and recovery write checkpoints). Bounds recovery time.
+  std::uint64_t checkpoint_log_bytes = std::uint64_t{1} << 30;
+  // Committed transactions one worker may hold waiting for durability; past it the worker
+  // admits no new transaction until acknowledgements drain.
+  std::uint32_t max_commit_waiters = 1u << 14;
+};
+
 struct Options {
   // Database directory. Empty: a purely in-memory database. When set, the directory is created if
-  // missing (see create_if_missing) and locked against a second process opening it. The redo log
-  // that makes it durable is not written yet (see docs/architecture.md, "Not yet built").
+  // missing (see create_if_missing), locked against a second process, recovered at open, and
+  // every commit is logged there (see durability).
   std::string directory;
   bool create_if_missing = true;
+  DurabilityOptions durability;
 
   // Worker threads, one per core, started by Database::open. Each owns slots_per_worker
   // transaction slots (its most interleaved transactions), with their contexts pre-allocated.

@@ -72,6 +72,10 @@ bool op_ready(TxState* tx, OpState* op);
 std::coroutine_handle<> op_suspend(TxState* tx, OpState* op, std::coroutine_handle<> awaiter);
 void op_run_deferred(TxState* tx, OpState* op);
 Status commit_now(TxState* tx);
+// After commit_now: true when the commit must wait for durability in the scheduler.
+bool commit_waits(TxState* tx);
+// The commit's final outcome after the wait (IOError when the engine halted meanwhile).
+Status commit_outcome(TxState* tx, Status committed);
 // Leaves `h` as the transaction's resume point (the scheduler resumes it after the others).
 void park(TxState* tx, std::coroutine_handle<> h);
 }  // namespace detail
@@ -148,16 +152,17 @@ class Tx {
   }
 
   // Commits now; Conflict-free under first-updater-wins unless the transaction already ended.
-  // Awaitable so that a durable commit can wait in the scheduler without changing callers.
+  // Under CommitMode::kDurable the transaction then waits in its scheduler slot (the worker
+  // runs the others) until the commit is on disk.
   struct [[nodiscard]] CommitAwaiter {
     detail::TxState* tx;
     Status status;
     bool await_ready() {
       status = detail::commit_now(tx);
-      return true;
+      return !detail::commit_waits(tx);
     }
-    void await_suspend(std::coroutine_handle<>) const noexcept {}
-    Status await_resume() { return std::move(status); }
+    void await_suspend(std::coroutine_handle<> h) const noexcept { detail::park(tx, h); }
+    Status await_resume() { return detail::commit_outcome(tx, std::move(status)); }
   };
   CommitAwaiter commit() { return CommitAwaiter{state_, {}}; }
   // Lets the worker run its other open transactions before this one continues. A transaction
@@ -205,6 +210,10 @@ class TxnGenerator {
     (void)status;
     (void)latency_ns;
   }
+  // In a database with a directory, for each committed transaction with writes (called before
+  // finished): the time from the commit to its acknowledgement (the durability wait under
+  // CommitMode::kDurable).
+  virtual void committed(std::uint64_t commit_latency_ns) { (void)commit_latency_ns; }
 };
 
 }  // namespace braid

@@ -1,14 +1,12 @@
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "engine/database_impl.h"
+#include "engine/durability.h"
 #include "engine/worker.h"
+#include "storage/log_format.h"
 #include "util/assert.h"
 #include "util/bits.h"
 
@@ -46,13 +44,15 @@ Status check_value(std::string_view value) {
 
 DatabaseImpl::DatabaseImpl(const Options& options)
     : options_(options),
-      txns_(options.workers * options.slots_per_worker, options.external_transactions,
+      // One reserved context beyond the workers' slots: the checkpoint's snapshot.
+      txns_(options.workers * options.slots_per_worker + 1, options.external_transactions,
             options.max_txn_writes) {
   tables_.reserve(options.max_tables);
 }
 
 DatabaseImpl::~DatabaseImpl() {
   stop_workers();
+  durability_.reset();
   // Tables first: their chains hold versions; then the transaction table frees limbo.
   for (auto& t : tables_) {
     for (std::uint64_t oid = 0; oid < t->oids().allocated(); ++oid) {
@@ -66,10 +66,14 @@ DatabaseImpl::~DatabaseImpl() {
     }
   }
   tables_.clear();
-  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o) {
+std::unique_ptr<Database> DatabaseImpl::wrap(std::unique_ptr<DatabaseImpl> impl) {
+  return std::unique_ptr<Database>(new Database(std::move(impl)));
+}
+
+Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
+                                                         std::shared_ptr<storage::FileSystem> fs) {
   if (o.workers == 0 || o.workers > 1024) {
     return Status::invalid_argument("Options::workers must be 1..1024");
   }
@@ -79,9 +83,20 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o) {
   if (o.external_transactions > 4096) {
     return Status::invalid_argument("Options::external_transactions must be 0..4096");
   }
-  if (std::uint64_t{o.workers} * o.slots_per_worker + o.external_transactions >= (1u << 16)) {
+  if (std::uint64_t{o.workers} * o.slots_per_worker + o.external_transactions + 1 >= (1u << 16)) {
     return Status::invalid_argument(
-        "Options::workers * slots_per_worker + external_transactions must be below 65536");
+        "Options::workers * slots_per_worker + external_transactions must be below 65535");
+  }
+  const DurabilityOptions& d = o.durability;
+  if (d.log_buffer_bytes < (64u << 10) || d.log_buffer_bytes > (1u << 30)) {
+    return Status::invalid_argument("Options::durability.log_buffer_bytes must be 64 KiB..1 GiB");
+  }
+  if (d.log_segment_bytes < (std::uint64_t{1} << 20) || d.log_segment_bytes < d.log_buffer_bytes) {
+    return Status::invalid_argument(
+        "Options::durability.log_segment_bytes must be at least 1 MiB and the log buffer size");
+  }
+  if (d.max_commit_waiters == 0 || d.max_commit_waiters > (1u << 24)) {
+    return Status::invalid_argument("Options::durability.max_commit_waiters must be 1..2^24");
   }
   if (o.exec.batch == 0) return Status::invalid_argument("Options::exec.batch must be at least 1");
   if (o.submit_queue_depth < 2 || o.submit_queue_depth > (1u << 20)) {
@@ -102,46 +117,119 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o) {
   std::unique_ptr<DatabaseImpl> db(new DatabaseImpl(o));
   if (Status s = db->txns_.init_heap(o.max_version_bytes, o.huge_pages); !s.is_ok()) return s;
   if (!o.directory.empty()) {
-    Status s = db->open_directory();
+    Status s = db->open_durable(std::move(fs));
     if (!s.is_ok()) return s;
   }
   if (Status s = db->start_workers(); !s.is_ok()) return s;
   return db;
 }
 
-Status DatabaseImpl::open_directory() {
-  const std::string& dir = options_.directory;
-  struct stat st{};
-  if (::stat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT) {
-      return Status::io_error("cannot access database directory '" + dir +
-                              "': " + std::strerror(errno));
+Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
+  if (fs == nullptr) {
+    const IoMode io = options_.durability.io;
+    std::string why;
+    bool uring = false;
+    if (io != IoMode::kSync) {
+      uring = storage::probe_io_uring(&why);
+      if (!uring && io == IoMode::kUring) {
+        return Status::io_error("io_uring is not available here (" + why +
+                                "); set Options::durability.io to kAuto or kSync to use "
+                                "synchronous log writes");
+      }
+      if (!uring) {
+        std::fprintf(stderr,
+                     "braid: io_uring is not available (%s); the log falls back to synchronous "
+                     "writes on the workers\n",
+                     why.c_str());
+      }
     }
-    if (!options_.create_if_missing) {
-      return Status::io_error("database directory '" + dir +
-                              "' does not exist (Options::create_if_missing is false)");
-    }
-    if (::mkdir(dir.c_str(), 0755) != 0) {
-      return Status::io_error("cannot create database directory '" + dir +
-                              "': " + std::strerror(errno));
-    }
-  } else if (!S_ISDIR(st.st_mode)) {
-    return Status::io_error("'" + dir + "' exists and is not a directory");
+    fs = storage::make_posix_file_system(uring);
   }
-  const std::string lock_path = dir + "/LOCK";
-  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0) {
-    return Status::io_error("cannot open '" + lock_path + "': " + std::strerror(errno));
-  }
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    ::close(lock_fd_);
-    lock_fd_ = -1;
-    if (err == EWOULDBLOCK) {
-      return Status::busy("database directory '" + dir + "' is in use by another process");
+  durability_ = std::make_unique<Durability>(this, options_, std::move(fs));
+  std::vector<storage::CatalogEntry> catalog;
+  if (Status s = durability_->open_directory(&catalog); !s.is_ok()) return s;
+  for (const storage::CatalogEntry& e : catalog) {
+    if (e.name.empty() || e.name.size() > kMaxTableNameBytes || by_name_.count(e.name) != 0 ||
+        tables_.size() >= options_.max_tables) {
+      return Status::corruption("catalog of '" + options_.directory + "' names table '" + e.name +
+                                "', which cannot be created (duplicate, bad name, or more than "
+                                "Options::max_tables)");
     }
-    return Status::io_error("cannot lock '" + lock_path + "': " + std::strerror(err));
+    if (add_table(e.name) == nullptr) {
+      return Status::io_error("cannot reserve the OID array of table '" + e.name + "'");
+    }
   }
+  txns_.set_logged_ticks(true);
+  return durability_->recover_and_open_logs();
+}
+
+Table* DatabaseImpl::add_table(std::string_view name) {
+  auto t = std::make_unique<Table>(static_cast<std::uint32_t>(tables_.size()), std::string(name));
+  if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
+  Table* raw = t.get();
+  tables_.push_back(std::move(t));
+  by_name_.emplace(std::string(name), raw);
+  return raw;
+}
+
+std::uint32_t DatabaseImpl::table_count() const {
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  return static_cast<std::uint32_t>(tables_.size());
+}
+
+Table* DatabaseImpl::table_at(std::uint32_t id) const {
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  return id < tables_.size() ? tables_[id].get() : nullptr;
+}
+
+Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
+                                   std::string_view value, bool tombstone, std::uint64_t cts) {
+  Table* t = table < tables_.size() ? tables_[table].get() : nullptr;
+  if (t == nullptr) {
+    return Status::corruption("recovery: a record names table " + std::to_string(table) +
+                              ", which the catalog does not have");
+  }
+  TxnContext* ctx = &txns_.at(checkpoint_context());
+  std::uint64_t oid = 0;
+  const bool found = t->index().lookup(key, &oid);
+  auto free_chain = [&](std::uint64_t e) {
+    if (!entry::is_hot(e)) return;
+    for (Version* v = entry::hot(e); v != nullptr;) {
+      Version* next = v->next.load(std::memory_order_relaxed);
+      txns_.free_version(ctx, v);
+      v = next;
+    }
+  };
+  if (tombstone) {
+    if (!found) return Status::ok();
+    const bool removed = t->index().remove(key, oid);
+    BRAID_ASSERT(removed);
+    auto& slot = t->oids().entry(oid);
+    free_chain(slot.load(std::memory_order_relaxed));
+    slot.store(entry::kEmpty, std::memory_order_relaxed);
+    return Status::ok();
+  }
+  Version* v = make_version(ctx, value, false);
+  if (v == nullptr) {
+    return Status::io_error("version memory exhausted during recovery (Options::max_version_bytes = " +
+                            std::to_string(options_.max_version_bytes) + ")");
+  }
+  v->stamp.store(cts, std::memory_order_relaxed);
+  if (found) {
+    auto& slot = t->oids().entry(oid);
+    free_chain(slot.load(std::memory_order_relaxed));
+    slot.store(entry::from_version(v), std::memory_order_relaxed);
+    return Status::ok();
+  }
+  Result<std::uint64_t> fresh = t->oids().allocate();
+  if (!fresh.is_ok()) {
+    txns_.free_version(ctx, v);
+    return fresh.status();
+  }
+  t->oids().entry(*fresh).store(entry::from_version(v), std::memory_order_relaxed);
+  std::uint64_t existing;
+  const bool inserted = t->index().insert_if_absent(key, *fresh, &existing);
+  BRAID_ASSERT(inserted);
   return Status::ok();
 }
 
@@ -160,12 +248,17 @@ Result<Table*> DatabaseImpl::create_table(std::string_view name) {
     return Status::busy(
         "table limit reached (Options::max_tables = " + std::to_string(options_.max_tables) + ")");
   }
-  auto t = std::make_unique<Table>(static_cast<std::uint32_t>(tables_.size()), std::string(name));
-  Status s = t->oids().init(options_.max_records_per_table, options_.huge_pages);
-  if (!s.is_ok()) return s;
-  Table* raw = t.get();
-  tables_.push_back(std::move(t));
-  by_name_.emplace(std::string(name), raw);
+  if (durability_ != nullptr) {
+    // The table exists once the catalog naming it is durable.
+    std::vector<storage::CatalogEntry> entries;
+    for (const auto& t : tables_) entries.push_back({t->id(), t->name()});
+    entries.push_back({static_cast<std::uint32_t>(tables_.size()), std::string(name)});
+    if (Status s = durability_->persist_catalog(entries); !s.is_ok()) return s;
+  }
+  Table* raw = add_table(name);
+  if (raw == nullptr) {
+    return Status::io_error("cannot reserve the OID array of table '" + std::string(name) + "'");
+  }
   return raw;
 }
 
@@ -403,24 +496,105 @@ void DatabaseImpl::prune_below(TxnContext* ctx, Version* head) {
 
 // ---- Commit and abort ---------------------------------------------------------------------------
 
-Status DatabaseImpl::commit(TxnContext* ctx) {
+namespace {
+// The redo record of a transaction (storage/log_format.h): its newest version of each record.
+std::uint32_t record_bytes(const TxnContext* ctx) {
+  std::uint64_t n = storage::kTxnHeaderBytes;
+  for (const mvcc::WriteEntry& w : ctx->writes) {
+    n += storage::kWriteHeaderBytes + w.key_len + (w.version->tombstone() ? 0 : w.version->size);
+  }
+  return n > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(n);
+}
+
+void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes, char* out) {
+  const storage::TxnHeader h{cts, bytes - storage::kTxnHeaderBytes,
+                             static_cast<std::uint32_t>(ctx->writes.size())};
+  std::memcpy(out, &h, sizeof h);
+  char* p = out + sizeof h;
+  for (const mvcc::WriteEntry& w : ctx->writes) {
+    const bool tomb = w.version->tombstone();
+    const storage::WriteHeader wh{
+        static_cast<std::uint8_t>(tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut), 0,
+        w.key_len, w.table->id(), tomb ? 0 : w.version->size};
+    std::memcpy(p, &wh, sizeof wh);
+    p += sizeof wh;
+    std::memcpy(p, ctx->staged_keys.data() + w.key_off, w.key_len);
+    p += w.key_len;
+    if (wh.value_len != 0) std::memcpy(p, w.version->payload(), wh.value_len);
+    p += wh.value_len;
+  }
+  BRAID_ASSERT(p == out + bytes);
+}
+}  // namespace
+
+Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* cts_out) {
+  std::uint64_t cts = 0;
   if (!ctx->writes.empty()) {
+    storage::LogWriter* w = durability_ != nullptr ? durability_->log(log) : nullptr;
+    std::uint32_t bytes = 0;
+    if (w != nullptr) {
+      if (durability_->halted()) {
+        abort(ctx, log);
+        return durability_->halt_status();
+      }
+      bytes = record_bytes(ctx);
+      if (bytes > w->max_record_bytes()) {
+        abort(ctx, log);
+        return Status::busy("transaction's redo record is " + std::to_string(bytes) +
+                            " bytes; the log buffer holds " +
+                            std::to_string(w->max_record_bytes()) +
+                            " (Options::durability.log_buffer_bytes)");
+      }
+      // Room in the log before the timestamp: the precommit window stays a few instructions.
+      if (Status s = w->prepare(bytes); !s.is_ok()) {
+        durability_->halt(s);
+        abort(ctx, log);
+        return durability_->halt_status();
+      }
+    }
     // Precommit before taking the timestamp: a reader whose snapshot is taken after our
     // fetch_add sees Precommit (or the final state) and waits for the number instead of
     // skipping versions it must see.
     ctx->state.store(cstate::kPrecommit, std::memory_order_seq_cst);
-    const std::uint64_t cts = txns_.clock().fetch_add(1, std::memory_order_seq_cst) + 1;
+    cts = txns_.clock().fetch_add(1, std::memory_order_seq_cst) + 1;
     ctx->state.store(cstate::committed(cts), std::memory_order_release);
-    for (const mvcc::WriteEntry& w : ctx->writes) {
-      w.version->stamp.store(cts, std::memory_order_release);
+    for (const mvcc::WriteEntry& e : ctx->writes) {
+      e.version->stamp.store(cts, std::memory_order_release);
     }
+    // Our versions stay allocated until finish (this context pins the reclamation epoch).
+    if (w != nullptr) encode_record(ctx, cts, bytes, w->append(bytes, cts));
   }
   ctx->commits.fetch_add(1, std::memory_order_relaxed);
-  txns_.finish(ctx);
+  finish_txn(ctx, log);
+  if (cts_out != nullptr) *cts_out = cts;
   return Status::ok();
 }
 
-void DatabaseImpl::abort(TxnContext* ctx) {
+void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
+  if (txns_.finish(ctx)) logged_tick(log);
+}
+
+void DatabaseImpl::logged_tick(std::uint32_t log) {
+  // Reclamation needs the clock to move; in a durable database every timestamp is logged (an
+  // empty transaction record), or recovery would read the gap as the end of the log.
+  storage::LogWriter* w = durability_->log(log);
+  if (durability_->halted() || !w->prepare(storage::kTxnHeaderBytes).is_ok()) return;
+  const std::uint64_t cts = txns_.clock().fetch_add(1, std::memory_order_seq_cst) + 1;
+  const storage::TxnHeader h{cts, 0, 0};
+  std::memcpy(w->append(storage::kTxnHeaderBytes, cts), &h, sizeof h);
+  if (log == external_log()) {
+    // Nobody else drives the application threads' log: flush the tick now (we hold its
+    // mutex), or the durable clock would wait for it.
+    while (w->safe() < cts) {
+      if (Status s = w->poll(true, true); !s.is_ok()) {
+        durability_->halt(s);
+        return;
+      }
+    }
+  }
+}
+
+void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
   ctx->state.store(cstate::kAborted, std::memory_order_release);
   for (auto it = ctx->writes.rbegin(); it != ctx->writes.rend(); ++it) {
     Version* v = it->version;
@@ -438,7 +612,54 @@ void DatabaseImpl::abort(TxnContext* ctx) {
     txns_.retire(ctx, v);
   }
   ctx->aborts.fetch_add(1, std::memory_order_relaxed);
-  txns_.finish(ctx);
+  finish_txn(ctx, log);
+}
+
+Status DatabaseImpl::commit_external(TxnContext* ctx, std::uint64_t* cts) {
+  if (durability_ == nullptr) return commit(ctx, external_log(), cts);
+  storage::LogWriter* w = durability_->log(external_log());
+  Status s;
+  {
+    // Application threads share one log. The committing thread drives its I/O itself: no
+    // thread of the engine's does it for them.
+    std::lock_guard<std::mutex> g(durability_->external_mutex());
+    s = commit(ctx, external_log(), cts);
+    if (!s.is_ok() || *cts == 0) return s;
+    do {
+      if (Status e = w->poll(true, true); !e.is_ok()) {
+        durability_->halt(e);
+        return durability_->halt_status();
+      }
+    } while (durability_->durable_commits() && w->safe() < *cts);
+  }
+  if (!durability_->durable_commits()) return s;
+  // Every earlier commit must be on disk too (other logs; their workers flush them).
+  while (durability_->durable_clock() < *cts) {
+    if (durability_->halted()) return durability_->halt_status();
+    std::this_thread::yield();
+  }
+  return s;
+}
+
+void DatabaseImpl::abort_external(TxnContext* ctx) {
+  if (durability_ == nullptr) return abort(ctx, external_log());
+  std::lock_guard<std::mutex> g(durability_->external_mutex());
+  abort(ctx, external_log());
+}
+
+Status DatabaseImpl::checkpoint() {
+  if (durability_ == nullptr) {
+    return Status::invalid_argument("checkpoint: the database has no directory (in-memory)");
+  }
+  const std::uint64_t ticket = durability_->request_checkpoint();
+  workers_[0]->wake();
+  return durability_->wait_checkpoint(ticket);
+}
+
+DurabilityStats DatabaseImpl::durability_stats() const {
+  DurabilityStats s;
+  if (durability_ != nullptr) durability_->add_stats(&s);
+  return s;
 }
 
 }  // namespace braid::engine

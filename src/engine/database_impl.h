@@ -19,6 +19,7 @@
 
 #include "engine/table.h"
 #include "mvcc/txn.h"
+#include "storage/file_system.h"
 
 namespace braid::engine {
 
@@ -31,10 +32,16 @@ struct LookupHint {
 };
 
 class Worker;
+class Durability;
 
 class DatabaseImpl {
  public:
-  static Result<std::unique_ptr<DatabaseImpl>> open(const Options& options);
+  // `fs`: the file system for a database with a directory (tests pass a simulated one); null
+  // picks the real one per Options::durability.io.
+  static Result<std::unique_ptr<DatabaseImpl>> open(
+      const Options& options, std::shared_ptr<storage::FileSystem> fs = nullptr);
+  // The public handle over an engine (tests that open with a simulated file system).
+  static std::unique_ptr<Database> wrap(std::unique_ptr<DatabaseImpl> impl);
   ~DatabaseImpl();
 
   Result<Table*> create_table(std::string_view name);
@@ -53,8 +60,25 @@ class DatabaseImpl {
   // attempt uses the caller's lookup instead of repeating it.
   Status write(mvcc::TxnContext* ctx, Table& table, std::string_view key, std::string_view value,
                WriteKind kind, const LookupHint* hint = nullptr);
-  Status commit(mvcc::TxnContext* ctx);
-  void abort(mvcc::TxnContext* ctx);
+  // Commits; with a directory, the redo record goes to log `log` (a worker's index, or
+  // external_log() under the durability's external mutex). *cts: the commit timestamp (0 for
+  // a transaction without writes). Not durable yet: see Durability's acknowledgement rule.
+  Status commit(mvcc::TxnContext* ctx, std::uint32_t log, std::uint64_t* cts);
+  void abort(mvcc::TxnContext* ctx, std::uint32_t log);
+  std::uint32_t external_log() const { return options_.workers; }
+  Durability* durability() { return durability_.get(); }
+  // Thread-per-transaction commit: logs, and under CommitMode::kDurable waits for the disk.
+  Status commit_external(mvcc::TxnContext* ctx, std::uint64_t* cts);
+  void abort_external(mvcc::TxnContext* ctx);
+  Status checkpoint();
+  DurabilityStats durability_stats() const;
+
+  // Recovery and checkpoints (single-threaded at open; checkpoints read under a snapshot).
+  Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
+                       bool tombstone, std::uint64_t cts);
+  std::uint32_t table_count() const;
+  Table* table_at(std::uint32_t id) const;
+  std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }
 
   enum class Vis : std::uint8_t { kVisible, kInvisible, kRetry, kOwnerAborting };
   Vis visibility(const mvcc::TxnContext* ctx, std::uint64_t stamp);
@@ -63,7 +87,10 @@ class DatabaseImpl {
   enum class Outcome : std::uint8_t { kDone, kRelookup };
 
   explicit DatabaseImpl(const Options& options);
-  Status open_directory();
+  Status open_durable(std::shared_ptr<storage::FileSystem> fs);
+  Table* add_table(std::string_view name);
+  void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
+  void logged_tick(std::uint32_t log);
   Status start_workers();
   void stop_workers();
   Outcome write_existing(mvcc::TxnContext* ctx, Table& table, std::uint64_t oid,
@@ -76,7 +103,7 @@ class DatabaseImpl {
 
   Options options_;
   mvcc::TxnTable txns_;
-  int lock_fd_ = -1;
+  std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
   std::vector<std::unique_ptr<Table>> tables_;
   std::unordered_map<std::string, Table*> by_name_;

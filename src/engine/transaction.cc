@@ -14,7 +14,8 @@ Status not_active() {
 }
 }  // namespace
 
-Transaction::Transaction(Transaction&& other) noexcept : db_(other.db_), ctx_(other.ctx_) {
+Transaction::Transaction(Transaction&& other) noexcept
+    : db_(other.db_), ctx_(other.ctx_), commit_ts_(other.commit_ts_) {
   other.ctx_ = nullptr;
 }
 
@@ -23,6 +24,7 @@ Transaction& Transaction::operator=(Transaction&& other) noexcept {
     abort();
     db_ = other.db_;
     ctx_ = other.ctx_;
+    commit_ts_ = other.commit_ts_;
     other.ctx_ = nullptr;
   }
   return *this;
@@ -119,14 +121,14 @@ Status Transaction::commit() {
   if (ctx_->in_scan) return Status::invalid_argument("commit called from a scan callback");
   mvcc::TxnContext* ctx = ctx_;
   ctx_ = nullptr;
-  return db_->commit(ctx);
+  return db_->commit_external(ctx, &commit_ts_);
 }
 
 void Transaction::abort() {
   if (ctx_ == nullptr) return;
   mvcc::TxnContext* ctx = ctx_;
   ctx_ = nullptr;
-  db_->abort(ctx);
+  db_->abort_external(ctx);
 }
 
 // ---- Database -----------------------------------------------------------------------------------
@@ -151,6 +153,8 @@ Status Database::execute(TxnFunction fn, const SubmitOptions& options) {
   if (!p.is_ok()) return p.status();
   return p->wait();
 }
+Status Database::checkpoint() { return impl_->checkpoint(); }
+DurabilityStats Database::durability_stats() const { return impl_->durability_stats(); }
 Status Database::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
   return impl_->run(generators, exec);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <string>
+#include <thread>
 
 #include "engine/access.h"
 #include "runtime/cpu.h"
@@ -73,6 +74,12 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
   }
   order_.resize(options.slots_per_worker);
   apply_exec(options.exec);
+  durability_ = db->durability();
+  if (durability_ != nullptr) {
+    log_ = durability_->log(index);
+    durable_ = durability_->durable_commits();
+    waiters_.resize(options.durability.max_commit_waiters);
+  }
 }
 
 Worker::~Worker() {
@@ -153,7 +160,9 @@ std::uint32_t Worker::capacity() const {
 
 bool Worker::idle() const {
   return live_ == 0 && queue_.empty_hint() && (generator_ == nullptr || generator_done_) &&
-         !run_posted_.load(std::memory_order_acquire);
+         !run_posted_.load(std::memory_order_acquire) && waiter_count_ == 0 &&
+         (log_ == nullptr || log_->idle()) && !checkpointing_ &&
+         (index_ != 0 || durability_ == nullptr || !durability_->checkpoint_pending());
 }
 
 void Worker::main() {
@@ -162,8 +171,26 @@ void Worker::main() {
   for (;;) {
     take_posted_run();
     admit();
+    if (log_ != nullptr) service_log(live_ - waiting_slots_);
     if (live_ != 0) {
+      if (live_ == waiting_slots_) {
+        // Every open transaction waits for the disk: wait with it.
+        if (log_->in_flight()) {
+          (void)log_->poll(true, false);
+        } else {
+          std::this_thread::yield();
+        }
+        continue;
+      }
       round();
+      continue;
+    }
+    if (waiter_count_ != 0) {  // nothing admitted: the ring is full or there is no more work
+      if (log_->in_flight()) {
+        (void)log_->poll(true, false);
+      } else {
+        std::this_thread::yield();
+      }
       continue;
     }
     if (generator_ != nullptr && generator_done_ && generator_live_ == 0) {
@@ -192,6 +219,8 @@ void Worker::main() {
 
 bool Worker::admit() {
   if (exec_.scheduler == SchedulerPolicy::kBatch && live_ != 0) return false;
+  // Backpressure: a full ring of commits waiting for the disk admits nothing new.
+  if (waiter_count_ == waiters_.size() && durable_) return false;
   const std::uint32_t cap = capacity();
   bool any = false;
   for (std::uint32_t i = 0; i < cap && live_ < cap; ++i) {
@@ -226,6 +255,8 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   const auto i = static_cast<std::uint32_t>(&slot - slots_.get());
   slot.state.ctx = db_->txns().begin_at(index_ * options_.slots_per_worker + i);
   slot.state.conflicted = false;
+  slot.state.wait_cts = 0;
+  slot.state.wait_failed = false;
   slot.state.resume = task.handle();
   slot.task = std::move(task);
   slot.live = true;
@@ -247,6 +278,7 @@ void Worker::round() {
     Slot& slot = slots_[exec_.shuffle_resume ? order_[k] : k];
     if (!slot.live) continue;
     ++seen;
+    if (slot.state.wait_cts != 0) continue;  // parked in a durable commit (service_log)
     ++resumes_;
     slot.state.resume.resume();
     if (slot.task.done()) finish(slot);
@@ -257,11 +289,12 @@ void Worker::finish(Slot& slot) {
   Status s = slot.task.take_result();
   slot.task.reset();  // frees the transaction's frame (and nothing else is left inside it)
   detail::TxState& st = slot.state;
+  std::uint64_t cts = 0;
   if (st.ctx != nullptr) {
     if (s.is_ok()) {
-      s = db_->commit(st.ctx);
+      s = commit(st.ctx, &cts);
     } else {
-      db_->abort(st.ctx);
+      abort(st.ctx);
     }
     st.ctx = nullptr;
   } else if (st.conflicted && s.is_ok()) {
@@ -274,6 +307,7 @@ void Worker::finish(Slot& slot) {
   }
   --live_;
   slot.live = false;
+  const auto now = std::chrono::steady_clock::now();
   if (slot.request != nullptr) {
     detail::Request* r = slot.request;
     if (s == Code::kConflict && slot.attempts < r->retries) {
@@ -282,6 +316,28 @@ void Worker::finish(Slot& slot) {
       return;
     }
     slot.request = nullptr;
+    r->cts = cts;
+    if (s.is_ok() && cts != 0 && durable_) {
+      // The slot is free for the next transaction; the acknowledgement waits in the ring.
+      waiters_[(waiter_head_ + waiter_count_++) % waiters_.size()] = {cts, r, now, now};
+      ++commit_waits_;
+      return;
+    }
+    complete(r, std::move(s), now, now, false);
+    return;
+  }
+  if (s.is_ok() && cts != 0 && durable_) {
+    waiters_[(waiter_head_ + waiter_count_++) % waiters_.size()] = {cts, nullptr, slot.started,
+                                                                     now};
+    ++commit_waits_;
+    return;
+  }
+  complete(nullptr, std::move(s), slot.started, now, cts != 0 && log_ != nullptr);
+}
+
+void Worker::complete(detail::Request* r, Status s, std::chrono::steady_clock::time_point started,
+                      std::chrono::steady_clock::time_point committed, bool report_commit) {
+  if (r != nullptr) {
     r->status = std::move(s);
     r->done.store(1, std::memory_order_release);
     r->done.notify_all();
@@ -289,10 +345,65 @@ void Worker::finish(Slot& slot) {
     return;
   }
   --generator_live_;
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now() - slot.started)
-                      .count();
-  generator_->finished(s, static_cast<std::uint64_t>(ns));
+  const auto now = std::chrono::steady_clock::now();
+  if (report_commit) {
+    generator_->committed(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - committed).count()));
+  }
+  generator_->finished(s, static_cast<std::uint64_t>(
+                              std::chrono::duration_cast<std::chrono::nanoseconds>(now - started)
+                                  .count()));
+}
+
+void Worker::acknowledge(std::uint64_t durable) {
+  while (waiter_count_ != 0) {
+    Waiter& w = waiters_[waiter_head_];
+    if (w.cts > durable) break;
+    const Waiter done = w;
+    waiter_head_ = (waiter_head_ + 1) % waiters_.size();
+    --waiter_count_;
+    complete(done.request, Status::ok(), done.started, done.committed, true);
+  }
+  if (waiting_slots_ == 0) return;
+  for (std::uint32_t i = 0; i < options_.slots_per_worker; ++i) {
+    detail::TxState& st = slots_[i].state;
+    if (slots_[i].live && st.wait_cts != 0 && st.wait_cts <= durable) {
+      st.wait_cts = 0;
+      --waiting_slots_;
+    }
+  }
+}
+
+void Worker::fail_waiters(const Status& why) {
+  while (waiter_count_ != 0) {
+    const Waiter done = waiters_[waiter_head_];
+    waiter_head_ = (waiter_head_ + 1) % waiters_.size();
+    --waiter_count_;
+    complete(done.request, Status(why.code(), why.message()), done.started, done.committed,
+             false);
+  }
+  for (std::uint32_t i = 0; i < options_.slots_per_worker && waiting_slots_ != 0; ++i) {
+    detail::TxState& st = slots_[i].state;
+    if (slots_[i].live && st.wait_cts != 0) {
+      st.wait_cts = 0;
+      st.wait_failed = true;
+      --waiting_slots_;
+    }
+  }
+}
+
+void Worker::service_log(std::uint32_t runnable) {
+  if (!durability_->halted()) {
+    if (Status s = log_->poll(false, runnable == 0); !s.is_ok()) durability_->halt(s);
+  }
+  if (durability_->halted()) {
+    if (waiter_count_ != 0 || waiting_slots_ != 0) fail_waiters(durability_->halt_status());
+    if (index_ == 0) checkpointing_ = durability_->checkpoint_step(0);
+    return;
+  }
+  durability_->retire_segments(index_);
+  if (index_ == 0) checkpointing_ = durability_->checkpoint_step(0);
+  if (waiter_count_ != 0 || waiting_slots_ != 0) acknowledge(durability_->durable_clock());
 }
 
 void Worker::publish_stats() {
@@ -305,6 +416,7 @@ void Worker::publish_stats() {
   published_.heap_fallbacks.store(f.heap_fallbacks, std::memory_order_relaxed);
   published_.auto_decisions.store(tuner_.decisions(), std::memory_order_relaxed);
   published_.auto_batch.store(tuner_.batch(), std::memory_order_relaxed);
+  published_.commit_waits.store(commit_waits_, std::memory_order_relaxed);
 }
 
 void Worker::add_stats(ExecStats* out) const {
@@ -315,6 +427,7 @@ void Worker::add_stats(ExecStats* out) const {
   out->frames_freed += published_.frames_freed.load(std::memory_order_relaxed);
   out->frame_heap_fallbacks += published_.heap_fallbacks.load(std::memory_order_relaxed);
   out->auto_decisions += published_.auto_decisions.load(std::memory_order_relaxed);
+  out->commit_waits += published_.commit_waits.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
 }
@@ -323,7 +436,7 @@ void Worker::add_stats(ExecStats* out) const {
 
 void abort_tx(detail::TxState* tx) {
   if (tx->ctx == nullptr) return;
-  tx->db->abort(tx->ctx);
+  tx->worker->abort(tx->ctx);
   tx->ctx = nullptr;
   tx->conflicted = true;
 }
@@ -448,7 +561,20 @@ Status commit_now(TxState* tx) {
   if (tx->ctx->in_scan) return Status::invalid_argument("commit called from a scan callback");
   mvcc::TxnContext* ctx = tx->ctx;
   tx->ctx = nullptr;
-  return tx->db->commit(ctx);
+  std::uint64_t cts = 0;
+  Status s = tx->worker->commit(ctx, &cts);
+  if (s.is_ok() && cts != 0) tx->worker->park_commit(tx, cts);
+  return s;
+}
+
+bool commit_waits(TxState* tx) { return tx->wait_cts != 0; }
+
+Status commit_outcome(TxState* tx, Status committed) {
+  if (tx->wait_failed) {
+    tx->wait_failed = false;
+    return tx->db->durability()->halt_status();
+  }
+  return committed;
 }
 
 }  // namespace braid::detail
@@ -457,7 +583,7 @@ namespace braid {
 
 void Tx::abort() {
   if (state_->ctx == nullptr || state_->ctx->in_scan) return;
-  state_->db->abort(state_->ctx);
+  state_->worker->abort(state_->ctx);
   state_->ctx = nullptr;
 }
 bool Tx::is_active() const { return state_->ctx != nullptr; }
@@ -477,6 +603,9 @@ Pending::~Pending() {
 }
 bool Pending::ready() const {
   return request_ != nullptr && request_->done.load(std::memory_order_acquire) != 0;
+}
+std::uint64_t Pending::commit_timestamp() const {
+  return ready() && request_->status.is_ok() ? request_->cts : 0;
 }
 Status Pending::wait() {
   if (request_ == nullptr) return Status::invalid_argument("empty Pending handle");

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/database_impl.h"
+#include "engine/durability.h"
 #include "runtime/frame_allocator.h"
 #include "runtime/mpsc_queue.h"
 #include "util/random.h"
@@ -43,6 +44,10 @@ struct TxState {
   std::coroutine_handle<> resume;   // where the scheduler resumes this transaction next
   Tx tx;
   bool conflicted = false;  // ended by a Conflict
+  // An explicit `co_await tx.commit()` waiting for durability: the scheduler does not resume
+  // the slot until the durable clock reaches this timestamp (0: not waiting).
+  std::uint64_t wait_cts = 0;
+  bool wait_failed = false;  // the engine halted while it waited
 };
 
 struct Request {
@@ -50,6 +55,7 @@ struct Request {
   std::uint32_t retries = 0;
   Status status;
   std::atomic<std::uint32_t> done{0};
+  std::uint64_t cts = 0;                // commit timestamp (0: no writes)
   std::atomic<std::uint32_t> refs{2};  // the Pending handle and the worker
   void release() {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
@@ -102,6 +108,8 @@ class Worker {
   void start();
   // Lets queued and running transactions finish, then joins the thread.
   void stop();
+  // Wakes the thread if it sleeps (work arrived by another path than the queue).
+  void wake() { ring(); }
 
   // Any thread. False when the queue is full.
   bool enqueue(detail::Request* r);
@@ -116,6 +124,17 @@ class Worker {
   bool force_suspend() const { return exec_.force_suspend; }
   std::uint64_t* suspend_counter() { return &suspends_; }
   std::uint32_t index() const { return index_; }
+  // The commit path of coroutine transactions on this worker.
+  Status commit(mvcc::TxnContext* ctx, std::uint64_t* cts) { return db_->commit(ctx, index_, cts); }
+  void abort(mvcc::TxnContext* ctx) { db_->abort(ctx, index_); }
+  bool waits_for_durability() const { return durable_; }
+  // An explicit durable commit: the slot waits, parked, until the disk has `cts`.
+  void park_commit(detail::TxState* tx, std::uint64_t cts) {
+    if (!durable_) return;
+    tx->wait_cts = cts;
+    ++waiting_slots_;
+    ++commit_waits_;
+  }
 
  private:
   struct Slot {
@@ -139,6 +158,21 @@ class Worker {
   bool idle() const;
   void ring();
   void publish_stats();
+  // Durability: drives this worker's log, acknowledges commits the disk caught up with, and
+  // (worker 0) advances checkpoints. `runnable`: slots the scheduler could resume now.
+  void service_log(std::uint32_t runnable);
+  void acknowledge(std::uint64_t durable);
+  void fail_waiters(const Status& why);
+  void complete(detail::Request* request, Status s, std::chrono::steady_clock::time_point started,
+                std::chrono::steady_clock::time_point committed, bool waited);
+
+  // A committed transaction waiting for durability outside its slot (the slot is free again).
+  struct Waiter {
+    std::uint64_t cts;
+    detail::Request* request;  // null: from the generator
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point committed;
+  };
 
   DatabaseImpl* db_;
   const std::uint32_t index_;
@@ -155,6 +189,17 @@ class Worker {
   AutoTuner tuner_;
   util::Rng shuffle_rng_{1};
   std::vector<std::uint32_t> order_;
+
+  // Durability (null log: an in-memory database).
+  Durability* durability_ = nullptr;
+  storage::LogWriter* log_ = nullptr;
+  bool durable_ = false;
+  std::vector<Waiter> waiters_;  // ring of max_commit_waiters, in timestamp order
+  std::size_t waiter_head_ = 0;
+  std::size_t waiter_count_ = 0;
+  std::uint32_t waiting_slots_ = 0;  // slots parked in an explicit durable commit
+  bool checkpointing_ = false;
+  std::uint64_t commit_waits_ = 0;
 
   // The posted run (written by the poster before `run_posted_` is set).
   TxnGenerator* posted_generator_ = nullptr;
@@ -177,7 +222,7 @@ class Worker {
   std::uint64_t suspends_ = 0;
   struct Published {
     std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
-        frames_freed{0}, heap_fallbacks{0}, auto_decisions{0};
+        frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0};
     std::atomic<std::uint32_t> auto_batch{0};
   };
   Published published_;

@@ -76,7 +76,8 @@ void TxnTable::start(TxnContext& c) {
   BRAID_DASSERT(c.writes.empty());
 }
 
-void TxnTable::finish(TxnContext* ctx) {
+bool TxnTable::finish(TxnContext* ctx) {
+  bool tick = false;
   ctx->writes.clear();
   ctx->staged_keys.clear();
   ctx->xid.store(0, std::memory_order_release);
@@ -89,12 +90,13 @@ void TxnTable::finish(TxnContext* ctx) {
     // Limbo is ordered by clock. A full batch is worth a fresh horizon; otherwise free what the
     // cached horizon already allows, which costs nothing when nothing is due.
     if (ctx->limbo.size() >= kLimboBatch) {
-      reclaim(ctx);
+      tick = reclaim(ctx);
     } else if (ctx->limbo.front().clock < horizon()) {
       free_before(ctx, horizon());
     }
   }
   ctx->in_use.store(false, std::memory_order_release);
+  return tick;
 }
 
 std::uint64_t TxnTable::refresh_horizon() {
@@ -143,15 +145,22 @@ void TxnTable::retire(TxnContext* ctx, Version* v) {
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
 }
 
-void TxnTable::reclaim(TxnContext* ctx) {
+bool TxnTable::reclaim(TxnContext* ctx) {
   std::uint64_t h = refresh_horizon();
   // With no commits the clock stands still and nothing retired "now" could ever be freed; a
   // tick of the clock (an empty commit, harmless to every snapshot) lets the horizon pass it.
   if (!ctx->limbo.empty() && ctx->limbo.back().clock >= h) {
+    // A durable database logs every timestamp it hands out (recovery relies on them being
+    // dense), so there the caller takes the tick through its log.
+    if (logged_ticks_) {
+      free_before(ctx, h);
+      return true;
+    }
     clock_.fetch_add(1, std::memory_order_seq_cst);
     h = refresh_horizon();
   }
   free_before(ctx, h);
+  return false;
 }
 
 void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {

@@ -106,8 +106,12 @@ class TxnTable {
   TxnContext* begin();
   // Starts a transaction in reserved context i, which must be free (a worker slot's own).
   TxnContext* begin_at(std::uint32_t i);
-  // Ends the transaction (after commit or abort bookkeeping) and frees the context.
-  void finish(TxnContext* ctx);
+  // Ends the transaction (after commit or abort bookkeeping) and frees the context. True when
+  // reclamation wants the clock ticked and logged_ticks() is set: the caller must take one
+  // timestamp through its log.
+  [[nodiscard]] bool finish(TxnContext* ctx);
+  // Durable databases: never tick the clock without the caller logging it.
+  void set_logged_ticks(bool on) { logged_ticks_ = on; }
 
   TxnContext& at(std::uint32_t i) { return contexts_[i]; }
   const TxnContext& at(std::uint32_t i) const { return contexts_[i]; }
@@ -128,7 +132,7 @@ class TxnTable {
   void free_version(TxnContext* ctx, Version* v);
   // Hands an unlinked version to ctx's limbo; frees what the horizon allows.
   void retire(TxnContext* ctx, Version* v);
-  void reclaim(TxnContext* ctx);
+  [[nodiscard]] bool reclaim(TxnContext* ctx);
 
  private:
   // Frees the limbo prefix retired before `horizon` (limbo is in clock order).
@@ -140,6 +144,7 @@ class TxnTable {
   std::uint32_t count_;
   std::uint32_t max_writes_;
   std::unique_ptr<TxnContext[]> contexts_;
+  bool logged_ticks_ = false;
   alignas(64) std::atomic<std::uint64_t> clock_{1};
   alignas(64) std::atomic<std::uint64_t> horizon_{1};
 };

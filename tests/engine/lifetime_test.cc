@@ -55,7 +55,7 @@ TEST_P(Lifetime, AbortedWhileSuspendedInsideAGetReleasesEverything) {
   EXPECT_EQ(suspends_, 1u);
   EXPECT_GE(frames_.live(), 1u);  // nested: up to op, driver, suspension point (HALO may merge)
   t.reset();                      // the transaction is torn down mid-op
-  db_->abort(ctx);
+  db_->abort(ctx, db_->external_log());
   EXPECT_EQ(frames_.live(), 0u);
   EXPECT_EQ(frames_.counters().allocated, frames_.counters().freed);
   EXPECT_EQ(db_->stats().open_transactions, 0u);
@@ -72,7 +72,7 @@ TEST_P(Lifetime, AWriteSuspendedBeforeItsInstallationLeavesNoTrace) {
   t.handle().resume();
   ASSERT_FALSE(t.done());
   t.reset();
-  db_->abort(ctx);
+  db_->abort(ctx, db_->external_log());
   EXPECT_EQ(frames_.live(), 0u);
   Result<Transaction> tx = db_->begin();
   Result<std::string_view> r = tx->get(*table_, "key5");
@@ -102,7 +102,7 @@ TEST_P(Lifetime, MultiGetTornDownMidRoundFreesItsChildren) {
   ASSERT_FALSE(t.done());
   EXPECT_GT(frames_.live(), kMultiGetWidth);
   t.reset();
-  db_->abort(ctx);
+  db_->abort(ctx, db_->external_log());
   EXPECT_EQ(frames_.live(), 0u);
 
   // Run to completion for comparison: every key found.
@@ -115,7 +115,7 @@ TEST_P(Lifetime, MultiGetTornDownMidRoundFreesItsChildren) {
     EXPECT_EQ(results[i].value, "v" + std::to_string(i * 41));
   }
   full.reset();
-  ASSERT_TRUE(db_->commit(ctx).is_ok());
+  ASSERT_TRUE(db_->commit(ctx, db_->external_log(), nullptr).is_ok());
   EXPECT_EQ(frames_.live(), 0u);
 }
 

@@ -17,14 +17,14 @@ TEST(TxnTable, ContextsAreBoundedAndReused) {
   }
   EXPECT_EQ(t.begin(), nullptr);  // all four slots taken
   const std::uint64_t old_xid = open[0]->xid.load();
-  t.finish(open[0]);
+  (void)t.finish(open[0]);
   TxnContext* again = t.begin();
   ASSERT_EQ(again, open[0]);
   // A new generation: versions tagged by the previous occupant are not mistaken for ours.
   EXPECT_NE(again->xid.load(), old_xid);
   EXPECT_NE(again->tag, owner_stamp(old_xid));
   open[0] = again;
-  for (TxnContext* c : open) t.finish(c);
+  for (TxnContext* c : open) (void)t.finish(c);
 }
 
 TEST(TxnTable, HorizonIsTheOldestPin) {
@@ -35,9 +35,9 @@ TEST(TxnTable, HorizonIsTheOldestPin) {
   TxnContext* young = t.begin();
   EXPECT_GT(young->snapshot, old_reader->snapshot);
   EXPECT_EQ(t.refresh_horizon(), pinned);
-  t.finish(old_reader);
+  (void)t.finish(old_reader);
   EXPECT_EQ(t.refresh_horizon(), young->pin.load());
-  t.finish(young);
+  (void)t.finish(young);
   EXPECT_EQ(t.refresh_horizon(), t.clock().load());
 }
 
@@ -49,13 +49,13 @@ TEST(TxnTable, RetiredVersionsWaitForOlderPins) {
   Version* v = t.alloc_version(writer, 16);
   EXPECT_EQ(writer->versions_live.load(), 1);
   t.retire(writer, v);
-  t.reclaim(writer);
+  (void)t.reclaim(writer);
   EXPECT_EQ(writer->limbo.size(), 1u);  // the reader's pin holds it
-  t.finish(reader);
-  t.reclaim(writer);
+  (void)t.finish(reader);
+  (void)t.reclaim(writer);
   EXPECT_EQ(writer->limbo.size(), 1u);  // so does the writer's own (views it handed out)
-  t.finish(writer);
-  t.reclaim(writer);
+  (void)t.finish(writer);
+  (void)t.reclaim(writer);
   EXPECT_TRUE(writer->limbo.empty());
   EXPECT_EQ(writer->versions_live.load(), 0);
 }
@@ -69,8 +69,8 @@ TEST(TxnTable, ReservedContextsAreOnlyTakenExplicitly) {
   TxnContext* slot1 = t.begin_at(1);
   EXPECT_EQ(slot1->index, 1u);
   EXPECT_NE(slot1->xid.load(), 0u);
-  t.finish(slot1);
-  t.finish(shared);
+  (void)t.finish(slot1);
+  (void)t.finish(shared);
 }
 
 TEST(VersionHeap, ClassesCoverEverySizeAndRecycle) {

@@ -1,0 +1,348 @@
+#include "engine/durability.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "engine/access.h"
+#include "engine/database_impl.h"
+#include "util/assert.h"
+
+namespace braid::engine {
+
+namespace {
+
+storage::SyncMethod sync_method(LogSync s) {
+  switch (s) {
+    case LogSync::kFdatasync:
+      return storage::SyncMethod::kFdatasync;
+    case LogSync::kDsync:
+      return storage::SyncMethod::kDsync;
+    case LogSync::kDirect:
+      return storage::SyncMethod::kDirect;
+  }
+  return storage::SyncMethod::kFdatasync;
+}
+
+// Replays records into the engine's tables (single-threaded, before the workers start).
+class EngineApplier final : public storage::Applier {
+ public:
+  explicit EngineApplier(DatabaseImpl* db) : db_(db) {}
+  Status put(std::uint32_t table, std::string_view key, std::string_view value,
+             std::uint64_t cts) override {
+    ++writes;
+    return db_->recover_write(table, key, value, false, cts);
+  }
+  Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) override {
+    ++writes;
+    return db_->recover_write(table, key, {}, true, cts);
+  }
+  std::uint64_t writes = 0;
+
+ private:
+  DatabaseImpl* db_;
+};
+
+}  // namespace
+
+// A running checkpoint: a snapshot transaction walking every table in key order.
+struct Durability::Ckpt {
+  std::unique_ptr<storage::CheckpointWriter> writer;
+  mvcc::TxnContext* ctx = nullptr;
+  std::uint64_t ticket = 0;
+  std::uint64_t cts = 0;
+  std::uint64_t seq = 0;
+  std::uint32_t table = 0;
+  std::uint32_t tables = 0;
+  std::string from;
+  index::LeafBatch batch;
+  std::size_t pos = 0;
+  bool batch_loaded = false;
+  bool scanning = true;
+};
+
+Durability::Durability(DatabaseImpl* db, const Options& options,
+                       std::shared_ptr<storage::FileSystem> fs)
+    : db_(db), options_(options), dir_(options.directory), fs_(std::move(fs)) {
+  io_name_ = fs_->name();
+}
+
+Durability::~Durability() {
+  if (ckpt_ != nullptr) end_checkpoint(Status::io_error("database closed during a checkpoint"));
+  // Logs first: their destructors wait for the block in flight.
+  logs_.clear();
+  ckpt_queue_.reset();
+}
+
+Status Durability::open_directory(std::vector<storage::CatalogEntry>* catalog) {
+  if (Status s = fs_->open_dir(dir_, options_.create_if_missing); !s.is_ok()) return s;
+  if (Status s = fs_->lock_dir(dir_); !s.is_ok()) return s;
+  bool present = false;
+  if (Status s = storage::read_catalog(*fs_, dir_, catalog, &present); !s.is_ok()) return s;
+  if (!present) {
+    // Without a catalog there must be nothing else of a database here.
+    std::vector<std::string> names;
+    if (Status s = fs_->list(dir_, &names); !s.is_ok()) return s;
+    for (const std::string& n : names) {
+      storage::LogName ln{};
+      if (storage::parse_log_file_name(n, &ln) || n.rfind("CHECKPOINT-", 0) == 0) {
+        return Status::corruption("'" + dir_ + "' holds " + n + " but no CATALOG file");
+      }
+    }
+    // A new database: its (empty) catalog is what marks the directory as one.
+    if (Status s = storage::write_catalog(*fs_, dir_, {}); !s.is_ok()) return s;
+  }
+  Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(8);
+  if (!q.is_ok()) return q.status();
+  ckpt_queue_ = std::move(*q);
+  return Status::ok();
+}
+
+Status Durability::persist_catalog(const std::vector<storage::CatalogEntry>& entries) {
+  return storage::write_catalog(*fs_, dir_, entries);
+}
+
+Status Durability::recover_and_open_logs() {
+  EngineApplier apply(db_);
+  if (Status s = storage::recover(*fs_, dir_, db_->txns().clock_now(), apply, &recovery_);
+      !s.is_ok()) {
+    return s;
+  }
+  recovered_writes_ = apply.writes;
+  generation_ = recovery_.generation;
+  checkpoint_seq_ = recovery_.checkpoint_seq;
+  last_checkpoint_cts_.store(recovery_.checkpoint_cts, std::memory_order_relaxed);
+  auto& clock = db_->txns().clock();
+  clock.store(std::max(recovery_.cutoff, clock.load()), std::memory_order_seq_cst);
+  if (!recovery_.old_files.empty()) {
+    // Seal the recovered state: a checkpoint in the next generation, then the old logs go, so
+    // records past the cutoff can never be replayed by a later recovery.
+    const auto t0 = std::chrono::steady_clock::now();
+    if (Status s = write_checkpoint_sync(generation_ + 1); !s.is_ok()) return s;
+    for (const std::string& name : recovery_.old_files) {
+      if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
+    }
+    if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
+    recovery_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  const std::uint32_t n = options_.workers + 1;
+  retired_upto_.assign(n, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    storage::LogConfig c;
+    c.dir = dir_;
+    c.generation = generation_;
+    c.log = i;
+    c.buffer_bytes = options_.durability.log_buffer_bytes;
+    c.segment_bytes = options_.durability.log_segment_bytes;
+    c.sync = sync_method(options_.durability.sync);
+    c.flush_bytes = options_.durability.flush_bytes;
+    c.flush_delay_ns = options_.durability.flush_delay_us * 1000;
+    Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(8);
+    if (!q.is_ok()) return q.status();
+    auto log = std::make_unique<storage::LogWriter>(fs_.get(), std::move(*q), c, &clock);
+    if (Status s = log->open(0); !s.is_ok()) return s;
+    logs_.push_back(std::move(log));
+  }
+  return Status::ok();
+}
+
+std::uint64_t Durability::durable_clock() const {
+  std::uint64_t d = db_->txns().clock().load(std::memory_order_seq_cst);
+  for (const auto& log : logs_) d = std::min(d, log->safe());
+  return d;
+}
+
+Status Durability::halt_status() const {
+  std::lock_guard<std::mutex> g(halt_mutex_);
+  return halt_status_.is_ok() ? Status::io_error("the engine halted") : halt_status_;
+}
+
+void Durability::halt(const Status& why) {
+  std::lock_guard<std::mutex> g(halt_mutex_);
+  if (halted_.load(std::memory_order_relaxed)) return;
+  halt_status_ = Status::io_error("engine halted after a log I/O failure (" + why.to_string() +
+                                  "); no commit is acknowledged any more, reopen the database "
+                                  "to recover from the log");
+  halted_.store(true, std::memory_order_release);
+}
+
+// ---- Checkpoints --------------------------------------------------------------------------------
+
+std::uint64_t Durability::log_bytes_total() const {
+  std::uint64_t n = 0;
+  for (const auto& log : logs_) n += log->appended_bytes();
+  return n;
+}
+
+std::uint64_t Durability::request_checkpoint() {
+  return ckpt_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
+
+Status Durability::wait_checkpoint(std::uint64_t ticket) {
+  while (ckpt_done_.load(std::memory_order_acquire) < ticket) {
+    if (halted()) return halt_status();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  std::lock_guard<std::mutex> g(ckpt_mutex_);
+  return ckpt_last_status_.is_ok() ? Status::ok()
+                                   : Status(ckpt_last_status_.code(), ckpt_last_status_.message());
+}
+
+bool Durability::checkpoint_pending() const {
+  return ckpt_ != nullptr ||
+         ckpt_requested_.load(std::memory_order_acquire) > ckpt_done_.load(std::memory_order_acquire);
+}
+
+Status Durability::start_checkpoint() {
+  BRAID_ASSERT(ckpt_ == nullptr);
+  auto c = std::make_unique<Ckpt>();
+  c->ticket = ckpt_requested_.load(std::memory_order_acquire);
+  c->ctx = db_->txns().begin_at(db_->checkpoint_context());
+  c->cts = c->ctx->snapshot;
+  c->seq = checkpoint_seq_ + 1;
+  c->tables = db_->table_count();
+  storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_};
+  c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), dir_, h);
+  ckpt_ = std::move(c);
+  ckpt_log_bytes_at_last_ = log_bytes_total();
+  return ckpt_->writer->begin();
+}
+
+Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
+  Ckpt& c = *ckpt_;
+  while (c.scanning && budget > 0) {
+    if (!wait && !c.writer->ready()) return false;
+    if (!c.batch_loaded) {
+      if (c.table >= c.tables) {
+        c.scanning = false;
+        break;
+      }
+      db_->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
+      c.batch_loaded = true;
+      c.pos = 0;
+    }
+    Table* t = db_->table_at(c.table);
+    for (; c.pos < c.batch.entries.size() && budget > 0; ++c.pos, --budget) {
+      const auto& e = c.batch.entries[c.pos];
+      const mvcc::Version* v =
+          visible_version(db_, c.ctx, t->oids().entry(e.value).load(std::memory_order_acquire));
+      if (v == nullptr || v->tombstone()) continue;
+      if (Status s = c.writer->add(t->id(), c.batch.key(e), v->value()); !s.is_ok()) return s;
+    }
+    if (c.pos < c.batch.entries.size()) break;
+    c.batch_loaded = false;
+    if (c.batch.has_next) {
+      c.from = c.batch.next;
+    } else {
+      ++c.table;
+      c.from.clear();
+    }
+  }
+  if (c.scanning) return false;
+  return c.writer->finish(wait);
+}
+
+void Durability::end_checkpoint(const Status& s) {
+  Ckpt& c = *ckpt_;
+  (void)db_->txns().finish(c.ctx);  // read-only: nothing retired, no tick wanted
+  if (s.is_ok()) {
+    checkpoint_seq_ = c.seq;
+    last_checkpoint_cts_.store(c.cts, std::memory_order_relaxed);
+    checkpoints_.fetch_add(1, std::memory_order_relaxed);
+    ckpt_retire_cts_.store(c.cts, std::memory_order_release);
+  }
+  const std::uint64_t ticket = c.ticket;
+  ckpt_.reset();
+  {
+    std::lock_guard<std::mutex> g(ckpt_mutex_);
+    ckpt_last_status_ = s.is_ok() ? Status::ok() : Status(s.code(), s.message());
+  }
+  if (ticket > ckpt_done_.load(std::memory_order_relaxed)) {
+    ckpt_done_.store(ticket, std::memory_order_release);
+  }
+}
+
+Status Durability::write_checkpoint_sync(std::uint64_t generation) {
+  const std::uint64_t keep = generation_;
+  generation_ = generation;
+  Status s = start_checkpoint();
+  while (s.is_ok()) {
+    Result<bool> done = advance_checkpoint(true, ~std::uint32_t{0});
+    if (!done.is_ok()) {
+      s = done.status();
+      break;
+    }
+    if (*done) break;
+  }
+  end_checkpoint(s);
+  if (!s.is_ok()) generation_ = keep;
+  return s;
+}
+
+bool Durability::checkpoint_step(std::uint32_t worker_index) {
+  BRAID_ASSERT(worker_index == 0);
+  if (halted()) {
+    if (ckpt_ != nullptr) end_checkpoint(halt_status());
+    if (checkpoint_pending()) {
+      std::lock_guard<std::mutex> g(ckpt_mutex_);
+      ckpt_last_status_ = halt_status();
+      ckpt_done_.store(ckpt_requested_.load(std::memory_order_acquire), std::memory_order_release);
+    }
+    return false;
+  }
+  if (ckpt_ == nullptr) {
+    const bool asked =
+        ckpt_requested_.load(std::memory_order_acquire) > ckpt_done_.load(std::memory_order_acquire);
+    const std::uint64_t every = options_.durability.checkpoint_log_bytes;
+    const bool grown = every != 0 && log_bytes_total() - ckpt_log_bytes_at_last_ >= every;
+    if (!asked && !grown) return false;
+    if (Status s = start_checkpoint(); !s.is_ok()) {
+      end_checkpoint(s);
+      return false;
+    }
+  }
+  // A bounded step, so the worker's transactions keep running between steps.
+  Result<bool> done = advance_checkpoint(false, 512);
+  if (!done.is_ok()) {
+    end_checkpoint(done.status());
+    return false;
+  }
+  if (*done) end_checkpoint(Status::ok());
+  return ckpt_ != nullptr;
+}
+
+void Durability::retire_segments(std::uint32_t log) {
+  const std::uint64_t cts = ckpt_retire_cts_.load(std::memory_order_acquire);
+  if (cts <= retired_upto_[log]) return;
+  retired_upto_[log] = cts;
+  logs_[log]->retire(cts);
+}
+
+void Durability::add_stats(DurabilityStats* out) const {
+  out->enabled = true;
+  out->io_backend = io_name_;
+  out->commit = options_.durability.commit;
+  for (const auto& log : logs_) {
+    const auto& c = log->counters();
+    out->log_bytes += c.bytes;
+    out->log_flushes += c.flushes;
+    out->log_segments += c.segments - c.retired;
+  }
+  out->checkpoints = checkpoints_.load(std::memory_order_relaxed);
+  out->last_checkpoint_cts = last_checkpoint_cts_.load(std::memory_order_relaxed);
+  out->durable_clock = durable_clock();
+  out->halted = halted();
+  if (out->halted) out->halt_reason = halt_status().to_string();
+  out->recovery_seconds = recovery_.seconds;
+  out->recovered_checkpoint_records = recovery_.checkpoint_records;
+  out->recovered_transactions = recovery_.txns_replayed;
+  out->recovered_writes = recovered_writes_ - recovery_.checkpoint_records;
+  out->recovery_log_bytes = recovery_.log_bytes;
+  out->recovery_dropped_transactions = recovery_.txns_dropped;
+  out->recovery_torn_tails = recovery_.torn_tails;
+  out->recovery_checkpoint_fallbacks = recovery_.checkpoint_fallbacks;
+  out->generation = generation_;
+}
+
+}  // namespace braid::engine

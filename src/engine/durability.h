@@ -1,0 +1,117 @@
+// Durability of a database with a directory (DESIGN §5; MosaicDB §3, §5): the catalog, one
+// redo log per worker plus one for application-thread commits, recovery at open, checkpoints
+// written by worker 0 as a system transaction, and the halt after a failed log write.
+//
+// Acknowledgement rule. A commit with timestamp c is acknowledged (kDurable) once
+// durable_clock() >= c: the clock, read first, and every log's safe() bound are at or past c,
+// so every transaction that could precede c in the commit order is on disk too. Workers check
+// that number for their waiting commits between scheduler rounds; nothing is resumed to ask.
+//
+// Halt. Any failed log write or sync halts the engine for good (fsyncgate: after a failed
+// fdatasync the kernel may have dropped the dirty pages, so no later sync can be trusted to
+// cover them). Waiting commits then fail with IOError, new commits with writes are refused,
+// and nothing is acknowledged again; reopening the database recovers from the log.
+#pragma once
+
+#include <braid/database.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "storage/checkpoint.h"
+#include "storage/file_system.h"
+#include "storage/log_writer.h"
+#include "storage/recovery.h"
+
+namespace braid::engine {
+
+class DatabaseImpl;
+
+class Durability {
+ public:
+  Durability(DatabaseImpl* db, const Options& options, std::shared_ptr<storage::FileSystem> fs);
+  ~Durability();
+  Durability(const Durability&) = delete;
+  Durability& operator=(const Durability&) = delete;
+
+  // Directory, lock and catalog (the engine creates the tables it names).
+  Status open_directory(std::vector<storage::CatalogEntry>* catalog);
+  // Recovery, the checkpoint that seals it, and the logs of the new generation.
+  Status recover_and_open_logs();
+
+  storage::FileSystem& fs() { return *fs_; }
+  const std::string& dir() const { return dir_; }
+  bool durable_commits() const { return options_.durability.commit == CommitMode::kDurable; }
+
+  // The log of worker i; the application threads' log is log(workers).
+  storage::LogWriter* log(std::uint32_t i) { return logs_[i].get(); }
+  std::mutex& external_mutex() { return external_mutex_; }
+
+  // See the acknowledgement rule above.
+  std::uint64_t durable_clock() const;
+
+  bool halted() const { return halted_.load(std::memory_order_acquire); }
+  Status halt_status() const;
+  void halt(const Status& why);
+
+  // Catalog: persists the table list (under the engine's catalog lock).
+  Status persist_catalog(const std::vector<storage::CatalogEntry>& entries);
+
+  // ---- Checkpoints (worker 0) ----
+  // Asks for a checkpoint; Database::checkpoint waits for `done` to pass the returned number.
+  std::uint64_t request_checkpoint();
+  Status wait_checkpoint(std::uint64_t ticket);
+  // Worker 0, each loop: starts a checkpoint when asked or when the logs grew past
+  // Options::durability.checkpoint_log_bytes, and advances a running one by a bounded step.
+  // True while one is running (the worker is not idle).
+  bool checkpoint_step(std::uint32_t worker_index);
+  // Every worker, each loop: deletes its closed segments a finished checkpoint covers.
+  void retire_segments(std::uint32_t log);
+  bool checkpoint_pending() const;
+
+  void add_stats(DurabilityStats* out) const;
+
+ private:
+  struct Ckpt;
+  Status write_checkpoint_sync(std::uint64_t generation);
+  Status start_checkpoint();
+  Result<bool> advance_checkpoint(bool wait, std::uint32_t budget);
+  void end_checkpoint(const Status& s);
+  std::uint64_t log_bytes_total() const;
+
+  DatabaseImpl* db_;
+  const Options options_;
+  std::string dir_;
+  std::shared_ptr<storage::FileSystem> fs_;
+  std::uint64_t generation_ = 0;
+  std::uint64_t checkpoint_seq_ = 0;
+  std::vector<std::unique_ptr<storage::LogWriter>> logs_;
+  std::mutex external_mutex_;
+
+  std::atomic<bool> halted_{false};
+  mutable std::mutex halt_mutex_;
+  Status halt_status_;
+
+  // Checkpoint state (worker 0 only, except the atomics and the ticket mutex).
+  std::unique_ptr<Ckpt> ckpt_;
+  std::unique_ptr<storage::IoQueue> ckpt_queue_;
+  std::uint64_t ckpt_log_bytes_at_last_ = 0;
+  std::atomic<std::uint64_t> ckpt_requested_{0};
+  std::atomic<std::uint64_t> ckpt_done_{0};
+  std::atomic<std::uint64_t> ckpt_retire_cts_{0};
+  std::atomic<std::uint64_t> checkpoints_{0};
+  std::atomic<std::uint64_t> last_checkpoint_cts_{0};
+  mutable std::mutex ckpt_mutex_;
+  Status ckpt_last_status_;
+  std::vector<std::uint64_t> retired_upto_;  // per log: ckpt_retire_cts_ already applied
+
+  storage::RecoveryReport recovery_;
+  std::uint64_t recovered_writes_ = 0;
+  std::string io_name_;
+};
+
+}  // namespace braid::engine

@@ -1,0 +1,135 @@
+// On-disk formats of the database directory (docs/log-format.md is the prose version; keep the
+// two in step). All integers little-endian; every checksum is CRC32C.
+//
+//   CATALOG                    table ids and names (rewritten atomically: tmp, sync, rename)
+//   CHECKPOINT-0, CHECKPOINT-1 two alternating checkpoint slots
+//   log-GGGGGG-LLLL-SSSSSSSSSS redo log segments: generation G, log L (worker, or the
+//                              application-thread log = number of workers), segment S
+//
+// A log segment is a 4 KiB segment header followed by blocks. A block is what one group
+// commit writes: a 32-byte header, then transaction records, then padding to `padded_len`
+// (4 KiB multiples when the log is written with O_DIRECT). One CRC covers a block's header and
+// payload, so a torn or corrupt group commit is detected as a whole.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace braid::storage {
+
+inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::uint64_t kSegmentMagic = 0x474f4c4449415242ull;  // "BRAIDLOG"
+inline constexpr std::uint32_t kBlockMagic = 0x314b4c42u;              // "BLK1"
+inline constexpr std::uint32_t kSegmentHeaderBytes = 4096;
+inline constexpr std::uint32_t kBlockHeaderBytes = 32;
+inline constexpr std::uint32_t kTxnHeaderBytes = 16;
+inline constexpr std::uint32_t kWriteHeaderBytes = 12;
+inline constexpr std::uint32_t kDirectAlign = 4096;
+
+enum class WriteOp : std::uint8_t { kPut = 1, kRemove = 2 };
+
+struct SegmentHeader {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t log;
+  std::uint64_t generation;
+  std::uint64_t segment;
+  std::uint64_t first_block;  // block_seq of the segment's first block
+  std::uint32_t reserved;
+  std::uint32_t crc;  // over the 44 bytes before it
+};
+static_assert(sizeof(SegmentHeader) == 48);
+
+struct BlockHeader {
+  std::uint32_t crc;  // over bytes [4, kBlockHeaderBytes + payload_len)
+  std::uint32_t magic;
+  std::uint32_t payload_len;
+  std::uint32_t padded_len;  // bytes the block occupies, header included
+  std::uint64_t block_seq;   // per log, consecutive across segments, from 1
+  std::uint32_t txn_count;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(BlockHeader) == kBlockHeaderBytes);
+
+// A transaction record in a block payload: this header, then `nwrites` writes of
+// {u8 op, u8 0, u16 key_len, u32 table, u32 value_len, key, value}; `len` counts the writes'
+// bytes.
+struct TxnHeader {
+  std::uint64_t cts;
+  std::uint32_t len;
+  std::uint32_t nwrites;
+};
+static_assert(sizeof(TxnHeader) == kTxnHeaderBytes);
+
+struct WriteHeader {
+  std::uint8_t op;
+  std::uint8_t zero;
+  std::uint16_t key_len;
+  std::uint32_t table;
+  std::uint32_t value_len;
+};
+static_assert(sizeof(WriteHeader) == kWriteHeaderBytes);
+
+inline std::uint64_t round_up(std::uint64_t n, std::uint64_t a) { return (n + a - 1) / a * a; }
+
+template <typename T>
+T load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+struct LogName {
+  std::uint64_t generation;
+  std::uint32_t log;
+  std::uint64_t segment;
+};
+std::string log_file_name(const LogName& n);
+// False for names that are not log segments.
+bool parse_log_file_name(std::string_view name, LogName* out);
+
+// Checkpoint files: chunks of {u32 crc over [4, 24 + len), u32 magic, u32 len, u32 count,
+// u64 index} + payload. The first chunk is the header (kCkptHeaderMagic, payload
+// CkptHeader), then data chunks of records {u32 table, u16 key_len, u32 value_len, key,
+// value}, then the trailer (kCkptTrailerMagic, payload CkptTrailer). Valid only when every
+// chunk checks and the trailer matches the header.
+inline constexpr std::uint32_t kCkptHeaderMagic = 0x31484b43u;   // "CKH1"
+inline constexpr std::uint32_t kCkptDataMagic = 0x31444b43u;     // "CKD1"
+inline constexpr std::uint32_t kCkptTrailerMagic = 0x31544b43u;  // "CKT1"
+inline constexpr std::uint32_t kChunkHeaderBytes = 24;
+inline constexpr std::uint32_t kCkptRecordHeaderBytes = 10;
+
+struct ChunkHeader {
+  std::uint32_t crc;
+  std::uint32_t magic;
+  std::uint32_t len;
+  std::uint32_t count;
+  std::uint64_t index;  // chunk number in the file, from 0
+};
+static_assert(sizeof(ChunkHeader) == kChunkHeaderBytes);
+
+struct CkptHeader {
+  std::uint32_t version;
+  std::uint32_t tables;
+  std::uint64_t seq;         // checkpoint number, from 1; the slot is seq % 2
+  std::uint64_t cts;         // snapshot: every transaction with a commit timestamp <= cts
+  std::uint64_t generation;  // the log generation that continues after it
+};
+static_assert(sizeof(CkptHeader) == 32);
+
+struct CkptTrailer {
+  std::uint64_t seq;
+  std::uint64_t records;
+  std::uint64_t chunks;  // data chunks
+};
+static_assert(sizeof(CkptTrailer) == 24);
+
+inline std::string checkpoint_file_name(std::uint32_t slot) {
+  return "CHECKPOINT-" + std::to_string(slot);
+}
+inline constexpr std::string_view kCatalogName = "CATALOG";
+inline constexpr std::uint32_t kCatalogMagic = 0x43445242u;  // "BRDC"
+
+}  // namespace braid::storage

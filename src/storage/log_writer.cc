@@ -1,0 +1,240 @@
+#include "storage/log_writer.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "util/assert.h"
+#include "util/crc32c.h"
+
+namespace braid::storage {
+
+std::string log_file_name(const LogName& n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "log-%06llu-%04u-%010llu",
+                static_cast<unsigned long long>(n.generation), n.log,
+                static_cast<unsigned long long>(n.segment));
+  return buf;
+}
+
+bool parse_log_file_name(std::string_view name, LogName* out) {
+  // log-GGGGGG-LLLL-SSSSSSSSSS
+  if (name.size() != 4 + 6 + 1 + 4 + 1 + 10 || name.substr(0, 4) != "log-" || name[10] != '-' ||
+      name[15] != '-') {
+    return false;
+  }
+  auto num = [&](std::size_t at, std::size_t n, std::uint64_t* v) {
+    *v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (name[i] < '0' || name[i] > '9') return false;
+      *v = *v * 10 + static_cast<std::uint64_t>(name[i] - '0');
+    }
+    return true;
+  };
+  std::uint64_t g, l, s;
+  if (!num(4, 6, &g) || !num(11, 4, &l) || !num(16, 10, &s)) return false;
+  *out = {g, static_cast<std::uint32_t>(l), s};
+  return true;
+}
+
+LogWriter::LogWriter(FileSystem* fs, std::unique_ptr<IoQueue> queue, LogConfig config,
+                     const std::atomic<std::uint64_t>* clock)
+    : fs_(fs), queue_(std::move(queue)), config_(std::move(config)), clock_(clock) {}
+
+LogWriter::~LogWriter() {
+  // Let the block in flight finish: the queue may still write from our buffer.
+  while (in_flight_ && failure_.is_ok()) {
+    if (!poll(true, false).is_ok()) break;
+  }
+  queue_.reset();
+  if (file_ >= 0) fs_->close(file_);
+  for (char* b : buffers_) std::free(b);
+}
+
+Status LogWriter::open(std::uint64_t first_segment) {
+  align_ = config_.sync == SyncMethod::kDirect ? kDirectAlign : 1;
+  capacity_ = static_cast<std::uint32_t>(round_up(config_.buffer_bytes, kDirectAlign));
+  for (char*& b : buffers_) {
+    b = static_cast<char*>(std::aligned_alloc(kDirectAlign, capacity_));
+    if (b == nullptr) return Status::io_error("cannot allocate the log buffers");
+    std::memset(b, 0, capacity_);
+  }
+  return open_segment(first_segment);
+}
+
+Status LogWriter::open_segment(std::uint64_t seq) {
+  if (file_ >= 0) {
+    closed_.push_back({path_, segment_max_cts_});
+    fs_->close(file_);
+    file_ = -1;
+  }
+  segments_.fetch_add(1, std::memory_order_relaxed);
+  segment_ = seq;
+  segment_max_cts_ = 0;
+  path_ = config_.dir + "/" + log_file_name({config_.generation, config_.log, seq});
+  OpenOptions o;
+  o.create = true;
+  o.direct = config_.sync == SyncMethod::kDirect;
+  Result<FileId> f = fs_->open(path_, o);
+  if (!f.is_ok()) return f.status();
+  file_ = *f;
+  // The header is written through the same path as blocks (aligned buffer, full 4 KiB), and
+  // made durable with the directory entry before any block can depend on it.
+  char* h = buffers_[1 - active_];
+  BRAID_ASSERT(!in_flight_);
+  std::memset(h, 0, kSegmentHeaderBytes);
+  SegmentHeader sh{kSegmentMagic, kFormatVersion, config_.log, config_.generation, seq,
+                   next_block_, 0, 0};
+  sh.crc = util::crc32c(&sh, offsetof(SegmentHeader, crc));
+  std::memcpy(h, &sh, sizeof sh);
+  if (Status s = fs_->write(file_, 0, h, kSegmentHeaderBytes); !s.is_ok()) return s;
+  if (Status s = fs_->sync(file_); !s.is_ok()) return s;
+  if (Status s = fs_->sync_dir(config_.dir); !s.is_ok()) return s;
+  offset_ = kSegmentHeaderBytes;
+  return Status::ok();
+}
+
+void LogWriter::fail(Status s) {
+  if (failure_.is_ok()) failure_ = std::move(s);
+}
+
+Status LogWriter::prepare(std::uint32_t bytes) {
+  BRAID_ASSERT(bytes <= max_record_bytes());
+  if (!failure_.is_ok()) return failure_;
+  while (kBlockHeaderBytes + used_[active_] + bytes > capacity_) {
+    // The active buffer is full: it goes as soon as the block in flight is done.
+    if (Status s = poll(in_flight_, true); !s.is_ok()) return s;
+  }
+  if (safe_.load(std::memory_order_relaxed) == kAllDurable) {
+    // Pairs with the clock read in durable_clock(): whoever reads a clock value at or past
+    // our coming timestamp then reads this bound, not kAllDurable.
+    safe_.store(clock_->load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  }
+  return Status::ok();
+}
+
+char* LogWriter::append(std::uint32_t bytes, std::uint64_t cts) {
+  char* buf = buffers_[active_];
+  if (used_[active_] == 0) first_append_ = std::chrono::steady_clock::now();
+  char* at = buf + kBlockHeaderBytes + used_[active_];
+  used_[active_] += bytes;
+  ++txns_[active_];
+  max_cts_[active_] = cts;
+  appended_bytes_.store(appended_bytes_.load(std::memory_order_relaxed) + bytes,
+                        std::memory_order_relaxed);
+  BRAID_DASSERT(kBlockHeaderBytes + used_[active_] <= capacity_);
+  return at;
+}
+
+Status LogWriter::submit_active() {
+  BRAID_ASSERT(!in_flight_);
+  const int b = active_;
+  const std::uint32_t payload = used_[b];
+  BRAID_ASSERT(payload != 0);
+  const auto padded = static_cast<std::uint32_t>(round_up(kBlockHeaderBytes + payload, align_));
+  if (offset_ + padded > config_.segment_bytes && offset_ > kSegmentHeaderBytes) {
+    if (Status s = open_segment(segment_ + 1); !s.is_ok()) return s;
+  }
+  char* buf = buffers_[b];
+  if (padded > kBlockHeaderBytes + payload) {
+    std::memset(buf + kBlockHeaderBytes + payload, 0, padded - kBlockHeaderBytes - payload);
+  }
+  BlockHeader h{0, kBlockMagic, payload, padded, next_block_++, txns_[b], 0};
+  std::memcpy(buf, &h, sizeof h);
+  h.crc = util::crc32c(buf + 4, kBlockHeaderBytes - 4 + payload);
+  std::memcpy(buf, &h.crc, 4);
+  if (max_cts_[b] > segment_max_cts_) segment_max_cts_ = max_cts_[b];
+
+  using Op = IoRequest::Op;
+  request_.op = config_.sync == SyncMethod::kDsync ? Op::kWriteDsync : Op::kWriteThenSync;
+  request_.file = file_;
+  request_.offset = offset_;
+  request_.data = buf;
+  request_.len = padded;
+  request_.user = next_block_ - 1;
+  offset_ += padded;
+  // Every record appended so far is in this block; later ones take timestamps above this.
+  submit_clock_ = clock_->load(std::memory_order_seq_cst);
+  in_flight_ = true;
+  active_ = 1 - b;
+  used_[active_] = 0;
+  txns_[active_] = 0;
+  bytes_.fetch_add(padded, std::memory_order_relaxed);
+  return submit_pending();
+}
+
+Status LogWriter::submit_pending() {
+  if (Status s = queue_->submit(request_); !s.is_ok()) {
+    in_flight_ = false;
+    return s;
+  }
+  return Status::ok();
+}
+
+Status LogWriter::complete(std::int64_t result) {
+  BRAID_ASSERT(in_flight_);
+  if (result < 0) {
+    in_flight_ = false;
+    return Status::io_error("log write to '" + path_ + "' failed: " +
+                            std::strerror(static_cast<int>(-result)));
+  }
+  if (static_cast<std::uint64_t>(result) < request_.len) {
+    // A short write: the rest goes again (a sync only ever follows a complete write).
+    request_.offset += static_cast<std::uint64_t>(result);
+    request_.data += result;
+    request_.len -= static_cast<std::uint32_t>(result);
+    if (config_.sync == SyncMethod::kDirect && (request_.len % kDirectAlign) != 0) {
+      in_flight_ = false;
+      return Status::io_error("short O_DIRECT write to '" + path_ + "' at an unaligned length");
+    }
+    return submit_pending();
+  }
+  in_flight_ = false;
+  flushes_.fetch_add(1, std::memory_order_relaxed);
+  safe_.store(used_[active_] == 0 ? kAllDurable : submit_clock_, std::memory_order_seq_cst);
+  return Status::ok();
+}
+
+Status LogWriter::poll(bool wait, bool force) {
+  if (!failure_.is_ok()) return failure_;
+  IoCompletion done[4];
+  const std::size_t n = queue_->poll(done, 4, wait && in_flight_);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (Status s = complete(done[i].result); !s.is_ok()) {
+      fail(s);
+      return failure_;
+    }
+  }
+  if (in_flight_ || used_[active_] == 0) return Status::ok();
+  bool go = force || config_.flush_delay_ns == 0 ||
+            (config_.flush_bytes != 0 && used_[active_] >= config_.flush_bytes);
+  if (!go) {
+    const auto waited = std::chrono::steady_clock::now() - first_append_;
+    go = static_cast<std::uint64_t>(
+             std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count()) >=
+         config_.flush_delay_ns;
+  }
+  if (!go) return Status::ok();
+  if (Status s = submit_active(); !s.is_ok()) {
+    fail(s);
+    return failure_;
+  }
+  return Status::ok();
+}
+
+std::uint32_t LogWriter::retire(std::uint64_t cts) {
+  std::uint32_t n = 0;
+  for (auto it = closed_.begin(); it != closed_.end();) {
+    if (it->max_cts > cts) {
+      ++it;
+      continue;
+    }
+    // A failed unlink only leaves a file recovery skips (its records are in the checkpoint).
+    (void)fs_->remove(it->path);
+    it = closed_.erase(it);
+    ++n;
+  }
+  retired_.fetch_add(n, std::memory_order_relaxed);
+  return n;
+}
+
+}  // namespace braid::storage

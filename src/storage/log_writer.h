@@ -1,0 +1,137 @@
+// One redo log (a worker's, or the application threads' shared one): double-buffered group
+// commit into segment files (MosaicDB §3: parallel logging, one log per worker).
+//
+// A committing transaction reserves room in the active buffer and copies its record in; the
+// owner submits the active buffer as one block whenever no block is in flight (and, with a
+// flush delay, once the oldest record waited that long or the buffer is past its size
+// threshold), then keeps appending into the other buffer while the device works. At most one
+// block is in flight per log, so after a crash only the log's last block can be torn: a bad
+// block followed by a good one is corruption in the middle, not a torn tail.
+//
+// Durability is published as `safe()`: every record of this log with a commit timestamp at or
+// below it is on disk (kAllDurable: all of them, and the next one will take a timestamp above
+// the clock's value when it registers). A transaction with commit timestamp c is acknowledged
+// once min(clock read first, safe() of every log) >= c, so a crash can never leave an
+// acknowledged commit behind a hole in the commit order.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/file_system.h"
+#include "storage/log_format.h"
+
+namespace braid::storage {
+
+enum class SyncMethod : std::uint8_t {
+  kFdatasync,  // buffered pwrite, then fdatasync (linked in io_uring)
+  kDsync,      // buffered pwrite with RWF_DSYNC
+  kDirect,     // O_DIRECT pwrite of 4 KiB-padded blocks, then fdatasync
+};
+
+struct LogConfig {
+  std::string dir;
+  std::uint64_t generation = 0;
+  std::uint32_t log = 0;
+  std::uint32_t buffer_bytes = 4u << 20;  // each of the two buffers
+  std::uint64_t segment_bytes = 128u << 20;
+  SyncMethod sync = SyncMethod::kFdatasync;
+  std::uint32_t flush_bytes = 0;      // submit early once the active buffer holds this much
+  std::uint64_t flush_delay_ns = 0;   // ... or its oldest record waited this long (0: at once)
+};
+
+class LogWriter {
+ public:
+  static constexpr std::uint64_t kAllDurable = ~std::uint64_t{0};
+
+  LogWriter(FileSystem* fs, std::unique_ptr<IoQueue> queue, LogConfig config,
+            const std::atomic<std::uint64_t>* clock);
+  ~LogWriter();
+  LogWriter(const LogWriter&) = delete;
+  LogWriter& operator=(const LogWriter&) = delete;
+
+  // Allocates the buffers and creates the first segment (synchronously, directory synced).
+  Status open(std::uint64_t first_segment);
+
+  // The largest transaction record (TxnHeader included) a block can hold.
+  std::uint32_t max_record_bytes() const { return capacity_ - kBlockHeaderBytes; }
+
+  // Makes room for a record of `bytes` in the active buffer, flushing and waiting for the
+  // block in flight if it must. Then registers the commit about to take a timestamp (see
+  // safe()). Error: the log failed (the engine halts).
+  Status prepare(std::uint32_t bytes);
+  // Copies a record of `bytes` (as passed to prepare) in; returns where to write it.
+  char* append(std::uint32_t bytes, std::uint64_t cts);
+
+  // Completes finished I/O and submits the next block when the policy says so; with `wait`,
+  // blocks for the block in flight first. `force`: submit whatever is buffered now (the
+  // worker has nothing else to do). Error: the log failed.
+  Status poll(bool wait, bool force);
+
+  std::uint64_t safe() const { return safe_.load(std::memory_order_seq_cst); }
+  bool idle() const { return !in_flight_ && used_[active_] == 0; }
+  bool in_flight() const { return in_flight_; }
+  const Status& failure() const { return failure_; }
+
+  // Deletes closed segments whose records all have timestamps <= cts (after a checkpoint).
+  std::uint32_t retire(std::uint64_t cts);
+
+  // Readable from any thread.
+  struct Counters {
+    std::uint64_t bytes = 0;    // block bytes written
+    std::uint64_t flushes = 0;  // blocks made durable (one sync each)
+    std::uint64_t segments = 0;
+    std::uint64_t retired = 0;
+  };
+  Counters counters() const {
+    return {bytes_.load(std::memory_order_relaxed), flushes_.load(std::memory_order_relaxed),
+            segments_.load(std::memory_order_relaxed), retired_.load(std::memory_order_relaxed)};
+  }
+  std::uint64_t appended_bytes() const { return appended_bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Closed {
+    std::string path;
+    std::uint64_t max_cts;
+  };
+  Status open_segment(std::uint64_t seq);
+  Status submit_active();
+  Status submit_pending();
+  Status complete(std::int64_t result);
+  void fail(Status s);
+
+  FileSystem* fs_;
+  std::unique_ptr<IoQueue> queue_;
+  LogConfig config_;
+  const std::atomic<std::uint64_t>* clock_;
+  std::uint32_t capacity_ = 0;
+  std::uint32_t align_ = 1;
+  char* buffers_[2] = {nullptr, nullptr};
+  std::uint32_t used_[2] = {0, 0};  // payload bytes (after the block header)
+  std::uint32_t txns_[2] = {0, 0};
+  std::uint64_t max_cts_[2] = {0, 0};
+  int active_ = 0;
+  std::chrono::steady_clock::time_point first_append_{};
+
+  FileId file_ = -1;
+  std::string path_;
+  std::uint64_t segment_ = 0;
+  std::uint64_t offset_ = 0;  // where the next block goes
+  std::uint64_t segment_max_cts_ = 0;
+  std::uint64_t next_block_ = 1;
+  std::vector<Closed> closed_;
+
+  bool in_flight_ = false;
+  IoRequest request_;             // the block in flight (advanced past short writes)
+  std::uint64_t submit_clock_ = 0;
+  Status failure_;
+  std::atomic<std::uint64_t> appended_bytes_{0};
+  std::atomic<std::uint64_t> bytes_{0}, flushes_{0}, segments_{0}, retired_{0};
+  alignas(64) std::atomic<std::uint64_t> safe_{kAllDurable};
+};
+
+}  // namespace braid::storage

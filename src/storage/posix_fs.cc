@@ -1,0 +1,356 @@
+// The real file system: syscalls for metadata, io_uring (or synchronous calls) for the queues.
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <string>
+
+#include "storage/file_system.h"
+#include "util/assert.h"
+
+namespace braid::storage {
+
+namespace {
+
+Status errno_status(const std::string& what, const std::string& path, int err) {
+  return Status::io_error(what + " '" + path + "': " + std::strerror(err));
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+// Synchronous execution of one request: the fallback queue and the io_uring short-write path
+// share it.
+std::int64_t execute(const IoRequest& r) {
+  using Op = IoRequest::Op;
+  if (r.op == Op::kSync) return ::fdatasync(r.file) == 0 ? 0 : -errno;
+  ssize_t n;
+  if (r.op == Op::kWriteDsync) {
+    const iovec iov{const_cast<char*>(r.data), r.len};
+    n = ::pwritev2(r.file, &iov, 1, static_cast<off_t>(r.offset), RWF_DSYNC);
+  } else {
+    n = ::pwrite(r.file, r.data, r.len, static_cast<off_t>(r.offset));
+  }
+  if (n < 0) return -errno;
+  if (r.op == Op::kWriteThenSync && static_cast<std::uint32_t>(n) == r.len &&
+      ::fdatasync(r.file) != 0) {
+    return -errno;
+  }
+  return n;
+}
+
+class SyncQueue final : public IoQueue {
+ public:
+  explicit SyncQueue(std::uint32_t depth) : depth_(depth) {}
+  Status submit(const IoRequest& r) override {
+    if (done_.size() >= depth_) return Status::io_error("I/O queue full");
+    done_.push_back({r.user, execute(r)});
+    return Status::ok();
+  }
+  std::size_t poll(IoCompletion* out, std::size_t max, bool) override {
+    std::size_t n = 0;
+    while (n < max && !done_.empty()) {
+      out[n++] = done_.front();
+      done_.pop_front();
+    }
+    return n;
+  }
+  std::uint32_t in_flight() const override { return static_cast<std::uint32_t>(done_.size()); }
+
+ private:
+  std::uint32_t depth_;
+  std::deque<IoCompletion> done_;
+};
+
+// io_uring: a write followed by a linked fdatasync is one logical request whose completion is
+// the sync's (the write's own CQE is suppressed unless it fails).
+class UringQueue final : public IoQueue {
+ public:
+  static Result<std::unique_ptr<IoQueue>> make(std::uint32_t depth) {
+    auto q = std::unique_ptr<UringQueue>(new UringQueue());
+    const int e = io_uring_queue_init(std::max<std::uint32_t>(2 * depth, 8), &q->ring_, 0);
+    if (e < 0) return Status::io_error(std::string("io_uring_queue_init: ") + std::strerror(-e));
+    q->ready_ = true;
+    q->depth_ = depth;
+    return std::unique_ptr<IoQueue>(std::move(q));
+  }
+  ~UringQueue() override {
+    if (!ready_) return;
+    // Drain what is in flight: buffers named by those requests belong to the caller, who is
+    // going away after us.
+    while (in_flight_ > 0) {
+      IoCompletion c[16];
+      if (poll(c, 16, true) == 0) break;
+    }
+    io_uring_queue_exit(&ring_);
+  }
+
+  Status submit(const IoRequest& r) override {
+    if (in_flight_ >= depth_) return Status::io_error("I/O queue full");
+    using Op = IoRequest::Op;
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) return Status::io_error("io_uring submission queue full");
+    if (r.op == Op::kSync) {
+      io_uring_prep_fsync(sqe, r.file, IORING_FSYNC_DATASYNC);
+    } else {
+      io_uring_prep_write(sqe, r.file, r.data, r.len, r.offset);
+      if (r.op == Op::kWriteDsync) sqe->rw_flags = RWF_DSYNC;
+    }
+    io_uring_sqe_set_data64(sqe, r.user << 1);
+    if (r.op == Op::kWriteThenSync) {
+      // The write's CQE is tagged odd so poll() can tell it from the sync's.
+      io_uring_sqe_set_data64(sqe, (r.user << 1) | 1);
+      sqe->flags |= IOSQE_IO_LINK;
+      io_uring_sqe* s2 = io_uring_get_sqe(&ring_);
+      if (s2 == nullptr) {
+        return Status::io_error("io_uring submission queue full");
+      }
+      io_uring_prep_fsync(s2, r.file, IORING_FSYNC_DATASYNC);
+      io_uring_sqe_set_data64(s2, r.user << 1);
+      pending_writes_.push_back({r.user, 0});
+    }
+    const int e = io_uring_submit(&ring_);
+    if (e < 0) return Status::io_error(std::string("io_uring_submit: ") + std::strerror(-e));
+    ++in_flight_;
+    return Status::ok();
+  }
+
+  std::size_t poll(IoCompletion* out, std::size_t max, bool wait) override {
+    std::size_t n = 0;
+    while (n < max && in_flight_ > 0) {
+      io_uring_cqe* cqe = nullptr;
+      const int e = (wait && n == 0) ? io_uring_wait_cqe(&ring_, &cqe)
+                                     : io_uring_peek_cqe(&ring_, &cqe);
+      if (e == -EINTR) continue;
+      if (e < 0 || cqe == nullptr) break;
+      const std::uint64_t tag = io_uring_cqe_get_data64(cqe);
+      const std::int64_t res = cqe->res;
+      io_uring_cqe_seen(&ring_, cqe);
+      const std::uint64_t user = tag >> 1;
+      if ((tag & 1) != 0) {
+        // The write half of a write+sync: remember its byte count (a short write makes the
+        // linked sync fail with ECANCELED).
+        for (auto& p : pending_writes_) {
+          if (p.user == user) p.result = res;
+        }
+        continue;
+      }
+      std::int64_t result = res;
+      for (auto it = pending_writes_.begin(); it != pending_writes_.end(); ++it) {
+        if (it->user != user) continue;
+        // The sync's completion: report the write's byte count, or its error.
+        if (it->result < 0 || res == -ECANCELED) {
+          result = it->result != 0 ? it->result : -EIO;
+        } else if (res >= 0) {
+          result = it->result;
+        }
+        pending_writes_.erase(it);
+        break;
+      }
+      --in_flight_;
+      out[n++] = {user, result};
+    }
+    return n;
+  }
+  std::uint32_t in_flight() const override { return in_flight_; }
+
+ private:
+  UringQueue() = default;
+  io_uring ring_{};
+  bool ready_ = false;
+  std::uint32_t depth_ = 0;
+  std::uint32_t in_flight_ = 0;
+  std::deque<IoCompletion> pending_writes_;
+};
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  explicit PosixFileSystem(bool uring) : uring_(uring) {}
+  ~PosixFileSystem() override {
+    for (int fd : locks_) ::close(fd);
+  }
+  std::string name() const override { return uring_ ? "posix+io_uring" : "posix+sync"; }
+
+  Status open_dir(const std::string& dir, bool create) override {
+    struct stat st{};
+    if (::stat(dir.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return Status::io_error("'" + dir + "' exists and is not a directory");
+      return Status::ok();
+    }
+    if (errno != ENOENT) return errno_status("cannot access directory", dir, errno);
+    if (!create) {
+      return Status::io_error("database directory '" + dir +
+                              "' does not exist (Options::create_if_missing is false)");
+    }
+    if (::mkdir(dir.c_str(), 0755) != 0) return errno_status("cannot create directory", dir, errno);
+    return sync_dir(dir_of(dir));
+  }
+
+  Status lock_dir(const std::string& dir) override {
+    const std::string path = dir + "/LOCK";
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return errno_status("cannot open", path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK) {
+        return Status::busy("database directory '" + dir + "' is in use by another process");
+      }
+      return errno_status("cannot lock", path, err);
+    }
+    locks_.push_back(fd);
+    return Status::ok();
+  }
+
+  Status list(const std::string& dir, std::vector<std::string>* names) override {
+    names->clear();
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return errno_status("cannot list directory", dir, errno);
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names->push_back(n);
+    }
+    ::closedir(d);
+    return Status::ok();
+  }
+
+  Status sync_dir(const std::string& dir) override {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno_status("cannot open directory", dir, errno);
+    const int rc = ::fsync(fd);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) return errno_status("cannot sync directory", dir, err);
+    return Status::ok();
+  }
+
+  Status rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return errno_status("cannot rename", from, errno);
+    return Status::ok();
+  }
+  Status remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return errno_status("cannot remove", path, errno);
+    return Status::ok();
+  }
+
+  Result<FileId> open(const std::string& path, const OpenOptions& o) override {
+    int flags = O_RDWR | O_CLOEXEC;
+    if (o.create) flags |= O_CREAT;
+    if (o.direct) flags |= O_DIRECT;
+    const int fd = ::open(path.c_str(), flags, 0644);
+    if (fd < 0) {
+      if (o.direct && errno == EINVAL) {
+        return Status::io_error("cannot open '" + path +
+                                "' with O_DIRECT: the file system does not support it "
+                                "(choose another Options::log_sync)");
+      }
+      return errno_status("cannot open", path, errno);
+    }
+    return FileId{fd};
+  }
+  void close(FileId f) override { ::close(f); }
+
+  Result<std::uint64_t> size(FileId f) override {
+    struct stat st{};
+    if (::fstat(f, &st) != 0) return errno_status("cannot stat", "fd " + std::to_string(f), errno);
+    return static_cast<std::uint64_t>(st.st_size);
+  }
+
+  Status read(FileId f, std::uint64_t offset, std::size_t len, char* out,
+              std::size_t* got) override {
+    std::size_t done = 0;
+    while (done < len) {
+      const ssize_t n = ::pread(f, out + done, len - done, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_status("cannot read", "fd " + std::to_string(f), errno);
+      }
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    *got = done;
+    return Status::ok();
+  }
+
+  Status write(FileId f, std::uint64_t offset, const char* data, std::size_t len) override {
+    std::size_t done = 0;
+    while (done < len) {
+      const ssize_t n = ::pwrite(f, data + done, len - done, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_status("cannot write", "fd " + std::to_string(f), errno);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    return Status::ok();
+  }
+  Status sync(FileId f) override {
+    if (::fdatasync(f) != 0) return errno_status("cannot sync", "fd " + std::to_string(f), errno);
+    return Status::ok();
+  }
+  Status truncate(FileId f, std::uint64_t size) override {
+    if (::ftruncate(f, static_cast<off_t>(size)) != 0) {
+      return errno_status("cannot truncate", "fd " + std::to_string(f), errno);
+    }
+    return Status::ok();
+  }
+
+  Result<std::unique_ptr<IoQueue>> make_queue(std::uint32_t depth) override {
+    if (uring_) return UringQueue::make(depth);
+    return std::unique_ptr<IoQueue>(new SyncQueue(depth));
+  }
+
+ private:
+  bool uring_;
+  std::vector<int> locks_;
+};
+
+}  // namespace
+
+std::unique_ptr<FileSystem> make_posix_file_system(bool uring) {
+  return std::make_unique<PosixFileSystem>(uring);
+}
+
+bool probe_io_uring(std::string* why) {
+  io_uring ring{};
+  const int e = io_uring_queue_init(4, &ring, 0);
+  if (e < 0) {
+    *why = std::string("io_uring_queue_init failed: ") + std::strerror(-e);
+    return false;
+  }
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+  io_uring_prep_nop(sqe);
+  io_uring_cqe* cqe = nullptr;
+  bool ok = io_uring_submit(&ring) == 1 && io_uring_wait_cqe(&ring, &cqe) == 0 && cqe->res == 0;
+  if (!ok) *why = "io_uring no-op request did not complete";
+  io_uring_queue_exit(&ring);
+  return ok;
+}
+
+Status read_file(FileSystem& fs, const std::string& path, std::string* out) {
+  Result<FileId> f = fs.open(path, {});
+  if (!f.is_ok()) return f.status();
+  Result<std::uint64_t> n = fs.size(*f);
+  if (!n.is_ok()) {
+    fs.close(*f);
+    return n.status();
+  }
+  out->resize(*n);
+  std::size_t got = 0;
+  Status s = fs.read(*f, 0, *n, out->data(), &got);
+  fs.close(*f);
+  if (!s.is_ok()) return s;
+  out->resize(got);
+  return Status::ok();
+}
+
+}  // namespace braid::storage

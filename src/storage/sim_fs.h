@@ -1,0 +1,116 @@
+// The simulated disk of the crash and fault tests (after TigerBeetle's simulated storage and
+// SQLite's crash tests): an in-process FileSystem that keeps, per file, the durable image and
+// the writes not yet synced, and per directory the durable and the volatile names.
+//
+//   * Asynchronous requests complete after a seeded number of polls, in seeded order.
+//   * power_loss() applies to each unsynced write one of: persist, drop, tear at a 512-byte
+//     boundary, corrupt one 512-byte sector; names created, renamed or removed since the last
+//     sync_dir are rolled back. Directories themselves are durable once created.
+//   * crash_after(k) makes the k-th mutating operation the last one to take effect: every later
+//     one fails with EIO ("power lost") until power_loss().
+//   * inject() fails the n-th write or sync with EIO, ENOSPC, a short write, or EIO on sync,
+//     once or for good. A failed sync drops the file's unsynced writes from the durable path
+//     (what Linux does to dirty pages after a writeback error: the fsyncgate lesson).
+//
+// Thread-safe (one mutex); workers each get their own queue.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "storage/file_system.h"
+#include "util/random.h"
+
+namespace braid::storage {
+
+class SimFileSystem final : public FileSystem {
+ public:
+  enum class Fault : std::uint8_t { kNone, kEio, kEnospc, kShortWrite, kSyncEio };
+  enum class Damage : std::uint8_t { kDropAll, kPersistAll, kTear, kCorrupt, kRandom };
+  static constexpr int kDamageKinds = 5;
+
+  explicit SimFileSystem(std::uint64_t seed, std::uint32_t max_latency_polls = 3);
+
+  // Fails the n-th write (kEio, kEnospc, kShortWrite) or sync (kSyncEio) counted from now;
+  // `forever`: that one and every later one.
+  void inject(Fault fault, std::uint64_t nth, bool forever);
+  // Power is lost right after the k-th mutating operation from now (0: never).
+  void crash_after(std::uint64_t k);
+  bool crashed() const;
+  // Mutating operations (writes, syncs, truncates, creates, renames, removes, directory syncs)
+  // that took effect so far.
+  std::uint64_t ops() const;
+  // Faults that fired.
+  std::uint64_t faults_fired() const;
+  // Power loss: damages the unsynced state, forgets open files, clears faults and the crash.
+  void power_loss(Damage damage, std::uint64_t seed);
+  // Test helpers: a file's current (volatile) bytes, and an overwrite that bypasses the model.
+  bool peek(const std::string& path, std::string* out) const;
+  void poke(const std::string& path, std::uint64_t offset, const std::string& bytes, bool create);
+
+  std::string name() const override { return "sim"; }
+  Status open_dir(const std::string& dir, bool create) override;
+  Status lock_dir(const std::string& dir) override;
+  Status list(const std::string& dir, std::vector<std::string>* names) override;
+  Status sync_dir(const std::string& dir) override;
+  Status rename(const std::string& from, const std::string& to) override;
+  Status remove(const std::string& path) override;
+  Result<FileId> open(const std::string& path, const OpenOptions& options) override;
+  void close(FileId file) override;
+  Result<std::uint64_t> size(FileId file) override;
+  Status read(FileId file, std::uint64_t offset, std::size_t len, char* out,
+              std::size_t* got) override;
+  Status write(FileId file, std::uint64_t offset, const char* data, std::size_t len) override;
+  Status sync(FileId file) override;
+  Status truncate(FileId file, std::uint64_t size) override;
+  Result<std::unique_ptr<IoQueue>> make_queue(std::uint32_t depth) override;
+
+  // Used by the queues (under the lock): executes one request as of now.
+  std::int64_t execute(const IoRequest& request);
+
+ private:
+  struct Pending {
+    bool truncate;
+    std::uint64_t offset;  // truncate: the new size
+    std::string data;
+  };
+  struct Inode {
+    std::string durable;
+    std::string current;
+    std::vector<Pending> pending;
+  };
+  enum class Kind : std::uint8_t { kWrite, kSync, kMeta };
+  // Counts a mutating operation; false (with *err) when it must fail instead.
+  bool begin_op(Kind kind, int* err, std::size_t* short_len, std::size_t len);
+  void end_op();
+  std::int64_t do_write(int inode, std::uint64_t offset, const char* data, std::size_t len);
+  std::int64_t do_sync(int inode);
+  int inode_of(FileId f) const;
+  static std::string parent(const std::string& path);
+
+  mutable std::mutex mu_;
+  util::Rng rng_;
+  std::uint32_t max_latency_;
+  std::uint32_t queues_ = 0;
+  std::vector<Inode> inodes_;
+  std::map<std::string, int> names_;
+  std::map<std::string, int> durable_names_;
+  std::map<std::string, bool> dirs_;
+  std::vector<int> fds_;  // FileId -> inode (-1: closed)
+  std::uint64_t ops_ = 0;
+  std::uint64_t crash_at_ = 0;
+  bool crashed_ = false;
+  Fault fault_ = Fault::kNone;
+  std::uint64_t fault_nth_ = 0;
+  bool fault_forever_ = false;
+  std::uint64_t writes_seen_ = 0;
+  std::uint64_t syncs_seen_ = 0;
+  std::uint64_t faults_fired_ = 0;
+
+  friend class SimQueue;
+};
+
+}  // namespace braid::storage
