@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -47,6 +48,10 @@ struct Config {
   std::string scheduler;
   std::uint32_t batch;
   bool multi_get;
+  std::string dir;          // database directory ("" : in memory)
+  std::string commit;       // durable | async
+  std::string log_sync;     // fdatasync | dsync | direct
+  std::uint64_t checkpoint_mib;
 };
 
 // Execution modes by name; "plain" is the bench's own thread-per-transaction loop over the
@@ -71,6 +76,7 @@ struct ThreadResult {
   std::uint64_t errors = 0;
   std::string first_error;
   Histogram latency;
+  Histogram commit_latency;  // commit to acknowledgement (databases with a directory)
 };
 
 void pin_to_core(std::uint32_t i) {
@@ -328,6 +334,7 @@ class YcsbGenerator : public TxnGenerator {
     if (s != Code::kConflict) fail(out_, s);
     ++out_->aborts;
   }
+  void committed(std::uint64_t ns) override { out_->commit_latency.record(ns); }
   std::uint64_t sink() const { return pk_.sink; }
 
  private:
@@ -460,6 +467,12 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --key-bytes B      key length 4..255 (default 8)
   --value-bytes V    value length 0..65536 (default 8)
   --seed N           random seed (default 1)
+  --dir PATH         a durable database in PATH (a new or empty directory); default:
+                     in memory
+  --commit C         durable | async (default durable; with --dir)
+  --log-sync S       fdatasync | dsync | direct: how a log block is made durable
+                     (default fdatasync; with --dir)
+  --checkpoint-mib M checkpoint after the logs grew M MiB (default 1024; 0: never)
   --mode M           plain | sequential | prefetch | nested | interleaved | auto | all,
                      or a comma-separated list of them (default interleaved). Several
                      modes run on the same loaded data, one after another, and print
@@ -537,6 +550,8 @@ struct ModeResult {
   ThreadResult total;
   double run_s = 0;
   ExecStats exec;
+  double log_bytes_per_s = 0;
+  double syncs_per_s = 0;
 };
 
 // "all", or a comma-separated list of distinct modes.
@@ -566,6 +581,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   std::atomic<bool> stop{false};
   std::vector<ThreadResult> results(cfg.threads);
   const ExecStats before = db.exec_stats();
+  const DurabilityStats dbefore = db.durability_stats();
   const auto start = Clock::now();
   Status status;
   if (mode == "plain") {
@@ -609,6 +625,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     res->total.errors += r.errors;
     if (res->total.first_error.empty()) res->total.first_error = r.first_error;
     res->total.latency.merge(r.latency);
+    res->total.commit_latency.merge(r.commit_latency);
   }
   const ExecStats after = db.exec_stats();
   res->exec = after;
@@ -619,6 +636,10 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   res->exec.frames_freed = after.frames_freed - before.frames_freed;
   res->exec.auto_decisions = after.auto_decisions - before.auto_decisions;
   res->txn_per_s = static_cast<double>(res->total.commits) / res->run_s;
+  const DurabilityStats dafter = db.durability_stats();
+  res->log_bytes_per_s = static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / res->run_s;
+  res->syncs_per_s = static_cast<double>(dafter.log_flushes - dbefore.log_flushes) / res->run_s;
+  if (dafter.halted) status = Status::io_error(dafter.halt_reason);
   return status;
 }
 
@@ -653,6 +674,10 @@ int ycsb_main(int argc, char** argv, int first) {
     cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
     cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
     cfg.multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
+    cfg.dir = flags.str("dir", "");
+    cfg.commit = flags.choice("commit", "durable", {"durable", "async"});
+    cfg.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
+    cfg.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
     if (err.empty() && flags.finish(&err)) {
       if (cfg.read + cfg.update + cfg.rmw + cfg.scan + cfg.insert != 100) {
         err = "--read + --update + --rmw + --scan + --insert must sum to 100, got " +
@@ -676,6 +701,21 @@ int ycsb_main(int argc, char** argv, int first) {
   options.slots_per_worker = std::max<std::uint32_t>(cfg.batch, 16);
   options.external_transactions = std::max<std::uint32_t>(cfg.threads, 4);
   options.exec.batch = cfg.batch;
+  if (!cfg.dir.empty()) {
+    // A fresh database: an existing one would already hold the table's keys.
+    std::error_code ec;
+    if (std::filesystem::exists(cfg.dir, ec) && !std::filesystem::is_empty(cfg.dir, ec)) {
+      std::fprintf(stderr, "braid-bench ycsb: --dir %s exists and is not empty; give a new path\n",
+                   cfg.dir.c_str());
+      return 2;
+    }
+    options.directory = cfg.dir;
+    options.durability.commit = cfg.commit == "async" ? CommitMode::kAsync : CommitMode::kDurable;
+    options.durability.sync = cfg.log_sync == "dsync"    ? LogSync::kDsync
+                              : cfg.log_sync == "direct" ? LogSync::kDirect
+                                                         : LogSync::kFdatasync;
+    options.durability.checkpoint_log_bytes = cfg.checkpoint_mib << 20;
+  }
   Result<std::unique_ptr<Database>> opened = Database::open(options);
   if (!opened.is_ok()) {
     std::fprintf(stderr, "braid-bench: cannot open database: %s\n",
@@ -714,6 +754,11 @@ int ycsb_main(int argc, char** argv, int first) {
       cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), cfg.batch);
   std::printf("  load: %.2f s (%.0f records/s)\n", load_s,
               static_cast<double>(cfg.records) / load_s);
+  if (!cfg.dir.empty()) {
+    const DurabilityStats ds = db.durability_stats();
+    std::printf("  durability: %s in %s, commit %s, log sync %s\n", ds.io_backend.c_str(),
+                cfg.dir.c_str(), cfg.commit.c_str(), cfg.log_sync.c_str());
+  }
   std::printf("  about %.1f DRAM lines per transaction (estimate)\n", lines_per_txn);
   std::printf("  %-12s %12s %12s %10s %9s %9s %10s %8s %8s\n", "mode", "txn_per_s", "ops_per_s",
               "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq", "of_roof");
@@ -750,6 +795,12 @@ int ycsb_main(int argc, char** argv, int first) {
       }
       std::printf("  %-12s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s %8s\n", m.mode.c_str(),
                   m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs, of);
+      const double c50 = m.total.commit_latency.quantile(0.50) / 1000.0;
+      const double c99 = m.total.commit_latency.quantile(0.99) / 1000.0;
+      if (!cfg.dir.empty()) {
+        std::printf("  %-12s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n",
+                    "", m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
+      }
       std::fflush(stdout);
       errors += m.total.errors;
       if (first_error.empty()) first_error = m.total.first_error;
@@ -763,6 +814,12 @@ int ycsb_main(int argc, char** argv, int first) {
         o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
         o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
         o.add("multi_get", cfg.multi_get ? 1 : 0);
+        o.add("commit", cfg.dir.empty() ? std::string("none") : cfg.commit);
+        if (!cfg.dir.empty()) {
+          o.add("dir", cfg.dir).add("log_sync", cfg.log_sync);
+          o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);
+          o.add("commit_p50_us", c50).add("commit_p99_us", c99);
+        }
         o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
         o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
         o.add("rep", rep).add("repeat", cfg.repeat);
