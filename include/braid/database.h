@@ -186,7 +186,9 @@ class Pending {
   // Blocks until then; the final Status (OK: committed, and durable under
   // CommitMode::kDurable).
   Status wait();
-  // After a successful wait(): the commit timestamp (0 for a transaction without writes).
+  // Once ready(): the commit timestamp the transaction took (0: none, or no writes). Set even
+  // when the durability wait then failed (IOError after a halt): the commit happened in
+  // memory, and whether it survives is up to recovery.
   std::uint64_t commit_timestamp() const;
 
  private:

@@ -88,12 +88,12 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
         "Options::workers * slots_per_worker + external_transactions must be below 65535");
   }
   const DurabilityOptions& d = o.durability;
-  if (d.log_buffer_bytes < (64u << 10) || d.log_buffer_bytes > (1u << 30)) {
-    return Status::invalid_argument("Options::durability.log_buffer_bytes must be 64 KiB..1 GiB");
+  if (d.log_buffer_bytes < (16u << 10) || d.log_buffer_bytes > (1u << 30)) {
+    return Status::invalid_argument("Options::durability.log_buffer_bytes must be 16 KiB..1 GiB");
   }
-  if (d.log_segment_bytes < (std::uint64_t{1} << 20) || d.log_segment_bytes < d.log_buffer_bytes) {
+  if (d.log_segment_bytes < (std::uint64_t{64} << 10) || d.log_segment_bytes < d.log_buffer_bytes) {
     return Status::invalid_argument(
-        "Options::durability.log_segment_bytes must be at least 1 MiB and the log buffer size");
+        "Options::durability.log_segment_bytes must be at least 64 KiB and the log buffer size");
   }
   if (d.max_commit_waiters == 0 || d.max_commit_waiters > (1u << 24)) {
     return Status::invalid_argument("Options::durability.max_commit_waiters must be 1..2^24");

@@ -70,6 +70,13 @@ Durability::Durability(DatabaseImpl* db, const Options& options,
 
 Durability::~Durability() {
   if (ckpt_ != nullptr) end_checkpoint(Status::io_error("database closed during a checkpoint"));
+  // A clean close leaves nothing buffered (async commits included); the workers are gone, so
+  // this thread may drive their logs.
+  for (auto& log : logs_) {
+    while (!log->idle() && log->failure().is_ok()) {
+      if (!log->poll(true, true).is_ok()) break;
+    }
+  }
   // Logs first: their destructors wait for the block in flight.
   logs_.clear();
   ckpt_queue_.reset();

@@ -161,7 +161,7 @@ std::uint32_t Worker::capacity() const {
 bool Worker::idle() const {
   return live_ == 0 && queue_.empty_hint() && (generator_ == nullptr || generator_done_) &&
          !run_posted_.load(std::memory_order_acquire) && waiter_count_ == 0 &&
-         (log_ == nullptr || log_->idle()) && !checkpointing_ &&
+         (log_ == nullptr || log_->idle() || !log_->failure().is_ok()) && !checkpointing_ &&
          (index_ != 0 || durability_ == nullptr || !durability_->checkpoint_pending());
 }
 
@@ -605,7 +605,7 @@ bool Pending::ready() const {
   return request_ != nullptr && request_->done.load(std::memory_order_acquire) != 0;
 }
 std::uint64_t Pending::commit_timestamp() const {
-  return ready() && request_->status.is_ok() ? request_->cts : 0;
+  return ready() ? request_->cts : 0;
 }
 Status Pending::wait() {
   if (request_ == nullptr) return Status::invalid_argument("empty Pending handle");

@@ -102,9 +102,10 @@ bool SimFileSystem::begin_op(Kind kind, int* err, std::size_t* short_len, std::s
                                fault_ == Fault::kShortWrite)) {
     if (fires(++writes_seen_)) {
       ++faults_fired_;
-      if (fault_ == Fault::kShortWrite && len > 1) {
-        std::size_t n = len / 2 / kSector * kSector;
-        *short_len = n == 0 ? len / 2 : n;
+      if (fault_ == Fault::kShortWrite) {
+        // Half, at a sector boundary when there is one; a single byte goes whole.
+        const std::size_t n = len / 2 / kSector * kSector;
+        *short_len = n != 0 ? n : (len > 1 ? len / 2 : len);
       } else {
         *err = fault_ == Fault::kEnospc ? ENOSPC : EIO;
         return false;
@@ -174,6 +175,16 @@ std::int64_t SimFileSystem::execute(const IoRequest& r) {
   if (static_cast<std::uint32_t>(n) < r.len) return n;  // short: the sync is not reached
   const std::int64_t s = do_sync(ino);
   return s < 0 ? s : n;
+}
+
+std::unique_ptr<SimFileSystem> SimFileSystem::clone(std::uint64_t seed) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto c = std::make_unique<SimFileSystem>(seed, max_latency_);
+  c->inodes_ = inodes_;
+  c->names_ = names_;
+  c->durable_names_ = durable_names_;
+  c->dirs_ = dirs_;
+  return c;
 }
 
 void SimFileSystem::power_loss(Damage damage, std::uint64_t seed) {

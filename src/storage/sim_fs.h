@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ class SimFileSystem final : public FileSystem {
   std::uint64_t ops() const;
   // Faults that fired.
   std::uint64_t faults_fired() const;
+  // A copy of the whole disk state (open files are not carried over).
+  std::unique_ptr<SimFileSystem> clone(std::uint64_t seed) const;
   // Power loss: damages the unsynced state, forgets open files, clears faults and the crash.
   void power_loss(Damage damage, std::uint64_t seed);
   // Test helpers: a file's current (volatile) bytes, and an overwrite that bypasses the model.

@@ -1,0 +1,168 @@
+// A deterministic durable workload on the simulated file system, and its reference model.
+//
+// One worker in sequential mode: transaction i commits i-th, so the state after any crash must
+// equal the model after the first m transactions for some m at least the number acknowledged.
+// Transaction i puts k(i % 23) := value(i), removes k(3i % 23) when i % 5 == 0, and puts
+// "last" := i, so "last" names m - 1.
+#pragma once
+
+#include <braid/braid.h>
+#include <braid/tx.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "engine/database_impl.h"
+#include "storage/sim_fs.h"
+
+namespace braid::test {
+
+inline std::string wl_key(int k) { return "k" + std::to_string(k); }
+inline std::string wl_value(int i) {
+  return std::string(static_cast<std::size_t>(200 + i % 300), static_cast<char>('a' + i % 26)) +
+         std::to_string(i);
+}
+inline void wl_apply(std::map<std::string, std::string>* m, int i) {
+  (*m)[wl_key(i % 23)] = wl_value(i);
+  if (i % 5 == 0) m->erase(wl_key(3 * i % 23));
+  (*m)["last"] = std::to_string(i);
+}
+inline std::map<std::string, std::string> wl_model(int m) {
+  std::map<std::string, std::string> s;
+  for (int i = 0; i < m; ++i) wl_apply(&s, i);
+  return s;
+}
+
+inline Task<Status> wl_txn(Tx& tx, Table* t, int i) {
+  const std::string a = wl_key(i % 23), b = wl_key(3 * i % 23), v = wl_value(i),
+                    last = std::to_string(i);
+  if (Status s = co_await tx.put(*t, a, v); !s.is_ok()) co_return s;
+  if (i % 5 == 0) {
+    Status s = co_await tx.remove(*t, b);
+    if (!s.is_ok() && s != Code::kNotFound) co_return s;
+  }
+  co_return co_await tx.put(*t, "last", last);
+}
+
+class WlGenerator final : public TxnGenerator {
+ public:
+  WlGenerator(Table* t, int n) : t_(t), n_(n) {}
+  bool next(Tx& tx, Task<Status>* out) override {
+    if (stopped_ || next_ >= n_) return false;
+    *out = wl_txn(tx, t_, next_++);
+    return true;
+  }
+  void finished(const Status& s, std::uint64_t) override {
+    if (s.is_ok() && !stopped_) {
+      ++acked_;
+    } else {
+      stopped_ = true;  // after a failure nothing may be acknowledged: stop producing
+      if (!s.is_ok()) saw_error_ = true;
+    }
+  }
+  int acked() const { return acked_; }
+  bool saw_error() const { return saw_error_; }
+
+ private:
+  Table* t_;
+  int n_;
+  int next_ = 0;
+  int acked_ = 0;
+  bool stopped_ = false;
+  bool saw_error_ = false;
+};
+
+inline Options wl_options(std::uint64_t checkpoint_bytes = 32 << 10) {
+  Options o;
+  o.directory = "/db";
+  o.workers = 1;
+  o.slots_per_worker = 4;
+  o.external_transactions = 4;
+  o.exec.mode = ExecMode::kSequential;
+  o.exec.batch = 1;
+  o.max_version_bytes = std::uint64_t{64} << 20;
+  o.max_records_per_table = 1 << 16;
+  o.huge_pages = false;
+  o.durability.log_buffer_bytes = 16 << 10;
+  o.durability.log_segment_bytes = 64 << 10;
+  o.durability.checkpoint_log_bytes = checkpoint_bytes;
+  o.durability.max_commit_waiters = 64;
+  return o;
+}
+
+inline Result<std::unique_ptr<Database>> open_sim(const Options& o,
+                                                  std::shared_ptr<storage::SimFileSystem> fs) {
+  Result<std::unique_ptr<engine::DatabaseImpl>> impl = engine::DatabaseImpl::open(o, fs);
+  if (!impl.is_ok()) return impl.status();
+  return engine::DatabaseImpl::wrap(std::move(impl).value());
+}
+
+struct WlRun {
+  bool opened = false;
+  int acked = 0;
+  bool halted = false;
+  std::string why;
+};
+
+// Opens (creating table "t" when missing), runs n transactions, closes.
+inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Options& o) {
+  WlRun r;
+  auto db = open_sim(o, fs);
+  if (!db.is_ok()) return r;
+  r.opened = true;
+  Table* t = nullptr;
+  if (Result<Table*> found = (*db)->open_table("t"); found.is_ok()) {
+    t = *found;
+  } else if (Result<Table*> made = (*db)->create_table("t"); made.is_ok()) {
+    t = *made;
+  } else {
+    return r;
+  }
+  WlGenerator gen(t, n);
+  TxnGenerator* g = &gen;
+  EXPECT_TRUE((*db)->run({&g, 1}, o.exec).is_ok());
+  r.acked = gen.acked();
+  r.halted = (*db)->durability_stats().halted;
+  r.why = (*db)->durability_stats().halt_reason;
+  return r;
+}
+
+// Everything in table "t" (empty when the table does not exist).
+inline std::map<std::string, std::string> wl_read(Database& db) {
+  std::map<std::string, std::string> out;
+  Result<Table*> t = db.open_table("t");
+  if (!t.is_ok()) return out;
+  Transaction tx = db.begin().value();
+  EXPECT_TRUE(tx.scan(**t, "", "", 0, [&](std::string_view k, std::string_view v) {
+                  out.emplace(std::string(k), std::string(v));
+                  return true;
+                }).is_ok());
+  return out;
+}
+
+// Recovers `fs` and checks the state is the model of a prefix that holds every acknowledged
+// transaction. Returns the prefix length (-1 on failure, with the test failed).
+inline int wl_verify(std::shared_ptr<storage::SimFileSystem> fs, int acked, const Options& o,
+                     const std::string& what) {
+  auto db = open_sim(o, fs);
+  if (!db.is_ok()) {
+    ADD_FAILURE() << what << ": recovery failed: " << db.status().to_string();
+    return -1;
+  }
+  const auto state = wl_read(**db);
+  auto it = state.find("last");
+  const int m = it == state.end() ? 0 : std::stoi(it->second) + 1;
+  if (m < acked) {
+    ADD_FAILURE() << what << ": " << acked << " acknowledged but only " << m << " recovered";
+    return -1;
+  }
+  if (state != wl_model(m)) {
+    ADD_FAILURE() << what << ": state is not the model of the first " << m << " transactions";
+    return -1;
+  }
+  return m;
+}
+
+}  // namespace braid::test
