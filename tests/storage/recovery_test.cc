@@ -1,0 +1,298 @@
+// Recovery's answers to damaged directories, the real backend's kill loop, and the thread
+// rule. BRAID_KILLS=N sets the kill loop's length (default 50).
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "storage/durability_util.h"
+#include "storage/log_format.h"
+#include "util/crc32c.h"
+#include "util/random.h"
+
+namespace braid::test {
+namespace {
+
+using storage::SimFileSystem;
+
+std::shared_ptr<SimFileSystem> written(int n) {
+  auto fs = std::make_shared<SimFileSystem>(7);
+  EXPECT_EQ(wl_run(fs, n, wl_options(0)).acked, n);
+  return fs;
+}
+
+TEST(Recovery, Crc32cKnownAnswer) {
+  EXPECT_EQ(util::crc32c("123456789", 9), 0xe3069283u);
+  EXPECT_EQ(util::crc32c("", 0), 0u);
+}
+
+TEST(Recovery, TornTailIsTheEndOfTheLog) {
+  auto fs = written(100);
+  std::string img;
+  ASSERT_TRUE(fs->peek("/db/log-000000-0000-0000000000", &img));
+  // Garbage over the last 100 bytes: the last block fails its checksum.
+  fs->poke("/db/log-000000-0000-0000000000", img.size() - 100, std::string(100, '\x77'), false);
+  auto db = open_sim(wl_options(0), fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  EXPECT_EQ((*db)->durability_stats().recovery_torn_tails, 1u);
+  const auto state = wl_read(**db);
+  const int m = std::stoi(state.at("last")) + 1;
+  EXPECT_LT(m, 100);
+  EXPECT_EQ(state, wl_model(m));
+}
+
+TEST(Recovery, CorruptMiddleIsAnError) {
+  auto fs = written(100);
+  // One byte inside the first block; good blocks follow it.
+  fs->poke("/db/log-000000-0000-0000000000", storage::kSegmentHeaderBytes + 40, "\x01", false);
+  auto db = open_sim(wl_options(0), fs);
+  ASSERT_FALSE(db.is_ok());
+  EXPECT_EQ(db.code(), Code::kCorruption);
+  EXPECT_NE(db.status().message().find("durable blocks after it"), std::string::npos)
+      << db.status().to_string();
+}
+
+TEST(Recovery, WrongVersionIsAnError) {
+  auto fs = written(20);
+  storage::SegmentHeader h{storage::kSegmentMagic, 99, 0, 0, 0, 1, 0, 0};
+  h.crc = util::crc32c(&h, offsetof(storage::SegmentHeader, crc));
+  fs->poke("/db/log-000000-0000-0000000000", 0,
+           std::string(reinterpret_cast<const char*>(&h), sizeof h), false);
+  auto db = open_sim(wl_options(0), fs);
+  ASSERT_FALSE(db.is_ok());
+  EXPECT_EQ(db.code(), Code::kCorruption);
+  EXPECT_NE(db.status().message().find("version 99"), std::string::npos) << db.status().to_string();
+}
+
+TEST(Recovery, MissingSegmentOrCatalogIsAnError) {
+  auto fs = written(600);  // 64 KiB segments: several per log
+  ASSERT_TRUE(fs->remove("/db/log-000000-0000-0000000001").is_ok());
+  ASSERT_TRUE(fs->sync_dir("/db").is_ok());
+  auto db = open_sim(wl_options(0), fs);
+  ASSERT_FALSE(db.is_ok());
+  EXPECT_EQ(db.code(), Code::kCorruption);
+  EXPECT_NE(db.status().message().find("missing"), std::string::npos) << db.status().to_string();
+
+  auto fs2 = written(10);
+  ASSERT_TRUE(fs2->remove("/db/CATALOG").is_ok());
+  auto db2 = open_sim(wl_options(0), fs2);
+  ASSERT_FALSE(db2.is_ok());
+  EXPECT_EQ(db2.code(), Code::kCorruption);
+  EXPECT_NE(db2.status().message().find("no CATALOG"), std::string::npos);
+}
+
+Task<Status> put_one(Tx& tx, Table* t, std::string k) { co_return co_await tx.put(*t, k, "v"); }
+
+// Threads of this process, without io_uring's kernel workers (iou-wrk-*, iou-sqp-*): the
+// kernel creates those to complete queued I/O and they never run engine code.
+std::size_t thread_count() {
+  std::size_t n = 0;
+  DIR* d = ::opendir("/proc/self/task");
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name.rfind("iou-", 0) != 0) ++n;
+  }
+  ::closedir(d);
+  return n;
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/braid-recovery-XXXXXX";
+  const char* d = ::mkdtemp(tmpl);
+  EXPECT_NE(d, nullptr);
+  return d;
+}
+
+TEST(Recovery, EngineRunsNoThreadsBesidesItsWorkers) {
+  const std::string dir = temp_dir();
+  const std::size_t before = thread_count();
+  {
+    Options o;
+    o.directory = dir + "/db";
+    o.workers = 2;
+    o.huge_pages = false;
+    o.max_version_bytes = std::uint64_t{64} << 20;
+    auto db = Database::open(o);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    Table* t = *(*db)->create_table("t");
+    for (int i = 0; i < 200; ++i) {
+      const std::string k = "k" + std::to_string(i);
+      ASSERT_TRUE((*db)->execute([t, k](Tx& tx) { return put_one(tx, t, k); }).is_ok());
+    }
+    ASSERT_TRUE((*db)->checkpoint().is_ok());
+    // Group commit, a checkpoint and segment retirement ran: still the workers only.
+    EXPECT_EQ(thread_count(), before + 2);
+    EXPECT_GE((*db)->durability_stats().checkpoints, 1u);
+  }
+  EXPECT_EQ(thread_count(), before);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// ---- Process-kill loop on the real backend -------------------------------------------------------
+
+constexpr int kAccounts = 16;
+constexpr long kInitial = 1000;
+
+std::string acct(int i) { return "a" + std::to_string(100 + i); }
+
+Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::string id) {
+  auto a = co_await tx.get(*t, acct(from));
+  if (!a.is_ok()) co_return a.status();
+  auto b = co_await tx.get(*t, acct(to));
+  if (!b.is_ok()) co_return b.status();
+  const long va = std::stol(std::string(*a)) - amount;
+  const long vb = std::stol(std::string(*b)) + amount;
+  if (Status s = co_await tx.put(*t, acct(from), std::to_string(va)); !s.is_ok()) co_return s;
+  if (Status s = co_await tx.put(*t, acct(to), std::to_string(vb)); !s.is_ok()) co_return s;
+  // The history record: which transfer this was, so a recovered state can be re-derived.
+  co_return co_await tx.insert(*t, "h" + id,
+                               std::to_string(from) + " " + std::to_string(to) + " " +
+                                   std::to_string(amount));
+}
+
+// The child: durable transfers; each acknowledgement goes to `acks` (synced) before the next
+// batch is submitted. Never returns.
+[[noreturn]] void child(const std::string& dir, int round) {
+  Options o;
+  o.directory = dir;
+  o.workers = 2;
+  o.huge_pages = false;
+  o.max_version_bytes = std::uint64_t{256} << 20;
+  o.durability.log_buffer_bytes = 256 << 10;
+  o.durability.log_segment_bytes = 1 << 20;
+  o.durability.checkpoint_log_bytes = 512 << 10;
+  auto db = Database::open(o);
+  if (!db.is_ok()) {
+    std::fprintf(stderr, "child: open: %s\n", db.status().to_string().c_str());
+    std::_Exit(3);
+  }
+  Table* t;
+  if (auto found = (*db)->open_table("bank"); found.is_ok()) {
+    t = *found;
+  } else {
+    t = *(*db)->create_table("bank");
+    Transaction tx = (*db)->begin().value();
+    for (int i = 0; i < kAccounts; ++i) (void)tx.insert(*t, acct(i), std::to_string(kInitial));
+    if (!tx.commit().is_ok()) std::_Exit(4);
+  }
+  FILE* acks = std::fopen((dir + "/../acks").c_str(), "a");
+  util::Rng rng(static_cast<std::uint64_t>(round) * 7919 + 1);
+  for (std::uint64_t seq = 0;; ++seq) {
+    std::vector<std::pair<std::string, Pending>> batch;
+    for (int k = 0; k < 8; ++k) {
+      const int from = static_cast<int>(rng.uniform(kAccounts));
+      const int to = (from + 1 + static_cast<int>(rng.uniform(kAccounts - 1))) % kAccounts;
+      const long amount = static_cast<long>(rng.uniform(50));
+      const std::string id = std::to_string(round) + "." + std::to_string(seq) + "." +
+                             std::to_string(k);
+      auto p = (*db)->submit([=](Tx& tx) { return transfer(tx, t, from, to, amount, id); },
+                             {.worker = -1, .conflict_retries = 100});
+      if (p.is_ok()) batch.emplace_back(id, std::move(*p));
+    }
+    std::string lines;
+    for (auto& [id, p] : batch) {
+      if (p.wait().is_ok()) lines += id + " " + std::to_string(p.commit_timestamp()) + "\n";
+    }
+    std::fwrite(lines.data(), 1, lines.size(), acks);
+    std::fflush(acks);
+    ::fdatasync(::fileno(acks));
+  }
+}
+
+TEST(Recovery, KillLoop) {
+  const char* env = std::getenv("BRAID_KILLS");
+  const int kills = env != nullptr ? std::atoi(env) : 50;
+  const std::string root = temp_dir();
+  const std::string dir = root + "/db";
+  util::Rng rng(12345);
+  std::uint64_t acked_total = 0;
+  double recovery_max = 0;
+  for (int round = 0; round < kills; ++round) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) child(dir, round);
+    std::this_thread::sleep_for(std::chrono::microseconds(20000 + rng.uniform(180000)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited on its own with " << WEXITSTATUS(status);
+
+    // Reopen and check.
+    Options o;
+    o.directory = dir;
+    o.workers = 1;
+    o.huge_pages = false;
+    o.max_version_bytes = std::uint64_t{256} << 20;
+    auto db = Database::open(o);
+    ASSERT_TRUE(db.is_ok()) << "round " << round << ": " << db.status().to_string();
+    recovery_max = std::max(recovery_max, (*db)->durability_stats().recovery_seconds);
+    auto bank = (*db)->open_table("bank");
+    if (!bank.is_ok()) continue;  // killed before the accounts were created
+    std::map<std::string, std::string> state;
+    {
+      Transaction tx = (*db)->begin().value();
+      ASSERT_TRUE(tx.scan(**bank, "", "", 0, [&](std::string_view k, std::string_view v) {
+                      state.emplace(k, v);
+                      return true;
+                    }).is_ok());
+    }
+    if (state.empty()) continue;
+    // Balances re-derived from the history records equal the balances: no partial transfer.
+    std::vector<long> derived(kAccounts, kInitial);
+    long total = 0;
+    std::size_t history = 0;
+    for (const auto& [k, v] : state) {
+      if (k[0] == 'h') {
+        std::istringstream in(v);
+        int from, to;
+        long amount;
+        in >> from >> to >> amount;
+        derived[static_cast<std::size_t>(from)] -= amount;
+        derived[static_cast<std::size_t>(to)] += amount;
+        ++history;
+      }
+    }
+    for (int i = 0; i < kAccounts; ++i) {
+      ASSERT_EQ(std::stol(state.at(acct(i))), derived[static_cast<std::size_t>(i)])
+          << "round " << round << ": account " << i;
+      total += derived[static_cast<std::size_t>(i)];
+    }
+    ASSERT_EQ(total, kAccounts * kInitial) << "round " << round;
+    // Every acknowledged transfer is present, and nothing after the recovered clock.
+    const std::uint64_t clock = (*db)->stats().commit_clock;
+    std::ifstream acks(root + "/acks");
+    std::string id;
+    std::uint64_t cts;
+    std::uint64_t acked = 0;
+    while (acks >> id >> cts) {
+      ++acked;
+      ASSERT_LE(cts, clock) << "round " << round << ": acknowledged " << id << " at " << cts
+                            << " beyond the recovered clock " << clock;
+      ASSERT_EQ(state.count("h" + id), 1u) << "round " << round << ": acknowledged " << id
+                                           << " is missing";
+    }
+    ASSERT_LE(acked, history);
+    acked_total = acked;
+  }
+  std::printf("kill loop: %d SIGKILLs, %llu acknowledged transfers all recovered, bank total "
+              "conserved, slowest recovery %.3f s\n",
+              kills, static_cast<unsigned long long>(acked_total), recovery_max);
+  std::system(("rm -rf " + root).c_str());
+}
+
+}  // namespace
+}  // namespace braid::test
