@@ -212,3 +212,69 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
 }
 
 }  // namespace
+
+namespace {
+
+RunResult run_tool(const std::string& args) {
+  const std::string out = temp_path("tool-out");
+  const std::string cmd = std::string(BRAID_TOOL_BIN) + " " + args + " >" + out + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(out);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::remove(out.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
+}
+
+TEST(BenchCli, DurableYcsbThenBraidCheckAndStats) {
+  const std::string json = temp_path("durable.jsonl");
+  for (const char* commit : {"durable", "async"}) {
+    const std::string dir = temp_path((std::string("db-") + commit).c_str());
+    std::system(("rm -rf " + dir).c_str());
+    RunResult r = run("ycsb --records 2000 --seconds 0.2 --threads 2 --update 100 --dir " + dir +
+                      " --commit " + commit + " --json " + json);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("syncs/s"), std::string::npos) << r.out;
+    RunResult c = run_tool("check " + dir);
+    ASSERT_EQ(c.code, 0) << c.out;
+    EXPECT_NE(c.out.find("usertable"), std::string::npos) << c.out;
+    EXPECT_NE(c.out.find("2000"), std::string::npos) << c.out;
+    EXPECT_NE(c.out.find("invariants OK"), std::string::npos) << c.out;
+    RunResult s = run_tool("stats " + dir);
+    ASSERT_EQ(s.code, 0) << s.out;
+    EXPECT_NE(s.out.find("checkpoint slot"), std::string::npos) << s.out;
+    std::system(("rm -rf " + dir).c_str());
+  }
+  std::ifstream in(json);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    for (const char* f : {"\"commit\":", "\"log_bytes_per_s\":", "\"syncs_per_s\":",
+                          "\"commit_p50_us\":", "\"commit_p99_us\":"}) {
+      EXPECT_NE(line.find(f), std::string::npos) << f << " missing in " << line;
+    }
+  }
+  EXPECT_EQ(lines, 2);
+  std::remove(json.c_str());
+}
+
+TEST(BenchCli, BraidToolUsageErrors) {
+  EXPECT_EQ(run_tool("").code, 2);
+  EXPECT_EQ(run_tool("frobnicate /tmp").code, 2);
+  EXPECT_EQ(run_tool("check").code, 2);
+  EXPECT_EQ(run_tool("check a b").code, 2);
+  RunResult missing = run_tool("check " + temp_path("no-such-db"));
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.out.find("does not exist"), std::string::npos) << missing.out;
+  RunResult not_db = run_tool("stats /tmp");
+  EXPECT_EQ(not_db.code, 1);
+  EXPECT_NE(not_db.out.find("not a BraidDB directory"), std::string::npos) << not_db.out;
+  const std::string used = temp_path("used");
+  std::system(("mkdir -p " + used + " && touch " + used + "/x").c_str());
+  EXPECT_EQ(run("ycsb --records 10 --seconds 0.1 --dir " + used).code, 2);
+  EXPECT_EQ(run("ycsb --records 10 --seconds 0.1 --commit sometimes").code, 2);
+  std::system(("rm -rf " + used).c_str());
+}
+
+}  // namespace
