@@ -709,6 +709,8 @@ int ycsb_main(int argc, char** argv, int first) {
                    cfg.dir.c_str());
       return 2;
     }
+    const std::filesystem::path parent = std::filesystem::path(cfg.dir).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     options.directory = cfg.dir;
     options.durability.commit = cfg.commit == "async" ? CommitMode::kAsync : CommitMode::kDurable;
     options.durability.sync = cfg.log_sync == "dsync"    ? LogSync::kDsync
