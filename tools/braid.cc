@@ -100,7 +100,7 @@ int check(const std::string& dir) {
     if (!storage::parse_log_file_name(n, &ln)) continue;
     Result<storage::FileId> f = fs->open(dir + "/" + n, {});
     if (!f.is_ok()) continue;
-    log_bytes += fs->size(*f).is_ok() ? *fs->size(*f) : 0;
+    if (Result<std::uint64_t> n = fs->size(*f); n.is_ok()) log_bytes += *n;
     fs->close(*f);
     ++logs;
   }

@@ -56,13 +56,7 @@ DatabaseImpl::~DatabaseImpl() {
   // Tables first: their chains hold versions; then the transaction table frees limbo.
   for (auto& t : tables_) {
     for (std::uint64_t oid = 0; oid < t->oids().allocated(); ++oid) {
-      std::uint64_t e = t->oids().entry(oid).load(std::memory_order_relaxed);
-      if (!entry::is_hot(e)) continue;
-      for (Version* v = entry::hot(e); v != nullptr;) {
-        Version* next = v->next.load(std::memory_order_relaxed);
-        txns_.free_version(&txns_.at(0), v);
-        v = next;
-      }
+      free_chain(&txns_.at(0), t->oids().entry(oid).load(std::memory_order_relaxed));
     }
   }
   tables_.clear();
@@ -172,6 +166,15 @@ Table* DatabaseImpl::add_table(std::string_view name) {
   return raw;
 }
 
+void DatabaseImpl::free_chain(TxnContext* ctx, std::uint64_t e) {
+  if (!entry::is_hot(e)) return;
+  for (Version* v = entry::hot(e); v != nullptr;) {
+    Version* next = v->next.load(std::memory_order_relaxed);
+    txns_.free_version(ctx, v);
+    v = next;
+  }
+}
+
 std::uint32_t DatabaseImpl::table_count() const {
   std::lock_guard<std::mutex> guard(catalog_mutex_);
   return static_cast<std::uint32_t>(tables_.size());
@@ -192,20 +195,12 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   TxnContext* ctx = &txns_.at(checkpoint_context());
   std::uint64_t oid = 0;
   const bool found = t->index().lookup(key, &oid);
-  auto free_chain = [&](std::uint64_t e) {
-    if (!entry::is_hot(e)) return;
-    for (Version* v = entry::hot(e); v != nullptr;) {
-      Version* next = v->next.load(std::memory_order_relaxed);
-      txns_.free_version(ctx, v);
-      v = next;
-    }
-  };
   if (tombstone) {
     if (!found) return Status::ok();
     const bool removed = t->index().remove(key, oid);
     BRAID_ASSERT(removed);
     auto& slot = t->oids().entry(oid);
-    free_chain(slot.load(std::memory_order_relaxed));
+    free_chain(ctx, slot.load(std::memory_order_relaxed));
     slot.store(entry::kEmpty, std::memory_order_relaxed);
     return Status::ok();
   }
@@ -217,7 +212,7 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   v->stamp.store(cts, std::memory_order_relaxed);
   if (found) {
     auto& slot = t->oids().entry(oid);
-    free_chain(slot.load(std::memory_order_relaxed));
+    free_chain(ctx, slot.load(std::memory_order_relaxed));
     slot.store(entry::from_version(v), std::memory_order_relaxed);
     return Status::ok();
   }

@@ -89,6 +89,8 @@ class DatabaseImpl {
   explicit DatabaseImpl(const Options& options);
   Status open_durable(std::shared_ptr<storage::FileSystem> fs);
   Table* add_table(std::string_view name);
+  // Frees a whole version chain; only where no reader can hold it (closing, recovery).
+  void free_chain(mvcc::TxnContext* ctx, std::uint64_t entry);
   void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
   void logged_tick(std::uint32_t log);
   Status start_workers();

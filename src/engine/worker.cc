@@ -175,22 +175,14 @@ void Worker::main() {
     if (live_ != 0) {
       if (live_ == waiting_slots_) {
         // Every open transaction waits for the disk: wait with it.
-        if (log_->in_flight()) {
-          (void)log_->poll(true, false);
-        } else {
-          std::this_thread::yield();
-        }
+        wait_for_disk();
         continue;
       }
       round();
       continue;
     }
     if (waiter_count_ != 0) {  // nothing admitted: the ring is full or there is no more work
-      if (log_->in_flight()) {
-        (void)log_->poll(true, false);
-      } else {
-        std::this_thread::yield();
-      }
+      wait_for_disk();
       continue;
     }
     if (generator_ != nullptr && generator_done_ && generator_live_ == 0) {
@@ -319,17 +311,14 @@ void Worker::finish(Slot& slot) {
     r->cts = cts;
     if (s.is_ok() && cts != 0 && durable_) {
       // The slot is free for the next transaction; the acknowledgement waits in the ring.
-      waiters_[(waiter_head_ + waiter_count_++) % waiters_.size()] = {cts, r, now, now};
-      ++commit_waits_;
+      push_waiter({cts, r, now, now});
       return;
     }
     complete(r, std::move(s), now, now, false);
     return;
   }
   if (s.is_ok() && cts != 0 && durable_) {
-    waiters_[(waiter_head_ + waiter_count_++) % waiters_.size()] = {cts, nullptr, slot.started,
-                                                                     now};
-    ++commit_waits_;
+    push_waiter({cts, nullptr, slot.started, now});
     return;
   }
   complete(nullptr, std::move(s), slot.started, now, cts != 0 && log_ != nullptr);
@@ -353,6 +342,22 @@ void Worker::complete(detail::Request* r, Status s, std::chrono::steady_clock::t
   generator_->finished(s, static_cast<std::uint64_t>(
                               std::chrono::duration_cast<std::chrono::nanoseconds>(now - started)
                                   .count()));
+}
+
+void Worker::push_waiter(const Waiter& w) {
+  BRAID_ASSERT(waiter_count_ < waiters_.size());  // admit() stops at a full ring
+  waiters_[(waiter_head_ + waiter_count_++) % waiters_.size()] = w;
+  ++commit_waits_;
+}
+
+void Worker::wait_for_disk() {
+  // Our own block in flight: block on it. Otherwise another log holds the durable clock back;
+  // its worker flushes it, so give the core away meanwhile.
+  if (log_->in_flight()) {
+    (void)log_->poll(true, false);  // a failure is picked up by the next service_log
+  } else {
+    std::this_thread::yield();
+  }
 }
 
 void Worker::acknowledge(std::uint64_t durable) {

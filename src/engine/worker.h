@@ -162,6 +162,8 @@ class Worker {
   // (worker 0) advances checkpoints. `runnable`: slots the scheduler could resume now.
   void service_log(std::uint32_t runnable);
   void acknowledge(std::uint64_t durable);
+  // Nothing to run but commits waiting for the disk.
+  void wait_for_disk();
   void fail_waiters(const Status& why);
   void complete(detail::Request* request, Status s, std::chrono::steady_clock::time_point started,
                 std::chrono::steady_clock::time_point committed, bool waited);
@@ -173,6 +175,7 @@ class Worker {
     std::chrono::steady_clock::time_point started;
     std::chrono::steady_clock::time_point committed;
   };
+  void push_waiter(const Waiter& w);
 
   DatabaseImpl* db_;
   const std::uint32_t index_;

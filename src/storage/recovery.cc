@@ -53,6 +53,16 @@ Status apply_writes(const char* p, std::uint32_t len, std::uint32_t nwrites, std
   return Status::ok();
 }
 
+// The transaction record at p (before end): its header, or why it does not fit.
+const char* txn_at(const char* p, const char* end, TxnHeader* t) {
+  if (end - p < static_cast<std::ptrdiff_t>(kTxnHeaderBytes)) return nullptr;
+  *t = load<TxnHeader>(p);
+  if (end - p - static_cast<std::ptrdiff_t>(kTxnHeaderBytes) < static_cast<std::ptrdiff_t>(t->len)) {
+    return nullptr;
+  }
+  return p + kTxnHeaderBytes;
+}
+
 bool header_ok(std::string_view image, SegmentHeader* h) {
   if (image.size() < kSegmentHeaderBytes) return false;
   *h = load<SegmentHeader>(image.data());
@@ -104,11 +114,8 @@ class LogCursor {
   Status advance() {
     for (;;) {
       if (p_ < end_) {
-        if (end_ - p_ < static_cast<std::ptrdiff_t>(kTxnHeaderBytes)) {
-          return corrupt(where(), "transaction record overruns its block");
-        }
-        const auto t = load<TxnHeader>(p_);
-        if (end_ - p_ - static_cast<std::ptrdiff_t>(kTxnHeaderBytes) < static_cast<std::ptrdiff_t>(t.len)) {
+        TxnHeader t{};
+        if (txn_at(p_, end_, &t) == nullptr) {
           return corrupt(where(), "transaction record overruns its block");
         }
         if (t.cts <= last_cts_) {
@@ -406,11 +413,8 @@ Status scan_segment(std::string_view image, SegmentScan* out, Applier* apply) {
     const char* p = image.data() + off + kBlockHeaderBytes;
     const char* end = p + h.payload_len;
     for (std::uint32_t i = 0; i < h.txn_count; ++i) {
-      if (end - p < static_cast<std::ptrdiff_t>(kTxnHeaderBytes)) {
-        return Status::corruption("transaction record overruns its block");
-      }
-      const auto t = load<TxnHeader>(p);
-      if (end - p - static_cast<std::ptrdiff_t>(kTxnHeaderBytes) < static_cast<std::ptrdiff_t>(t.len)) {
+      TxnHeader t{};
+      if (txn_at(p, end, &t) == nullptr) {
         return Status::corruption("transaction record overruns its block");
       }
       if (Status s = apply_writes(p + kTxnHeaderBytes, t.len, t.nwrites, t.cts, apply, "segment");

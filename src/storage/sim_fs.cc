@@ -120,6 +120,12 @@ bool SimFileSystem::begin_op(Kind kind, int* err, std::size_t* short_len, std::s
   return true;
 }
 
+Status SimFileSystem::meta_op(const std::string& what) {
+  int err = 0;
+  std::size_t unused = 0;
+  return begin_op(Kind::kMeta, &err, &unused, 0) ? Status::ok() : sim_error(what, err);
+}
+
 void SimFileSystem::end_op() {
   ++ops_;
   if (crash_at_ != 0 && ops_ >= crash_at_) crashed_ = true;
@@ -291,9 +297,7 @@ Status SimFileSystem::list(const std::string& dir, std::vector<std::string>* nam
 
 Status SimFileSystem::sync_dir(const std::string& dir) {
   std::lock_guard<std::mutex> g(mu_);
-  int err = 0;
-  std::size_t unused = 0;
-  if (!begin_op(Kind::kMeta, &err, &unused, 0)) return sim_error("sync_dir " + dir, err);
+  if (Status s = meta_op("sync_dir " + dir); !s.is_ok()) return s;
   for (auto it = durable_names_.begin(); it != durable_names_.end();) {
     it = parent(it->first) == dir && names_.count(it->first) == 0 ? durable_names_.erase(it)
                                                                   : std::next(it);
@@ -309,9 +313,7 @@ Status SimFileSystem::rename(const std::string& from, const std::string& to) {
   std::lock_guard<std::mutex> g(mu_);
   auto it = names_.find(from);
   if (it == names_.end()) return sim_error("rename " + from, ENOENT);
-  int err = 0;
-  std::size_t unused = 0;
-  if (!begin_op(Kind::kMeta, &err, &unused, 0)) return sim_error("rename " + from, err);
+  if (Status s = meta_op("rename " + from); !s.is_ok()) return s;
   const int ino = it->second;
   names_.erase(it);
   names_[to] = ino;
@@ -323,9 +325,7 @@ Status SimFileSystem::remove(const std::string& path) {
   std::lock_guard<std::mutex> g(mu_);
   auto it = names_.find(path);
   if (it == names_.end()) return sim_error("remove " + path, ENOENT);
-  int err = 0;
-  std::size_t unused = 0;
-  if (!begin_op(Kind::kMeta, &err, &unused, 0)) return sim_error("remove " + path, err);
+  if (Status s = meta_op("remove " + path); !s.is_ok()) return s;
   names_.erase(it);
   end_op();
   return Status::ok();
@@ -338,9 +338,7 @@ Result<FileId> SimFileSystem::open(const std::string& path, const OpenOptions& o
   int ino;
   if (it == names_.end()) {
     if (!o.create) return sim_error("open " + path, ENOENT);
-    int err = 0;
-    std::size_t unused = 0;
-    if (!begin_op(Kind::kMeta, &err, &unused, 0)) return sim_error("create " + path, err);
+    if (Status s = meta_op("create " + path); !s.is_ok()) return s;
     ino = static_cast<int>(inodes_.size());
     inodes_.emplace_back();
     names_[path] = ino;
@@ -400,9 +398,7 @@ Status SimFileSystem::truncate(FileId f, std::uint64_t size) {
   std::lock_guard<std::mutex> g(mu_);
   const int ino = inode_of(f);
   if (ino < 0) return sim_error("truncate", EBADF);
-  int err = 0;
-  std::size_t unused = 0;
-  if (!begin_op(Kind::kMeta, &err, &unused, 0)) return sim_error("truncate", err);
+  if (Status s = meta_op("truncate"); !s.is_ok()) return s;
   Inode& in = inodes_[static_cast<std::size_t>(ino)];
   in.current.resize(size, '\0');
   in.pending.push_back({true, size, {}});

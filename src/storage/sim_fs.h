@@ -88,6 +88,8 @@ class SimFileSystem final : public FileSystem {
   enum class Kind : std::uint8_t { kWrite, kSync, kMeta };
   // Counts a mutating operation; false (with *err) when it must fail instead.
   bool begin_op(Kind kind, int* err, std::size_t* short_len, std::size_t len);
+  // A metadata operation's begin_op: its failure as a Status naming `what`.
+  Status meta_op(const std::string& what);
   void end_op();
   std::int64_t do_write(int inode, std::uint64_t offset, const char* data, std::size_t len);
   std::int64_t do_sync(int inode);

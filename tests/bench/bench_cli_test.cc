@@ -17,12 +17,13 @@ struct RunResult {
   std::string out;
 };
 
-RunResult run(const std::string& args) {
+// Runs a built binary with `args`; its exit code and everything it printed.
+RunResult run_binary(const char* bin, const std::string& args) {
   char tmpl[] = "/tmp/braid-bench-out-XXXXXX";
   const int fd = ::mkstemp(tmpl);
   EXPECT_GE(fd, 0);
   ::close(fd);
-  const std::string cmd = std::string(BRAID_BENCH_BIN) + " " + args + " >" + tmpl + " 2>&1";
+  const std::string cmd = std::string(bin) + " " + args + " >" + tmpl + " 2>&1";
   const int status = std::system(cmd.c_str());
   std::ifstream in(tmpl);
   std::stringstream ss;
@@ -30,6 +31,8 @@ RunResult run(const std::string& args) {
   std::remove(tmpl);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
 }
+
+RunResult run(const std::string& args) { return run_binary(BRAID_BENCH_BIN, args); }
 
 std::string temp_path(const char* name) {
   return std::string("/tmp/braid-bench-test-") + std::to_string(::getpid()) + "-" + name;
@@ -215,16 +218,7 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
 
 namespace {
 
-RunResult run_tool(const std::string& args) {
-  const std::string out = temp_path("tool-out");
-  const std::string cmd = std::string(BRAID_TOOL_BIN) + " " + args + " >" + out + " 2>&1";
-  const int status = std::system(cmd.c_str());
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::remove(out.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
-}
+RunResult run_tool(const std::string& args) { return run_binary(BRAID_TOOL_BIN, args); }
 
 TEST(BenchCli, DurableYcsbThenBraidCheckAndStats) {
   const std::string json = temp_path("durable.jsonl");
