@@ -25,9 +25,10 @@ using namespace braid;
 
 int usage(const char* why) {
   if (why != nullptr) std::fprintf(stderr, "braid: %s\n\n", why);
-  std::fprintf(stderr,
-               "usage: braid check DIR   open and recover DIR, verify checksums and invariants\n"
-               "       braid stats DIR   describe DIR's catalog, checkpoints and logs (read-only)\n");
+  std::fprintf(
+      stderr,
+      "usage: braid check DIR   open and recover DIR, verify checksums and invariants\n"
+      "       braid stats DIR   describe DIR's catalog, checkpoints and logs (read-only)\n");
   return 2;
 }
 
@@ -45,22 +46,25 @@ int check(const std::string& dir) {
   o.huge_pages = false;
   const auto t0 = std::chrono::steady_clock::now();
   Result<std::unique_ptr<Database>> db = Database::open(o);
-  const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double open_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!db.is_ok()) {
     std::fprintf(stderr, "braid check: %s: %s\n", dir.c_str(), db.status().to_string().c_str());
     return 1;
   }
   const DurabilityStats d = (*db)->durability_stats();
   std::printf("%s: opened in %.3f s (recovery %.3f s)\n", dir.c_str(), open_s, d.recovery_seconds);
-  std::printf("  recovered: checkpoint records %llu, log transactions %llu, log writes %llu, "
-              "log read %s\n",
-              static_cast<unsigned long long>(d.recovered_checkpoint_records),
-              static_cast<unsigned long long>(d.recovered_transactions),
-              static_cast<unsigned long long>(d.recovered_writes), mib(d.recovery_log_bytes).c_str());
-  std::printf("  torn log tails %u, transactions dropped after the first hole %llu, checkpoint "
-              "fallbacks %u, log generation now %llu\n",
-              d.recovery_torn_tails, static_cast<unsigned long long>(d.recovery_dropped_transactions),
-              d.recovery_checkpoint_fallbacks, static_cast<unsigned long long>(d.generation));
+  std::printf(
+      "  recovered: checkpoint records %llu, log transactions %llu, log writes %llu, "
+      "log read %s\n",
+      static_cast<unsigned long long>(d.recovered_checkpoint_records),
+      static_cast<unsigned long long>(d.recovered_transactions),
+      static_cast<unsigned long long>(d.recovered_writes), mib(d.recovery_log_bytes).c_str());
+  std::printf(
+      "  torn log tails %u, transactions dropped after the first hole %llu, checkpoint "
+      "fallbacks %u, log generation now %llu\n",
+      d.recovery_torn_tails, static_cast<unsigned long long>(d.recovery_dropped_transactions),
+      d.recovery_checkpoint_fallbacks, static_cast<unsigned long long>(d.generation));
   int bad = 0;
   std::uint64_t total = 0;
   std::vector<storage::CatalogEntry> cat;
@@ -88,8 +92,9 @@ int check(const std::string& dir) {
     // Structure of the index, and every key it holds has a visible record.
     const std::size_t keys = (**t).index().check_invariants();
     if (!s.is_ok() || keys != records) ++bad;
-    std::printf("  %-24s %14llu %14zu%s\n", e.name.c_str(), static_cast<unsigned long long>(records),
-                keys, keys != records ? "  MISMATCH" : "");
+    std::printf("  %-24s %14llu %14zu%s\n", e.name.c_str(),
+                static_cast<unsigned long long>(records), keys,
+                keys != records ? "  MISMATCH" : "");
     total += records;
   }
   std::vector<std::string> names;
@@ -145,7 +150,8 @@ int stats(const std::string& dir) {
     Status s = storage::read_checkpoint(img, &info, nullptr);
     if (!s.is_ok() || !info.valid) {
       std::printf("  checkpoint slot %u: INVALID (%s), %s\n", slot,
-                  s.is_ok() ? info.problem.c_str() : s.to_string().c_str(), mib(img.size()).c_str());
+                  s.is_ok() ? info.problem.c_str() : s.to_string().c_str(),
+                  mib(img.size()).c_str());
       continue;
     }
     std::printf("  checkpoint slot %u: #%llu at commit %llu, generation %llu, %llu records, %s\n",

@@ -206,8 +206,9 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   }
   Version* v = make_version(ctx, value, false);
   if (v == nullptr) {
-    return Status::io_error("version memory exhausted during recovery (Options::max_version_bytes = " +
-                            std::to_string(options_.max_version_bytes) + ")");
+    return Status::io_error(
+        "version memory exhausted during recovery (Options::max_version_bytes = " +
+        std::to_string(options_.max_version_bytes) + ")");
   }
   v->stamp.store(cts, std::memory_order_relaxed);
   if (found) {

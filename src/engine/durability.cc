@@ -131,7 +131,8 @@ Status Durability::recover_and_open_logs() {
       if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
     }
     if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
-    recovery_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    recovery_.seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   const std::uint32_t n = options_.workers + 1;
   retired_upto_.assign(n, 0);
@@ -197,8 +198,8 @@ Status Durability::wait_checkpoint(std::uint64_t ticket) {
 }
 
 bool Durability::checkpoint_pending() const {
-  return ckpt_ != nullptr ||
-         ckpt_requested_.load(std::memory_order_acquire) > ckpt_done_.load(std::memory_order_acquire);
+  return ckpt_ != nullptr || ckpt_requested_.load(std::memory_order_acquire) >
+                                 ckpt_done_.load(std::memory_order_acquire);
 }
 
 Status Durability::start_checkpoint() {
@@ -299,8 +300,8 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
     return false;
   }
   if (ckpt_ == nullptr) {
-    const bool asked =
-        ckpt_requested_.load(std::memory_order_acquire) > ckpt_done_.load(std::memory_order_acquire);
+    const bool asked = ckpt_requested_.load(std::memory_order_acquire) >
+                       ckpt_done_.load(std::memory_order_acquire);
     const std::uint64_t every = options_.durability.checkpoint_log_bytes;
     const bool grown = every != 0 && log_bytes_total() - ckpt_log_bytes_at_last_ >= every;
     if (!asked && !grown) return false;

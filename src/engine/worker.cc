@@ -339,9 +339,9 @@ void Worker::complete(detail::Request* r, Status s, std::chrono::steady_clock::t
     generator_->committed(static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(now - committed).count()));
   }
-  generator_->finished(s, static_cast<std::uint64_t>(
-                              std::chrono::duration_cast<std::chrono::nanoseconds>(now - started)
-                                  .count()));
+  generator_->finished(
+      s, static_cast<std::uint64_t>(
+             std::chrono::duration_cast<std::chrono::nanoseconds>(now - started).count()));
 }
 
 void Worker::push_waiter(const Waiter& w) {
@@ -384,8 +384,7 @@ void Worker::fail_waiters(const Status& why) {
     const Waiter done = waiters_[waiter_head_];
     waiter_head_ = (waiter_head_ + 1) % waiters_.size();
     --waiter_count_;
-    complete(done.request, Status(why.code(), why.message()), done.started, done.committed,
-             false);
+    complete(done.request, Status(why.code(), why.message()), done.started, done.committed, false);
   }
   for (std::uint32_t i = 0; i < options_.slots_per_worker && waiting_slots_ != 0; ++i) {
     detail::TxState& st = slots_[i].state;
@@ -609,9 +608,7 @@ Pending::~Pending() {
 bool Pending::ready() const {
   return request_ != nullptr && request_->done.load(std::memory_order_acquire) != 0;
 }
-std::uint64_t Pending::commit_timestamp() const {
-  return ready() ? request_->cts : 0;
-}
+std::uint64_t Pending::commit_timestamp() const { return ready() ? request_->cts : 0; }
 Status Pending::wait() {
   if (request_ == nullptr) return Status::invalid_argument("empty Pending handle");
   while (request_->done.load(std::memory_order_acquire) == 0) request_->done.wait(0);

@@ -55,7 +55,7 @@ struct Request {
   std::uint32_t retries = 0;
   Status status;
   std::atomic<std::uint32_t> done{0};
-  std::uint64_t cts = 0;                // commit timestamp (0: no writes)
+  std::uint64_t cts = 0;               // commit timestamp (0: no writes)
   std::atomic<std::uint32_t> refs{2};  // the Pending handle and the worker
   void release() {
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;

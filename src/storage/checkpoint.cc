@@ -91,10 +91,10 @@ Status CheckpointWriter::reap(bool wait) {
     // A chunk written short is not resubmitted: this checkpoint fails and the previous one
     // stays in force (the next attempt starts over).
     if (c[i].result < 0 || static_cast<std::uint64_t>(c[i].result) < expect_[c[i].user]) {
-      failure_ = Status::io_error(
-          "checkpoint write to '" + path_ + "' failed: " +
-          (c[i].result < 0 ? std::string(std::strerror(static_cast<int>(-c[i].result)))
-                           : std::string("short write")));
+      failure_ = Status::io_error("checkpoint write to '" + path_ + "' failed: " +
+                                  (c[i].result < 0
+                                       ? std::string(std::strerror(static_cast<int>(-c[i].result)))
+                                       : std::string("short write")));
     }
   }
   return failure_;

@@ -93,7 +93,6 @@ class FileSystem {
   virtual Result<std::unique_ptr<IoQueue>> make_queue(std::uint32_t depth) = 0;
 };
 
-
 // The real file system. `uring`: use io_uring for the queues; otherwise requests are executed
 // synchronously at submit (the fallback where io_uring is missing).
 std::unique_ptr<FileSystem> make_posix_file_system(bool uring);

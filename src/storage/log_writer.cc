@@ -82,8 +82,8 @@ Status LogWriter::open_segment(std::uint64_t seq) {
   char* h = buffers_[1 - active_];
   BRAID_ASSERT(!in_flight_);
   std::memset(h, 0, kSegmentHeaderBytes);
-  SegmentHeader sh{kSegmentMagic, kFormatVersion, config_.log, config_.generation, seq,
-                   next_block_, 0, 0};
+  SegmentHeader sh{kSegmentMagic, kFormatVersion, config_.log, config_.generation,
+                   seq,           next_block_,    0,           0};
   sh.crc = util::crc32c(&sh, offsetof(SegmentHeader, crc));
   std::memcpy(h, &sh, sizeof sh);
   if (Status s = fs_->write(file_, 0, h, kSegmentHeaderBytes); !s.is_ok()) return s;
@@ -174,8 +174,8 @@ Status LogWriter::complete(std::int64_t result) {
   BRAID_ASSERT(in_flight_);
   if (result < 0) {
     in_flight_ = false;
-    return Status::io_error("log write to '" + path_ + "' failed: " +
-                            std::strerror(static_cast<int>(-result)));
+    return Status::io_error("log write to '" + path_ +
+                            "' failed: " + std::strerror(static_cast<int>(-result)));
   }
   if (static_cast<std::uint64_t>(result) < request_.len) {
     // A short write: the rest goes again (a sync only ever follows a complete write).

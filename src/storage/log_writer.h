@@ -40,8 +40,8 @@ struct LogConfig {
   std::uint32_t buffer_bytes = 4u << 20;  // each of the two buffers
   std::uint64_t segment_bytes = 128u << 20;
   SyncMethod sync = SyncMethod::kFdatasync;
-  std::uint32_t flush_bytes = 0;      // submit early once the active buffer holds this much
-  std::uint64_t flush_delay_ns = 0;   // ... or its oldest record waited this long (0: at once)
+  std::uint32_t flush_bytes = 0;     // submit early once the active buffer holds this much
+  std::uint64_t flush_delay_ns = 0;  // ... or its oldest record waited this long (0: at once)
 };
 
 class LogWriter {
@@ -126,7 +126,7 @@ class LogWriter {
   std::vector<Closed> closed_;
 
   bool in_flight_ = false;
-  IoRequest request_;             // the block in flight (advanced past short writes)
+  IoRequest request_;  // the block in flight (advanced past short writes)
   std::uint64_t submit_clock_ = 0;
   Status failure_;
   std::atomic<std::uint64_t> appended_bytes_{0};

@@ -1,11 +1,11 @@
 // The real file system: syscalls for metadata, io_uring (or synchronous calls) for the queues.
+#include <dirent.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <cerrno>
 #include <cstring>
@@ -128,8 +128,8 @@ class UringQueue final : public IoQueue {
     std::size_t n = 0;
     while (n < max && in_flight_ > 0) {
       io_uring_cqe* cqe = nullptr;
-      const int e = (wait && n == 0) ? io_uring_wait_cqe(&ring_, &cqe)
-                                     : io_uring_peek_cqe(&ring_, &cqe);
+      const int e =
+          (wait && n == 0) ? io_uring_wait_cqe(&ring_, &cqe) : io_uring_peek_cqe(&ring_, &cqe);
       if (e == -EINTR) continue;
       if (e < 0 || cqe == nullptr) break;
       const std::uint64_t tag = io_uring_cqe_get_data64(cqe);
@@ -183,7 +183,8 @@ class PosixFileSystem final : public FileSystem {
   Status open_dir(const std::string& dir, bool create) override {
     struct stat st{};
     if (::stat(dir.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode)) return Status::io_error("'" + dir + "' exists and is not a directory");
+      if (!S_ISDIR(st.st_mode))
+        return Status::io_error("'" + dir + "' exists and is not a directory");
       return Status::ok();
     }
     if (errno != ENOENT) return errno_status("cannot access directory", dir, errno);

@@ -45,8 +45,9 @@ Status apply_writes(const char* p, std::uint32_t len, std::uint32_t nwrites, std
     const std::string_view value(p + w.key_len, w.value_len);
     p += w.key_len + w.value_len;
     if (apply == nullptr) continue;
-    Status s = w.op == static_cast<std::uint8_t>(WriteOp::kPut) ? apply->put(w.table, key, value, cts)
-                                                                : apply->remove(w.table, key, cts);
+    Status s = w.op == static_cast<std::uint8_t>(WriteOp::kPut)
+                   ? apply->put(w.table, key, value, cts)
+                   : apply->remove(w.table, key, cts);
     if (!s.is_ok()) return s;
   }
   if (p != end) return corrupt(where, "transaction record longer than its writes");
@@ -57,7 +58,8 @@ Status apply_writes(const char* p, std::uint32_t len, std::uint32_t nwrites, std
 const char* txn_at(const char* p, const char* end, TxnHeader* t) {
   if (end - p < static_cast<std::ptrdiff_t>(kTxnHeaderBytes)) return nullptr;
   *t = load<TxnHeader>(p);
-  if (end - p - static_cast<std::ptrdiff_t>(kTxnHeaderBytes) < static_cast<std::ptrdiff_t>(t->len)) {
+  if (end - p - static_cast<std::ptrdiff_t>(kTxnHeaderBytes) <
+      static_cast<std::ptrdiff_t>(t->len)) {
     return nullptr;
   }
   return p + kTxnHeaderBytes;
@@ -255,8 +257,8 @@ Status read_catalog(FileSystem& fs, const std::string& dir, std::vector<CatalogE
     return corrupt(path, "not a BraidDB catalog");
   }
   if (load<std::uint32_t>(img.data() + 4) != kFormatVersion) {
-    return corrupt(path, "unsupported catalog version " +
-                             std::to_string(load<std::uint32_t>(img.data() + 4)));
+    return corrupt(
+        path, "unsupported catalog version " + std::to_string(load<std::uint32_t>(img.data() + 4)));
   }
   const auto count = load<std::uint32_t>(img.data() + 8);
   if (util::crc32c(img.data() + 16, img.size() - 16) != load<std::uint32_t>(img.data() + 12)) {
@@ -320,8 +322,8 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info, Applier* appl
     if (img.size() - at - kChunkHeaderBytes < c.len ||
         util::crc32c(img.data() + at + 4, kChunkHeaderBytes - 4 + c.len) != c.crc ||
         c.index != chunks.size()) {
-      info->problem = "bad chunk " + std::to_string(chunks.size()) + " at offset " +
-                      std::to_string(at);
+      info->problem =
+          "bad chunk " + std::to_string(chunks.size()) + " at offset " + std::to_string(at);
       return Status::ok();
     }
     if (chunks.empty() != (c.magic == kCkptHeaderMagic)) {
@@ -378,7 +380,8 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info, Applier* appl
       const auto klen = load<std::uint16_t>(p + 4);
       const auto vlen = load<std::uint32_t>(p + 6);
       p += kCkptRecordHeaderBytes;
-      if (klen == 0 || klen > 255 || vlen > 64 * 1024 || end - p < klen + static_cast<std::ptrdiff_t>(vlen)) {
+      if (klen == 0 || klen > 255 || vlen > 64 * 1024 ||
+          end - p < klen + static_cast<std::ptrdiff_t>(vlen)) {
         return Status::corruption("checkpoint record with impossible sizes");
       }
       if (apply != nullptr) {
@@ -483,10 +486,10 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     LogName ln{};
     if (!parse_log_file_name(name, &ln)) continue;
     if (ln.generation > r->generation) {
-      return corrupt(dir + "/" + name,
-                     "log generation " + std::to_string(ln.generation) +
-                         " is newer than the newest valid checkpoint's (" +
-                         std::to_string(r->generation) + "); a checkpoint is missing or corrupt");
+      return corrupt(dir + "/" + name, "log generation " + std::to_string(ln.generation) +
+                                           " is newer than the newest valid checkpoint's (" +
+                                           std::to_string(r->generation) +
+                                           "); a checkpoint is missing or corrupt");
     }
     r->old_files.push_back(name);
     if (ln.generation < r->generation) continue;
@@ -515,8 +518,8 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     }
     if (min == nullptr || min->cts() != next) {
       if (min != nullptr && min->cts() < next) {
-        return corrupt(dir, "commit timestamp " + std::to_string(min->cts()) +
-                                " appears in two logs");
+        return corrupt(dir,
+                       "commit timestamp " + std::to_string(min->cts()) + " appears in two logs");
       }
       break;  // the end, or the first hole
     }

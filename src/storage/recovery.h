@@ -44,16 +44,16 @@ struct RecoveryReport {
   std::uint64_t checkpoint_cts = 0;
   std::uint64_t checkpoint_records = 0;
   std::uint32_t checkpoint_fallbacks = 0;  // slots present but torn or corrupt
-  std::uint64_t generation = 0;           // the log generation replayed
+  std::uint64_t generation = 0;            // the log generation replayed
   std::uint32_t logs = 0;
   std::uint64_t log_files = 0;
   std::uint64_t log_bytes = 0;
   std::uint64_t blocks = 0;
   std::uint64_t txns_replayed = 0;
   std::uint64_t writes_replayed = 0;
-  std::uint64_t txns_dropped = 0;  // durable on their log, but after the first hole
-  std::uint32_t torn_tails = 0;     // logs that ended in a torn or corrupt last block
-  std::uint64_t cutoff = 1;         // the newest commit timestamp recovered
+  std::uint64_t txns_dropped = 0;      // durable on their log, but after the first hole
+  std::uint32_t torn_tails = 0;        // logs that ended in a torn or corrupt last block
+  std::uint64_t cutoff = 1;            // the newest commit timestamp recovered
   std::vector<std::string> old_files;  // log files to delete once a new checkpoint is durable
   double seconds = 0;
 };

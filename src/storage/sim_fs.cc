@@ -98,8 +98,8 @@ bool SimFileSystem::begin_op(Kind kind, int* err, std::size_t* short_len, std::s
   auto fires = [&](std::uint64_t seen) {
     return seen == fault_nth_ || (fault_forever_ && seen > fault_nth_);
   };
-  if (kind == Kind::kWrite && (fault_ == Fault::kEio || fault_ == Fault::kEnospc ||
-                               fault_ == Fault::kShortWrite)) {
+  if (kind == Kind::kWrite &&
+      (fault_ == Fault::kEio || fault_ == Fault::kEnospc || fault_ == Fault::kShortWrite)) {
     if (fires(++writes_seen_)) {
       ++faults_fired_;
       if (fault_ == Fault::kShortWrite) {

@@ -27,8 +27,8 @@ std::uint32_t extend_table(std::uint32_t crc, const unsigned char* p, std::size_
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) std::uint32_t extend_sse42(std::uint32_t crc,
-                                                              const unsigned char* p,
-                                                              std::size_t n) {
+                                                             const unsigned char* p,
+                                                             std::size_t n) {
   std::uint64_t c = crc;
   while (n >= 8) {
     std::uint64_t w;

@@ -60,11 +60,12 @@ TEST(Crash, EveryCrashPointEveryDamage) {
       }
     }
   }
-  std::printf("crash-state enumeration: %llu crash points x %d damage variants = %llu crash "
-              "states, %llu failures (%llu recovered twice)\n",
-              static_cast<unsigned long long>(ops), SimFileSystem::kDamageKinds,
-              static_cast<unsigned long long>(states), static_cast<unsigned long long>(failures),
-              static_cast<unsigned long long>(checked_twice));
+  std::printf(
+      "crash-state enumeration: %llu crash points x %d damage variants = %llu crash "
+      "states, %llu failures (%llu recovered twice)\n",
+      static_cast<unsigned long long>(ops), SimFileSystem::kDamageKinds,
+      static_cast<unsigned long long>(states), static_cast<unsigned long long>(failures),
+      static_cast<unsigned long long>(checked_twice));
   EXPECT_EQ(failures, 0u);
   EXPECT_GT(ops, 100u);  // the workload spans group commits, checkpoints and retirements
 }
@@ -107,8 +108,9 @@ TEST(Crash, FailTheNthIo) {
       }
     }
   }
-  std::printf("fail-the-Nth-I/O: %d runs, %d halted the engine; every acknowledged commit recovered\n",
-              runs, halts);
+  std::printf(
+      "fail-the-Nth-I/O: %d runs, %d halted the engine; every acknowledged commit recovered\n",
+      runs, halts);
   EXPECT_GT(halts, 0);
 }
 

@@ -142,7 +142,8 @@ TEST(Recovery, EngineRunsNoThreadsBesidesItsWorkers) {
   std::system(("rm -rf " + dir).c_str());
 }
 
-// ---- Process-kill loop on the real backend -------------------------------------------------------
+// ---- Process-kill loop on the real backend
+// -------------------------------------------------------
 
 constexpr int kAccounts = 16;
 constexpr long kInitial = 1000;
@@ -159,9 +160,8 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
   if (Status s = co_await tx.put(*t, acct(from), std::to_string(va)); !s.is_ok()) co_return s;
   if (Status s = co_await tx.put(*t, acct(to), std::to_string(vb)); !s.is_ok()) co_return s;
   // The history record: which transfer this was, so a recovered state can be re-derived.
-  co_return co_await tx.insert(*t, "h" + id,
-                               std::to_string(from) + " " + std::to_string(to) + " " +
-                                   std::to_string(amount));
+  co_return co_await tx.insert(
+      *t, "h" + id, std::to_string(from) + " " + std::to_string(to) + " " + std::to_string(amount));
 }
 
 // The child: durable transfers; each acknowledgement goes to `acks` (synced) before the next
@@ -197,8 +197,8 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
       const int from = static_cast<int>(rng.uniform(kAccounts));
       const int to = (from + 1 + static_cast<int>(rng.uniform(kAccounts - 1))) % kAccounts;
       const long amount = static_cast<long>(rng.uniform(50));
-      const std::string id = std::to_string(round) + "." + std::to_string(seq) + "." +
-                             std::to_string(k);
+      const std::string id =
+          std::to_string(round) + "." + std::to_string(seq) + "." + std::to_string(k);
       auto p = (*db)->submit([=](Tx& tx) { return transfer(tx, t, from, to, amount, id); },
                              {.worker = -1, .conflict_retries = 100});
       if (p.is_ok()) batch.emplace_back(id, std::move(*p));
@@ -282,15 +282,16 @@ TEST(Recovery, KillLoop) {
       ++acked;
       ASSERT_LE(cts, clock) << "round " << round << ": acknowledged " << id << " at " << cts
                             << " beyond the recovered clock " << clock;
-      ASSERT_EQ(state.count("h" + id), 1u) << "round " << round << ": acknowledged " << id
-                                           << " is missing";
+      ASSERT_EQ(state.count("h" + id), 1u)
+          << "round " << round << ": acknowledged " << id << " is missing";
     }
     ASSERT_LE(acked, history);
     acked_total = acked;
   }
-  std::printf("kill loop: %d SIGKILLs, %llu acknowledged transfers all recovered, bank total "
-              "conserved, slowest recovery %.3f s\n",
-              kills, static_cast<unsigned long long>(acked_total), recovery_max);
+  std::printf(
+      "kill loop: %d SIGKILLs, %llu acknowledged transfers all recovered, bank total "
+      "conserved, slowest recovery %.3f s\n",
+      kills, static_cast<unsigned long long>(acked_total), recovery_max);
   std::system(("rm -rf " + root).c_str());
 }
 
