@@ -29,6 +29,7 @@
 namespace braid {
 
 class Table;
+class Index;
 class Database;
 class Transaction;
 class Tx;
@@ -96,6 +97,17 @@ class Transaction {
   [[nodiscard]] Status scan(Table& table, std::string_view begin, std::string_view end,
                             std::size_t limit, ScanCallback callback,
                             ScanOrder order = ScanOrder::kForward);
+
+  // Secondary-index reads (see Database::create_index). scan_index visits the records whose
+  // index entries lie in [begin, end) (bounds compare against the secondary key followed by the
+  // primary key); lookup_index visits the records whose secondary key equals `secondary_key`.
+  // The callback receives each record's primary key and visible value.
+  [[nodiscard]] Status scan_index(Index& index, std::string_view begin, std::string_view end,
+                                  std::size_t limit, ScanCallback callback,
+                                  ScanOrder order = ScanOrder::kForward);
+  [[nodiscard]] Status lookup_index(Index& index, std::string_view secondary_key,
+                                    std::size_t limit, ScanCallback callback,
+                                    ScanOrder order = ScanOrder::kForward);
 
   // Makes the writes visible atomically. After Conflict the transaction is aborted.
   [[nodiscard]] Status commit();
@@ -167,6 +179,12 @@ struct ExecStats {
   std::uint64_t commit_waits = 0;          // commits that waited for durability
 };
 
+// The secondary key of a record (see Database::create_index): fills `*out` and answers true, or
+// answers false when the record has no entry in the index. Called on every write of the table
+// (on the writing thread) and on index reads, so it must be cheap, pure and thread-safe.
+using SecondaryKeyFn =
+    std::function<bool(std::string_view key, std::string_view value, Key* out)>;
+
 // A transaction body: called on a worker with the transaction's handle.
 using TxnFunction = std::function<Task<Status>(Tx&)>;
 
@@ -218,6 +236,22 @@ class Database {
   // name, open_table NotFound for an unknown one. Creating tables is not transactional.
   [[nodiscard]] Result<Table*> create_table(std::string_view name);
   [[nodiscard]] Result<Table*> open_table(std::string_view name);
+
+  // Secondary index over `table`: maps each record's secondary key (from `key_fn`) to the
+  // record's OID, so a read through it lands on the same version chain as the primary key and
+  // sees exactly what the transaction's snapshot sees. Keys need not be unique. The engine
+  // maintains it transactionally: an insert, or an update that changes the secondary key, adds
+  // an entry in the writing transaction (removed again if it aborts); entries left stale by
+  // updates and removals are filtered at read time by re-deriving the key from the visible
+  // version. The secondary key plus the primary key must fit in kMaxKeyBytes, or the write
+  // fails with InvalidArgument before it changes anything.
+  //
+  // Indexes are not stored: a process creates them after open (recovery restores the table;
+  // create_index then builds the index from it). Like create_table this is not transactional:
+  // call it while no transaction writes the table. Busy past kMaxIndexesPerTable; Duplicate for
+  // a name in use.
+  [[nodiscard]] Result<Index*> create_index(Table& table, std::string_view name,
+                                            SecondaryKeyFn key_fn);
 
   // Thread-per-transaction API: starts a transaction on the calling thread; Busy when all
   // Options::external_transactions are open.

@@ -122,5 +122,6 @@ struct Options {
 inline constexpr std::size_t kMaxKeyBytes = 255;
 inline constexpr std::size_t kMaxValueBytes = 64 * 1024;
 inline constexpr std::size_t kMaxTableNameBytes = 128;
+inline constexpr std::size_t kMaxIndexesPerTable = 8;
 
 }  // namespace braid

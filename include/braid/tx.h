@@ -45,10 +45,21 @@ namespace detail {
 struct TxState;  // the worker's slot (src/engine/exec.h)
 
 struct OpState {
-  enum class Kind : std::uint8_t { kGet, kInsert, kUpdate, kPut, kRemove, kScan, kMultiGet };
+  enum class Kind : std::uint8_t {
+    kGet,
+    kInsert,
+    kUpdate,
+    kPut,
+    kRemove,
+    kScan,
+    kMultiGet,
+    kIndexScan,
+  };
   Kind kind = Kind::kGet;
   ScanOrder order = ScanOrder::kForward;
   Table* table = nullptr;
+  Index* index = nullptr;  // kIndexScan
+  bool exact = false;      // kIndexScan: entries whose secondary key equals `key`
   std::string_view key;    // get/write key; scan begin
   std::string_view value;  // write value; scan end
   std::size_t limit = 0;
@@ -139,6 +150,16 @@ class Tx {
     a.op().order = order;
     return a;
   }
+  // As Transaction::scan_index / lookup_index, awaited.
+  OpAwaiter<Status> scan_index(Index& index, std::string_view begin, std::string_view end,
+                               std::size_t limit, ScanCallback callback,
+                               ScanOrder order = ScanOrder::kForward) {
+    return make_index_scan(index, begin, end, false, limit, callback, order);
+  }
+  OpAwaiter<Status> lookup_index(Index& index, std::string_view secondary_key, std::size_t limit,
+                                 ScanCallback callback, ScanOrder order = ScanOrder::kForward) {
+    return make_index_scan(index, secondary_key, {}, true, limit, callback, order);
+  }
   // Reads keys.size() keys (results.size() must match), interleaving their index descents and
   // version-chain walks inside this transaction (CoroBase's CORO-MK); in the interleaved modes
   // the transaction also yields to the others between rounds (CoroBase's Hybrid). Per-key
@@ -194,6 +215,9 @@ class Tx {
     a.op().value = value;
     return a;
   }
+  OpAwaiter<Status> make_index_scan(Index& index, std::string_view begin, std::string_view end,
+                                    bool exact, std::size_t limit, ScanCallback callback,
+                                    ScanOrder order);
   detail::TxState* state_ = nullptr;
 };
 

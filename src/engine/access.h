@@ -109,6 +109,16 @@ inline const mvcc::Version* visible_version(DatabaseImpl* db, const mvcc::TxnCon
   return walk.found();
 }
 
+// Secondary-index reads (scan_op): the OID an entry names, and whether the entry's secondary
+// key (its first `secondary_len` bytes) is still the key of the visible `value`.
+inline std::uint64_t entry_oid(const Index* sec, std::uint64_t value) {
+  return sec != nullptr ? Index::oid_of(value) : value;
+}
+bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary_len,
+                   std::string_view value);
+// The smallest key above every key that starts with `prefix` (empty: none, unbounded).
+std::string prefix_successor(std::string_view prefix);
+
 // Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
 inline constexpr std::size_t kMultiGetWidth = 16;
 

@@ -350,6 +350,26 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
     return Status::busy("transaction write set is full (Options::max_txn_writes = " +
                         std::to_string(txns_.max_writes()) + ")");
   }
+  // A removal needs no entry: the tombstone hides the record from every index read.
+  if (kind == WriteKind::kRemove || table.index_count() == 0) {
+    std::uint64_t oid;
+    const Version* prev;
+    return write_primary(ctx, table, key, value, kind, hint, &oid, &prev);
+  }
+  SecondaryKeys keys;
+  if (Status s = derive_secondary(table, key, value, &keys); !s.is_ok()) return s;
+  std::uint64_t oid = 0;
+  const Version* prev = nullptr;
+  Status s = write_primary(ctx, table, key, value, kind, hint, &oid, &prev);
+  if (s.is_ok()) add_secondary(ctx, table, key, oid, keys, prev);
+  return s;
+}
+
+Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_view key,
+                                   std::string_view value, WriteKind kind,
+                                   const LookupHint* hint, std::uint64_t* oid_out,
+                                   const Version** prev) {
+  *prev = nullptr;
   for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
     std::uint64_t oid = 0;
     bool found;
@@ -371,6 +391,7 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
       std::uint64_t existing;
       if (table.index().insert_if_absent(key, *fresh, &existing)) {
         add_write(ctx, table, *fresh, v, key, true);
+        *oid_out = *fresh;
         return Status::ok();
       }
       // Lost a race with a concurrent insert of the same key: the OID was never reachable, so
@@ -380,7 +401,8 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
       oid = existing;
     }
     Status status;
-    if (write_existing(ctx, table, oid, key, value, kind, &status) == Outcome::kDone) {
+    if (write_existing(ctx, table, oid, key, value, kind, &status, prev) == Outcome::kDone) {
+      *oid_out = oid;
       return status;
     }
   }
@@ -389,7 +411,8 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
 
 DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table, std::uint64_t oid,
                                                    std::string_view key, std::string_view value,
-                                                   WriteKind kind, Status* status) {
+                                                   WriteKind kind, Status* status,
+                                                   const Version** prev) {
   auto& slot = table.oids().entry(oid);
   const bool tombstone = kind == WriteKind::kRemove;
   for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
@@ -417,6 +440,7 @@ DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table
       }
       v->next.store(head->next.load(std::memory_order_relaxed), std::memory_order_relaxed);
       v->write_index = head->write_index;
+      *prev = head;  // retired below, freed only after this transaction ends
       slot.store(entry::from_version(v), std::memory_order_release);
       head->stamp.store(mvcc::kInvisible, std::memory_order_release);
       ctx->writes[v->write_index].version = v;
@@ -459,6 +483,7 @@ DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table
       continue;
     }
     add_write(ctx, table, oid, v, key, false);
+    *prev = head;  // read before pruning, which keeps the head itself
     prune_below(ctx, head);
     *status = Status::ok();
     return Outcome::kDone;
@@ -592,6 +617,9 @@ void DatabaseImpl::logged_tick(std::uint32_t log) {
 
 void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
   ctx->state.store(cstate::kAborted, std::memory_order_release);
+  // Secondary entries before the primary keys: once a fresh key leaves the primary index, an
+  // insert of it may take a new OID, and must not find our entry (which names the old one).
+  remove_secondary_adds(ctx);
   for (auto it = ctx->writes.rbegin(); it != ctx->writes.rend(); ++it) {
     Version* v = it->version;
     if (it->fresh) {

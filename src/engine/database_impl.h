@@ -46,6 +46,7 @@ class DatabaseImpl {
 
   Result<Table*> create_table(std::string_view name);
   Result<Table*> open_table(std::string_view name);
+  Result<Index*> create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn);
   Result<Transaction> begin();
   DatabaseStats stats() const;
   const Options& options() const { return options_; }
@@ -85,6 +86,22 @@ class DatabaseImpl {
 
  private:
   enum class Outcome : std::uint8_t { kDone, kRelookup };
+  // A write's secondary keys, derived before the write changes anything (secondary.cc).
+  struct SecondaryKeys {
+    std::uint32_t count = 0;
+    bool present[kMaxIndexesPerTable] = {};
+    Key keys[kMaxIndexesPerTable];
+  };
+  Status derive_secondary(Table& table, std::string_view key, std::string_view value,
+                          SecondaryKeys* out);
+  // After the write installed `value` for `oid`: adds the entries the new version needs
+  // (`prev`: the version it replaced, whose entries exist already).
+  void add_secondary(mvcc::TxnContext* ctx, Table& table, std::string_view key,
+                     std::uint64_t oid, const SecondaryKeys& keys, const mvcc::Version* prev);
+  void remove_secondary_adds(mvcc::TxnContext* ctx);
+  Status write_primary(mvcc::TxnContext* ctx, Table& table, std::string_view key,
+                       std::string_view value, WriteKind kind, const LookupHint* hint,
+                       std::uint64_t* oid, const mvcc::Version** prev);
 
   explicit DatabaseImpl(const Options& options);
   Status open_durable(std::shared_ptr<storage::FileSystem> fs);
@@ -97,7 +114,7 @@ class DatabaseImpl {
   void stop_workers();
   Outcome write_existing(mvcc::TxnContext* ctx, Table& table, std::uint64_t oid,
                          std::string_view key, std::string_view value, WriteKind kind,
-                         Status* status);
+                         Status* status, const mvcc::Version** prev);
   mvcc::Version* make_version(mvcc::TxnContext* ctx, std::string_view value, bool tombstone);
   void add_write(mvcc::TxnContext* ctx, Table& table, std::uint64_t oid, mvcc::Version* v,
                  std::string_view key, bool fresh);
@@ -109,6 +126,8 @@ class DatabaseImpl {
   mutable std::mutex catalog_mutex_;
   std::vector<std::unique_ptr<Table>> tables_;
   std::unordered_map<std::string, Table*> by_name_;
+  std::vector<std::unique_ptr<Index>> indexes_;
+  std::unordered_map<std::string, Index*> index_by_name_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<std::uint32_t> next_worker_{0};
   std::mutex run_mutex_;  // one Database::run at a time

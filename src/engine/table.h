@@ -1,13 +1,59 @@
-// A table: an ordered index from keys to OIDs and the OID array holding each record's chain.
+// A table: an ordered index from keys to OIDs and the OID array holding each record's chain,
+// plus the secondary indexes over it.
 #pragma once
 
+#include <braid/database.h>
+#include <braid/key.h>
+
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "index/btree.h"
 #include "mvcc/oid_array.h"
+#include "util/assert.h"
 
 namespace braid {
+
+// A secondary index: a B+-tree from (secondary key ‖ primary key) to the record's OID in its
+// table. Appending the primary key makes every entry unique although secondary keys are not;
+// the entry's value also carries the secondary key's length, so the two halves split apart
+// without any escaping and a read can re-derive and compare the key (stale entries are
+// filtered, not removed: see Database::create_index).
+class Index {
+ public:
+  Index(std::string name, Table* table, SecondaryKeyFn key_fn)
+      : name_(std::move(name)), table_(table), key_fn_(std::move(key_fn)) {}
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+
+  const std::string& name() const { return name_; }
+  Table& table() { return *table_; }
+  index::BTree& tree() { return tree_; }
+  // The secondary key of a record version, or false when it has no entry.
+  bool extract(std::string_view key, std::string_view value, Key* out) const {
+    out->clear();
+    return key_fn_(key, value, out) && out->valid();
+  }
+
+  // Entry values: OID in the low 48 bits (OIDs stay below 2^40, see Options), the secondary
+  // key's length above.
+  static std::uint64_t pack(std::uint64_t oid, std::size_t secondary_len) {
+    BRAID_ASSERT(oid < (std::uint64_t{1} << 48));
+    BRAID_ASSERT(secondary_len <= kMaxKeyBytes);
+    return oid | (static_cast<std::uint64_t>(secondary_len) << 48);
+  }
+  static std::uint64_t oid_of(std::uint64_t packed) { return packed & ((std::uint64_t{1} << 48) - 1); }
+  static std::size_t secondary_len_of(std::uint64_t packed) { return packed >> 48; }
+
+ private:
+  std::string name_;
+  Table* table_;
+  SecondaryKeyFn key_fn_;
+  index::BTree tree_;
+};
 
 class Table {
  public:
@@ -21,11 +67,27 @@ class Table {
   index::BTree& index() { return index_; }
   mvcc::OidArray& oids() { return oids_; }
 
+  // Secondary indexes. Published with release so a writer that sees the count sees the index;
+  // added only while no transaction writes the table (Database::create_index).
+  std::uint32_t index_count() const { return index_count_.load(std::memory_order_acquire); }
+  Index* secondary(std::uint32_t i) const {
+    BRAID_DASSERT(i < index_count());
+    return secondaries_[i];
+  }
+  void add_secondary(Index* index) {
+    const std::uint32_t n = index_count_.load(std::memory_order_relaxed);
+    BRAID_ASSERT(n < kMaxIndexesPerTable);
+    secondaries_[n] = index;
+    index_count_.store(n + 1, std::memory_order_release);
+  }
+
  private:
   std::uint32_t id_;
   std::string name_;
   index::BTree index_;
   mvcc::OidArray oids_;
+  std::array<Index*, kMaxIndexesPerTable> secondaries_{};
+  std::atomic<std::uint32_t> index_count_{0};
 };
 
 }  // namespace braid

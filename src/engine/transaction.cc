@@ -116,6 +116,52 @@ Status Transaction::scan(Table& table, std::string_view begin, std::string_view 
   return std::move(op.status);
 }
 
+namespace {
+void fill_index_scan(detail::OpState* op, Index& index, std::string_view begin,
+                     std::string_view end, bool exact, std::size_t limit, ScanCallback callback,
+                     ScanOrder order) {
+  op->kind = detail::OpState::Kind::kIndexScan;
+  op->index = &index;
+  op->table = &index.table();
+  op->key = begin;
+  op->value = end;
+  op->exact = exact;
+  op->limit = limit;
+  op->callback = callback;
+  op->order = order;
+}
+
+Status index_scan(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, Index& index,
+                  std::string_view begin, std::string_view end, bool exact, std::size_t limit,
+                  ScanCallback callback, ScanOrder order) {
+  if (ctx == nullptr) return not_active();
+  if (ctx->in_scan) return Status::invalid_argument("scan called from a scan callback");
+  detail::OpState op;
+  fill_index_scan(&op, index, begin, end, exact, limit, callback, order);
+  if (Status s = engine::check_op(op); !s.is_ok()) return s;
+  run_op(db, ctx, &op);
+  return std::move(op.status);
+}
+}  // namespace
+
+Status Transaction::scan_index(Index& index, std::string_view begin, std::string_view end,
+                               std::size_t limit, ScanCallback callback, ScanOrder order) {
+  return index_scan(db_, ctx_, index, begin, end, false, limit, callback, order);
+}
+
+Status Transaction::lookup_index(Index& index, std::string_view secondary_key, std::size_t limit,
+                                 ScanCallback callback, ScanOrder order) {
+  return index_scan(db_, ctx_, index, secondary_key, {}, true, limit, callback, order);
+}
+
+OpAwaiter<Status> Tx::make_index_scan(Index& index, std::string_view begin, std::string_view end,
+                                      bool exact, std::size_t limit, ScanCallback callback,
+                                      ScanOrder order) {
+  OpAwaiter<Status> a(state_);
+  fill_index_scan(&a.op(), index, begin, end, exact, limit, callback, order);
+  return a;
+}
+
 Status Transaction::commit() {
   if (ctx_ == nullptr) return not_active();
   if (ctx_->in_scan) return Status::invalid_argument("commit called from a scan callback");
@@ -144,6 +190,9 @@ Result<std::unique_ptr<Database>> Database::open(const Options& options) {
 
 Result<Table*> Database::create_table(std::string_view name) { return impl_->create_table(name); }
 Result<Table*> Database::open_table(std::string_view name) { return impl_->open_table(name); }
+Result<Index*> Database::create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn) {
+  return impl_->create_index(table, name, std::move(key_fn));
+}
 Result<Transaction> Database::begin() { return impl_->begin(); }
 Result<Pending> Database::submit(TxnFunction fn, const SubmitOptions& options) {
   return impl_->submit(std::move(fn), options);

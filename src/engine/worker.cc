@@ -457,9 +457,16 @@ Status check_op(const detail::OpState& op) {
       if (Status s = check_key(op.key); !s.is_ok()) return s;
       return check_value(op.value);
     case Kind::kScan:
+    case Kind::kIndexScan:
       if (op.key.size() > kMaxKeyBytes || op.value.size() > kMaxKeyBytes) {
         return Status::invalid_argument("scan bound longer than " + std::to_string(kMaxKeyBytes) +
                                         " bytes");
+      }
+      if (op.kind == Kind::kIndexScan && op.index == nullptr) {
+        return Status::invalid_argument("index scan without an index");
+      }
+      if (op.kind == Kind::kIndexScan && op.exact && op.key.empty()) {
+        return Status::invalid_argument("lookup_index: empty secondary key");
       }
       return Status::ok();
     case Kind::kMultiGet:

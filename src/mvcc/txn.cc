@@ -80,6 +80,8 @@ bool TxnTable::finish(TxnContext* ctx) {
   bool tick = false;
   ctx->writes.clear();
   ctx->staged_keys.clear();
+  ctx->index_adds.clear();
+  ctx->index_keys.clear();
   ctx->xid.store(0, std::memory_order_release);
   ctx->pin.store(kNoPin, std::memory_order_release);
   if (++ctx->commits_since_horizon >= kHorizonEvery) {

@@ -33,6 +33,7 @@
 
 namespace braid {
 class Table;
+class Index;
 }
 
 namespace braid::mvcc {
@@ -57,6 +58,14 @@ struct WriteEntry {
   std::uint32_t key_off;  // key bytes in TxnContext::staged_keys (the redo record's key)
   std::uint16_t key_len;
   bool fresh;  // this transaction allocated the OID and inserted the index entry
+};
+
+// A secondary-index entry this transaction added (removed again if it aborts).
+struct IndexAdd {
+  Index* index;
+  std::uint64_t value;    // the packed entry value (Index::pack)
+  std::uint32_t key_off;  // entry key bytes in TxnContext::index_keys
+  std::uint16_t key_len;
 };
 
 struct Retired {
@@ -87,6 +96,8 @@ struct alignas(64) TxnContext {
   bool in_scan = false;  // a scan callback is running (re-entry is refused)
   std::vector<WriteEntry> writes;
   std::string staged_keys;
+  std::vector<IndexAdd> index_adds;
+  std::string index_keys;
   index::LeafBatch scan_batch;  // scan scratch: keys copied out of a leaf
   std::vector<Retired> limbo;   // survives across occupants of this context
   VersionHeap::Cache version_cache;

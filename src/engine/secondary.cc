@@ -1,0 +1,149 @@
+// Secondary indexes: creation (with the build from the table), maintenance on writes and
+// aborts, and the read-side helpers of scan_op (access_ops.inc).
+//
+// Why entries are added but never removed by writers: a reader with an older snapshot may still
+// need the entry of the version it sees, so an entry could only go once no snapshot can see any
+// version with that key — reclamation the engine does for versions, not (yet) for entries.
+// Reads re-derive the key from the visible version instead, which makes a stale entry
+// harmless, and OIDs are never reused for another primary key, so an entry can never name the
+// wrong record.
+#include <cstring>
+
+#include "engine/access.h"
+#include "engine/database_impl.h"
+#include "util/assert.h"
+
+namespace braid::engine {
+
+using mvcc::TxnContext;
+using mvcc::Version;
+namespace entry = mvcc::entry;
+
+bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary_len,
+                   std::string_view value) {
+  BRAID_DASSERT(secondary_len <= entry_key.size());
+  Key derived;
+  if (!sec->extract(entry_key.substr(secondary_len), value, &derived)) return false;
+  return derived.view() == entry_key.substr(0, secondary_len);
+}
+
+std::string prefix_successor(std::string_view prefix) {
+  std::string s(prefix);
+  while (!s.empty() && static_cast<unsigned char>(s.back()) == 0xff) s.pop_back();
+  if (!s.empty()) s.back() = static_cast<char>(static_cast<unsigned char>(s.back()) + 1);
+  return s;
+}
+
+namespace {
+// Entry key = secondary key ‖ primary key; the caller checked that it fits.
+std::string_view entry_key(char* buf, std::string_view secondary, std::string_view key) {
+  std::memcpy(buf, secondary.data(), secondary.size());
+  std::memcpy(buf + secondary.size(), key.data(), key.size());
+  return {buf, secondary.size() + key.size()};
+}
+}  // namespace
+
+Status DatabaseImpl::derive_secondary(Table& table, std::string_view key, std::string_view value,
+                                      SecondaryKeys* out) {
+  out->count = table.index_count();
+  for (std::uint32_t i = 0; i < out->count; ++i) {
+    Index* sec = table.secondary(i);
+    out->present[i] = sec->extract(key, value, &out->keys[i]);
+    if (out->present[i] && out->keys[i].size() + key.size() > kMaxKeyBytes) {
+      return Status::invalid_argument(
+          "index '" + sec->name() + "': secondary key (" + std::to_string(out->keys[i].size()) +
+          " bytes) plus primary key (" + std::to_string(key.size()) + " bytes) exceed " +
+          std::to_string(kMaxKeyBytes) + " bytes");
+    }
+  }
+  return Status::ok();
+}
+
+void DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view key,
+                                 std::uint64_t oid, const SecondaryKeys& keys,
+                                 const Version* prev) {
+  const bool had_value = prev != nullptr && !prev->tombstone();
+  for (std::uint32_t i = 0; i < keys.count; ++i) {
+    if (!keys.present[i]) continue;
+    Index* sec = table.secondary(i);
+    const std::string_view secondary = keys.keys[i].view();
+    if (had_value) {
+      // The common update leaves the secondary key alone: its entry exists already.
+      Key old;
+      if (sec->extract(key, prev->value(), &old) && old.view() == secondary) continue;
+    }
+    char buf[kMaxKeyBytes];
+    const std::string_view k = entry_key(buf, secondary, key);
+    const std::uint64_t packed = Index::pack(oid, secondary.size());
+    std::uint64_t existing = 0;
+    if (!sec->tree().insert_if_absent(k, packed, &existing)) {
+      // Same entry key means same primary key, hence the same OID (see the file comment).
+      BRAID_ASSERT(existing == packed);
+      continue;
+    }
+    ctx->index_adds.push_back({sec, packed, static_cast<std::uint32_t>(ctx->index_keys.size()),
+                               static_cast<std::uint16_t>(k.size())});
+    ctx->index_keys.append(k);
+  }
+}
+
+void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
+  for (auto it = ctx->index_adds.rbegin(); it != ctx->index_adds.rend(); ++it) {
+    const std::string_view k(ctx->index_keys.data() + it->key_off, it->key_len);
+    const bool removed = it->index->tree().remove(k, it->value);
+    BRAID_ASSERT(removed);
+  }
+  ctx->index_adds.clear();
+  ctx->index_keys.clear();
+}
+
+Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
+                                          SecondaryKeyFn key_fn) {
+  if (name.empty() || name.size() > kMaxTableNameBytes) {
+    return Status::invalid_argument("index name must be 1.." + std::to_string(kMaxTableNameBytes) +
+                                    " bytes");
+  }
+  if (!key_fn) return Status::invalid_argument("create_index: empty key function");
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  if (index_by_name_.count(std::string(name)) != 0) {
+    return Status::duplicate("index '" + std::string(name) + "' exists");
+  }
+  if (table.index_count() >= kMaxIndexesPerTable) {
+    return Status::busy("table '" + table.name() + "' has " +
+                        std::to_string(kMaxIndexesPerTable) +
+                        " indexes (kMaxIndexesPerTable)");
+  }
+  auto owned = std::make_unique<Index>(std::string(name), &table, std::move(key_fn));
+  Index* sec = owned.get();
+  // Build from every version of every record, not only the newest: the caller guarantees no
+  // writer, but readers with older snapshots may read through the index once it is published.
+  Status status = Status::ok();
+  table.index().for_each([&](std::string_view key, std::uint64_t oid) {
+    if (!status.is_ok()) return;
+    const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
+    if (!entry::is_hot(e)) return;
+    for (const Version* v = entry::hot(e); v != nullptr;
+         v = v->next.load(std::memory_order_acquire)) {
+      if (v->tombstone()) continue;
+      Key secondary;
+      if (!sec->extract(key, v->value(), &secondary)) continue;
+      if (secondary.size() + key.size() > kMaxKeyBytes) {
+        status = Status::invalid_argument("index '" + std::string(name) + "': the key of record " +
+                                          std::to_string(oid) + " plus its primary key exceed " +
+                                          std::to_string(kMaxKeyBytes) + " bytes");
+        return;
+      }
+      char buf[kMaxKeyBytes];
+      std::uint64_t existing;
+      (void)sec->tree().insert_if_absent(entry_key(buf, secondary.view(), key),
+                                         Index::pack(oid, secondary.size()), &existing);
+    }
+  });
+  if (!status.is_ok()) return status;
+  table.add_secondary(sec);
+  index_by_name_.emplace(std::string(name), sec);
+  indexes_.push_back(std::move(owned));
+  return sec;
+}
+
+}  // namespace braid::engine
