@@ -1,12 +1,14 @@
 #include "flags.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
 namespace braid::bench {
 
-bool Flags::parse(int argc, char** argv, int first, std::string* error) {
+bool Flags::parse(int argc, char** argv, int first, std::string* error,
+                  const std::vector<std::string>& switches) {
   for (int i = first; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a.size() < 3 || a.substr(0, 2) != "--") {
@@ -21,11 +23,14 @@ bool Flags::parse(int argc, char** argv, int first, std::string* error) {
       value = std::string(a.substr(eq + 1));
     } else {
       name = std::string(a);
-      if (i + 1 >= argc) {
+      if (std::find(switches.begin(), switches.end(), name) != switches.end()) {
+        value = "1";
+      } else if (i + 1 >= argc) {
         *error = "flag --" + name + " needs a value";
         return false;
+      } else {
+        value = argv[++i];
       }
-      value = argv[++i];
     }
     if (values_.count(name) != 0) {
       *error = "flag --" + name + " given twice";

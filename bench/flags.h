@@ -16,8 +16,10 @@ std::vector<std::string> split_commas(const std::string& text);
 
 class Flags {
  public:
-  // Parses argv[first..argc). Fails on a positional argument or a flag without a value.
-  bool parse(int argc, char** argv, int first, std::string* error);
+  // Parses argv[first..argc). Fails on a positional argument or a flag without a value, except
+  // the `switches`, which stand alone (--name means --name=1).
+  bool parse(int argc, char** argv, int first, std::string* error,
+             const std::vector<std::string>& switches = {});
 
   // Typed getters: absent → default; present but malformed or out of range → error set, default
   // returned. `seen` tells whether the user gave the flag.

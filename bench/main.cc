@@ -4,6 +4,7 @@
 
 #include "probe_bench.h"
 #include "roof.h"
+#include "tpcc.h"
 #include "ycsb.h"
 
 namespace {
@@ -11,6 +12,7 @@ const char* kUsage = R"(usage: braid-bench <command> [flags]
 
 commands:
   ycsb     YCSB-style transactions (read / update / rmw / scan / insert mixes)
+  tpcc     TPC-C, TPC-CR and TPC-CH (secondary indexes, consistency checks)
   probe    lookups over a hash table, a sorted array or the B+-tree by naive, gp, amac,
            coro (and the engine's interleaved path): the Killer-Nanoseconds suite
   roof     the machine's memory-level-parallelism roof (random line fetches per second)
@@ -36,6 +38,7 @@ int main(int argc, char** argv) {
     const char* (*usage)();
   };
   const Command commands[] = {{"ycsb", braid::bench::ycsb_main, braid::bench::ycsb_usage},
+                              {"tpcc", braid::bench::tpcc_main, braid::bench::tpcc_usage},
                               {"probe", braid::bench::probe_main, braid::bench::probe_usage},
                               {"roof", braid::bench::roof_main, braid::bench::roof_usage}};
   for (const Command& c : commands) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/table.h"
+#include "bench_db.h"
 #include "flags.h"
 #include "report.h"
 #include "roof.h"
@@ -701,22 +702,11 @@ int ycsb_main(int argc, char** argv, int first) {
   options.slots_per_worker = std::max<std::uint32_t>(cfg.batch, 16);
   options.external_transactions = std::max<std::uint32_t>(cfg.threads, 4);
   options.exec.batch = cfg.batch;
-  if (!cfg.dir.empty()) {
-    // A fresh database: an existing one would already hold the table's keys.
-    std::error_code ec;
-    if (std::filesystem::exists(cfg.dir, ec) && !std::filesystem::is_empty(cfg.dir, ec)) {
-      std::fprintf(stderr, "braid-bench ycsb: --dir %s exists and is not empty; give a new path\n",
-                   cfg.dir.c_str());
-      return 2;
-    }
-    const std::filesystem::path parent = std::filesystem::path(cfg.dir).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    options.directory = cfg.dir;
-    options.durability.commit = cfg.commit == "async" ? CommitMode::kAsync : CommitMode::kDurable;
-    options.durability.sync = cfg.log_sync == "dsync"    ? LogSync::kDsync
-                              : cfg.log_sync == "direct" ? LogSync::kDirect
-                                                         : LogSync::kFdatasync;
-    options.durability.checkpoint_log_bytes = cfg.checkpoint_mib << 20;
+  if (std::string e =
+          configure_directory(cfg.dir, cfg.commit, cfg.log_sync, cfg.checkpoint_mib, &options);
+      !e.empty()) {
+    std::fprintf(stderr, "braid-bench ycsb: %s\n", e.c_str());
+    return 2;
   }
   Result<std::unique_ptr<Database>> opened = Database::open(options);
   if (!opened.is_ok()) {

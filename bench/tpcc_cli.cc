@@ -1,0 +1,348 @@
+// braid-bench tpcc: flags, the runs (modes × mixes, round-robin), the report and --verify.
+#include <braid/braid.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_db.h"
+#include "flags.h"
+#include "report.h"
+#include "tpcc.h"
+
+namespace braid::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// "hybrid" is interleaved with multi_get (CoroBase's Hybrid), so it can run beside the others
+// on the same data; --hybrid applies multi_get to every listed mode instead.
+const std::vector<std::string> kTpccModes = {"sequential",  "prefetch", "nested",
+                                             "interleaved", "auto",     "hybrid"};
+const std::vector<std::string> kMixes = {"tpcc", "tpcc-r", "tpcc-h"};
+
+ExecMode exec_mode_of(const std::string& m) {
+  if (m == "prefetch") return ExecMode::kPrefetch;
+  if (m == "nested") return ExecMode::kNested;
+  if (m == "interleaved" || m == "hybrid") return ExecMode::kInterleaved;
+  if (m == "auto") return ExecMode::kAuto;
+  return ExecMode::kSequential;
+}
+
+TpccMix mix_of(const std::string& m) {
+  if (m == "tpcc-r") return TpccMix::kTpccR;
+  if (m == "tpcc-h") return TpccMix::kTpccH;
+  return TpccMix::kTpcc;
+}
+
+// "all", or a comma-separated list of distinct names from `known`.
+std::vector<std::string> parse_list(const std::string& flag, const std::string& text,
+                                    const std::vector<std::string>& known, std::string* err) {
+  if (text == "all") return known;
+  std::vector<std::string> out;
+  for (std::string& m : split_commas(text)) {
+    if (std::find(known.begin(), known.end(), m) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += k + ", ";
+      *err = "--" + flag + " must be one of " + names + "all (or a comma-separated list), got '" +
+             m + "'";
+      return {};
+    }
+    if (std::find(out.begin(), out.end(), m) != out.end()) {
+      *err = "--" + flag + " lists '" + m + "' twice";
+      return {};
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+struct Config {
+  TpccScale scale;
+  std::uint32_t threads;
+  double seconds;
+  std::vector<std::string> mixes;
+  std::vector<std::string> modes;
+  std::uint32_t repeat;
+  std::string scheduler;
+  std::uint32_t batch;
+  bool hybrid;
+  std::uint32_t suppliers;
+  bool verify;
+  std::uint64_t seed;
+  std::string json;
+  std::string dir, commit, log_sync;
+  std::uint64_t checkpoint_mib;
+};
+
+JsonObject type_json(const TpccTypeStats& t, double run_s) {
+  const std::uint64_t done = t.commits + t.rollbacks;
+  const double attempts = static_cast<double>(done + t.aborts);
+  JsonObject o;
+  o.add("txn_per_s", static_cast<double>(done) / run_s);
+  o.add("commits", t.commits).add("rollbacks", t.rollbacks).add("aborts", t.aborts);
+  o.add("abort_rate", attempts > 0 ? static_cast<double>(t.aborts) / attempts : 0.0);
+  o.add("p50_us", t.latency.quantile(0.50) / 1000.0);
+  o.add("p99_us", t.latency.quantile(0.99) / 1000.0);
+  return o;
+}
+
+}  // namespace
+
+const char* tpcc_usage() {
+  return R"(usage: braid-bench tpcc [flags]
+
+TPC-C (9 tables, the five transactions, standard mix), TPC-CR (50% StockLevel, 50% OrderStatus,
+read-only) and TPC-CH (TPC-C plus 10% Q2*) as coroutine transactions (CoroBase §5.2, §5.8).
+Loads --warehouses warehouses, then runs each mix in each mode for --seconds, round-robin.
+
+  --warehouses N     warehouses (default 4: about 2.4 M rows, loaded in ~10 s here); each worker
+                     has its own home warehouses, so N >= --threads
+  --threads N        workers, one per core (default 1)
+  --seconds S        run time per mode and mix (default 5)
+  --mix M            tpcc | tpcc-r | tpcc-h | all, or a comma-separated list (default tpcc)
+  --mode M           sequential | prefetch | nested | interleaved | auto | hybrid | all, or a
+                     comma-separated list (default interleaved); hybrid = interleaved with
+                     multi_get in NewOrder, StockLevel and Q2*
+  --hybrid           use multi_get (as the hybrid mode) in every listed mode
+  --scheduler P      batch | pipeline (default batch)
+  --batch N          transactions a worker interleaves (default 8)
+  --repeat N         rounds over mixes × modes, round-robin (default 1); prints min/median/max
+  --suppliers N      suppliers one Q2* visits (default 100; the table has 10,000)
+  --verify           check TPC-C consistency conditions 1-4 after the load and after every run;
+                     exit 1 on a violation
+  --items N, --customers N
+                     shrink the population (items; customers and orders per district) for quick
+                     tests; defaults are the spec's 100,000 and 3,000 (smaller is not TPC-C)
+  --dir DIR          run on a durable database in DIR (new or empty); default in memory
+  --commit C         durable | async (with --dir; default durable)
+  --log-sync M       fdatasync | dsync | direct (with --dir; default fdatasync)
+  --checkpoint-mib N checkpoint after N MiB of log (with --dir; default 1024)
+  --seed N           seed of the population and the inputs (default 1)
+  --json FILE        append results as JSON lines (default results/braid-bench.jsonl; 'none')
+)";
+}
+
+int tpcc_main(int argc, char** argv, int first) {
+  Flags flags;
+  std::string err;
+  Config cfg{};
+  if (flags.parse(argc, argv, first, &err, {"hybrid", "verify"})) {
+    cfg.scale.warehouses = static_cast<std::uint32_t>(flags.u64("warehouses", 4, 1, 100000));
+    cfg.scale.items = static_cast<std::uint32_t>(flags.u64("items", 100'000, 100, 100'000));
+    cfg.scale.customers = static_cast<std::uint32_t>(flags.u64("customers", 3000, 10, 3000));
+    cfg.threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
+    cfg.seconds = flags.f64("seconds", 5, 0.01, 86400);
+    cfg.mixes = parse_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
+    if (err.empty()) cfg.modes = parse_list("mode", flags.str("mode", "interleaved"), kTpccModes, &err);
+    cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
+    cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
+    cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
+    cfg.hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
+    cfg.suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
+    cfg.verify = flags.u64("verify", 0, 0, 1) != 0;
+    cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
+    cfg.json = flags.str("json", "results/braid-bench.jsonl");
+    cfg.dir = flags.str("dir", "");
+    cfg.commit = flags.choice("commit", "durable", {"durable", "async"});
+    cfg.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
+    cfg.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
+    if (err.empty() && flags.finish(&err) && cfg.scale.warehouses < cfg.threads) {
+      err = "--warehouses " + std::to_string(cfg.scale.warehouses) + " is fewer than --threads " +
+            std::to_string(cfg.threads) + " (every worker needs a home warehouse)";
+    }
+  }
+  Options options;
+  options.workers = cfg.threads;
+  options.slots_per_worker = std::max<std::uint32_t>(cfg.batch, 16);  // kAuto tries up to 16
+  options.external_transactions = std::max<std::uint32_t>(cfg.threads, 4);
+  options.exec.batch = cfg.batch;
+  if (err.empty()) {
+    err = configure_directory(cfg.dir, cfg.commit, cfg.log_sync, cfg.checkpoint_mib, &options);
+  }
+  if (!err.empty()) {
+    std::fprintf(stderr, "braid-bench tpcc: %s\n\n%s", err.c_str(), tpcc_usage());
+    return 2;
+  }
+
+  Result<std::unique_ptr<Database>> opened = Database::open(options);
+  if (!opened.is_ok()) {
+    std::fprintf(stderr, "braid-bench: cannot open database: %s\n",
+                 opened.status().to_string().c_str());
+    return 1;
+  }
+  Database& db = **opened;
+  TpccTables tables;
+  std::uint64_t records = 0;
+  const auto load_start = Clock::now();
+  if (Status s = tpcc_load(db, cfg.scale, cfg.threads, cfg.seed, &tables, &records); !s.is_ok()) {
+    std::fprintf(stderr, "braid-bench: tpcc load failed: %s\n", s.to_string().c_str());
+    return 1;
+  }
+  const double load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
+  std::printf("braid-bench tpcc: %u warehouse%s, %u thread%s, scheduler %s, batch %u%s\n",
+              cfg.scale.warehouses, cfg.scale.warehouses == 1 ? "" : "s", cfg.threads,
+              cfg.threads == 1 ? "" : "s", cfg.scheduler.c_str(), cfg.batch,
+              cfg.hybrid ? ", hybrid (multi_get)" : "");
+  std::printf("  load: %s rows in %.2f s (%.0f rows/s)\n", with_commas(records).c_str(), load_s,
+              static_cast<double>(records) / load_s);
+  if (!cfg.dir.empty()) {
+    const DurabilityStats ds = db.durability_stats();
+    std::printf("  durability: %s in %s, commit %s\n", ds.io_backend.c_str(), cfg.dir.c_str(),
+                cfg.commit.c_str());
+  }
+  std::uint64_t verified = 0;
+  auto verify = [&](const char* when) {
+    if (!cfg.verify) return true;
+    std::uint64_t checked = 0;
+    Status s = tpcc_verify(db, tables, cfg.scale, &checked);
+    if (!s.is_ok()) {
+      std::fprintf(stderr, "braid-bench tpcc: verify %s: %s\n", when, s.to_string().c_str());
+      return false;
+    }
+    verified += checked;
+    return true;
+  };
+  if (!verify("after the load")) return 1;
+
+  // rates[mix][mode]: completed txn/s per round.
+  std::vector<std::vector<std::vector<double>>> rates(
+      cfg.mixes.size(), std::vector<std::vector<double>>(cfg.modes.size()));
+  std::string first_error;
+  for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
+    for (std::size_t xi = 0; xi < cfg.mixes.size(); ++xi) {
+      std::printf("  %s%s:\n  %-12s %11s %10s %10s %9s %9s %8s   %s\n", cfg.mixes[xi].c_str(),
+                  cfg.repeat > 1 ? (" (round " + std::to_string(rep + 1) + ")").c_str() : "",
+                  "mode", "txn_per_s", "NewOrd/min", "abort_rate", "p50_us", "p99_us", "vs_seq",
+                  "per type: txn/s (abort rate)");
+      for (std::size_t mi = 0; mi < cfg.modes.size(); ++mi) {
+        const std::string& mode = cfg.modes[mi];
+        TpccRunConfig run;
+        run.mix = mix_of(cfg.mixes[xi]);
+        run.hybrid = cfg.hybrid || mode == "hybrid";
+        run.suppliers = cfg.suppliers;
+        run.exec.mode = exec_mode_of(mode);
+        run.exec.scheduler =
+            cfg.scheduler == "pipeline" ? SchedulerPolicy::kPipeline : SchedulerPolicy::kBatch;
+        run.exec.batch = cfg.batch;
+        run.exec.seed = cfg.seed;
+        run.seconds = cfg.seconds;
+        run.seed = cfg.seed * 7919 + rep * 131 + mi;
+        TpccResult r;
+        if (Status s = tpcc_run(db, tables, cfg.scale, run, &r); !s.is_ok()) {
+          std::fprintf(stderr, "braid-bench: tpcc run failed: %s\n", s.to_string().c_str());
+          return 1;
+        }
+        if (first_error.empty()) first_error = r.first_error;
+        const double tps = static_cast<double>(r.completed()) / r.run_s;
+        rates[xi][mi].push_back(tps);
+        const double attempts = static_cast<double>(r.completed() + r.aborts());
+        const double abort_rate = attempts > 0 ? static_cast<double>(r.aborts()) / attempts : 0;
+        Histogram all;
+        for (const auto& t : r.type) all.merge(t.latency);
+        const double no_per_min =
+            60.0 * static_cast<double>(r.type[kNewOrder].commits + r.type[kNewOrder].rollbacks) /
+            r.run_s;
+        double seq = 0;
+        for (std::size_t i = 0; i < cfg.modes.size(); ++i) {
+          if (cfg.modes[i] == "sequential" && rates[xi][i].size() == rep + 1) {
+            seq = rates[xi][i].back();
+          }
+        }
+        char vs[32] = "-";
+        if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", tps / seq);
+        std::string per_type;
+        for (int k = 0; k < kTpccTypes; ++k) {
+          const TpccTypeStats& t = r.type[k];
+          const std::uint64_t done = t.commits + t.rollbacks;
+          if (done + t.aborts == 0) continue;
+          char buf[96];
+          std::snprintf(buf, sizeof buf, "%s %.0f (%.3f)  ", type_name(static_cast<TpccType>(k)),
+                        static_cast<double>(done) / r.run_s,
+                        static_cast<double>(t.aborts) / static_cast<double>(done + t.aborts));
+          per_type += buf;
+        }
+        std::printf("  %-12s %11.0f %10.0f %10.4f %9.1f %9.1f %8s   %s\n",
+                    (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), tps,
+                    no_per_min, abort_rate, all.quantile(0.5) / 1000.0,
+                    all.quantile(0.99) / 1000.0, vs, per_type.c_str());
+        std::fflush(stdout);
+        if (r.errors() != 0) {
+          std::fprintf(stderr, "braid-bench tpcc: %s transactions failed (first: %s)\n",
+                       with_commas(r.errors()).c_str(), r.first_error.c_str());
+          return 1;
+        }
+        if (!verify(("after " + cfg.mixes[xi] + " " + mode).c_str())) return 1;
+        if (cfg.json != "none") {
+          const DatabaseStats st = db.stats();
+          JsonObject o;
+          o.add("bench", "tpcc").add("time", iso_time()).add("mix", cfg.mixes[xi]);
+          o.add("mode", std::string(mode == "hybrid" ? "interleaved" : mode));
+          o.add("hybrid", run.hybrid ? 1 : 0).add("variant", mode + (run.hybrid && mode != "hybrid" ? "+hybrid" : ""));
+          o.add("scheduler", cfg.scheduler).add("batch", cfg.batch);
+          o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
+          o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
+          o.add("records", records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+          o.add("commit", cfg.dir.empty() ? std::string("none") : cfg.commit);
+          o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);
+          o.add("txn_per_s", tps).add("new_order_per_min", no_per_min);
+          o.add("abort_rate", abort_rate).add("completed", r.completed());
+          o.add("aborts", r.aborts()).add("run_s", r.run_s).add("load_s", load_s);
+          o.add("p50_us", all.quantile(0.5) / 1000.0).add("p99_us", all.quantile(0.99) / 1000.0);
+          o.add("suspends_per_txn", r.exec.transactions > 0
+                                        ? static_cast<double>(r.exec.suspends) /
+                                              static_cast<double>(r.exec.transactions)
+                                        : 0.0);
+          o.add("auto_batch", r.exec.auto_batch).add("auto_decisions", r.exec.auto_decisions);
+          JsonObject types;
+          for (int k = 0; k < kTpccTypes; ++k) {
+            if (r.type[k].commits + r.type[k].rollbacks + r.type[k].aborts == 0) continue;
+            types.add_object(type_name(static_cast<TpccType>(k)), type_json(r.type[k], r.run_s));
+          }
+          o.add_object("types", types);
+          o.add_bool("verified", cfg.verify);
+          o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
+          o.add_object("machine", machine_description());
+          if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
+            std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+            return 1;
+          }
+        }
+      }
+    }
+  }
+  if (cfg.repeat > 1 || cfg.modes.size() > 1) {
+    std::printf("  summary (txn/s%s):\n", cfg.repeat > 1 ? ": min / median / max" : "");
+    for (std::size_t xi = 0; xi < cfg.mixes.size(); ++xi) {
+      std::vector<double> med(cfg.modes.size());
+      for (std::size_t mi = 0; mi < cfg.modes.size(); ++mi) {
+        const auto& v = rates[xi][mi];
+        med[mi] = median(v);
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        std::printf("  %-7s %-12s %10.0f %10.0f %10.0f", cfg.mixes[xi].c_str(),
+                    cfg.modes[mi].c_str(), *lo, med[mi], *hi);
+        for (std::size_t c = 0; c < cfg.modes.size(); ++c) {
+          if (c != mi && med[c] > 0) {
+            std::printf("  /%s %.2f", cfg.modes[c].c_str(), med[mi] / med[c]);
+          }
+        }
+        std::printf("\n");
+      }
+    }
+  }
+  const DatabaseStats st = db.stats();
+  std::printf("  peak RSS %.1f MiB, %s live versions\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20),
+              with_commas(st.live_versions).c_str());
+  if (cfg.verify) {
+    std::printf("  verify: TPC-C consistency conditions 1-4 hold (%s checks)\n",
+                with_commas(verified).c_str());
+  }
+  return 0;
+}
+
+}  // namespace braid::bench
