@@ -182,8 +182,9 @@ void last_name_range(std::uint32_t w, std::uint32_t d, std::string_view last, Ke
 bool order_customer_key(std::string_view key, std::string_view value, Key* out) {
   OrderRow o;
   if (key.size() != 9 || !decode(value, &o)) return false;
-  out->append_bytes(key.substr(0, 5)).u32(static_cast<std::uint32_t>(o.c_id)).append_bytes(
-      key.substr(5, 4));
+  out->append_bytes(key.substr(0, 5))
+      .u32(static_cast<std::uint32_t>(o.c_id))
+      .append_bytes(key.substr(5, 4));
   return true;
 }
 
@@ -196,7 +197,9 @@ constexpr std::uint32_t kCItem = 7911;
 constexpr std::uint32_t kDistricts = 10;
 constexpr std::uint32_t kNations = 25;
 constexpr std::uint32_t kRegions = 5;
-constexpr std::int32_t kQ2Threshold = 15;  // Q2*: stock under this quantity is restocked
+constexpr std::int32_t kQ2Threshold = 15;
+constexpr std::uint64_t kSupplierStride = 7919;  // prime, so coprime to the 10,000 suppliers  //
+                                                 // Q2*: stock under this quantity is restocked
 
 std::uint32_t uniform(util::Rng& rng, std::uint32_t lo, std::uint32_t hi) {
   return lo + static_cast<std::uint32_t>(rng.uniform(hi - lo + 1));
@@ -272,10 +275,9 @@ class Loader {
   std::uint64_t rows_ = 0;
 };
 
-#define BRAID_TRY(expr)                  \
-  do {                                   \
-    if (Status s_ = (expr); !s_.is_ok()) \
-      return s_;                         \
+#define BRAID_TRY(expr)                             \
+  do {                                              \
+    if (Status s_ = (expr); !s_.is_ok()) return s_; \
   } while (0)
 
 Status load_items(Loader& l, const TpccTables& t, const TpccScale& s, util::Rng& rng) {
@@ -395,8 +397,8 @@ Status load_warehouse(Loader& l, const TpccTables& t, const TpccScale& s, std::u
         ol.amount = o < first_new ? 0 : uniform(rng, 1, 999'999);
         ol.delivery_d = o < first_new ? now : 0;
         astring(rng, ol.dist_info, 24, 24);
-        BRAID_TRY(l.insert(*t.order_line, olkey(w, d, o, static_cast<std::uint32_t>(n)),
-                           bytes_of(ol)));
+        BRAID_TRY(
+            l.insert(*t.order_line, olkey(w, d, o, static_cast<std::uint32_t>(n)), bytes_of(ol)));
       }
       if (o >= first_new) {
         const NewOrderRow no{static_cast<std::int32_t>(o)};
@@ -421,9 +423,13 @@ class TpccGenerator : public TxnGenerator {
   TpccGenerator(const TpccTables& t, const TpccScale& s, const TpccRunConfig& cfg,
                 std::uint32_t worker, std::uint32_t workers, const std::atomic<bool>& stop,
                 WorkerStats* out)
-      : t_(t), s_(s), cfg_(cfg), origin_(next_origin(workers) + worker),
+      : t_(t),
+        s_(s),
+        cfg_(cfg),
+        origin_(next_origin(workers) + worker),
         rng_(cfg.seed * 0x9E3779B97F4A7C15ull + worker),
-        stop_(stop), out_(out) {
+        stop_(stop),
+        out_(out) {
     for (std::uint32_t w = 1; w <= s.warehouses; ++w) {
       if ((w - 1) % workers == worker) home_.push_back(w);
     }
@@ -514,8 +520,7 @@ class TpccGenerator : public TxnGenerator {
 
   // The outcome of a body: commit (the worker commits an OK body), rollback, conflict, error.
   enum class End : std::uint8_t { kCommit, kRollback };
-  Status finish(TpccType type, Clock::time_point start, Status s,
-                End end = End::kCommit) {
+  Status finish(TpccType type, Clock::time_point start, Status s, End end = End::kCommit) {
     TpccTypeStats& st = out_->type[type];
     if (s.is_ok()) {
       if (end == End::kRollback) {
@@ -547,8 +552,8 @@ class TpccGenerator : public TxnGenerator {
     return decode(*r, row) ? Status::ok() : bad_row(table);
   }
 
-#define TPCC_TRY(type, start, expr)                                        \
-  do {                                                                     \
+#define TPCC_TRY(type, start, expr)                                         \
+  do {                                                                      \
     if (Status s_ = (expr); !s_.is_ok()) co_return finish(type, start, s_); \
   } while (0)
 
@@ -578,7 +583,8 @@ class TpccGenerator : public TxnGenerator {
     WarehouseRow wr;
     TPCC_TRY(kNewOrder, start, read_row(co_await tx.get(*t_.warehouse, wkey(w)), &wr, "warehouse"));
     DistrictRow dr;
-    TPCC_TRY(kNewOrder, start, read_row(co_await tx.get(*t_.district, dkey(w, d)), &dr, "district"));
+    TPCC_TRY(kNewOrder, start,
+             read_row(co_await tx.get(*t_.district, dkey(w, d)), &dr, "district"));
     const std::uint32_t o = static_cast<std::uint32_t>(dr.next_o_id);
     ++dr.next_o_id;
     TPCC_TRY(kNewOrder, start, co_await tx.update(*t_.district, dkey(w, d), bytes_of(dr)));
@@ -605,8 +611,8 @@ class TpccGenerator : public TxnGenerator {
       TPCC_TRY(kNewOrder, start,
                co_await tx.multi_get(*t_.item, std::span(views, ol_cnt), std::span(got, ol_cnt)));
       for (std::uint32_t i = 0; i < ol_cnt; ++i) {
-        if (got[i].code == Code::kNotFound) co_return finish(kNewOrder, start, Status::ok(),
-                                                             End::kRollback);
+        if (got[i].code == Code::kNotFound)
+          co_return finish(kNewOrder, start, Status::ok(), End::kRollback);
         ItemRow ir;
         if (!got[i].is_ok() || !decode(got[i].value, &ir)) {
           co_return finish(kNewOrder, start, bad_row("item"));
@@ -623,8 +629,9 @@ class TpccGenerator : public TxnGenerator {
         if (!got[i].is_ok() || !decode(got[i].value, &sr)) {
           co_return finish(kNewOrder, start, bad_row("stock"));
         }
-        TPCC_TRY(kNewOrder, start, co_await order_line(tx, w, d, o, i, item_ids[i], supply[i],
-                                                        qty[i], prices[i], &sr));
+        TPCC_TRY(
+            kNewOrder, start,
+            co_await order_line(tx, w, d, o, i, item_ids[i], supply[i], qty[i], prices[i], &sr));
       }
     } else {
       for (std::uint32_t i = 0; i < ol_cnt; ++i) {
@@ -637,8 +644,9 @@ class TpccGenerator : public TxnGenerator {
         StockRow sr;
         TPCC_TRY(kNewOrder, start,
                  read_row(co_await tx.get(*t_.stock, skey(supply[i], item_ids[i])), &sr, "stock"));
-        TPCC_TRY(kNewOrder, start, co_await order_line(tx, w, d, o, i, item_ids[i], supply[i],
-                                                        qty[i], ir.price, &sr));
+        TPCC_TRY(
+            kNewOrder, start,
+            co_await order_line(tx, w, d, o, i, item_ids[i], supply[i], qty[i], ir.price, &sr));
       }
     }
     (void)wr;
@@ -682,11 +690,11 @@ class TpccGenerator : public TxnGenerator {
     constexpr std::size_t kMaxMatches = 64;
     std::uint32_t ids[kMaxMatches];
     std::size_t n = 0;
-    Status s = co_await tx.scan_index(
-        *t_.customer_by_last, begin, end, kMaxMatches, [&](std::string_view pk, std::string_view) {
-          ids[n++] = read_u32(pk, 5);
-          return true;
-        });
+    Status s = co_await tx.scan_index(*t_.customer_by_last, begin, end, kMaxMatches,
+                                      [&](std::string_view pk, std::string_view) {
+                                        ids[n++] = read_u32(pk, 5);
+                                        return true;
+                                      });
     if (!s.is_ok()) co_return s;
     if (n == 0) co_return Status::corruption("tpcc: no customer named " + std::string(last));
     *c = ids[(n - 1) / 2];  // position ceil(n / 2), 1-based
@@ -738,8 +746,7 @@ class TpccGenerator : public TxnGenerator {
     hr.date = now_us();
     hr.amount = amount;
     std::snprintf(hr.data, sizeof hr.data, "%.10s    %.10s", wr.name, dr.name);
-    TPCC_TRY(kPayment, start,
-             co_await tx.insert(*t_.history, hkey(w, origin_, seq), bytes_of(hr)));
+    TPCC_TRY(kPayment, start, co_await tx.insert(*t_.history, hkey(w, origin_, seq), bytes_of(hr)));
     wr.ytd += amount;
     dr.ytd += amount;
     TPCC_TRY(kPayment, start, co_await tx.update(*t_.warehouse, wkey(w), bytes_of(wr)));
@@ -770,7 +777,8 @@ class TpccGenerator : public TxnGenerator {
                  },
                  ScanOrder::kReverse));
     // Every customer has an order at load (one per customer), so one is always found.
-    if (!found) co_return finish(kOrderStatus, start, Status::corruption("tpcc: customer without order"));
+    if (!found)
+      co_return finish(kOrderStatus, start, Status::corruption("tpcc: customer without order"));
     std::int64_t total = 0;
     TPCC_TRY(kOrderStatus, start,
              co_await tx.scan(*t_.order_line, okey(w, d, o), okey(w, d, o + 1), 0,
@@ -806,7 +814,8 @@ class TpccGenerator : public TxnGenerator {
       delivered[d] = o;
       TPCC_TRY(kDelivery, start, co_await tx.remove(*t_.new_order, okey(w, d, o)));
       OrderRow orow;
-      TPCC_TRY(kDelivery, start, read_row(co_await tx.get(*t_.orders, okey(w, d, o)), &orow, "order"));
+      TPCC_TRY(kDelivery, start,
+               read_row(co_await tx.get(*t_.orders, okey(w, d, o)), &orow, "order"));
       orow.carrier_id = carrier;
       TPCC_TRY(kDelivery, start, co_await tx.update(*t_.orders, okey(w, d, o), bytes_of(orow)));
       std::int64_t total = 0;
@@ -852,7 +861,8 @@ class TpccGenerator : public TxnGenerator {
              co_await tx.scan(*t_.order_line, okey(w, d, from), okey(w, d, next), kMaxItems,
                               [&](std::string_view, std::string_view v) {
                                 OrderLineRow ol;
-                                if (decode(v, &ol)) items.push_back(static_cast<std::uint32_t>(ol.i_id));
+                                if (decode(v, &ol))
+                                  items.push_back(static_cast<std::uint32_t>(ol.i_id));
                                 return true;
                               }));
     std::sort(items.begin(), items.end());
@@ -869,7 +879,8 @@ class TpccGenerator : public TxnGenerator {
       TPCC_TRY(kStockLevel, start, co_await tx.multi_get(*t_.stock, views, got));
       for (const GetResult& g : got) {
         StockRow sr;
-        if (!g.is_ok() || !decode(g.value, &sr)) co_return finish(kStockLevel, start, bad_row("stock"));
+        if (!g.is_ok() || !decode(g.value, &sr))
+          co_return finish(kStockLevel, start, bad_row("stock"));
         if (sr.quantity < threshold) ++low;
       }
     } else {
@@ -884,8 +895,15 @@ class TpccGenerator : public TxnGenerator {
     co_return finish(kStockLevel, start, Status::ok());
   }
 
-  // Q2* (CoroBase §5.2, after ERMIA's TPC-CH): a random region; `suppliers` suppliers from a
-  // random start; for those in the region's nations, their stock rows in the home warehouse
+  // Q2*'s j-th supplier from `first`: a stride coprime to the table size visits distinct
+  // suppliers scattered over it, so their stock rows (below) do not share index leaves.
+  std::uint32_t supplier_at(std::uint32_t first, std::uint32_t j) const {
+    return static_cast<std::uint32_t>((first + std::uint64_t{j} * kSupplierStride) %
+                                      s_.suppliers_table);
+  }
+
+  // Q2* (CoroBase §5.2, after ERMIA's TPC-CH): a random region; `suppliers` suppliers (see
+  // supplier_at); for those in the region's nations, their stock rows in the home warehouse
   // (supplier s supplies items s+1, s+1+10000, ... as in CH-benCHmark's mod-10000 mapping);
   // stock under the threshold is joined with its item and restocked.
   Task<Status> query2(Tx& tx) {
@@ -913,18 +931,19 @@ class TpccGenerator : public TxnGenerator {
       views.resize(n_sup);
       got.resize(n_sup);
       for (std::uint32_t i = 0; i < n_sup; ++i) {
-        keys[i] = sukey((first + i) % s_.suppliers_table);
+        keys[i] = sukey(supplier_at(first, i));
         views[i] = keys[i].view();
       }
       TPCC_TRY(kQuery2, start, co_await tx.multi_get(*t_.supplier, views, got));
       for (std::uint32_t i = 0; i < n_sup; ++i) {
         SupplierRow su;
-        if (!got[i].is_ok() || !decode(got[i].value, &su)) co_return finish(kQuery2, start, bad_row("supplier"));
-        if (in_region[su.nationkey % kNations]) chosen.push_back((first + i) % s_.suppliers_table);
+        if (!got[i].is_ok() || !decode(got[i].value, &su))
+          co_return finish(kQuery2, start, bad_row("supplier"));
+        if (in_region[su.nationkey % kNations]) chosen.push_back(supplier_at(first, i));
       }
     } else {
       for (std::uint32_t i = 0; i < n_sup; ++i) {
-        const std::uint32_t id = (first + i) % s_.suppliers_table;
+        const std::uint32_t id = supplier_at(first, i);
         SupplierRow su;
         TPCC_TRY(kQuery2, start,
                  read_row(co_await tx.get(*t_.supplier, sukey(id)), &su, "supplier"));
@@ -950,7 +969,8 @@ class TpccGenerator : public TxnGenerator {
       TPCC_TRY(kQuery2, start, co_await tx.multi_get(*t_.stock, views, got));
       for (std::size_t i = 0; i < items.size(); ++i) {
         StockRow sr;
-        if (!got[i].is_ok() || !decode(got[i].value, &sr)) co_return finish(kQuery2, start, bad_row("stock"));
+        if (!got[i].is_ok() || !decode(got[i].value, &sr))
+          co_return finish(kQuery2, start, bad_row("stock"));
         if (sr.quantity < kQ2Threshold) {
           low.push_back(items[i]);
           low_rows.push_back(sr);
@@ -1013,8 +1033,8 @@ const char* mix_name(TpccMix mix) {
 }
 
 const char* type_name(TpccType t) {
-  static constexpr const char* kNames[] = {"NewOrder",   "Payment", "OrderStatus",
-                                           "Delivery",   "StockLevel", "Q2*"};
+  static constexpr const char* kNames[] = {"NewOrder", "Payment",    "OrderStatus",
+                                           "Delivery", "StockLevel", "Q2*"};
   return t < kTpccTypes ? kNames[t] : "?";
 }
 
@@ -1040,12 +1060,11 @@ Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, st
     const char* name;
     Table** table;
   };
-  const Spec specs[] = {{"warehouse", &t->warehouse}, {"district", &t->district},
-                        {"customer", &t->customer},   {"history", &t->history},
-                        {"new_order", &t->new_order}, {"orders", &t->orders},
-                        {"order_line", &t->order_line}, {"item", &t->item},
-                        {"stock", &t->stock},         {"supplier", &t->supplier},
-                        {"nation", &t->nation},       {"region", &t->region}};
+  const Spec specs[] = {
+      {"warehouse", &t->warehouse},   {"district", &t->district},   {"customer", &t->customer},
+      {"history", &t->history},       {"new_order", &t->new_order}, {"orders", &t->orders},
+      {"order_line", &t->order_line}, {"item", &t->item},           {"stock", &t->stock},
+      {"supplier", &t->supplier},     {"nation", &t->nation},       {"region", &t->region}};
   for (const Spec& s : specs) {
     Result<Table*> r = db.create_table(s.name);
     if (!r.is_ok()) return r.status();
@@ -1098,7 +1117,8 @@ Status tpcc_run(Database& db, const TpccTables& tables, const TpccScale& scale,
   std::vector<std::unique_ptr<TpccGenerator>> gens;
   std::vector<TxnGenerator*> ptrs;
   for (std::uint32_t i = 0; i < workers; ++i) {
-    gens.push_back(std::make_unique<TpccGenerator>(tables, scale, cfg, i, workers, stop, &stats[i]));
+    gens.push_back(
+        std::make_unique<TpccGenerator>(tables, scale, cfg, i, workers, stop, &stats[i]));
     ptrs.push_back(gens.back().get());
   }
   const ExecStats before = db.exec_stats();
@@ -1141,7 +1161,8 @@ Status tpcc_run(Database& db, const TpccTables& tables, const TpccScale& scale,
 }
 
 namespace {
-Status violation(std::uint32_t condition, std::uint32_t w, std::uint32_t d, const std::string& what) {
+Status violation(std::uint32_t condition, std::uint32_t w, std::uint32_t d,
+                 const std::string& what) {
   return Status::corruption("TPC-C consistency condition " + std::to_string(condition) +
                             " violated at warehouse " + std::to_string(w) +
                             (d != 0 ? ", district " + std::to_string(d) : std::string()) + ": " +
@@ -1188,17 +1209,20 @@ Status tpcc_verify(Database& db, const TpccTables& t, const TpccScale& scale,
                           return true;
                         }));
       if (dr.next_o_id - 1 != max_o) {
-        return violation(2, w, d, "D_NEXT_O_ID - 1 = " + std::to_string(dr.next_o_id - 1) +
-                                      " but max(O_ID) = " + std::to_string(max_o));
+        return violation(2, w, d,
+                         "D_NEXT_O_ID - 1 = " + std::to_string(dr.next_o_id - 1) +
+                             " but max(O_ID) = " + std::to_string(max_o));
       }
       if (no_rows > 0 && max_no != max_o) {
-        return violation(2, w, d, "max(NO_O_ID) = " + std::to_string(max_no) +
-                                      " but max(O_ID) = " + std::to_string(max_o));
+        return violation(2, w, d,
+                         "max(NO_O_ID) = " + std::to_string(max_no) +
+                             " but max(O_ID) = " + std::to_string(max_o));
       }
       // 3: max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER.
       if (no_rows > 0 && max_no - min_no + 1 != no_rows) {
-        return violation(3, w, d, std::to_string(no_rows) + " new-order rows for ids " +
-                                      std::to_string(min_no) + ".." + std::to_string(max_no));
+        return violation(3, w, d,
+                         std::to_string(no_rows) + " new-order rows for ids " +
+                             std::to_string(min_no) + ".." + std::to_string(max_no));
       }
       // 4: sum(O_OL_CNT) = rows in ORDER-LINE.
       std::int64_t ol_rows = 0;
@@ -1208,15 +1232,17 @@ Status tpcc_verify(Database& db, const TpccTables& t, const TpccScale& scale,
                           return true;
                         }));
       if (ol_rows != ol_cnt_sum) {
-        return violation(4, w, d, "sum(O_OL_CNT) = " + std::to_string(ol_cnt_sum) + " but " +
-                                      std::to_string(ol_rows) + " order lines");
+        return violation(4, w, d,
+                         "sum(O_OL_CNT) = " + std::to_string(ol_cnt_sum) + " but " +
+                             std::to_string(ol_rows) + " order lines");
       }
       *checked += 3;
     }
     // 1: W_YTD = sum(D_YTD).
     if (wr.ytd != district_ytd) {
-      return violation(1, w, 0, "W_YTD = " + std::to_string(wr.ytd) + " but sum(D_YTD) = " +
-                                    std::to_string(district_ytd));
+      return violation(1, w, 0,
+                       "W_YTD = " + std::to_string(wr.ytd) +
+                           " but sum(D_YTD) = " + std::to_string(district_ytd));
     }
     ++*checked;
   }

@@ -100,7 +100,7 @@ TPC-C (9 tables, the five transactions, standard mix), TPC-CR (50% StockLevel, 5
 read-only) and TPC-CH (TPC-C plus 10% Q2*) as coroutine transactions (CoroBase §5.2, §5.8).
 Loads --warehouses warehouses, then runs each mix in each mode for --seconds, round-robin.
 
-  --warehouses N     warehouses (default 4: about 2.4 M rows, loaded in ~10 s here); each worker
+  --warehouses N     warehouses (default 16: about 8.4 M rows, loaded in ~10 s here); each worker
                      has its own home warehouses, so N >= --threads
   --threads N        workers, one per core (default 1)
   --seconds S        run time per mode and mix (default 5)
@@ -132,13 +132,14 @@ int tpcc_main(int argc, char** argv, int first) {
   std::string err;
   Config cfg{};
   if (flags.parse(argc, argv, first, &err, {"hybrid", "verify"})) {
-    cfg.scale.warehouses = static_cast<std::uint32_t>(flags.u64("warehouses", 4, 1, 100000));
+    cfg.scale.warehouses = static_cast<std::uint32_t>(flags.u64("warehouses", 16, 1, 100000));
     cfg.scale.items = static_cast<std::uint32_t>(flags.u64("items", 100'000, 100, 100'000));
     cfg.scale.customers = static_cast<std::uint32_t>(flags.u64("customers", 3000, 10, 3000));
     cfg.threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
     cfg.seconds = flags.f64("seconds", 5, 0.01, 86400);
     cfg.mixes = parse_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
-    if (err.empty()) cfg.modes = parse_list("mode", flags.str("mode", "interleaved"), kTpccModes, &err);
+    if (err.empty())
+      cfg.modes = parse_list("mode", flags.str("mode", "interleaved"), kTpccModes, &err);
     cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
     cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
     cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
@@ -267,9 +268,9 @@ int tpcc_main(int argc, char** argv, int first) {
           per_type += buf;
         }
         std::printf("  %-12s %11.0f %10.0f %10.4f %9.1f %9.1f %8s   %s\n",
-                    (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), tps,
-                    no_per_min, abort_rate, all.quantile(0.5) / 1000.0,
-                    all.quantile(0.99) / 1000.0, vs, per_type.c_str());
+                    (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), tps, no_per_min,
+                    abort_rate, all.quantile(0.5) / 1000.0, all.quantile(0.99) / 1000.0, vs,
+                    per_type.c_str());
         std::fflush(stdout);
         if (r.errors() != 0) {
           std::fprintf(stderr, "braid-bench tpcc: %s transactions failed (first: %s)\n",
@@ -282,7 +283,8 @@ int tpcc_main(int argc, char** argv, int first) {
           JsonObject o;
           o.add("bench", "tpcc").add("time", iso_time()).add("mix", cfg.mixes[xi]);
           o.add("mode", std::string(mode == "hybrid" ? "interleaved" : mode));
-          o.add("hybrid", run.hybrid ? 1 : 0).add("variant", mode + (run.hybrid && mode != "hybrid" ? "+hybrid" : ""));
+          o.add("hybrid", run.hybrid ? 1 : 0)
+              .add("variant", mode + (run.hybrid && mode != "hybrid" ? "+hybrid" : ""));
           o.add("scheduler", cfg.scheduler).add("batch", cfg.batch);
           o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
           o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);

@@ -50,10 +50,10 @@ Status DatabaseImpl::derive_secondary(Table& table, std::string_view key, std::s
     Index* sec = table.secondary(i);
     out->present[i] = sec->extract(key, value, &out->keys[i]);
     if (out->present[i] && out->keys[i].size() + key.size() > kMaxKeyBytes) {
-      return Status::invalid_argument(
-          "index '" + sec->name() + "': secondary key (" + std::to_string(out->keys[i].size()) +
-          " bytes) plus primary key (" + std::to_string(key.size()) + " bytes) exceed " +
-          std::to_string(kMaxKeyBytes) + " bytes");
+      return Status::invalid_argument("index '" + sec->name() + "': secondary key (" +
+                                      std::to_string(out->keys[i].size()) +
+                                      " bytes) plus primary key (" + std::to_string(key.size()) +
+                                      " bytes) exceed " + std::to_string(kMaxKeyBytes) + " bytes");
     }
   }
   return Status::ok();
@@ -109,8 +109,7 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
     return Status::duplicate("index '" + std::string(name) + "' exists");
   }
   if (table.index_count() >= kMaxIndexesPerTable) {
-    return Status::busy("table '" + table.name() + "' has " +
-                        std::to_string(kMaxIndexesPerTable) +
+    return Status::busy("table '" + table.name() + "' has " + std::to_string(kMaxIndexesPerTable) +
                         " indexes (kMaxIndexesPerTable)");
   }
   auto owned = std::make_unique<Index>(std::string(name), &table, std::move(key_fn));

@@ -45,7 +45,9 @@ class Index {
     BRAID_ASSERT(secondary_len <= kMaxKeyBytes);
     return oid | (static_cast<std::uint64_t>(secondary_len) << 48);
   }
-  static std::uint64_t oid_of(std::uint64_t packed) { return packed & ((std::uint64_t{1} << 48) - 1); }
+  static std::uint64_t oid_of(std::uint64_t packed) {
+    return packed & ((std::uint64_t{1} << 48) - 1);
+  }
   static std::size_t secondary_len_of(std::uint64_t packed) { return packed >> 48; }
 
  private:

@@ -167,6 +167,53 @@ TEST(BenchCli, TinyProbeRunsEveryStructure) {
   }
 }
 
+// The tpcc sub-command at tiny scale: every mix and mode on the same data, verified after
+// each run, with per-type results in the JSON lines.
+TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
+  const std::string json = temp_path("tpcc.jsonl");
+  RunResult r = run(
+      "tpcc --warehouses 2 --threads 2 --items 500 --customers 30 --seconds 0.05 --mix all "
+      "--mode all --batch 4 --suppliers 20 --verify --json " +
+      json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NewOrder"), std::string::npos);
+  EXPECT_NE(r.out.find("Q2*"), std::string::npos);
+  std::ifstream in(json);
+  std::string line;
+  int lines = 0;
+  bool saw_hybrid = false;
+  while (std::getline(in, line)) {
+    ++lines;
+    for (const char* field :
+         {"\"bench\":\"tpcc\"", "\"mix\":", "\"mode\":", "\"hybrid\":", "\"warehouses\":2",
+          "\"threads\":2", "\"txn_per_s\":", "\"abort_rate\":", "\"types\":{", "\"p99_us\":",
+          "\"verified\":true"}) {
+      EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
+    }
+    if (line.find("\"mix\":\"tpcc-r\"") != std::string::npos) {
+      EXPECT_NE(line.find("\"StockLevel\":{"), std::string::npos) << line;
+      EXPECT_EQ(line.find("\"NewOrder\":{"), std::string::npos) << line;
+    }
+    if (line.find("\"mix\":\"tpcc-h\"") != std::string::npos) {
+      EXPECT_NE(line.find("\"Q2*\":{"), std::string::npos) << line;
+    }
+    saw_hybrid = saw_hybrid || line.find("\"hybrid\":1") != std::string::npos;
+  }
+  EXPECT_EQ(lines, 3 * 6);  // three mixes × six modes (hybrid included)
+  EXPECT_TRUE(saw_hybrid);
+  std::remove(json.c_str());
+}
+
+TEST(BenchCli, TinyDurableTpccVerifies) {
+  const std::string dir = temp_path("tpcc-db");
+  RunResult r = run("tpcc --warehouses 1 --items 200 --customers 20 --seconds 0.1 --hybrid "
+                    "--verify --json none --dir " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("durability:"), std::string::npos) << r.out;
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST(BenchCli, UsageErrorsExitWithTwo) {
   struct Case {
     const char* args;
@@ -204,7 +251,15 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
                         Case{"probe --keys 0", "--keys must be"},
                         Case{"roof --chains 3", "is not one of"},
                         Case{"roof --pages 1g", "--pages must be"},
-                        Case{"roof --mib 0", "--mib must be"}}) {
+                        Case{"roof --mib 0", "--mib must be"},
+                        Case{"tpcc --mix tpcc-x", "--mix must be one of"},
+                        Case{"tpcc --mode plain", "--mode must be one of"},
+                        Case{"tpcc --warehouses 1 --threads 2", "fewer than --threads"},
+                        Case{"tpcc --warehouses 0", "--warehouses must be"},
+                        Case{"tpcc --hybrid=2", "--hybrid must be"},
+                        Case{"tpcc --suppliers 0", "--suppliers must be"},
+                        Case{"tpcc --items 10", "--items must be"},
+                        Case{"tpcc --verify --bogus 1", "unknown flag --bogus"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;

@@ -206,9 +206,9 @@ TEST(SecondaryIndex, BuildsFromExistingRecords) {
   {
     Transaction tx = begin(*db);
     for (int i = 0; i < 2000; ++i) {
-      ASSERT_TRUE(tx.insert(*t, "r" + std::to_string(100000 + i),
-                            "g" + std::to_string(i % 7) + ":x")
-                      .is_ok());
+      ASSERT_TRUE(
+          tx.insert(*t, "r" + std::to_string(100000 + i), "g" + std::to_string(i % 7) + ":x")
+              .is_ok());
     }
     ASSERT_TRUE(tx.commit().is_ok());
   }
@@ -269,13 +269,13 @@ TEST(SecondaryIndex, BadInput) {
   EXPECT_EQ(tx.insert(*t, long_key, long_group + ":v").code(), Code::kInvalidArgument);
   EXPECT_EQ(testing::read(tx, *t, long_key), "<none>");
   EXPECT_TRUE(tx.is_active());
-  EXPECT_EQ(tx.lookup_index(*idx, "", 0, [](std::string_view, std::string_view) { return true; })
-                .code(),
-            Code::kInvalidArgument);
+  EXPECT_EQ(
+      tx.lookup_index(*idx, "", 0, [](std::string_view, std::string_view) { return true; }).code(),
+      Code::kInvalidArgument);
   tx.abort();
-  EXPECT_EQ(tx.lookup_index(*idx, "x", 0, [](std::string_view, std::string_view) { return true; })
-                .code(),
-            Code::kInvalidArgument);  // not active
+  EXPECT_EQ(
+      tx.lookup_index(*idx, "x", 0, [](std::string_view, std::string_view) { return true; }).code(),
+      Code::kInvalidArgument);  // not active
 }
 
 // The coroutine API in every mode: a seeded random workload of puts (some moving records
@@ -285,8 +285,8 @@ TEST(SecondaryIndex, BadInput) {
 // the same holds for the committed state.
 class SecondaryModes : public ::testing::TestWithParam<testing::ExecCase> {};
 
-std::map<std::string, std::set<std::string>> groups_from_scan(const std::map<std::string,
-                                                                             std::string>& rows) {
+std::map<std::string, std::set<std::string>> groups_from_scan(
+    const std::map<std::string, std::string>& rows) {
   std::map<std::string, std::set<std::string>> out;
   for (const auto& [k, v] : rows) {
     const std::size_t colon = v.find(':');

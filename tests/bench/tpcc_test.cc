@@ -1,0 +1,217 @@
+// TPC-C at small scale: the consistency conditions hold after every mix in every execution
+// mode and scheduler (and with the hybrid multi_get variant), with one and two workers; the
+// checker itself catches each kind of violation.
+#include "tpcc.h"
+
+#include <gtest/gtest.h>
+
+#include <braid/braid.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/exec_test_util.h"
+
+namespace braid::bench {
+namespace {
+
+TpccScale small_scale(std::uint32_t warehouses) {
+  TpccScale s;
+  s.warehouses = warehouses;
+  s.items = 500;
+  s.customers = 30;
+  s.suppliers_table = 200;
+  return s;
+}
+
+struct Loaded {
+  std::unique_ptr<Database> db;
+  TpccTables tables;
+  TpccScale scale;
+  std::uint64_t records = 0;
+};
+
+Loaded load(std::uint32_t workers, std::uint32_t warehouses, std::uint64_t seed = 3) {
+  Loaded l;
+  Options o;
+  o.workers = workers;
+  o.slots_per_worker = 16;
+  Result<std::unique_ptr<Database>> db = Database::open(o);
+  EXPECT_TRUE(db.is_ok());
+  l.db = std::move(db).value();
+  l.scale = small_scale(warehouses);
+  Status s = tpcc_load(*l.db, l.scale, workers, seed, &l.tables, &l.records);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  return l;
+}
+
+void expect_consistent(Loaded& l) {
+  std::uint64_t checked = 0;
+  Status s = tpcc_verify(*l.db, l.tables, l.scale, &checked);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(checked, l.scale.warehouses * (1 + 10 * 3ull));
+}
+
+// Every transaction frame came from the worker's size classes and went back.
+void expect_frames_balance(Database& db) {
+  const ExecStats s = db.exec_stats();
+  EXPECT_EQ(s.frames_allocated, s.frames_freed) << "coroutine frames leak";
+  EXPECT_EQ(s.frame_heap_fallbacks, 0u) << "a TPC-C frame is larger than 8 KiB";
+  EXPECT_EQ(db.stats().open_transactions, 0u);
+}
+
+class TpccModes : public ::testing::TestWithParam<testing::ExecCase> {};
+
+TEST_P(TpccModes, EveryMixKeepsTheConsistencyConditions) {
+  Loaded l = load(1, 3);
+  expect_consistent(l);
+  for (TpccMix mix : {TpccMix::kTpcc, TpccMix::kTpccR, TpccMix::kTpccH}) {
+    for (bool hybrid : {false, true}) {
+      TpccRunConfig cfg;
+      cfg.mix = mix;
+      cfg.hybrid = hybrid;
+      cfg.suppliers = 40;
+      cfg.exec = testing::exec_of(GetParam(), 4, 5);
+      cfg.max_txns_per_worker = 150;
+      cfg.seed = 9;
+      TpccResult r;
+      Status s = tpcc_run(*l.db, l.tables, l.scale, cfg, &r);
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+      EXPECT_EQ(r.errors(), 0u) << r.first_error;
+      EXPECT_EQ(r.completed() + r.aborts(), 150u) << mix_name(mix);
+      EXPECT_GT(r.completed(), 75u) << mix_name(mix);
+      if (mix == TpccMix::kTpccR) {
+        EXPECT_EQ(r.aborts(), 0u);  // read-only
+        EXPECT_GT(r.type[kStockLevel].commits, 0u);
+        EXPECT_GT(r.type[kOrderStatus].commits, 0u);
+        EXPECT_EQ(r.type[kNewOrder].commits + r.type[kPayment].commits, 0u);
+      } else {
+        EXPECT_GT(r.type[kNewOrder].commits, 0u);
+        EXPECT_GT(r.type[kPayment].commits, 0u);
+      }
+      if (mix == TpccMix::kTpccH) EXPECT_GT(r.type[kQuery2].commits, 0u);
+      expect_consistent(l);
+    }
+  }
+  expect_frames_balance(*l.db);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, TpccModes, ::testing::ValuesIn(testing::all_cases()),
+                         testing::case_name);
+
+TEST(Tpcc, TwoWorkersKeepTheConsistencyConditions) {
+  Loaded l = load(2, 4);
+  for (ExecMode mode : {ExecMode::kSequential, ExecMode::kInterleaved}) {
+    TpccRunConfig cfg;
+    cfg.exec.mode = mode;
+    cfg.exec.batch = 4;
+    cfg.max_txns_per_worker = 400;
+    TpccResult r;
+    ASSERT_TRUE(tpcc_run(*l.db, l.tables, l.scale, cfg, &r).is_ok());
+    EXPECT_EQ(r.errors(), 0u) << r.first_error;
+    EXPECT_EQ(r.completed() + r.aborts(), 800u);
+    expect_consistent(l);
+  }
+}
+
+TEST(Tpcc, NewOrderRollsBackAboutOnePercent) {
+  Loaded l = load(1, 2);
+  TpccRunConfig cfg;
+  cfg.exec.mode = ExecMode::kSequential;
+  cfg.max_txns_per_worker = 6000;
+  TpccResult r;
+  ASSERT_TRUE(tpcc_run(*l.db, l.tables, l.scale, cfg, &r).is_ok());
+  const TpccTypeStats& no = r.type[kNewOrder];
+  const double rate =
+      static_cast<double>(no.rollbacks) / static_cast<double>(no.commits + no.rollbacks);
+  EXPECT_GT(rate, 0.002);
+  EXPECT_LT(rate, 0.03);
+  // The standard mix: 45 % NewOrder, 43 % Payment, 4 % each of the others (± sampling).
+  const double total = static_cast<double>(r.completed());
+  EXPECT_NEAR(static_cast<double>(no.commits + no.rollbacks) / total, 0.45, 0.03);
+  EXPECT_NEAR(static_cast<double>(r.type[kPayment].commits) / total, 0.43, 0.03);
+  EXPECT_NEAR(static_cast<double>(r.type[kDelivery].commits) / total, 0.04, 0.015);
+  expect_consistent(l);
+}
+
+TEST(Tpcc, SecondaryIndexesFindEveryCustomerAndOrder) {
+  Loaded l = load(1, 1);
+  Result<Transaction> tx = l.db->begin();
+  ASSERT_TRUE(tx.is_ok());
+  // Every customer is reachable through customer_by_last, and every order through
+  // order_by_customer: count index entries against the tables.
+  std::size_t customers = 0, by_last = 0, orders = 0, by_customer = 0;
+  auto count = [](std::size_t* n) {
+    return [n](std::string_view, std::string_view) {
+      ++*n;
+      return true;
+    };
+  };
+  auto c1 = count(&customers);
+  auto c2 = count(&by_last);
+  auto c3 = count(&orders);
+  auto c4 = count(&by_customer);
+  ASSERT_TRUE(tx->scan(*l.tables.customer, "", "", 0, c1).is_ok());
+  ASSERT_TRUE(tx->scan_index(*l.tables.customer_by_last, "", "", 0, c2).is_ok());
+  ASSERT_TRUE(tx->scan(*l.tables.orders, "", "", 0, c3).is_ok());
+  ASSERT_TRUE(tx->scan_index(*l.tables.order_by_customer, "", "", 0, c4).is_ok());
+  EXPECT_EQ(customers, 10u * l.scale.customers);
+  EXPECT_EQ(by_last, customers);
+  EXPECT_EQ(orders, 10u * l.scale.customers);
+  EXPECT_EQ(by_customer, orders);
+}
+
+// The checker must fail when the state is wrong: break each condition in turn.
+TEST(Tpcc, VerifyCatchesEachConditionsViolation) {
+  struct Breaker {
+    int condition;
+    std::function<void(Transaction&, const TpccTables&)> apply;
+  };
+  auto key = [](std::initializer_list<std::pair<int, std::uint32_t>> parts) {
+    Key k;
+    for (auto [bytes, v] : parts) {
+      if (bytes == 1) k.u8(static_cast<std::uint8_t>(v));
+      if (bytes == 4) k.u32(v);
+    }
+    return std::string(k.view());
+  };
+  const Breaker breakers[] = {
+      {1,
+       [&](Transaction& tx, const TpccTables& t) {  // W_YTD != sum(D_YTD)
+         std::string v;
+         ASSERT_TRUE(tx.get(*t.warehouse, key({{4, 1}}), &v).is_ok());
+         v[0] = static_cast<char>(v[0] + 1);  // the low byte of w_ytd
+         ASSERT_TRUE(tx.update(*t.warehouse, key({{4, 1}}), v).is_ok());
+       }},
+      {2,
+       [&](Transaction& tx, const TpccTables& t) {  // an order beyond D_NEXT_O_ID
+         std::string v;
+         ASSERT_TRUE(tx.get(*t.orders, key({{4, 1}, {1, 2}, {4, 1}}), &v).is_ok());
+         ASSERT_TRUE(tx.insert(*t.orders, key({{4, 1}, {1, 2}, {4, 999}}), v).is_ok());
+       }},
+      {3,
+       [&](Transaction& tx, const TpccTables& t) {  // a hole in the new-order ids
+         ASSERT_TRUE(tx.remove(*t.new_order, key({{4, 1}, {1, 3}, {4, 25}})).is_ok());
+       }},
+      {4,
+       [&](Transaction& tx, const TpccTables& t) {  // an order line too few
+         ASSERT_TRUE(tx.remove(*t.order_line, key({{4, 1}, {1, 4}, {4, 1}, {1, 1}})).is_ok());
+       }},
+  };
+  for (const Breaker& b : breakers) {
+    Loaded l = load(1, 1);
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    b.apply(*tx, l.tables);
+    ASSERT_TRUE(tx->commit().is_ok());
+    std::uint64_t checked = 0;
+    Status s = tpcc_verify(*l.db, l.tables, l.scale, &checked);
+    EXPECT_EQ(s.code(), Code::kCorruption) << b.condition;
+    EXPECT_NE(s.to_string().find("condition " + std::to_string(b.condition)), std::string::npos)
+        << s.to_string();
+  }
+}
+
+}  // namespace
+}  // namespace braid::bench
