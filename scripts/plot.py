@@ -4,6 +4,7 @@
   scripts/plot.py results/corobase       # fig6.jsonl ... fig12.jsonl -> fig6.png ... fig12.png
   scripts/plot.py results/matrix         # matrix.jsonl -> matrix.png
   scripts/plot.py results/killer         # kn-fig1.jsonl ... (braid-bench probe) -> kn-fig1.png ...
+  scripts/plot.py results/tpcc           # tpcc.jsonl (braid-bench tpcc) -> tpcc.png
 
 Each point is the median over repeated runs of the same configuration.
 """
@@ -37,6 +38,8 @@ def load(path):
 
 
 def variant(r):
+    if r.get("bench") == "tpcc":
+        return "hybrid" if r.get("hybrid") and r["mode"] == "interleaved" else r["mode"]
     if r.get("multi_get"):
         if r["batch"] == 1:
             return "coro-fn-mk" if r["mode"] == "nested" else "coro-mk"
@@ -210,8 +213,38 @@ def figures(d):
                  f"read-only 10 reads/txn, {t} worker(s)", "records", logx=True)
         axes[0].legend(fontsize=7)
         save(fig, "matrix.png")
+    p = os.path.join(d, "tpcc.jsonl")
+    if os.path.exists(p):
+        tpcc_figure(load(p), save)
     probe_figures(d, save)
     return made
+
+
+def tpcc_figure(rows, save):
+    """Throughput by mode (bars) and mix (groups), one panel per worker count: medians."""
+    mixes = [m for m in ("tpcc", "tpcc-r", "tpcc-h") if any(r["mix"] == m for r in rows)]
+    order = ["sequential", "prefetch", "nested", "interleaved", "hybrid", "auto"]
+    threads = sorted({r["threads"] for r in rows})
+    fig, axes = plt.subplots(1, len(threads), figsize=(6 * len(threads), 4), squeeze=False)
+    for ax, t in zip(axes[0], threads):
+        acc = defaultdict(list)
+        for r in rows:
+            if r["threads"] == t:
+                acc[(r["mix"], variant(r))].append(r["txn_per_s"])
+        present = [v for v in order if any((m, v) in acc for m in mixes)]
+        width = 0.8 / max(1, len(present))
+        for i, v in enumerate(present):
+            xs = [j + (i - (len(present) - 1) / 2) * width for j in range(len(mixes))]
+            ys = [statistics.median(acc[(m, v)]) if (m, v) in acc else 0 for m in mixes]
+            label, color, _ = STYLE[v]
+            ax.bar(xs, ys, width, label=label, color=color)
+        ax.set_xticks(range(len(mixes)))
+        ax.set_xticklabels([m.upper() for m in mixes])
+        ax.set_ylabel("transactions / s (median)")
+        ax.set_title(f"TPC-C mixes, {t} worker(s), {rows[0]['warehouses']} warehouses")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    save(fig, "tpcc.png")
 
 
 if __name__ == "__main__":

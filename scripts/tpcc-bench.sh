@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Issue 6's TPC-C measurements, reproducible: TPC-C, TPC-CR and TPC-CH at the default scale
+# (16 warehouses), 1 and 2 workers, modes sequential / prefetch / interleaved / hybrid / auto
+# round-robin inside one process per (mix, workers) — a fresh load each, so one mix's inserts
+# do not slow the next — REPS rounds of SECONDS_PER each; then the plot.
+# Env: OUT (default results/tpcc), WAREHOUSES (16), SECONDS_PER (3), REPS (3),
+#      MODES (sequential,prefetch,interleaved,hybrid,auto), BATCH (8), SCHEDULER (batch).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH=build/release/bin/braid-bench
+OUT=${OUT:-results/tpcc}
+WAREHOUSES=${WAREHOUSES:-16}
+SECONDS_PER=${SECONDS_PER:-3}
+REPS=${REPS:-3}
+MODES=${MODES:-sequential,prefetch,interleaved,hybrid,auto}
+BATCH=${BATCH:-8}
+SCHEDULER=${SCHEDULER:-batch}
+mkdir -p "$OUT"
+for threads in 1 2; do
+  for mix in tpcc tpcc-r tpcc-h; do
+    echo "== $mix, $threads worker(s)"
+    "$BENCH" tpcc --warehouses "$WAREHOUSES" --threads "$threads" --mix "$mix" --mode "$MODES" \
+      --seconds "$SECONDS_PER" --repeat "$REPS" --batch "$BATCH" --scheduler "$SCHEDULER" \
+      --json "$OUT/tpcc.jsonl" | sed -n '/summary/,$p'
+  done
+done
+/usr/bin/python3 scripts/plot.py "$OUT"
