@@ -445,11 +445,7 @@ class TpccGenerator : public TxnGenerator {
       if ((w - 1) % workers == worker) home_.push_back(w);
     }
     BRAID_ASSERT(!home_.empty());
-    // The modes that run one transaction at a time have one terminal, with every warehouse.
-    const bool one_at_a_time =
-        cfg.exec.mode == ExecMode::kSequential || cfg.exec.mode == ExecMode::kPrefetch;
-    groups_ = std::min<std::uint32_t>(one_at_a_time ? 1 : std::max(1u, cfg.exec.batch),
-                                      static_cast<std::uint32_t>(home_.size()));
+    busy_.assign(s.warehouses + 1, 0);
   }
 
   bool next(Tx& tx, Task<Status>* task) override {
@@ -512,14 +508,29 @@ class TpccGenerator : public TxnGenerator {
     static std::atomic<std::uint32_t> next{1};  // 0: the load's rows
     return next.fetch_add(workers);
   }
-  // The home warehouse of a transaction in slot `tx`: uniform over the slot's share.
-  std::uint32_t home(const Tx& tx) {
-    std::size_t term = 0;
-    while (term < terminals_.size() && terminals_[term] != &tx) ++term;
-    if (term == terminals_.size()) terminals_.push_back(&tx);
-    const std::size_t g = term % groups_;
-    const std::size_t share = (home_.size() - g + groups_ - 1) / groups_;
-    return home_[g + groups_ * rng_.uniform(share)];
+  // A transaction's start: its home warehouse, chosen uniformly among the worker's warehouses
+  // that no other open transaction of this worker is using (TPC-C terminals have a fixed home
+  // warehouse; here a worker's interleaved transactions act as its terminals, and two of them
+  // meet on a warehouse only when it has more open than warehouses). finish() releases it.
+  struct Begin {
+    Clock::time_point t;
+    std::uint32_t w;
+  };
+  Begin begin() {
+    std::uint32_t free = 0;
+    for (const std::uint32_t w : home_) free += busy_[w] == 0 ? 1 : 0;
+    std::uint32_t w = home_[rng_.uniform(home_.size())];
+    if (free != 0 && busy_[w] != 0) {
+      std::uint64_t k = rng_.uniform(free);
+      for (const std::uint32_t h : home_) {
+        if (busy_[h] == 0 && k-- == 0) {
+          w = h;
+          break;
+        }
+      }
+    }
+    ++busy_[w];
+    return {Clock::now(), w};
   }
   std::uint32_t other_warehouse(std::uint32_t w) {
     std::uint32_t o = uniform(rng_, 1, s_.warehouses - 1);
@@ -531,7 +542,9 @@ class TpccGenerator : public TxnGenerator {
 
   // The outcome of a body: commit (the worker commits an OK body), rollback, conflict, error.
   enum class End : std::uint8_t { kCommit, kRollback };
-  Status finish(TpccType type, Clock::time_point start, Status s, End end = End::kCommit) {
+  Status finish(TpccType type, Begin start, Status s, End end = End::kCommit) {
+    BRAID_ASSERT(busy_[start.w] > 0);
+    --busy_[start.w];
     TpccTypeStats& st = out_->type[type];
     if (s.is_ok()) {
       if (end == End::kRollback) {
@@ -541,7 +554,7 @@ class TpccGenerator : public TxnGenerator {
         ++st.commits;
       }
       st.latency.record(static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count()));
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start.t).count()));
     } else if (s.code() == Code::kConflict) {
       ++st.aborts;
     } else {
@@ -582,8 +595,8 @@ class TpccGenerator : public TxnGenerator {
 
   // Clause 2.4.
   Task<Status> new_order(Tx& tx) {
-    const auto start = Clock::now();
-    const std::uint32_t w = home(tx);
+    const Begin start = begin();
+    const std::uint32_t w = start.w;
     const std::uint32_t d = uniform(rng_, 1, kDistricts);
     const std::uint32_t c = nurand(rng_, 1023, kCId, 1, s_.customers);
     const std::uint32_t ol_cnt = uniform(rng_, 5, 15);
@@ -731,8 +744,8 @@ class TpccGenerator : public TxnGenerator {
   // writes its row, and under first-updater-wins the time between that write and the commit is
   // the window in which a second Payment of the warehouse conflicts.
   Task<Status> payment(Tx& tx) {
-    const auto start = Clock::now();
-    const std::uint32_t w = home(tx);
+    const Begin start = begin();
+    const std::uint32_t w = start.w;
     const std::uint32_t d = uniform(rng_, 1, kDistricts);
     std::uint32_t c_w = w;
     std::uint32_t c_d = d;
@@ -782,8 +795,8 @@ class TpccGenerator : public TxnGenerator {
 
   // Clause 2.6: the customer, its newest order (order_by_customer, newest first), its lines.
   Task<Status> order_status(Tx& tx) {
-    const auto start = Clock::now();
-    const std::uint32_t w = home(tx);
+    const Begin start = begin();
+    const std::uint32_t w = start.w;
     const std::uint32_t d = uniform(rng_, 1, kDistricts);
     const bool by_name = rng_.uniform(100) < 60;
     std::uint32_t c = 0;
@@ -820,8 +833,8 @@ class TpccGenerator : public TxnGenerator {
   // Clause 2.7, all ten districts in one transaction (the deferred execution of 2.7.2 is
   // run as an ordinary transaction, as CoroBase and ERMIA do).
   Task<Status> delivery(Tx& tx) {
-    const auto start = Clock::now();
-    const std::uint32_t w = home(tx);
+    const Begin start = begin();
+    const std::uint32_t w = start.w;
     const std::int32_t carrier = static_cast<std::int32_t>(uniform(rng_, 1, 10));
     const std::int64_t now = now_us();
     std::uint32_t delivered[kDistricts + 1] = {};
@@ -870,8 +883,8 @@ class TpccGenerator : public TxnGenerator {
 
   // Clause 2.8: distinct items of the district's last 20 orders with stock under a threshold.
   Task<Status> stock_level(Tx& tx) {
-    const auto start = Clock::now();
-    const std::uint32_t w = home(tx);
+    const Begin start = begin();
+    const std::uint32_t w = start.w;
     const std::uint32_t d = uniform(rng_, 1, kDistricts);
     const std::int32_t threshold = static_cast<std::int32_t>(uniform(rng_, 10, 20));
     DistrictRow dr;
@@ -935,8 +948,8 @@ class TpccGenerator : public TxnGenerator {
   // (supplier s supplies items s+1, s+1+10000, ... as in CH-benCHmark's mod-10000 mapping);
   // stock under the threshold is joined with its item and restocked.
   Task<Status> query2(Tx& tx) {
-    const auto start = Clock::now();
-    const std::uint32_t w = home(tx);
+    const Begin start = begin();
+    const std::uint32_t w = start.w;
     const std::uint32_t region = uniform(rng_, 0, kRegions - 1);
     const std::uint32_t first = uniform(rng_, 0, s_.suppliers_table - 1);
     const std::uint32_t n_sup = std::min(cfg_.suppliers, s_.suppliers_table);
@@ -1045,8 +1058,7 @@ class TpccGenerator : public TxnGenerator {
   const std::atomic<bool>& stop_;
   WorkerStats* out_;
   std::vector<std::uint32_t> home_;
-  std::uint32_t groups_ = 1;
-  std::vector<const Tx*> terminals_;  // slot → terminal number (slots are fixed per worker)
+  std::vector<std::uint32_t> busy_;  // open transactions per home warehouse
   std::uint64_t issued_ = 0;
   std::uint64_t history_seq_ = 0;
 

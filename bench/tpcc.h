@@ -101,10 +101,9 @@ struct TpccResult {
 };
 
 // Runs the mix on the database's workers. Worker t's home warehouses are those with
-// (w - 1) % workers == t; as TPC-C terminals have a fixed home warehouse, each transaction slot
-// the worker interleaves (a terminal) draws its home from its own share of them, so
-// interleaved transactions of one worker meet on a warehouse only when it has fewer
-// warehouses than slots. Needs warehouses >= workers.
+// (w - 1) % workers == t; each transaction takes a home among them that no other open
+// transaction of the worker uses, when there is one (see TpccGenerator::begin). Needs
+// warehouses >= workers.
 Status tpcc_run(Database& db, const TpccTables& tables, const TpccScale& scale,
                 const TpccRunConfig& cfg, TpccResult* result);
 
