@@ -90,7 +90,9 @@ TEST_P(TpccModes, EveryMixKeepsTheConsistencyConditions) {
         EXPECT_GT(r.type[kNewOrder].commits, 0u);
         EXPECT_GT(r.type[kPayment].commits, 0u);
       }
-      if (mix == TpccMix::kTpccH) EXPECT_GT(r.type[kQuery2].commits, 0u);
+      if (mix == TpccMix::kTpccH) {
+        EXPECT_GT(r.type[kQuery2].commits, 0u);
+      }
       expect_consistent(l);
     }
   }
