@@ -60,6 +60,27 @@ std::vector<std::string> split_commas(const std::string& text) {
   }
 }
 
+std::vector<std::string> parse_name_list(const std::string& flag, const std::string& text,
+                                         const std::vector<std::string>& known, std::string* err) {
+  if (text == "all") return known;
+  std::vector<std::string> out;
+  for (std::string& m : split_commas(text)) {
+    if (std::find(known.begin(), known.end(), m) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += k + ", ";
+      *err = "--" + flag + " must be one of " + names + "all (or a comma-separated list), got '" +
+             m + "'";
+      return {};
+    }
+    if (std::find(out.begin(), out.end(), m) != out.end()) {
+      *err = "--" + flag + " lists '" + m + "' twice";
+      return {};
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 std::vector<std::uint64_t> Flags::u64_list(std::string_view name, std::vector<std::uint64_t> def,
                                            std::uint64_t min, std::uint64_t max) {
   const std::string key(name);

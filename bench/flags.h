@@ -14,6 +14,12 @@ namespace braid::bench {
 // "a,b,c" -> {"a", "b", "c"} (empty items kept, so the caller can reject them).
 std::vector<std::string> split_commas(const std::string& text);
 
+// The value of a list flag (--mode, --mix): "all" (every name in `known`), or a comma-separated
+// list of distinct names from `known`, in the order given. On a bad item sets `*err` and
+// answers an empty list.
+std::vector<std::string> parse_name_list(const std::string& flag, const std::string& text,
+                                         const std::vector<std::string>& known, std::string* err);
+
 class Flags {
  public:
   // Parses argv[first..argc). Fails on a positional argument or a flag without a value, except

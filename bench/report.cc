@@ -238,4 +238,17 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
+  ExecStats d = after;
+  d.transactions = after.transactions - before.transactions;
+  d.resumes = after.resumes - before.resumes;
+  d.suspends = after.suspends - before.suspends;
+  d.frames_allocated = after.frames_allocated - before.frames_allocated;
+  d.frames_freed = after.frames_freed - before.frames_freed;
+  d.frame_heap_fallbacks = after.frame_heap_fallbacks - before.frame_heap_fallbacks;
+  d.auto_decisions = after.auto_decisions - before.auto_decisions;
+  d.commit_waits = after.commit_waits - before.commit_waits;
+  return d;
+}
+
 }  // namespace braid::bench

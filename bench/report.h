@@ -1,6 +1,8 @@
 // Benchmark reporting: machine description, latency histogram, JSON lines, progress bar.
 #pragma once
 
+#include <braid/database.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -91,5 +93,9 @@ double median(std::vector<double> v);
 
 // "1,234,567"
 std::string with_commas(std::uint64_t v);
+
+// A run's execution counters: `after` with its cumulative counters less `before`'s (the
+// gauges, auto_batch, as they are after).
+ExecStats exec_delta(const ExecStats& before, const ExecStats& after);
 
 }  // namespace braid::bench

@@ -1204,12 +1204,7 @@ Status tpcc_run(Database& db, const TpccTables& tables, const TpccScale& scale,
   std::uint64_t sink = 0;
   for (auto& g : gens) sink += g->sink_;
   if (sink == 1) std::fprintf(stderr, " ");  // keeps the reads' results alive
-  const ExecStats after = db.exec_stats();
-  result->exec = after;
-  result->exec.transactions = after.transactions - before.transactions;
-  result->exec.suspends = after.suspends - before.suspends;
-  result->exec.resumes = after.resumes - before.resumes;
-  result->exec.auto_decisions = after.auto_decisions - before.auto_decisions;
+  result->exec = exec_delta(before, db.exec_stats());
   return s;
 }
 

@@ -39,28 +39,6 @@ TpccMix mix_of(const std::string& m) {
   return TpccMix::kTpcc;
 }
 
-// "all", or a comma-separated list of distinct names from `known`.
-std::vector<std::string> parse_list(const std::string& flag, const std::string& text,
-                                    const std::vector<std::string>& known, std::string* err) {
-  if (text == "all") return known;
-  std::vector<std::string> out;
-  for (std::string& m : split_commas(text)) {
-    if (std::find(known.begin(), known.end(), m) == known.end()) {
-      std::string names;
-      for (const std::string& k : known) names += k + ", ";
-      *err = "--" + flag + " must be one of " + names + "all (or a comma-separated list), got '" +
-             m + "'";
-      return {};
-    }
-    if (std::find(out.begin(), out.end(), m) != out.end()) {
-      *err = "--" + flag + " lists '" + m + "' twice";
-      return {};
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
 struct Config {
   TpccScale scale;
   std::uint32_t threads;
@@ -137,9 +115,9 @@ int tpcc_main(int argc, char** argv, int first) {
     cfg.scale.customers = static_cast<std::uint32_t>(flags.u64("customers", 3000, 10, 3000));
     cfg.threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
     cfg.seconds = flags.f64("seconds", 5, 0.01, 86400);
-    cfg.mixes = parse_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
+    cfg.mixes = parse_name_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
     if (err.empty())
-      cfg.modes = parse_list("mode", flags.str("mode", "interleaved"), kTpccModes, &err);
+      cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), kTpccModes, &err);
     cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
     cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
     cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/table.h"
 #include "bench_db.h"
+#include "engine/table.h"
 #include "flags.h"
 #include "report.h"
 #include "roof.h"
@@ -49,9 +49,9 @@ struct Config {
   std::string scheduler;
   std::uint32_t batch;
   bool multi_get;
-  std::string dir;          // database directory ("" : in memory)
-  std::string commit;       // durable | async
-  std::string log_sync;     // fdatasync | dsync | direct
+  std::string dir;       // database directory ("" : in memory)
+  std::string commit;    // durable | async
+  std::string log_sync;  // fdatasync | dsync | direct
   std::uint64_t checkpoint_mib;
 };
 
@@ -555,27 +555,6 @@ struct ModeResult {
   double syncs_per_s = 0;
 };
 
-// "all", or a comma-separated list of distinct modes.
-std::vector<std::string> parse_modes(const std::string& text, std::string* err) {
-  if (text == "all") return kModes;
-  std::vector<std::string> out;
-  for (std::string& m : split_commas(text)) {
-    if (std::find(kModes.begin(), kModes.end(), m) == kModes.end()) {
-      *err =
-          "--mode must be one of plain, sequential, prefetch, nested, interleaved, auto, all "
-          "(or a comma-separated list), got '" +
-          m + "'";
-      return {};
-    }
-    if (std::find(out.begin(), out.end(), m) != out.end()) {
-      *err = "--mode lists '" + m + "' twice";
-      return {};
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
 // Runs one mode for cfg.seconds over the loaded table.
 Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
                 const std::string& mode, ModeResult* res) {
@@ -628,14 +607,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     res->total.latency.merge(r.latency);
     res->total.commit_latency.merge(r.commit_latency);
   }
-  const ExecStats after = db.exec_stats();
-  res->exec = after;
-  res->exec.transactions = after.transactions - before.transactions;
-  res->exec.resumes = after.resumes - before.resumes;
-  res->exec.suspends = after.suspends - before.suspends;
-  res->exec.frames_allocated = after.frames_allocated - before.frames_allocated;
-  res->exec.frames_freed = after.frames_freed - before.frames_freed;
-  res->exec.auto_decisions = after.auto_decisions - before.auto_decisions;
+  res->exec = exec_delta(before, db.exec_stats());
   res->txn_per_s = static_cast<double>(res->total.commits) / res->run_s;
   const DurabilityStats dafter = db.durability_stats();
   res->log_bytes_per_s = static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / res->run_s;
@@ -670,7 +642,7 @@ int ycsb_main(int argc, char** argv, int first) {
     cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
     cfg.json = flags.str("json", "results/braid-bench.jsonl");
     cfg.roof = flags.str("roof", "results/roof.json");
-    cfg.modes = parse_modes(flags.str("mode", "interleaved"), &err);
+    cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), kModes, &err);
     cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
     cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
     cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
@@ -790,8 +762,9 @@ int ycsb_main(int argc, char** argv, int first) {
       const double c50 = m.total.commit_latency.quantile(0.50) / 1000.0;
       const double c99 = m.total.commit_latency.quantile(0.99) / 1000.0;
       if (!cfg.dir.empty()) {
-        std::printf("  %-12s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n",
-                    "", m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
+        std::printf(
+            "  %-12s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n", "",
+            m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
       }
       std::fflush(stdout);
       errors += m.total.errors;

@@ -26,6 +26,7 @@ void AutoTuner::reset(std::uint32_t max_batch) {
   exploit_windows_ = kMinExploit;
   windows_left_ = 0;
   window_txns_ = 0;
+  window_useful_ = 0;
   window_start_ = Clock::now();
 }
 
@@ -34,8 +35,9 @@ void AutoTuner::check_window() {
   const std::int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - window_start_).count();
   if (ns < kWindowNs) return;
-  const double rate = static_cast<double>(window_txns_) / static_cast<double>(ns);
+  const double rate = static_cast<double>(window_useful_) / static_cast<double>(ns);
   window_txns_ = 0;
+  window_useful_ = 0;
   window_start_ = now;
   if (!exploring_) {
     if (--windows_left_ != 0) return;
@@ -294,7 +296,7 @@ void Worker::finish(Slot& slot) {
   }
   ++transactions_;
   if (exec_.mode == ExecMode::kAuto) {
-    tuner_.on_finished();
+    tuner_.on_finished(s.code() != Code::kConflict);
     op_mode_ = tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved;
   }
   --live_;
