@@ -212,11 +212,18 @@ int tpcc_main(int argc, char** argv, int first) {
         run.seconds = cfg.seconds;
         run.seed = cfg.seed * 7919 + rep * 131 + mi;
         TpccResult r;
+        const DurabilityStats dbefore = db.durability_stats();
         if (Status s = tpcc_run(db, tables, cfg.scale, run, &r); !s.is_ok()) {
           std::fprintf(stderr, "braid-bench: tpcc run failed: %s\n", s.to_string().c_str());
           return 1;
         }
         if (first_error.empty()) first_error = r.first_error;
+        const DurabilityStats dafter = db.durability_stats();
+        const double log_mb_s =
+            static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / 1e6 / r.run_s;
+        const double syncs_s =
+            static_cast<double>(dafter.log_flushes - dbefore.log_flushes) / r.run_s;
+        const std::uint64_t checkpoints = dafter.checkpoints - dbefore.checkpoints;
         const double tps = static_cast<double>(r.completed()) / r.run_s;
         rates[xi][mi].push_back(tps);
         const double attempts = static_cast<double>(r.completed() + r.aborts());
@@ -249,6 +256,11 @@ int tpcc_main(int argc, char** argv, int first) {
                     (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), tps, no_per_min,
                     abort_rate, all.quantile(0.5) / 1000.0, all.quantile(0.99) / 1000.0, vs,
                     per_type.c_str());
+        if (!cfg.dir.empty()) {
+          std::printf("  %-12s log %.1f MB/s, %.0f syncs/s, %s checkpoint%s during the run\n", "",
+                      log_mb_s, syncs_s, with_commas(checkpoints).c_str(),
+                      checkpoints == 1 ? "" : "s");
+        }
         std::fflush(stdout);
         if (r.errors() != 0) {
           std::fprintf(stderr, "braid-bench tpcc: %s transactions failed (first: %s)\n",
@@ -268,6 +280,10 @@ int tpcc_main(int argc, char** argv, int first) {
           o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
           o.add("records", records).add("threads", cfg.threads).add("seconds", cfg.seconds);
           o.add("commit", cfg.dir.empty() ? std::string("none") : cfg.commit);
+          if (!cfg.dir.empty()) {
+            o.add("log_mb_per_s", log_mb_s).add("syncs_per_s", syncs_s);
+            o.add("checkpoints", checkpoints);
+          }
           o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);
           o.add("txn_per_s", tps).add("new_order_per_min", no_per_min);
           o.add("abort_rate", abort_rate).add("completed", r.completed());
