@@ -1,26 +1,39 @@
 #include "bench_db.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
 namespace braid::bench {
 
-std::string configure_directory(const std::string& dir, const std::string& commit,
-                                const std::string& log_sync, std::uint64_t checkpoint_mib,
-                                Options* options) {
-  if (dir.empty()) return "";
+DbFlags DbFlags::parse(Flags& flags) {
+  DbFlags d;
+  d.dir = flags.str("dir", "");
+  d.commit = flags.choice("commit", "durable", {"durable", "async"});
+  d.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
+  d.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
+  return d;
+}
+
+std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFlags& db,
+                          Options* options) {
+  options->workers = threads;
+  options->slots_per_worker = std::max<std::uint32_t>(batch, 16);
+  options->external_transactions = std::max<std::uint32_t>(threads, 4);
+  options->exec.batch = batch;
+  if (db.dir.empty()) return "";
   std::error_code ec;
-  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec)) {
-    return "--dir " + dir + " exists and is not empty; give a new path";
+  if (std::filesystem::exists(db.dir, ec) && !std::filesystem::is_empty(db.dir, ec)) {
+    return "--dir " + db.dir + " exists and is not empty; give a new path";
   }
-  const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+  const std::filesystem::path parent = std::filesystem::path(db.dir).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  options->directory = dir;
-  options->durability.commit = commit == "async" ? CommitMode::kAsync : CommitMode::kDurable;
-  options->durability.sync = log_sync == "dsync"    ? LogSync::kDsync
-                             : log_sync == "direct" ? LogSync::kDirect
-                                                    : LogSync::kFdatasync;
-  options->durability.checkpoint_log_bytes = checkpoint_mib << 20;
+  options->directory = db.dir;
+  options->durability.commit = db.commit == "async" ? CommitMode::kAsync : CommitMode::kDurable;
+  options->durability.sync = db.log_sync == "dsync"    ? LogSync::kDsync
+                             : db.log_sync == "direct" ? LogSync::kDirect
+                                                       : LogSync::kFdatasync;
+  options->durability.checkpoint_log_bytes = db.checkpoint_mib << 20;
   return "";
 }
 

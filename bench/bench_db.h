@@ -6,13 +6,25 @@
 #include <cstdint>
 #include <string>
 
+#include "flags.h"
+
 namespace braid::bench {
 
-// --dir / --commit / --log-sync / --checkpoint-mib: a fresh database directory (an existing one
-// would already hold the benchmark's keys; its parents are created). Returns an error message
-// for the usage text, or "" after filling `options`.
-std::string configure_directory(const std::string& dir, const std::string& commit,
-                                const std::string& log_sync, std::uint64_t checkpoint_mib,
-                                Options* options);
+// --dir / --commit / --log-sync / --checkpoint-mib.
+struct DbFlags {
+  std::string dir;       // database directory ("": in memory)
+  std::string commit;    // durable | async
+  std::string log_sync;  // fdatasync | dsync | direct
+  std::uint64_t checkpoint_mib = 1024;
+
+  static DbFlags parse(Flags& flags);
+};
+
+// The engine options of a benchmark run: `threads` workers with room for `batch` open
+// transactions and for kAuto's candidates (up to 16), and, with --dir, a fresh database
+// directory (an existing one would already hold the benchmark's keys; its parents are created).
+// Returns an error message for the usage text, or "" after filling `options`.
+std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFlags& db,
+                          Options* options);
 
 }  // namespace braid::bench

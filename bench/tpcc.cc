@@ -564,27 +564,24 @@ class TpccGenerator : public TxnGenerator {
     return s;
   }
 
-  // Reads a row; NotFound becomes Corruption (every row the transactions read must exist).
+  // Reads a row, or one field of it; NotFound becomes Corruption (every row the transactions
+  // read must exist).
+  static Status found(const Result<std::string_view>& r, const char* table) {
+    if (r.is_ok()) return Status::ok();
+    if (r.code() == Code::kNotFound) {
+      return Status::corruption(std::string("tpcc: missing ") + table + " row");
+    }
+    return r.status();
+  }
   template <typename Row>
   static Status read_row(const Result<std::string_view>& r, Row* row, const char* table) {
-    if (!r.is_ok()) {
-      if (r.code() == Code::kNotFound) {
-        return Status::corruption(std::string("tpcc: missing ") + table + " row");
-      }
-      return r.status();
-    }
+    if (Status s = found(r, table); !s.is_ok()) return s;
     return decode(*r, row) ? Status::ok() : bad_row(table);
   }
-
   template <typename Row, typename F>
   static Status read_field(const Result<std::string_view>& r, std::size_t offset, F* out,
                            const char* table) {
-    if (!r.is_ok()) {
-      if (r.code() == Code::kNotFound) {
-        return Status::corruption(std::string("tpcc: missing ") + table + " row");
-      }
-      return r.status();
-    }
+    if (Status s = found(r, table); !s.is_ok()) return s;
     return field<Row>(*r, offset, out) ? Status::ok() : bad_row(table);
   }
 

@@ -53,8 +53,7 @@ struct Config {
   bool verify;
   std::uint64_t seed;
   std::string json;
-  std::string dir, commit, log_sync;
-  std::uint64_t checkpoint_mib;
+  DbFlags db;
 };
 
 JsonObject type_json(const TpccTypeStats& t, double run_s) {
@@ -126,23 +125,14 @@ int tpcc_main(int argc, char** argv, int first) {
     cfg.verify = flags.u64("verify", 0, 0, 1) != 0;
     cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
     cfg.json = flags.str("json", "results/braid-bench.jsonl");
-    cfg.dir = flags.str("dir", "");
-    cfg.commit = flags.choice("commit", "durable", {"durable", "async"});
-    cfg.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
-    cfg.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
+    cfg.db = DbFlags::parse(flags);
     if (err.empty() && flags.finish(&err) && cfg.scale.warehouses < cfg.threads) {
       err = "--warehouses " + std::to_string(cfg.scale.warehouses) + " is fewer than --threads " +
             std::to_string(cfg.threads) + " (every worker needs a home warehouse)";
     }
   }
   Options options;
-  options.workers = cfg.threads;
-  options.slots_per_worker = std::max<std::uint32_t>(cfg.batch, 16);  // kAuto tries up to 16
-  options.external_transactions = std::max<std::uint32_t>(cfg.threads, 4);
-  options.exec.batch = cfg.batch;
-  if (err.empty()) {
-    err = configure_directory(cfg.dir, cfg.commit, cfg.log_sync, cfg.checkpoint_mib, &options);
-  }
+  if (err.empty()) err = bench_options(cfg.threads, cfg.batch, cfg.db, &options);
   if (!err.empty()) {
     std::fprintf(stderr, "braid-bench tpcc: %s\n\n%s", err.c_str(), tpcc_usage());
     return 2;
@@ -169,10 +159,10 @@ int tpcc_main(int argc, char** argv, int first) {
               cfg.hybrid ? ", hybrid (multi_get)" : "");
   std::printf("  load: %s rows in %.2f s (%.0f rows/s)\n", with_commas(records).c_str(), load_s,
               static_cast<double>(records) / load_s);
-  if (!cfg.dir.empty()) {
+  if (!cfg.db.dir.empty()) {
     const DurabilityStats ds = db.durability_stats();
-    std::printf("  durability: %s in %s, commit %s\n", ds.io_backend.c_str(), cfg.dir.c_str(),
-                cfg.commit.c_str());
+    std::printf("  durability: %s in %s, commit %s\n", ds.io_backend.c_str(), cfg.db.dir.c_str(),
+                cfg.db.commit.c_str());
   }
   std::uint64_t verified = 0;
   auto verify = [&](const char* when) {
@@ -256,7 +246,7 @@ int tpcc_main(int argc, char** argv, int first) {
                     (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), tps, no_per_min,
                     abort_rate, all.quantile(0.5) / 1000.0, all.quantile(0.99) / 1000.0, vs,
                     per_type.c_str());
-        if (!cfg.dir.empty()) {
+        if (!cfg.db.dir.empty()) {
           std::printf("  %-12s log %.1f MB/s, %.0f syncs/s, %s checkpoint%s during the run\n", "",
                       log_mb_s, syncs_s, with_commas(checkpoints).c_str(),
                       checkpoints == 1 ? "" : "s");
@@ -279,8 +269,8 @@ int tpcc_main(int argc, char** argv, int first) {
           o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
           o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
           o.add("records", records).add("threads", cfg.threads).add("seconds", cfg.seconds);
-          o.add("commit", cfg.dir.empty() ? std::string("none") : cfg.commit);
-          if (!cfg.dir.empty()) {
+          o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
+          if (!cfg.db.dir.empty()) {
             o.add("log_mb_per_s", log_mb_s).add("syncs_per_s", syncs_s);
             o.add("checkpoints", checkpoints);
           }

@@ -49,10 +49,7 @@ struct Config {
   std::string scheduler;
   std::uint32_t batch;
   bool multi_get;
-  std::string dir;       // database directory ("" : in memory)
-  std::string commit;    // durable | async
-  std::string log_sync;  // fdatasync | dsync | direct
-  std::uint64_t checkpoint_mib;
+  DbFlags db;
 };
 
 // Execution modes by name; "plain" is the bench's own thread-per-transaction loop over the
@@ -647,10 +644,7 @@ int ycsb_main(int argc, char** argv, int first) {
     cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
     cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
     cfg.multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
-    cfg.dir = flags.str("dir", "");
-    cfg.commit = flags.choice("commit", "durable", {"durable", "async"});
-    cfg.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
-    cfg.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
+    cfg.db = DbFlags::parse(flags);
     if (err.empty() && flags.finish(&err)) {
       if (cfg.read + cfg.update + cfg.rmw + cfg.scan + cfg.insert != 100) {
         err = "--read + --update + --rmw + --scan + --insert must sum to 100, got " +
@@ -669,14 +663,7 @@ int ycsb_main(int argc, char** argv, int first) {
   }
 
   Options options;
-  options.workers = cfg.threads;
-  // Room for the largest batch and for kAuto's candidates (up to 16).
-  options.slots_per_worker = std::max<std::uint32_t>(cfg.batch, 16);
-  options.external_transactions = std::max<std::uint32_t>(cfg.threads, 4);
-  options.exec.batch = cfg.batch;
-  if (std::string e =
-          configure_directory(cfg.dir, cfg.commit, cfg.log_sync, cfg.checkpoint_mib, &options);
-      !e.empty()) {
+  if (std::string e = bench_options(cfg.threads, cfg.batch, cfg.db, &options); !e.empty()) {
     std::fprintf(stderr, "braid-bench ycsb: %s\n", e.c_str());
     return 2;
   }
@@ -718,10 +705,10 @@ int ycsb_main(int argc, char** argv, int first) {
       cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), cfg.batch);
   std::printf("  load: %.2f s (%.0f records/s)\n", load_s,
               static_cast<double>(cfg.records) / load_s);
-  if (!cfg.dir.empty()) {
+  if (!cfg.db.dir.empty()) {
     const DurabilityStats ds = db.durability_stats();
     std::printf("  durability: %s in %s, commit %s, log sync %s\n", ds.io_backend.c_str(),
-                cfg.dir.c_str(), cfg.commit.c_str(), cfg.log_sync.c_str());
+                cfg.db.dir.c_str(), cfg.db.commit.c_str(), cfg.db.log_sync.c_str());
   }
   std::printf("  about %.1f DRAM lines per transaction (estimate)\n", lines_per_txn);
   std::printf("  %-12s %12s %12s %10s %9s %9s %10s %8s %8s\n", "mode", "txn_per_s", "ops_per_s",
@@ -761,7 +748,7 @@ int ycsb_main(int argc, char** argv, int first) {
                   m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs, of);
       const double c50 = m.total.commit_latency.quantile(0.50) / 1000.0;
       const double c99 = m.total.commit_latency.quantile(0.99) / 1000.0;
-      if (!cfg.dir.empty()) {
+      if (!cfg.db.dir.empty()) {
         std::printf(
             "  %-12s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n", "",
             m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
@@ -779,9 +766,9 @@ int ycsb_main(int argc, char** argv, int first) {
         o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
         o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
         o.add("multi_get", cfg.multi_get ? 1 : 0);
-        o.add("commit", cfg.dir.empty() ? std::string("none") : cfg.commit);
-        if (!cfg.dir.empty()) {
-          o.add("dir", cfg.dir).add("log_sync", cfg.log_sync);
+        o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
+        if (!cfg.db.dir.empty()) {
+          o.add("dir", cfg.db.dir).add("log_sync", cfg.db.log_sync);
           o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);
           o.add("commit_p50_us", c50).add("commit_p99_us", c99);
         }

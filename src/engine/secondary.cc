@@ -35,11 +35,27 @@ std::string prefix_successor(std::string_view prefix) {
 }
 
 namespace {
-// Entry key = secondary key ‖ primary key; the caller checked that it fits.
-std::string_view entry_key(char* buf, std::string_view secondary, std::string_view key) {
+Status check_entry_size(const Index& sec, std::size_t secondary_len, std::size_t key_len) {
+  if (secondary_len + key_len <= kMaxKeyBytes) return Status::ok();
+  return Status::invalid_argument("index '" + sec.name() + "': secondary key (" +
+                                  std::to_string(secondary_len) + " bytes) plus primary key (" +
+                                  std::to_string(key_len) + " bytes) exceed " +
+                                  std::to_string(kMaxKeyBytes) + " bytes");
+}
+
+// Inserts the entry secondary ‖ key → oid (the caller checked its size) unless present. Returns
+// true when inserted; `*entry` is the entry key, in `buf`.
+bool insert_entry(Index* sec, std::string_view secondary, std::string_view key, std::uint64_t oid,
+                  char (&buf)[kMaxKeyBytes], std::string_view* entry) {
   std::memcpy(buf, secondary.data(), secondary.size());
   std::memcpy(buf + secondary.size(), key.data(), key.size());
-  return {buf, secondary.size() + key.size()};
+  *entry = {buf, secondary.size() + key.size()};
+  const std::uint64_t packed = Index::pack(oid, secondary.size());
+  std::uint64_t existing = 0;
+  if (sec->tree().insert_if_absent(*entry, packed, &existing)) return true;
+  // Same entry key means same primary key, hence the same OID (see the file comment).
+  BRAID_ASSERT(existing == packed);
+  return false;
 }
 }  // namespace
 
@@ -49,11 +65,9 @@ Status DatabaseImpl::derive_secondary(Table& table, std::string_view key, std::s
   for (std::uint32_t i = 0; i < out->count; ++i) {
     Index* sec = table.secondary(i);
     out->present[i] = sec->extract(key, value, &out->keys[i]);
-    if (out->present[i] && out->keys[i].size() + key.size() > kMaxKeyBytes) {
-      return Status::invalid_argument("index '" + sec->name() + "': secondary key (" +
-                                      std::to_string(out->keys[i].size()) +
-                                      " bytes) plus primary key (" + std::to_string(key.size()) +
-                                      " bytes) exceed " + std::to_string(kMaxKeyBytes) + " bytes");
+    if (!out->present[i]) continue;
+    if (Status st = check_entry_size(*sec, out->keys[i].size(), key.size()); !st.is_ok()) {
+      return st;
     }
   }
   return Status::ok();
@@ -73,15 +87,10 @@ void DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view
       if (sec->extract(key, prev->value(), &old) && old.view() == secondary) continue;
     }
     char buf[kMaxKeyBytes];
-    const std::string_view k = entry_key(buf, secondary, key);
-    const std::uint64_t packed = Index::pack(oid, secondary.size());
-    std::uint64_t existing = 0;
-    if (!sec->tree().insert_if_absent(k, packed, &existing)) {
-      // Same entry key means same primary key, hence the same OID (see the file comment).
-      BRAID_ASSERT(existing == packed);
-      continue;
-    }
-    ctx->index_adds.push_back({sec, packed, static_cast<std::uint32_t>(ctx->index_keys.size()),
+    std::string_view k;
+    if (!insert_entry(sec, secondary, key, oid, buf, &k)) continue;
+    ctx->index_adds.push_back({sec, Index::pack(oid, secondary.size()),
+                               static_cast<std::uint32_t>(ctx->index_keys.size()),
                                static_cast<std::uint16_t>(k.size())});
     ctx->index_keys.append(k);
   }
@@ -93,8 +102,7 @@ void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
     const bool removed = it->index->tree().remove(k, it->value);
     BRAID_ASSERT(removed);
   }
-  ctx->index_adds.clear();
-  ctx->index_keys.clear();
+  // The lists themselves are cleared with the rest of the context (TxnTable::finish).
 }
 
 Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
@@ -126,16 +134,11 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
       if (v->tombstone()) continue;
       Key secondary;
       if (!sec->extract(key, v->value(), &secondary)) continue;
-      if (secondary.size() + key.size() > kMaxKeyBytes) {
-        status = Status::invalid_argument("index '" + std::string(name) + "': the key of record " +
-                                          std::to_string(oid) + " plus its primary key exceed " +
-                                          std::to_string(kMaxKeyBytes) + " bytes");
-        return;
-      }
+      status = check_entry_size(*sec, secondary.size(), key.size());
+      if (!status.is_ok()) return;
       char buf[kMaxKeyBytes];
-      std::uint64_t existing;
-      (void)sec->tree().insert_if_absent(entry_key(buf, secondary.view(), key),
-                                         Index::pack(oid, secondary.size()), &existing);
+      std::string_view entry;
+      (void)insert_entry(sec, secondary.view(), key, oid, buf, &entry);
     }
   });
   if (!status.is_ok()) return status;

@@ -96,14 +96,19 @@ Status Transaction::remove(Table& table, std::string_view key) {
   return write(db_, ctx_, this, table, key, {}, detail::OpState::Kind::kRemove);
 }
 
+namespace {
+// Table and index scans: argument checks, then the operation.
+Status run_scan(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, detail::OpState* op) {
+  if (ctx == nullptr) return not_active();
+  if (Status s = engine::check_op(*op); !s.is_ok()) return s;
+  if (ctx->in_scan) return Status::invalid_argument("scan called from a scan callback");
+  run_op(db, ctx, op);
+  return std::move(op->status);
+}
+}  // namespace
+
 Status Transaction::scan(Table& table, std::string_view begin, std::string_view end,
                          std::size_t limit, ScanCallback callback, ScanOrder order) {
-  if (ctx_ == nullptr) return not_active();
-  if (begin.size() > kMaxKeyBytes || end.size() > kMaxKeyBytes) {
-    return Status::invalid_argument("scan bound longer than " + std::to_string(kMaxKeyBytes) +
-                                    " bytes");
-  }
-  if (ctx_->in_scan) return Status::invalid_argument("scan called from a scan callback");
   detail::OpState op;
   op.kind = detail::OpState::Kind::kScan;
   op.table = &table;
@@ -112,8 +117,7 @@ Status Transaction::scan(Table& table, std::string_view begin, std::string_view 
   op.limit = limit;
   op.callback = callback;
   op.order = order;
-  run_op(db_, ctx_, &op);
-  return std::move(op.status);
+  return run_scan(db_, ctx_, &op);
 }
 
 namespace {
@@ -134,13 +138,9 @@ void fill_index_scan(detail::OpState* op, Index& index, std::string_view begin,
 Status index_scan(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, Index& index,
                   std::string_view begin, std::string_view end, bool exact, std::size_t limit,
                   ScanCallback callback, ScanOrder order) {
-  if (ctx == nullptr) return not_active();
-  if (ctx->in_scan) return Status::invalid_argument("scan called from a scan callback");
   detail::OpState op;
   fill_index_scan(&op, index, begin, end, exact, limit, callback, order);
-  if (Status s = engine::check_op(op); !s.is_ok()) return s;
-  run_op(db, ctx, &op);
-  return std::move(op.status);
+  return run_scan(db, ctx, &op);
 }
 }  // namespace
 
