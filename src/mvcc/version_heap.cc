@@ -8,6 +8,36 @@ namespace braid::mvcc {
 
 namespace {
 void*& next_of(void* p) { return *static_cast<void**>(p); }
+
+// A central list holds whole batches, so that a transfer is O(1): refilling by walking a list of
+// freed versions would chase one cold pointer per object under the mutex (in TPC-CH that walk and
+// the pop after it took 4 % of interleaved mode's time, all of it DRAM misses). A batch's first
+// object carries, in its second word, the next batch and the batch's length in the top 16 bits.
+// Every class is at least 32 bytes, so the second word exists.
+constexpr unsigned kCountShift = 48;
+constexpr std::uint64_t kLinkMask = (std::uint64_t{1} << kCountShift) - 1;
+
+std::uint64_t& batch_word(void* p) { return static_cast<std::uint64_t*>(p)[1]; }
+
+void push_batch(void** central, void* first, std::uint32_t n) {
+  BRAID_DASSERT(n > 0);
+  BRAID_DASSERT(n < (1u << 16));
+  BRAID_DASSERT((reinterpret_cast<std::uintptr_t>(*central) & ~kLinkMask) == 0);
+  batch_word(first) =
+      reinterpret_cast<std::uintptr_t>(*central) | (std::uint64_t{n} << kCountShift);
+  *central = first;
+}
+
+// The next allocation from a cache writes this object right away (a new version's header and
+// payload), and its first word is the list link the pop after it reads: fetch both now, with
+// intent to write, so neither the pop nor the version's stores wait for DRAM. Capped at 256
+// bytes: longer payloads are copied in a stream the hardware prefetcher follows.
+void prefetch_next(const void* p, std::size_t class_bytes) {
+  if (p == nullptr) return;
+  const char* c = static_cast<const char*>(p);
+  const std::size_t n = class_bytes < 256 ? class_bytes : 256;
+  for (std::size_t off = 0; off < n; off += 64) __builtin_prefetch(c + off, 1, 3);
+}
 }  // namespace
 
 Status VersionHeap::init(std::size_t reserve_bytes, bool huge_pages) {
@@ -34,30 +64,33 @@ std::uint32_t VersionHeap::batch_of(std::size_t c) {
 }
 
 bool VersionHeap::refill(Cache* cache, std::size_t c) {
+  BRAID_DASSERT(cache->head[c] == nullptr);
+  BRAID_DASSERT(cache->count[c] == 0);
   const std::uint32_t want = batch_of(c);
   const std::size_t size = class_bytes(c);
   std::lock_guard<std::mutex> guard(mutex_);
-  std::uint32_t got = 0;
-  while (got < want && central_[c] != nullptr) {
-    void* p = central_[c];
-    central_[c] = next_of(p);
-    next_of(p) = cache->head[c];
-    cache->head[c] = p;
-    ++got;
+  if (void* first = central_[c]; first != nullptr) {
+    const std::uint64_t word = batch_word(first);
+    central_[c] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(word & kLinkMask));
+    cache->head[c] = first;
+    cache->count[c] = static_cast<std::uint32_t>(word >> kCountShift);
+    return true;
   }
-  if (got < want) {
-    const std::size_t need = (want - got) * size;
-    if (cursor_ + need <= arena_.reserved() && arena_.ensure_committed(cursor_ + need).is_ok()) {
-      for (; got < want; ++got) {
-        void* p = arena_.base() + cursor_;
-        cursor_ += size;
-        next_of(p) = cache->head[c];
-        cache->head[c] = p;
-      }
-    }
+  const std::size_t need = want * size;
+  if (cursor_ + need > arena_.reserved() || !arena_.ensure_committed(cursor_ + need).is_ok()) {
+    return false;  // exhausted: a partial batch would only postpone the same answer
   }
-  cache->count[c] += got;
-  return got > 0;
+  // Linked back to front so the cache hands out ascending addresses (the pages fault in order).
+  void* head = nullptr;
+  for (std::uint32_t i = want; i-- > 0;) {
+    void* p = arena_.base() + cursor_ + i * size;
+    next_of(p) = head;
+    head = p;
+  }
+  cursor_ += need;
+  cache->head[c] = head;
+  cache->count[c] = want;
+  return true;
 }
 
 void* VersionHeap::allocate(Cache* cache, std::size_t bytes) {
@@ -65,8 +98,10 @@ void* VersionHeap::allocate(Cache* cache, std::size_t bytes) {
   const std::size_t c = class_of(bytes);
   if (cache->head[c] == nullptr && !refill(cache, c)) return nullptr;
   void* p = cache->head[c];
-  cache->head[c] = next_of(p);
+  void* next = next_of(p);
+  cache->head[c] = next;
   --cache->count[c];
+  prefetch_next(next, class_bytes(c));
   return p;
 }
 
@@ -82,20 +117,16 @@ void VersionHeap::free(Cache* cache, void* p, std::size_t bytes) {
   for (std::uint32_t i = 1; i < n; ++i) last = next_of(last);
   cache->head[c] = next_of(last);
   cache->count[c] -= n;
+  next_of(last) = nullptr;
   std::lock_guard<std::mutex> guard(mutex_);
-  next_of(last) = central_[c];
-  central_[c] = first;
+  push_batch(&central_[c], first, n);
 }
 
 void VersionHeap::drain(Cache* cache) {
   std::lock_guard<std::mutex> guard(mutex_);
   for (std::size_t c = 0; c < kClasses; ++c) {
-    while (cache->head[c] != nullptr) {
-      void* p = cache->head[c];
-      cache->head[c] = next_of(p);
-      next_of(p) = central_[c];
-      central_[c] = p;
-    }
+    if (cache->head[c] != nullptr) push_batch(&central_[c], cache->head[c], cache->count[c]);
+    cache->head[c] = nullptr;
     cache->count[c] = 0;
   }
 }

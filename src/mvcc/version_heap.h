@@ -53,8 +53,8 @@ class VersionHeap {
 
   util::VirtualArena arena_;
   std::mutex mutex_;
-  std::size_t cursor_ = 0;  // guarded by mutex_
-  void* central_[kClasses] = {};
+  std::size_t cursor_ = 0;        // guarded by mutex_
+  void* central_[kClasses] = {};  // per class, a stack of whole batches (version_heap.cc)
 };
 
 }  // namespace braid::mvcc
