@@ -4,7 +4,7 @@
 # round-robin inside one process per (mix, workers) — a fresh load each, so one mix's inserts
 # do not slow the next — REPS rounds of SECONDS_PER each; then the plot.
 # Env: OUT (default results/tpcc), WAREHOUSES (16), SECONDS_PER (3), REPS (3),
-#      MODES (sequential,prefetch,interleaved,hybrid,auto), BATCH (8), SCHEDULER (batch).
+#      MODES (sequential,prefetch,interleaved,hybrid,auto), BATCH (8), SCHEDULER (pipeline, tpcc's default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=build/release/bin/braid-bench
@@ -14,7 +14,7 @@ SECONDS_PER=${SECONDS_PER:-3}
 REPS=${REPS:-3}
 MODES=${MODES:-sequential,prefetch,interleaved,hybrid,auto}
 BATCH=${BATCH:-8}
-SCHEDULER=${SCHEDULER:-batch}
+SCHEDULER=${SCHEDULER:-pipeline}
 mkdir -p "$OUT"
 for threads in 1 2; do
   for mix in tpcc tpcc-r tpcc-h; do

@@ -105,9 +105,8 @@ class Transaction {
   [[nodiscard]] Status scan_index(Index& index, std::string_view begin, std::string_view end,
                                   std::size_t limit, ScanCallback callback,
                                   ScanOrder order = ScanOrder::kForward);
-  [[nodiscard]] Status lookup_index(Index& index, std::string_view secondary_key,
-                                    std::size_t limit, ScanCallback callback,
-                                    ScanOrder order = ScanOrder::kForward);
+  [[nodiscard]] Status lookup_index(Index& index, std::string_view secondary_key, std::size_t limit,
+                                    ScanCallback callback, ScanOrder order = ScanOrder::kForward);
 
   // Makes the writes visible atomically. After Conflict the transaction is aborted.
   [[nodiscard]] Status commit();
@@ -175,15 +174,14 @@ struct ExecStats {
   std::uint64_t frames_freed = 0;
   std::uint64_t frame_heap_fallbacks = 0;  // frames too large for a size class
   std::uint64_t auto_decisions = 0;        // ExecMode::kAuto re-decisions
-  std::uint32_t auto_batch = 0;            // kAuto's current choice (1: sequential)
+  std::uint32_t auto_batch = 0;            // kAuto's last decision (1: sequential)
   std::uint64_t commit_waits = 0;          // commits that waited for durability
 };
 
 // The secondary key of a record (see Database::create_index): fills `*out` and answers true, or
 // answers false when the record has no entry in the index. Called on every write of the table
 // (on the writing thread) and on index reads, so it must be cheap, pure and thread-safe.
-using SecondaryKeyFn =
-    std::function<bool(std::string_view key, std::string_view value, Key* out)>;
+using SecondaryKeyFn = std::function<bool(std::string_view key, std::string_view value, Key* out)>;
 
 // A transaction body: called on a worker with the transaction's handle.
 using TxnFunction = std::function<Task<Status>(Tx&)>;

@@ -26,7 +26,7 @@ void AutoTuner::reset(std::uint32_t max_batch) {
   exploit_windows_ = kMinExploit;
   windows_left_ = 0;
   window_txns_ = 0;
-  window_useful_ = 0;
+  window_ops_ = 0;
   window_start_ = Clock::now();
 }
 
@@ -35,9 +35,10 @@ void AutoTuner::check_window() {
   const std::int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - window_start_).count();
   if (ns < kWindowNs) return;
-  const double rate = static_cast<double>(window_useful_) / static_cast<double>(ns);
+  const double rate =
+      static_cast<double>(std::max<std::int64_t>(window_ops_, 0)) / static_cast<double>(ns);
   window_txns_ = 0;
-  window_useful_ = 0;
+  window_ops_ = 0;
   window_start_ = now;
   if (!exploring_) {
     if (--windows_left_ != 0) return;
@@ -192,6 +193,8 @@ void Worker::main() {
       std::atomic<std::uint32_t>* remaining = remaining_;
       generator_ = nullptr;
       remaining_ = nullptr;
+      // Reported after the run, so keep what the tuner chose before the reset forgets it.
+      last_auto_choice_ = exec_.mode == ExecMode::kAuto ? tuner_.choice() : 0;
       apply_exec(options_.exec);
       publish_stats();
       remaining->fetch_sub(1, std::memory_order_acq_rel);
@@ -249,6 +252,7 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   const auto i = static_cast<std::uint32_t>(&slot - slots_.get());
   slot.state.ctx = db_->txns().begin_at(index_ * options_.slots_per_worker + i);
   slot.state.conflicted = false;
+  slot.state.ops = 0;
   slot.state.wait_cts = 0;
   slot.state.wait_failed = false;
   slot.state.resume = task.handle();
@@ -296,7 +300,7 @@ void Worker::finish(Slot& slot) {
   }
   ++transactions_;
   if (exec_.mode == ExecMode::kAuto) {
-    tuner_.on_finished(s.code() != Code::kConflict);
+    tuner_.on_finished(s.code() != Code::kConflict, st.ops);
     op_mode_ = tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved;
   }
   --live_;
@@ -421,7 +425,8 @@ void Worker::publish_stats() {
   published_.frames_freed.store(f.freed, std::memory_order_relaxed);
   published_.heap_fallbacks.store(f.heap_fallbacks, std::memory_order_relaxed);
   published_.auto_decisions.store(tuner_.decisions(), std::memory_order_relaxed);
-  published_.auto_batch.store(tuner_.batch(), std::memory_order_relaxed);
+  published_.auto_batch.store(exec_.mode == ExecMode::kAuto ? tuner_.choice() : last_auto_choice_,
+                              std::memory_order_relaxed);
   published_.commit_waits.store(commit_waits_, std::memory_order_relaxed);
 }
 
@@ -525,6 +530,11 @@ bool refuse(TxState* tx, OpState* op) {
 bool op_ready(TxState* tx, OpState* op) {
   if (refuse(tx, op)) return true;
   engine::Worker* w = tx->worker;
+  // A multi_get is one operation per key for the tuner's work count.
+  const auto work = static_cast<std::uint32_t>(
+      op->kind == OpState::Kind::kMultiGet ? std::max<std::size_t>(op->keys.size(), 1) : 1);
+  tx->ops += work;
+  w->note_ops(work);
   const ExecMode mode = w->op_mode();
   switch (mode) {
     case ExecMode::kInterleaved:

@@ -44,6 +44,7 @@ struct TxState {
   std::coroutine_handle<> resume;   // where the scheduler resumes this transaction next
   Tx tx;
   bool conflicted = false;  // ended by a Conflict
+  std::uint32_t ops = 0;    // operations started (kAuto weighs its measurements by them)
   // An explicit `co_await tx.commit()` waiting for durability: the scheduler does not resume
   // the slot until the durable clock reaches this timestamp (0: not waiting).
   std::uint64_t wait_cts = 0;
@@ -71,15 +72,21 @@ class AutoTuner {
   // Candidate batch sizes; 1 = sequential.
   void reset(std::uint32_t max_batch);
   std::uint32_t batch() const { return candidates_[current_]; }
-  // Called after each finished transaction; `useful` unless it ended in a Conflict. The rate of
-  // a candidate counts only useful ones: a batch size that interleaves conflicting transactions
-  // finishes more of them but wastes the work of the aborted (TPC-C at 16 open transactions over
-  // 8 warehouses per worker aborted 5-9 % when aborts counted as progress).
-  void on_finished(bool useful) {
-    window_useful_ += useful ? 1 : 0;
+  // The tuner rates a candidate by operations per second, credited as they start: TPC-C's
+  // transactions differ in length by 100x, so a window's count of finished transactions mostly
+  // measured how many long ones it happened to hold (auto landed at 0.87-0.89x of interleaved in
+  // two of six TPC-C cells that way). Operations of a transaction that ends in a Conflict are
+  // taken back when it ends: a batch size that interleaves conflicting transactions does more
+  // operations but wastes them (TPC-C at 16 open transactions over 8 warehouses per worker
+  // aborted 5-9 % when aborts counted as progress).
+  void on_ops(std::uint32_t n) { window_ops_ += n; }
+  void on_finished(bool useful, std::uint32_t ops) {
+    if (!useful) window_ops_ -= ops;
     if ((++window_txns_ & 31) == 0) check_window();
   }
   std::uint64_t decisions() const { return decisions_; }
+  // The batch size the last decision chose (1 before the first).
+  std::uint32_t choice() const { return candidates_[best_]; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -98,7 +105,7 @@ class AutoTuner {
   std::uint32_t exploit_windows_ = kMinExploit;
   std::uint32_t windows_left_ = 0;
   std::uint64_t window_txns_ = 0;
-  std::uint64_t window_useful_ = 0;
+  std::int64_t window_ops_ = 0;  // may dip below zero when a conflict takes back earlier ops
   Clock::time_point window_start_ = Clock::now();
   std::uint64_t decisions_ = 0;
 };
@@ -127,6 +134,9 @@ class Worker {
   // The resolved mode of the next operation (kAuto resolved to kSequential or kInterleaved).
   ExecMode op_mode() const { return op_mode_; }
   bool force_suspend() const { return exec_.force_suspend; }
+  void note_ops(std::uint32_t n) {
+    if (exec_.mode == ExecMode::kAuto) tuner_.on_ops(n);
+  }
   std::uint64_t* suspend_counter() { return &suspends_; }
   std::uint32_t index() const { return index_; }
   // The commit path of coroutine transactions on this worker.
@@ -195,6 +205,7 @@ class Worker {
   ExecOptions exec_;
   ExecMode op_mode_ = ExecMode::kSequential;
   AutoTuner tuner_;
+  std::uint32_t last_auto_choice_ = 0;  // the tuner's choice when the last posted run ended
   util::Rng shuffle_rng_{1};
   std::vector<std::uint32_t> order_;
 
