@@ -1,6 +1,7 @@
 #include "bench_db.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -35,6 +36,16 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
                                                        : LogSync::kFdatasync;
   options->durability.checkpoint_log_bytes = db.checkpoint_mib << 20;
   return "";
+}
+
+std::unique_ptr<Database> open_bench_db(const Options& options) {
+  Result<std::unique_ptr<Database>> opened = Database::open(options);
+  if (!opened.is_ok()) {
+    std::fprintf(stderr, "braid-bench: cannot open database: %s\n",
+                 opened.status().to_string().c_str());
+    return nullptr;
+  }
+  return std::move(opened).value();
 }
 
 }  // namespace braid::bench

@@ -1,9 +1,11 @@
 // Database options shared by the sub-commands that run the engine (ycsb, tpcc).
 #pragma once
 
+#include <braid/database.h>
 #include <braid/options.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "flags.h"
@@ -24,6 +26,9 @@ struct DbFlags {
 // transactions and for kAuto's candidates (up to 16), and, with --dir, a fresh database
 // directory (an existing one would already hold the benchmark's keys; its parents are created).
 // Returns an error message for the usage text, or "" after filling `options`.
+// Opens the benchmark's database; on failure prints why (to stderr) and answers null.
+std::unique_ptr<Database> open_bench_db(const Options& options);
+
 std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFlags& db,
                           Options* options);
 

@@ -140,13 +140,9 @@ int tpcc_main(int argc, char** argv, int first) {
     return 2;
   }
 
-  Result<std::unique_ptr<Database>> opened = Database::open(options);
-  if (!opened.is_ok()) {
-    std::fprintf(stderr, "braid-bench: cannot open database: %s\n",
-                 opened.status().to_string().c_str());
-    return 1;
-  }
-  Database& db = **opened;
+  std::unique_ptr<Database> opened = open_bench_db(options);
+  if (opened == nullptr) return 1;
+  Database& db = *opened;
   TpccTables tables;
   std::uint64_t records = 0;
   const auto load_start = Clock::now();

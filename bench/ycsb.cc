@@ -667,13 +667,9 @@ int ycsb_main(int argc, char** argv, int first) {
     std::fprintf(stderr, "braid-bench ycsb: %s\n", e.c_str());
     return 2;
   }
-  Result<std::unique_ptr<Database>> opened = Database::open(options);
-  if (!opened.is_ok()) {
-    std::fprintf(stderr, "braid-bench: cannot open database: %s\n",
-                 opened.status().to_string().c_str());
-    return 1;
-  }
-  Database& db = **opened;
+  std::unique_ptr<Database> opened = open_bench_db(options);
+  if (opened == nullptr) return 1;
+  Database& db = *opened;
   Result<Table*> table = db.create_table("usertable");
   if (!table.is_ok()) {
     std::fprintf(stderr, "braid-bench: %s\n", table.status().to_string().c_str());

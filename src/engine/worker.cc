@@ -530,11 +530,7 @@ bool refuse(TxState* tx, OpState* op) {
 bool op_ready(TxState* tx, OpState* op) {
   if (refuse(tx, op)) return true;
   engine::Worker* w = tx->worker;
-  // A multi_get is one operation per key for the tuner's work count.
-  const auto work = static_cast<std::uint32_t>(
-      op->kind == OpState::Kind::kMultiGet ? std::max<std::size_t>(op->keys.size(), 1) : 1);
-  tx->ops += work;
-  w->note_ops(work);
+  w->note_op(tx, *op);
   const ExecMode mode = w->op_mode();
   switch (mode) {
     case ExecMode::kInterleaved:

@@ -16,6 +16,7 @@
 
 #include <braid/tx.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <coroutine>
@@ -44,7 +45,7 @@ struct TxState {
   std::coroutine_handle<> resume;   // where the scheduler resumes this transaction next
   Tx tx;
   bool conflicted = false;  // ended by a Conflict
-  std::uint32_t ops = 0;    // operations started (kAuto weighs its measurements by them)
+  std::uint32_t ops = 0;    // operations started, counted in kAuto only (its work measure)
   // An explicit `co_await tx.commit()` waiting for durability: the scheduler does not resume
   // the slot until the durable clock reaches this timestamp (0: not waiting).
   std::uint64_t wait_cts = 0;
@@ -134,8 +135,13 @@ class Worker {
   // The resolved mode of the next operation (kAuto resolved to kSequential or kInterleaved).
   ExecMode op_mode() const { return op_mode_; }
   bool force_suspend() const { return exec_.force_suspend; }
-  void note_ops(std::uint32_t n) {
-    if (exec_.mode == ExecMode::kAuto) tuner_.on_ops(n);
+  // kAuto's work count; nothing in the other modes. A multi_get is one operation per key.
+  void note_op(detail::TxState* tx, const detail::OpState& op) {
+    if (exec_.mode != ExecMode::kAuto) return;
+    const auto work = static_cast<std::uint32_t>(
+        op.kind == detail::OpState::Kind::kMultiGet ? std::max<std::size_t>(op.keys.size(), 1) : 1);
+    tx->ops += work;
+    tuner_.on_ops(work);
   }
   std::uint64_t* suspend_counter() { return &suspends_; }
   std::uint32_t index() const { return index_; }
