@@ -11,57 +11,6 @@
 
 namespace braid::engine {
 
-// ---- AutoTuner ----------------------------------------------------------------------------------
-
-void AutoTuner::reset(std::uint32_t max_batch) {
-  // Sequential, and interleaving at the batch sizes CoroBase found best (4-16).
-  const std::uint32_t all[kMaxCandidates] = {1, 4, 8, 16};
-  count_ = 0;
-  for (std::uint32_t b : all) {
-    if (b <= max_batch) candidates_[count_++] = b;
-  }
-  current_ = 0;
-  exploring_ = true;
-  best_ = 0;
-  exploit_windows_ = kMinExploit;
-  windows_left_ = 0;
-  window_txns_ = 0;
-  window_ops_ = 0;
-  window_start_ = Clock::now();
-}
-
-void AutoTuner::check_window() {
-  const Clock::time_point now = Clock::now();
-  const std::int64_t ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now - window_start_).count();
-  if (ns < kWindowNs) return;
-  const double rate =
-      static_cast<double>(std::max<std::int64_t>(window_ops_, 0)) / static_cast<double>(ns);
-  window_txns_ = 0;
-  window_ops_ = 0;
-  window_start_ = now;
-  if (!exploring_) {
-    if (--windows_left_ != 0) return;
-    exploring_ = true;
-    current_ = 0;
-    return;
-  }
-  rates_[current_] = rate;
-  if (++current_ < count_) return;
-  // Every candidate measured once: keep the fastest. A repeated winner earns a longer stretch
-  // (less time lost measuring losers); a change of winner means the workload moved.
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < count_; ++i) {
-    if (rates_[i] > rates_[best]) best = i;
-  }
-  exploit_windows_ = best == best_ ? std::min(exploit_windows_ * 2, kMaxExploit) : kMinExploit;
-  best_ = best;
-  current_ = best;
-  exploring_ = false;
-  windows_left_ = exploit_windows_;
-  ++decisions_;
-}
-
 // ---- Worker -------------------------------------------------------------------------------------
 
 Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
@@ -128,7 +77,7 @@ void Worker::post_run(TxnGenerator* generator, const ExecOptions& exec,
 void Worker::apply_exec(const ExecOptions& exec) {
   exec_ = exec;
   exec_.batch = std::clamp<std::uint32_t>(exec.batch, 1, options_.slots_per_worker);
-  tuner_.reset(options_.slots_per_worker);
+  tuner_.reset(options_.slots_per_worker, AutoTuner::Clock::now());
   shuffle_rng_ = util::Rng(exec.seed * 0x9e3779b97f4a7c15ull + index_ + 1);
   op_mode_ = exec_.mode == ExecMode::kAuto
                  ? (tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved)

@@ -8,10 +8,7 @@
 // transactions are resumed round-robin (or in a seeded shuffled order, for tests). Reclamation
 // epochs are per transaction (each context pins the clock), not per batch, so pipelining is
 // safe.
-//
-// ExecMode::kAuto is a controller in the scheduler (AutoTuner): it alternates short measurement
-// windows over candidate batch sizes — 1 meaning sequential, plain calls — and keeps the fastest
-// for a stretch that grows while the winner does not change, then measures again.
+// ExecMode::kAuto is resolved per transaction by the worker's AutoTuner (engine/auto_tuner.h).
 #pragma once
 
 #include <braid/tx.h>
@@ -25,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/auto_tuner.h"
 #include "engine/database_impl.h"
 #include "engine/durability.h"
 #include "runtime/frame_allocator.h"
@@ -67,49 +65,6 @@ struct Request {
 }  // namespace braid::detail
 
 namespace braid::engine {
-
-class AutoTuner {
- public:
-  // Candidate batch sizes; 1 = sequential.
-  void reset(std::uint32_t max_batch);
-  std::uint32_t batch() const { return candidates_[current_]; }
-  // The tuner rates a candidate by operations per second, credited as they start: TPC-C's
-  // transactions differ in length by 100x, so a window's count of finished transactions mostly
-  // measured how many long ones it happened to hold (auto landed at 0.87-0.89x of interleaved in
-  // two of six TPC-C cells that way). Operations of a transaction that ends in a Conflict are
-  // taken back when it ends: a batch size that interleaves conflicting transactions does more
-  // operations but wastes them (TPC-C at 16 open transactions over 8 warehouses per worker
-  // aborted 5-9 % when aborts counted as progress).
-  void on_ops(std::uint32_t n) { window_ops_ += n; }
-  void on_finished(bool useful, std::uint32_t ops) {
-    if (!useful) window_ops_ -= ops;
-    if ((++window_txns_ & 31) == 0) check_window();
-  }
-  std::uint64_t decisions() const { return decisions_; }
-  // The batch size the last decision chose (1 before the first).
-  std::uint32_t choice() const { return candidates_[best_]; }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  static constexpr std::int64_t kWindowNs = 2'000'000;  // one measurement window
-  static constexpr std::uint32_t kMinExploit = 16;      // windows to keep a winner at first
-  static constexpr std::uint32_t kMaxExploit = 512;     // ... at most (about a second)
-  static constexpr std::size_t kMaxCandidates = 4;
-  void check_window();
-
-  std::uint32_t candidates_[kMaxCandidates] = {1};
-  double rates_[kMaxCandidates] = {};
-  std::size_t count_ = 1;
-  std::size_t current_ = 0;
-  bool exploring_ = true;
-  std::size_t best_ = 0;
-  std::uint32_t exploit_windows_ = kMinExploit;
-  std::uint32_t windows_left_ = 0;
-  std::uint64_t window_txns_ = 0;
-  std::int64_t window_ops_ = 0;  // may dip below zero when a conflict takes back earlier ops
-  Clock::time_point window_start_ = Clock::now();
-  std::uint64_t decisions_ = 0;
-};
 
 class Worker {
  public:
