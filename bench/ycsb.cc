@@ -47,7 +47,7 @@ struct Config {
   std::vector<std::string> modes;  // in the order given; every mode for --mode all
   std::uint32_t repeat;            // rounds over `modes`, round-robin
   std::string scheduler;
-  std::uint32_t batch;
+  std::vector<std::uint32_t> batches;  // --batch, one or a list (swept for interleaving modes)
   bool multi_get;
   DbFlags db;
 };
@@ -481,7 +481,9 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      mode's min / median / max; ratios then compare medians. On a noisy
                      machine this is the fair A/B: every mode sees the same drift.
   --scheduler P      batch | pipeline (default batch)
-  --batch N          transactions interleaved per worker, 1..64 (default 8)
+  --batch N[,N...]   transactions interleaved per worker, 1..64 (default 8); a list
+                     runs nested and interleaved once per size (labelled mode@N),
+                     round-robin with the other modes on the same data
   --multi-get 0|1    read-only mixes: issue a transaction's reads as one multi_get
                      (default 0)
   --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json), or
@@ -542,6 +544,31 @@ void make_key(std::uint64_t i, std::uint32_t bytes, char* out) {
 
 namespace {
 
+// One measured configuration: a mode, and for the interleaving modes a batch size. With a
+// --batch list each interleaving mode runs once per size, labelled mode@size, so a sweep (and
+// every mode at its own best size, CoroBase §5's methodology) shares one load and one
+// round-robin.
+struct Variant {
+  std::string mode;
+  std::uint32_t batch;
+  std::string label;
+};
+
+std::vector<Variant> variants_of(const Config& cfg) {
+  std::vector<Variant> out;
+  for (const std::string& m : cfg.modes) {
+    // Only nested and interleaved interleave exactly `batch` transactions: sequential,
+    // prefetch and plain run one at a time, and auto picks its own size.
+    const bool sweeps = (m == "nested" || m == "interleaved") && cfg.batches.size() > 1;
+    if (!sweeps) {
+      out.push_back({m, cfg.batches.front(), m});
+      continue;
+    }
+    for (std::uint32_t b : cfg.batches) out.push_back({m, b, m + "@" + std::to_string(b)});
+  }
+  return out;
+}
+
 struct ModeResult {
   std::string mode;
   double txn_per_s = 0;
@@ -552,9 +579,9 @@ struct ModeResult {
   double syncs_per_s = 0;
 };
 
-// Runs one mode for cfg.seconds over the loaded table.
+// Runs one mode at one batch size for cfg.seconds over the loaded table.
 Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
-                const std::string& mode, ModeResult* res) {
+                const std::string& mode, std::uint32_t batch, ModeResult* res) {
   std::atomic<bool> stop{false};
   std::vector<ThreadResult> results(cfg.threads);
   const ExecStats before = db.exec_stats();
@@ -581,7 +608,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     exec.mode = mode_of(mode);
     exec.scheduler =
         cfg.scheduler == "pipeline" ? SchedulerPolicy::kPipeline : SchedulerPolicy::kBatch;
-    exec.batch = cfg.batch;
+    exec.batch = batch;
     exec.seed = cfg.seed;
     std::thread timer([&] {
       std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
@@ -642,7 +669,12 @@ int ycsb_main(int argc, char** argv, int first) {
     cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), kModes, &err);
     cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
     cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
-    cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
+    for (std::uint64_t b : flags.u64_list("batch", {8}, 1, 64)) {
+      if (std::find(cfg.batches.begin(), cfg.batches.end(), b) != cfg.batches.end()) {
+        err = "--batch lists " + std::to_string(b) + " twice";
+      }
+      cfg.batches.push_back(static_cast<std::uint32_t>(b));
+    }
     cfg.multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
     cfg.db = DbFlags::parse(flags);
     if (err.empty() && flags.finish(&err)) {
@@ -663,7 +695,8 @@ int ycsb_main(int argc, char** argv, int first) {
   }
 
   Options options;
-  if (std::string e = bench_options(cfg.threads, cfg.batch, cfg.db, &options); !e.empty()) {
+  if (std::string e = bench_options(cfg.threads, *std::max_element(cfg.batches.begin(), cfg.batches.end()), cfg.db,
+                    &options); !e.empty()) {
     std::fprintf(stderr, "braid-bench ycsb: %s\n", e.c_str());
     return 2;
   }
@@ -692,13 +725,17 @@ int ycsb_main(int argc, char** argv, int first) {
   std::unique_ptr<Zipf> zipf;
   if (cfg.dist == "zipf") zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
 
+  std::string batch_list;
+  for (std::uint32_t b : cfg.batches) {
+    batch_list += (batch_list.empty() ? "" : ",") + std::to_string(b);
+  }
   std::printf(
       "braid-bench ycsb: %s records, %u thread%s, %u ops/txn, %s%s, %s%s, key %u B, value %u B, "
-      "scheduler %s, batch %u\n",
+      "scheduler %s, batch %s\n",
       with_commas(cfg.records).c_str(), cfg.threads, cfg.threads == 1 ? "" : "s", cfg.ops_per_txn,
       mix_name(cfg).c_str(), cfg.multi_get ? " (multi_get)" : "", cfg.dist.c_str(),
       cfg.dist == "zipf" ? (" theta " + std::to_string(cfg.theta).substr(0, 4)).c_str() : "",
-      cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), cfg.batch);
+      cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), batch_list.c_str());
   std::printf("  load: %.2f s (%.0f records/s)\n", load_s,
               static_cast<double>(cfg.records) / load_s);
   if (!cfg.db.dir.empty()) {
@@ -707,24 +744,27 @@ int ycsb_main(int argc, char** argv, int first) {
                 cfg.db.dir.c_str(), cfg.db.commit.c_str(), cfg.db.log_sync.c_str());
   }
   std::printf("  about %.1f DRAM lines per transaction (estimate)\n", lines_per_txn);
-  std::printf("  %-12s %12s %12s %10s %9s %9s %10s %8s %8s\n", "mode", "txn_per_s", "ops_per_s",
+  const std::vector<Variant> variants = variants_of(cfg);
+  std::printf("  %-14s %12s %12s %10s %9s %9s %10s %8s %8s\n", "mode", "txn_per_s", "ops_per_s",
               "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq", "of_roof");
 
-  // rates[i]: txn/s of cfg.modes[i] in each round.
-  std::vector<std::vector<double>> rates(cfg.modes.size());
+  // rates[i]: txn/s of variants[i] in each round.
+  std::vector<std::vector<double>> rates(variants.size());
   std::uint64_t errors = 0;
   std::string first_error;
   for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
-    for (std::size_t mi = 0; mi < cfg.modes.size(); ++mi) {
+    for (std::size_t mi = 0; mi < variants.size(); ++mi) {
+      const Variant& var = variants[mi];
       ModeResult m;
-      if (Status s = run_mode(db, **table, cfg, zipf.get(), cfg.modes[mi], &m); !s.is_ok()) {
+      if (Status s = run_mode(db, **table, cfg, zipf.get(), var.mode, var.batch, &m);
+          !s.is_ok()) {
         std::fprintf(stderr, "braid-bench: run failed: %s\n", s.to_string().c_str());
         return 1;
       }
       rates[mi].push_back(m.txn_per_s);
       double seq = 0;  // this round's sequential figure, once it ran
-      for (std::size_t i = 0; i < cfg.modes.size(); ++i) {
-        if (cfg.modes[i] == "sequential" && rates[i].size() == rep + 1) seq = rates[i].back();
+      for (std::size_t i = 0; i < variants.size(); ++i) {
+        if (variants[i].mode == "sequential" && rates[i].size() == rep + 1) seq = rates[i].back();
       }
       const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
       const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
@@ -740,13 +780,13 @@ int ycsb_main(int argc, char** argv, int first) {
       if (roof_rate > 0) {
         std::snprintf(of, sizeof of, "%.0f%%", 100 * m.txn_per_s * lines_per_txn / roof_rate);
       }
-      std::printf("  %-12s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s %8s\n", m.mode.c_str(),
+      std::printf("  %-14s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s %8s\n", var.label.c_str(),
                   m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs, of);
       const double c50 = m.total.commit_latency.quantile(0.50) / 1000.0;
       const double c99 = m.total.commit_latency.quantile(0.99) / 1000.0;
       if (!cfg.db.dir.empty()) {
         std::printf(
-            "  %-12s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n", "",
+            "  %-14s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n", "",
             m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
       }
       std::fflush(stdout);
@@ -757,7 +797,7 @@ int ycsb_main(int argc, char** argv, int first) {
         const DatabaseStats st = db.stats();
         JsonObject o;
         o.add("bench", "ycsb").add("time", iso_time());
-        o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", cfg.batch);
+        o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", var.batch);
         o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
         o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
         o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
@@ -797,25 +837,25 @@ int ycsb_main(int argc, char** argv, int first) {
   std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n",
               static_cast<double>(peak_rss_bytes()) / (1 << 20),
               with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
-  std::vector<double> med(cfg.modes.size());
-  for (std::size_t i = 0; i < cfg.modes.size(); ++i) med[i] = median(rates[i]);
+  std::vector<double> med(variants.size());
+  for (std::size_t i = 0; i < variants.size(); ++i) med[i] = median(rates[i]);
   if (cfg.repeat > 1) {
-    std::printf("  over %u rounds (txn/s):\n  %-12s %12s %12s %12s\n", cfg.repeat, "mode", "min",
+    std::printf("  over %u rounds (txn/s):\n  %-14s %12s %12s %12s\n", cfg.repeat, "mode", "min",
                 "median", "max");
-    for (std::size_t i = 0; i < cfg.modes.size(); ++i) {
+    for (std::size_t i = 0; i < variants.size(); ++i) {
       const auto [lo, hi] = std::minmax_element(rates[i].begin(), rates[i].end());
-      std::printf("  %-12s %12.0f %12.0f %12.0f\n", cfg.modes[i].c_str(), *lo, med[i], *hi);
+      std::printf("  %-14s %12.0f %12.0f %12.0f\n", variants[i].label.c_str(), *lo, med[i], *hi);
     }
   }
-  if (cfg.modes.size() > 1) {
-    // Every mode against every other on the same data, in the same process.
-    std::printf("  ratios (row / column%s):\n  %-12s", cfg.repeat > 1 ? ", medians" : "", "");
-    for (const std::string& c : cfg.modes) std::printf(" %11s", c.c_str());
+  if (variants.size() > 1) {
+    // Every variant against every other on the same data, in the same process.
+    std::printf("  ratios (row / column%s):\n  %-14s", cfg.repeat > 1 ? ", medians" : "", "");
+    for (const Variant& c : variants) std::printf(" %14s", c.label.c_str());
     std::printf("\n");
-    for (std::size_t r = 0; r < cfg.modes.size(); ++r) {
-      std::printf("  %-12s", cfg.modes[r].c_str());
-      for (std::size_t c = 0; c < cfg.modes.size(); ++c) {
-        std::printf(" %11.2f", med[c] > 0 ? med[r] / med[c] : 0.0);
+    for (std::size_t r = 0; r < variants.size(); ++r) {
+      std::printf("  %-14s", variants[r].label.c_str());
+      for (std::size_t c = 0; c < variants.size(); ++c) {
+        std::printf(" %14.2f", med[c] > 0 ? med[r] / med[c] : 0.0);
       }
       std::printf("\n");
     }

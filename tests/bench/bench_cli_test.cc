@@ -38,6 +38,13 @@ std::string temp_path(const char* name) {
   return std::string("/tmp/braid-bench-test-") + std::to_string(::getpid()) + "-" + name;
 }
 
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 TEST(BenchCli, TinyYcsbRunPrintsTableAndAppendsJson) {
   const std::string json = temp_path("results/out.jsonl");
   RunResult r =
@@ -86,6 +93,35 @@ TEST(BenchCli, TinyYcsbModeAllRunsEveryModeOnTheSameData) {
   std::remove(json.c_str());
 }
 
+// A --batch list sweeps the interleaving modes (one run per size, labelled mode@size); the
+// one-at-a-time modes run once. Every JSON line names the batch size it ran with.
+TEST(BenchCli, TinyYcsbBatchListSweepsTheInterleavingModes) {
+  const std::string json = temp_path("batches.jsonl");
+  RunResult r = run(
+      "ycsb --records 3000 --seconds 0.05 --mode sequential,nested,interleaved --batch 2,4 "
+      "--repeat 2 --json " +
+      json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* label : {"nested@2", "nested@4", "interleaved@2", "interleaved@4"}) {
+    EXPECT_NE(r.out.find(label), std::string::npos) << label << " missing in\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("sequential@"), std::string::npos) << r.out;
+  const std::vector<std::string> lines = read_lines(json);
+  ASSERT_EQ(lines.size(), 10u);  // 2 rounds of 5 variants
+  const std::pair<const char*, int> expect[] = {{"sequential", 2}, {"nested", 2},
+                                                {"nested", 4},     {"interleaved", 2},
+                                                {"interleaved", 4}};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& [mode, batch] = expect[i % 5];
+    for (const std::string& field : {std::string("\"mode\":\"") + mode + "\"",
+                                     std::string("\"batch\":") + std::to_string(batch) + ","}) {
+      EXPECT_NE(lines[i].find(field), std::string::npos) << field << " missing in " << lines[i];
+    }
+    EXPECT_EQ(lines[i].find("\"commits\":0,"), std::string::npos) << lines[i];
+  }
+  std::remove(json.c_str());
+}
+
 TEST(BenchCli, TinyYcsbWorkloadsOfThePaperRun) {
   for (const char* args :
        {"--update 100 --mode interleaved", "--rmw 20 --read 80 --mode nested",
@@ -94,13 +130,6 @@ TEST(BenchCli, TinyYcsbWorkloadsOfThePaperRun) {
     RunResult r = run(std::string("ycsb --records 2000 --seconds 0.05 --json none ") + args);
     EXPECT_EQ(r.code, 0) << args << "\n" << r.out;
   }
-}
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 // The roof at tiny size saves a file that probe and ycsb then read: their results carry the
@@ -236,6 +265,9 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
                         Case{"ycsb --mode fast", "--mode must be"},
                         Case{"ycsb --scheduler fifo", "--scheduler must be"},
                         Case{"ycsb --batch 0", "--batch must be"},
+                        Case{"ycsb --batch 4,65", "--batch must be"},
+                        Case{"ycsb --batch 4,4", "--batch lists 4 twice"},
+                        Case{"ycsb --batch 4,x", "comma"},
                         Case{"ycsb --multi-get 1 --update 100", "read-only"},
                         Case{"ycsb --mode sequential,bogus", "--mode must be"},
                         Case{"ycsb --mode auto,auto", "twice"},
