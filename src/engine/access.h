@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "engine/database_impl.h"
+#include "runtime/cpu.h"
 
 namespace braid::engine {
 
@@ -31,20 +32,25 @@ struct OpEnv {
   std::uint64_t* suspends;        // counter, coroutine modes only
 };
 
-// Mode tags.
+// Mode tags. kPrefetchTo: L1 when the use follows the hint at once, L2 when a suspension
+// separates them (runtime/cpu.h).
 struct Sequential {
+  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL1;
   static constexpr bool kHints = false;
   static constexpr bool kNested = false;
 };
 struct Prefetch {
+  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL1;
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
 };
 struct Flat {
+  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL2;
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
 };
 struct Nested {
+  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL2;
   static constexpr bool kHints = true;
   static constexpr bool kNested = true;
 };

@@ -12,7 +12,8 @@ namespace braid::runtime {
 // Prefetches [p, p + bytes) and suspends, leaving the handle in *sink for the scheduler, which
 // resumes it after running the other open transactions — by then the lines have arrived. With
 // bytes == 0 it only suspends (after prefetches issued by the caller). The prefetch happens in
-// await_ready so that it is issued before any suspension bookkeeping.
+// await_ready so that it is issued before any suspension bookkeeping, and it targets L2: the
+// lines are read only after the other transactions ran (see CacheLevel).
 struct Miss {
   const void* p;
   std::size_t bytes;
@@ -20,7 +21,7 @@ struct Miss {
   std::uint64_t* suspends;
 
   bool await_ready() const noexcept {
-    if (bytes != 0) prefetch_lines(p, bytes);
+    if (bytes != 0) prefetch_lines<CacheLevel::kL2>(p, bytes);
     return false;
   }
   void await_suspend(std::coroutine_handle<> h) const noexcept {
