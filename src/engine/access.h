@@ -18,7 +18,6 @@
 #include <cstdint>
 
 #include "engine/database_impl.h"
-#include "runtime/cpu.h"
 
 namespace braid::engine {
 
@@ -32,25 +31,20 @@ struct OpEnv {
   std::uint64_t* suspends;        // counter, coroutine modes only
 };
 
-// Mode tags. kPrefetchTo: L1 when the use follows the hint at once, L2 when a suspension
-// separates them (runtime/cpu.h).
+// Mode tags.
 struct Sequential {
-  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL1;
   static constexpr bool kHints = false;
   static constexpr bool kNested = false;
 };
 struct Prefetch {
-  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL1;
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
 };
 struct Flat {
-  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL2;
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
 };
 struct Nested {
-  static constexpr runtime::CacheLevel kPrefetchTo = runtime::CacheLevel::kL2;
   static constexpr bool kHints = true;
   static constexpr bool kNested = true;
 };

@@ -15,13 +15,14 @@ namespace braid::runtime {
 // await_ready so that it is issued before any suspension bookkeeping, and it targets L2: the
 // lines are read only after the other transactions ran (see CacheLevel).
 struct Miss {
+  static constexpr CacheLevel kPrefetchTo = CacheLevel::kL2;
   const void* p;
   std::size_t bytes;
   std::coroutine_handle<>* sink;
   std::uint64_t* suspends;
 
   bool await_ready() const noexcept {
-    if (bytes != 0) prefetch_lines<CacheLevel::kL2>(p, bytes);
+    if (bytes != 0) prefetch_lines<kPrefetchTo>(p, bytes);
     return false;
   }
   void await_suspend(std::coroutine_handle<> h) const noexcept {

@@ -53,6 +53,14 @@ std::function<double(std::uint32_t)> rates(std::map<std::uint32_t, double> by_ba
 
 const auto kInterleavingPays = rates({{1, 1.0}, {4, 2.0}, {8, 2.5}, {16, 2.2}});
 
+// After its first exploration of kInterleavingPays: batch 8 is the standing winner.
+Sim settled_at_8() {
+  Sim sim(64);
+  sim.explore(kInterleavingPays, 4);
+  EXPECT_EQ(sim.tuner.choice(), 8u);
+  return sim;
+}
+
 TEST(AutoTuner, ExploresEveryCandidateThenKeepsTheFastest) {
   Sim sim(64);
   EXPECT_EQ(sim.tuner.batch(), 1u);  // starts measuring sequential
@@ -100,9 +108,7 @@ TEST(AutoTuner, AStandingWinnerEarnsDoublingStretchesUpToTheCap) {
 }
 
 TEST(AutoTuner, ANearTieKeepsTheStandingWinner) {
-  Sim sim(64);
-  sim.explore(kInterleavingPays, 4);
-  ASSERT_EQ(sim.tuner.choice(), 8u);
+  Sim sim = settled_at_8();
   // 16 now leads by 2 %, inside the tie band: no change, no confirmation, and the stretch
   // still doubles.
   const auto near_tie = rates({{1, 1.0}, {4, 2.0}, {8, 2.5}, {16, 2.55}});
@@ -114,9 +120,7 @@ TEST(AutoTuner, ANearTieKeepsTheStandingWinner) {
 }
 
 TEST(AutoTuner, OneNoisyWindowDoesNotMoveTheWinner) {
-  Sim sim(64);
-  sim.explore(kInterleavingPays, 4);
-  ASSERT_EQ(sim.tuner.choice(), 8u);
+  Sim sim = settled_at_8();
   EXPECT_EQ(sim.exploit(kInterleavingPays), AutoTuner::kMinExploit);
   // One exploration in which batch 4 reads 8 % above 8: the tuner explores again at once ...
   sim.explore(rates({{1, 1.0}, {4, 2.7}, {8, 2.5}, {16, 2.2}}), 4);
@@ -131,9 +135,7 @@ TEST(AutoTuner, OneNoisyWindowDoesNotMoveTheWinner) {
 }
 
 TEST(AutoTuner, ARealChangeSwitchesAfterOneConfirmation) {
-  Sim sim(64);
-  sim.explore(kInterleavingPays, 4);
-  ASSERT_EQ(sim.tuner.choice(), 8u);
+  Sim sim = settled_at_8();
   for (int i = 0; i < 3; ++i) {
     sim.exploit(kInterleavingPays);
     sim.explore(kInterleavingPays, 4);
@@ -166,9 +168,7 @@ TEST(AutoTuner, ConflictsTakeTheirOperationsBack) {
 }
 
 TEST(AutoTuner, ResetForgetsTheWinner) {
-  Sim sim(64);
-  sim.explore(kInterleavingPays, 4);
-  ASSERT_EQ(sim.tuner.choice(), 8u);
+  Sim sim = settled_at_8();
   sim.tuner.reset(64, sim.now);
   EXPECT_TRUE(sim.tuner.exploring());
   EXPECT_EQ(sim.tuner.batch(), 1u);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -37,6 +38,19 @@ Index* make_index(Database& db, Table& t, std::string_view name = "by_group") {
   Result<Index*> r = db.create_index(t, name, group_of);
   EXPECT_TRUE(r.is_ok()) << r.status().to_string();
   return r.is_ok() ? *r : nullptr;
+}
+
+// A fresh in-memory database with table "t" and its index "by_group".
+struct IndexedDb {
+  std::unique_ptr<Database> db;
+  Table* t;
+  Index* idx;
+};
+IndexedDb indexed_db() {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  Index* idx = make_index(*db, *t);
+  return {std::move(db), t, idx};
 }
 
 std::string group_key(std::string_view g) {
@@ -71,9 +85,7 @@ std::vector<std::string> committed_lookup(Database& db, Index& idx, std::string_
 using V = std::vector<std::string>;
 
 TEST(SecondaryIndex, InsertUpdateRemoveAreMaintained) {
-  auto db = open_db();
-  Table* t = make_table(*db, "t");
-  Index* idx = make_index(*db, *t);
+  auto [db, t, idx] = indexed_db();
   {
     Transaction tx = begin(*db);
     ASSERT_TRUE(tx.insert(*t, "k1", "red:1").is_ok());
@@ -113,9 +125,7 @@ TEST(SecondaryIndex, InsertUpdateRemoveAreMaintained) {
 }
 
 TEST(SecondaryIndex, ValuesAndPrimaryKeysReachTheCallback) {
-  auto db = open_db();
-  Table* t = make_table(*db, "t");
-  Index* idx = make_index(*db, *t);
+  auto [db, t, idx] = indexed_db();
   Transaction tx = begin(*db);
   ASSERT_TRUE(tx.insert(*t, "a", "g:payload-a").is_ok());
   std::map<std::string, std::string> seen;
@@ -127,9 +137,7 @@ TEST(SecondaryIndex, ValuesAndPrimaryKeysReachTheCallback) {
 }
 
 TEST(SecondaryIndex, SnapshotsReadTheirOwnVersionThroughTheIndex) {
-  auto db = open_db();
-  Table* t = make_table(*db, "t");
-  Index* idx = make_index(*db, *t);
+  auto [db, t, idx] = indexed_db();
   {
     Transaction tx = begin(*db);
     ASSERT_TRUE(tx.insert(*t, "k", "old:1").is_ok());
@@ -151,9 +159,7 @@ TEST(SecondaryIndex, SnapshotsReadTheirOwnVersionThroughTheIndex) {
 }
 
 TEST(SecondaryIndex, AbortTakesItsEntriesAway) {
-  auto db = open_db();
-  Table* t = make_table(*db, "t");
-  Index* idx = make_index(*db, *t);
+  auto [db, t, idx] = indexed_db();
   {
     Transaction tx = begin(*db);
     ASSERT_TRUE(tx.insert(*t, "k", "x:1").is_ok());
@@ -251,9 +257,7 @@ TEST(SecondaryIndex, RebuiltAfterRecovery) {
 }
 
 TEST(SecondaryIndex, BadInput) {
-  auto db = open_db();
-  Table* t = make_table(*db, "t");
-  Index* idx = make_index(*db, *t);
+  auto [db, t, idx] = indexed_db();
   EXPECT_EQ(db->create_index(*t, "by_group", group_of).code(), Code::kDuplicate);
   EXPECT_EQ(db->create_index(*t, "", group_of).code(), Code::kInvalidArgument);
   EXPECT_EQ(db->create_index(*t, "none", nullptr).code(), Code::kInvalidArgument);
@@ -297,9 +301,7 @@ std::map<std::string, std::set<std::string>> groups_from_scan(
 
 TEST_P(SecondaryModes, IndexReadsMatchTheTableUnderEverySnapshot) {
   const std::uint64_t seed = testing::env_u64("BRAID_SEED", 11);
-  auto db = open_db();
-  Table* t = make_table(*db, "t");
-  Index* idx = make_index(*db, *t);
+  auto [db, t, idx] = indexed_db();
   std::mt19937_64 rng(seed);
   std::vector<testing::ListGenerator::Body> bodies;
   std::size_t mismatches = 0;
