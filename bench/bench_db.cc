@@ -13,6 +13,7 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.commit = flags.choice("commit", "durable", {"durable", "async"});
   d.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
   d.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
+  d.prefault_mib = flags.u64("prefault-mib", 0, 0, std::uint64_t{1} << 20);  // max_version_bytes
   return d;
 }
 
@@ -22,6 +23,7 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->slots_per_worker = std::max<std::uint32_t>(batch, 16);
   options->external_transactions = std::max<std::uint32_t>(threads, 4);
   options->exec.batch = batch;
+  options->prefault_version_bytes = db.prefault_mib << 20;
   if (db.dir.empty()) return "";
   std::error_code ec;
   if (std::filesystem::exists(db.dir, ec) && !std::filesystem::is_empty(db.dir, ec)) {

@@ -12,12 +12,13 @@
 
 namespace braid::bench {
 
-// --dir / --commit / --log-sync / --checkpoint-mib.
+// --dir / --commit / --log-sync / --checkpoint-mib / --prefault-mib.
 struct DbFlags {
   std::string dir;       // database directory ("": in memory)
   std::string commit;    // durable | async
   std::string log_sync;  // fdatasync | dsync | direct
   std::uint64_t checkpoint_mib = 1024;
+  std::uint64_t prefault_mib = 0;  // Options::prefault_version_bytes, in MiB
 
   static DbFlags parse(Flags& flags);
 };

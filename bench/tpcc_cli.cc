@@ -101,6 +101,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
   --commit C         durable | async (with --dir; default durable)
   --log-sync M       fdatasync | dsync | direct (with --dir; default fdatasync)
   --checkpoint-mib N checkpoint after N MiB of log (with --dir; default 1024)
+  --prefault-mib N   make N MiB of version memory resident at open, so that the runs do not
+                     pay for first-touch page faults as the database grows (default 0)
   --seed N           seed of the population and the inputs (default 1)
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl; 'none')
 )";
@@ -268,6 +270,7 @@ int tpcc_main(int argc, char** argv, int first) {
           o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
           o.add("records", records).add("threads", cfg.threads).add("seconds", cfg.seconds);
           o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
+          o.add("prefault_mib", cfg.db.prefault_mib);
           if (!cfg.db.dir.empty()) {
             o.add("log_mb_per_s", log_mb_s).add("syncs_per_s", syncs_s);
             o.add("checkpoints", checkpoints);

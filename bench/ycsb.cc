@@ -471,6 +471,8 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --log-sync S       fdatasync | dsync | direct: how a log block is made durable
                      (default fdatasync; with --dir)
   --checkpoint-mib M checkpoint after the logs grew M MiB (default 1024; 0: never)
+  --prefault-mib M   make M MiB of version memory resident at open, so that runs do not
+                     pay for first-touch page faults (default 0: faulted in as used)
   --mode M           plain | sequential | prefetch | nested | interleaved | auto | all,
                      or a comma-separated list of them (default interleaved). Several
                      modes run on the same loaded data, one after another, and print
@@ -695,8 +697,9 @@ int ycsb_main(int argc, char** argv, int first) {
   }
 
   Options options;
-  if (std::string e = bench_options(cfg.threads, *std::max_element(cfg.batches.begin(), cfg.batches.end()), cfg.db,
-                    &options); !e.empty()) {
+  if (std::string e = bench_options(
+          cfg.threads, *std::max_element(cfg.batches.begin(), cfg.batches.end()), cfg.db, &options);
+      !e.empty()) {
     std::fprintf(stderr, "braid-bench ycsb: %s\n", e.c_str());
     return 2;
   }
@@ -756,8 +759,7 @@ int ycsb_main(int argc, char** argv, int first) {
     for (std::size_t mi = 0; mi < variants.size(); ++mi) {
       const Variant& var = variants[mi];
       ModeResult m;
-      if (Status s = run_mode(db, **table, cfg, zipf.get(), var.mode, var.batch, &m);
-          !s.is_ok()) {
+      if (Status s = run_mode(db, **table, cfg, zipf.get(), var.mode, var.batch, &m); !s.is_ok()) {
         std::fprintf(stderr, "braid-bench: run failed: %s\n", s.to_string().c_str());
         return 1;
       }
@@ -803,6 +805,7 @@ int ycsb_main(int argc, char** argv, int first) {
         o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
         o.add("multi_get", cfg.multi_get ? 1 : 0);
         o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
+        o.add("prefault_mib", cfg.db.prefault_mib);
         if (!cfg.db.dir.empty()) {
           o.add("dir", cfg.db.dir).add("log_sync", cfg.db.log_sync);
           o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);

@@ -99,6 +99,11 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
   if (o.max_version_bytes < (std::uint64_t{4} << 20)) {
     return Status::invalid_argument("Options::max_version_bytes must be at least 4 MiB");
   }
+  if (o.prefault_version_bytes > o.max_version_bytes) {
+    return Status::invalid_argument(
+        "Options::prefault_version_bytes (" + std::to_string(o.prefault_version_bytes) +
+        ") exceeds Options::max_version_bytes (" + std::to_string(o.max_version_bytes) + ")");
+  }
   if (o.max_tables == 0 || o.max_tables > 65536) {
     return Status::invalid_argument("Options::max_tables must be 1..65536");
   }
@@ -109,7 +114,10 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
     return Status::invalid_argument("Options::max_txn_writes must be at least 1");
   }
   std::unique_ptr<DatabaseImpl> db(new DatabaseImpl(o));
-  if (Status s = db->txns_.init_heap(o.max_version_bytes, o.huge_pages); !s.is_ok()) return s;
+  if (Status s = db->txns_.init_heap(o.max_version_bytes, o.huge_pages, o.prefault_version_bytes);
+      !s.is_ok()) {
+    return s;
+  }
   if (!o.directory.empty()) {
     Status s = db->open_durable(std::move(fs));
     if (!s.is_ok()) return s;
@@ -366,9 +374,8 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
 }
 
 Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_view key,
-                                   std::string_view value, WriteKind kind,
-                                   const LookupHint* hint, std::uint64_t* oid_out,
-                                   const Version** prev) {
+                                   std::string_view value, WriteKind kind, const LookupHint* hint,
+                                   std::uint64_t* oid_out, const Version** prev) {
   *prev = nullptr;
   for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
     std::uint64_t oid = 0;

@@ -34,7 +34,7 @@
 namespace braid {
 class Table;
 class Index;
-}
+}  // namespace braid
 
 namespace braid::mvcc {
 
@@ -109,8 +109,8 @@ class TxnTable {
   // application threads (begin).
   TxnTable(std::uint32_t reserved, std::uint32_t shared, std::uint32_t max_writes);
   ~TxnTable();
-  Status init_heap(std::size_t reserve_bytes, bool huge_pages) {
-    return heap_.init(reserve_bytes, huge_pages);
+  Status init_heap(std::size_t reserve_bytes, bool huge_pages, std::size_t prefault_bytes = 0) {
+    return heap_.init(reserve_bytes, huge_pages, prefault_bytes);
   }
 
   // Takes a free shared context and starts a transaction in it; null when all are in use.

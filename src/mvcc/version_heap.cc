@@ -1,6 +1,7 @@
 #include "mvcc/version_heap.h"
 
 #include <bit>
+#include <string>
 
 #include "util/assert.h"
 
@@ -40,8 +41,13 @@ void prefetch_next(const void* p, std::size_t class_bytes) {
 }
 }  // namespace
 
-Status VersionHeap::init(std::size_t reserve_bytes, bool huge_pages) {
-  return arena_.reserve(reserve_bytes, huge_pages);
+Status VersionHeap::init(std::size_t reserve_bytes, bool huge_pages, std::size_t prefault_bytes) {
+  BRAID_ASSERT(prefault_bytes <= reserve_bytes);
+  if (Status s = arena_.reserve(reserve_bytes, huge_pages); !s.is_ok()) return s;
+  if (Status s = arena_.populate(prefault_bytes); !s.is_ok()) {
+    return Status::io_error("Options::prefault_version_bytes: " + std::string(s.message()));
+  }
+  return Status::ok();
 }
 
 VersionHeap::~VersionHeap() = default;  // the arena unmaps everything

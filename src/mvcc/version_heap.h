@@ -31,7 +31,9 @@ class VersionHeap {
     std::uint32_t count[kClasses] = {};
   };
 
-  Status init(std::size_t reserve_bytes, bool huge_pages);
+  // Reserves the heap's address space; `prefault_bytes` of it are made resident at once (see
+  // Options::prefault_version_bytes).
+  Status init(std::size_t reserve_bytes, bool huge_pages, std::size_t prefault_bytes = 0);
   ~VersionHeap();
 
   // 16-byte aligned; null when the reservation is exhausted.

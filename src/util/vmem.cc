@@ -1,6 +1,7 @@
 #include "util/vmem.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -66,6 +67,35 @@ Status VirtualArena::ensure_committed(std::size_t bytes) {
     if (::madvise(base_ + have, target - have, MADV_HUGEPAGE) == 0) huge_advised_ = true;
   }
   committed_.store(target, std::memory_order_release);
+  return Status::ok();
+}
+
+Status VirtualArena::populate(std::size_t bytes) {
+  if (bytes == 0) return Status::ok();
+  // Faulting in more than the machine has free would not fail cleanly: the OOM killer answers,
+  // not madvise. Refuse up front instead.
+  const auto free_bytes = static_cast<std::size_t>(::sysconf(_SC_AVPHYS_PAGES)) *
+                          static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (bytes > free_bytes) {
+    return Status::io_error("cannot make " + std::to_string(bytes) +
+                            " bytes resident: the machine has " + std::to_string(free_bytes) +
+                            " bytes free");
+  }
+  if (Status s = ensure_committed(bytes); !s.is_ok()) return s;
+  const std::size_t len = std::min(round_up(bytes, kStep), committed());
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older headers lack the name
+#endif
+  if (::madvise(base_, len, MADV_POPULATE_WRITE) == 0) return Status::ok();
+  if (errno != EINVAL) {
+    return Status::io_error("cannot make " + std::to_string(len) +
+                            " bytes of arena memory resident: " + std::strerror(errno));
+  }
+  // A kernel without MADV_POPULATE_WRITE: fault the pages in by hand. The memory is fresh and
+  // zero-filled, so writing a zero changes nothing but residency.
+  for (std::size_t off = 0; off < len; off += 4096) {
+    static_cast<volatile char*>(base_)[off] = 0;
+  }
   return Status::ok();
 }
 

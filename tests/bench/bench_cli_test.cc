@@ -97,10 +97,10 @@ TEST(BenchCli, TinyYcsbModeAllRunsEveryModeOnTheSameData) {
 // one-at-a-time modes run once. Every JSON line names the batch size it ran with.
 TEST(BenchCli, TinyYcsbBatchListSweepsTheInterleavingModes) {
   const std::string json = temp_path("batches.jsonl");
-  RunResult r = run(
-      "ycsb --records 3000 --seconds 0.05 --mode sequential,nested,interleaved --batch 2,4 "
-      "--repeat 2 --json " +
-      json);
+  RunResult r =
+      run("ycsb --records 3000 --seconds 0.05 --mode sequential,nested,interleaved --batch 2,4 "
+          "--repeat 2 --json " +
+          json);
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* label : {"nested@2", "nested@4", "interleaved@2", "interleaved@4"}) {
     EXPECT_NE(r.out.find(label), std::string::npos) << label << " missing in\n" << r.out;
@@ -108,9 +108,8 @@ TEST(BenchCli, TinyYcsbBatchListSweepsTheInterleavingModes) {
   EXPECT_EQ(r.out.find("sequential@"), std::string::npos) << r.out;
   const std::vector<std::string> lines = read_lines(json);
   ASSERT_EQ(lines.size(), 10u);  // 2 rounds of 5 variants
-  const std::pair<const char*, int> expect[] = {{"sequential", 2}, {"nested", 2},
-                                                {"nested", 4},     {"interleaved", 2},
-                                                {"interleaved", 4}};
+  const std::pair<const char*, int> expect[] = {
+      {"sequential", 2}, {"nested", 2}, {"nested", 4}, {"interleaved", 2}, {"interleaved", 4}};
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const auto& [mode, batch] = expect[i % 5];
     for (const std::string& field : {std::string("\"mode\":\"") + mode + "\"",
@@ -200,10 +199,10 @@ TEST(BenchCli, TinyProbeRunsEveryStructure) {
 // each run, with per-type results in the JSON lines.
 TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
   const std::string json = temp_path("tpcc.jsonl");
-  RunResult r = run(
-      "tpcc --warehouses 2 --threads 2 --items 500 --customers 30 --seconds 0.05 --mix all "
-      "--mode all --batch 4 --suppliers 20 --verify --json " +
-      json);
+  RunResult r =
+      run("tpcc --warehouses 2 --threads 2 --items 500 --customers 30 --seconds 0.05 --mix all "
+          "--mode all --batch 4 --suppliers 20 --verify --prefault-mib 8 --json " +
+          json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("NewOrder"), std::string::npos);
@@ -216,8 +215,8 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
     ++lines;
     for (const char* field :
          {"\"bench\":\"tpcc\"", "\"mix\":", "\"mode\":", "\"hybrid\":", "\"warehouses\":2",
-          "\"threads\":2", "\"txn_per_s\":", "\"abort_rate\":", "\"types\":{", "\"p99_us\":",
-          "\"verified\":true"}) {
+          "\"threads\":2", "\"txn_per_s\":", "\"abort_rate\":", "\"types\":{",
+          "\"p99_us\":", "\"verified\":true", "\"prefault_mib\":8"}) {
       EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
     }
     if (line.find("\"mix\":\"tpcc-r\"") != std::string::npos) {
@@ -236,8 +235,10 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
 
 TEST(BenchCli, TinyDurableTpccVerifies) {
   const std::string dir = temp_path("tpcc-db");
-  RunResult r = run("tpcc --warehouses 1 --items 200 --customers 20 --seconds 0.1 --hybrid "
-                    "--verify --json none --dir " + dir);
+  RunResult r =
+      run("tpcc --warehouses 1 --items 200 --customers 20 --seconds 0.1 --hybrid "
+          "--verify --json none --dir " +
+          dir);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("durability:"), std::string::npos) << r.out;
   std::system(("rm -rf " + dir).c_str());
@@ -291,7 +292,9 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
                         Case{"tpcc --hybrid=2", "--hybrid must be"},
                         Case{"tpcc --suppliers 0", "--suppliers must be"},
                         Case{"tpcc --items 10", "--items must be"},
-                        Case{"tpcc --verify --bogus 1", "unknown flag --bogus"}}) {
+                        Case{"tpcc --verify --bogus 1", "unknown flag --bogus"},
+                        Case{"tpcc --prefault-mib x", "--prefault-mib expects a whole number"},
+                        Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;

@@ -27,6 +27,25 @@ TEST(Api, CreateAndOpenTables) {
   EXPECT_EQ(db->open_table("missing").code(), Code::kNotFound);
 }
 
+// Prefaulted version memory is ordinary version memory: the database uses it and grows past it.
+TEST(Api, PrefaultedVersionMemory) {
+  Options o;
+  o.max_version_bytes = std::uint64_t{64} << 20;
+  o.prefault_version_bytes = std::uint64_t{4} << 20;
+  auto db = open_db(o);
+  Table* t = make_table(*db, "t");
+  const std::string value(1000, 'v');  // ~6 MiB of versions: beyond the prefaulted 4 MiB
+  for (int batch = 0; batch < 6; ++batch) {
+    Transaction tx = begin(*db);
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_TRUE(tx.insert(*t, "k" + std::to_string(batch * 1000 + i), value).is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  EXPECT_EQ(read_committed(*db, *t, "k0"), value);
+  EXPECT_EQ(read_committed(*db, *t, "k5999"), value);
+}
+
 TEST(Api, InsertUpdatePutRemoveSemantics) {
   auto db = open_db();
   Table* t = make_table(*db, "t");

@@ -117,6 +117,11 @@ TEST(BadInput, OptionsAreValidated) {
             }),
             Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.max_tables = 0; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) {
+              o.max_version_bytes = std::uint64_t{64} << 20;
+              o.prefault_version_bytes = (std::uint64_t{64} << 20) + 1;
+            }),
+            Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.max_records_per_table = 0; }), Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.max_txn_writes = 0; }), Code::kInvalidArgument);
 }

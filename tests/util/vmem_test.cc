@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <vector>
 
 #include "mvcc/oid_array.h"
 #include "util/vmem.h"
@@ -27,6 +31,36 @@ TEST(VirtualArena, RefusesToGrowPastTheReservation) {
   Status s = a.ensure_committed((std::size_t{2} << 20) + 1);
   EXPECT_EQ(s.code(), Code::kIOError);
   EXPECT_NE(s.message().find("arena limit"), std::string_view::npos);
+}
+
+// Residency as the kernel reports it: pages of [p, p + bytes) that mincore() finds in memory.
+std::size_t resident_pages(const char* p, std::size_t bytes) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> v((bytes + page - 1) / page);
+  if (::mincore(const_cast<char*>(p), bytes, v.data()) != 0) return 0;
+  std::size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return n;
+}
+
+TEST(VirtualArena, PopulateMakesMemoryResidentAndZeroFilled) {
+  VirtualArena a;
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  ASSERT_TRUE(a.reserve(64 * kMiB, true).is_ok());
+  ASSERT_TRUE(a.ensure_committed(16 * kMiB).is_ok());
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(resident_pages(a.base(), 16 * kMiB), 0u);  // committed is not resident
+  ASSERT_TRUE(a.populate(5 * kMiB).is_ok());           // rounds up to 6 MiB
+  EXPECT_EQ(resident_pages(a.base(), 6 * kMiB), 6 * kMiB / page);
+  EXPECT_EQ(resident_pages(a.base() + 6 * kMiB, 10 * kMiB), 0u);
+  for (std::size_t off = 0; off < 6 * kMiB; off += 4096) ASSERT_EQ(a.base()[off], 0);
+  EXPECT_EQ(a.populate(65 * kMiB).code(), Code::kIOError);  // past the reservation
+  VirtualArena huge;  // more than the machine has: an error, not the OOM killer
+  ASSERT_TRUE(huge.reserve(std::size_t{1} << 46, false).is_ok());
+  Status s = huge.populate(std::size_t{1} << 46);
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_NE(s.message().find("free"), std::string_view::npos) << s.to_string();
+  EXPECT_TRUE(a.populate(0).is_ok());
 }
 
 TEST(OidArray, AllocatesDenselyUntilFull) {
