@@ -27,6 +27,24 @@ void AutoTuner::reset(std::uint32_t max_batch, Clock::time_point now) {
   window_start_ = now;
 }
 
+void AutoTuner::resume(Clock::time_point now) {
+  window_txns_ = 0;
+  window_ops_ = 0;
+  window_start_ = now;
+  if (!has_winner_) {
+    std::fill(std::begin(rates_), std::end(rates_), 0.0);
+    current_ = 0;
+    exploring_ = true;
+    confirming_ = false;
+    return;
+  }
+  std::fill(std::begin(rates_), std::end(rates_), 0.0);
+  confirming_ = false;
+  current_ = best_;
+  exploring_ = false;
+  windows_left_ = exploit_windows_;
+}
+
 void AutoTuner::check_window(Clock::time_point now) {
   const std::int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - window_start_).count();

@@ -29,6 +29,11 @@ class AutoTuner {
   // Candidates: 1 (sequential) and interleaving at the batch sizes CoroBase found best, 4-16,
   // those not above max_batch. Starts exploring with the first.
   void reset(std::uint32_t max_batch, Clock::time_point now);
+  // Continues after a pause (the worker ran other modes, or nothing) with the standing winner
+  // for a whole stretch of its current length, then explores as usual; without a winner yet,
+  // starts the first exploration over. Nothing measured across the pause counts.
+  void resume(Clock::time_point now);
+  bool has_winner() const { return has_winner_; }
 
   // The batch size to run now (1: sequential).
   std::uint32_t batch() const { return candidates_[current_]; }

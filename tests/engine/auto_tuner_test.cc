@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <vector>
 
 namespace braid::engine {
 namespace {
@@ -164,6 +165,40 @@ TEST(AutoTuner, ConflictsTakeTheirOperationsBack) {
     sim.now += std::chrono::nanoseconds(AutoTuner::kWindowNs);
     sim.tuner.check_window(sim.now);
   }
+  EXPECT_EQ(sim.tuner.choice(), 8u);
+}
+
+TEST(AutoTuner, ResumeContinuesWithTheStandingWinnerForAWholeStretch) {
+  Sim sim = settled_at_8();
+  sim.exploit(kInterleavingPays);
+  sim.explore(kInterleavingPays, 4);  // 8 again: the stretch doubles
+  for (int i = 0; i < 5; ++i) sim.window(kInterleavingPays);
+  const std::uint64_t decisions = sim.tuner.decisions();
+  // A pause (another mode ran): its time and operations count for nothing.
+  sim.now += std::chrono::seconds(10);
+  sim.tuner.on_ops(12345);
+  sim.tuner.resume(sim.now);
+  EXPECT_FALSE(sim.tuner.exploring());
+  EXPECT_EQ(sim.tuner.batch(), 8u);
+  EXPECT_EQ(sim.exploit(kInterleavingPays), 2 * AutoTuner::kMinExploit);
+  EXPECT_EQ(sim.tuner.decisions(), decisions);
+  sim.explore(kInterleavingPays, 4);
+  EXPECT_EQ(sim.tuner.choice(), 8u);
+}
+
+TEST(AutoTuner, ResumeBeforeAnyDecisionExploresFromTheStart) {
+  Sim sim(64);
+  sim.window(kInterleavingPays);  // sequential measured, then a pause
+  sim.tuner.on_ops(1u << 30);     // counted during the pause: must not make batch 4 win
+  sim.now += std::chrono::seconds(10);
+  sim.tuner.resume(sim.now);
+  EXPECT_TRUE(sim.tuner.exploring());
+  std::vector<std::uint32_t> measured;
+  for (int i = 0; i < 4; ++i) {
+    measured.push_back(sim.tuner.batch());
+    sim.window(kInterleavingPays);
+  }
+  EXPECT_EQ(measured, (std::vector<std::uint32_t>{1, 4, 8, 16}));
   EXPECT_EQ(sim.tuner.choice(), 8u);
 }
 
