@@ -14,34 +14,22 @@ void AutoTuner::reset(std::uint32_t max_batch, Clock::time_point now) {
   for (std::uint32_t b : all) {
     if (b <= max_batch) candidates_[count_++] = b;
   }
-  current_ = 0;
-  exploring_ = true;
   best_ = 0;
   has_winner_ = false;
-  confirming_ = false;
-  std::fill(std::begin(rates_), std::end(rates_), 0.0);
   exploit_windows_ = kMinExploit;
-  windows_left_ = 0;
-  window_txns_ = 0;
-  window_ops_ = 0;
-  window_start_ = now;
+  resume(now);
 }
 
 void AutoTuner::resume(Clock::time_point now) {
   window_txns_ = 0;
   window_ops_ = 0;
   window_start_ = now;
-  if (!has_winner_) {
-    std::fill(std::begin(rates_), std::end(rates_), 0.0);
-    current_ = 0;
-    exploring_ = true;
-    confirming_ = false;
-    return;
-  }
   std::fill(std::begin(rates_), std::end(rates_), 0.0);
   confirming_ = false;
-  current_ = best_;
-  exploring_ = false;
+  // With a winner: exploit it for a whole stretch. Without: explore from the first candidate
+  // (windows_left_ is not read while exploring).
+  exploring_ = !has_winner_;
+  current_ = has_winner_ ? best_ : 0;
   windows_left_ = exploit_windows_;
 }
 

@@ -33,7 +33,6 @@ class AutoTuner {
   // for a whole stretch of its current length, then explores as usual; without a winner yet,
   // starts the first exploration over. Nothing measured across the pause counts.
   void resume(Clock::time_point now);
-  bool has_winner() const { return has_winner_; }
 
   // The batch size to run now (1: sequential).
   std::uint32_t batch() const { return candidates_[current_]; }

@@ -76,9 +76,7 @@ TEST(BenchCli, TinyYcsbModeAllRunsEveryModeOnTheSameData) {
           json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("ratios"), std::string::npos) << r.out;
-  std::ifstream in(json);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::vector<std::string> lines = read_lines(json);
   ASSERT_EQ(lines.size(), 6u);
   const char* modes[] = {"plain", "sequential", "prefetch", "nested", "interleaved", "auto"};
   for (std::size_t i = 0; i < lines.size(); ++i) {
