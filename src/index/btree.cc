@@ -69,11 +69,45 @@ BRAID_OPTIMISTIC int compare(const Node* n, const Slot& s, const SearchKey& k) {
   return (k.len > slen) - (k.len < slen);
 }
 
+// The slots whose head equals k's: [*lo, *hi). Keys are sorted, so heads are non-decreasing:
+// the slots with a smaller head form a prefix, those with a larger head a suffix, and counting
+// both takes one independent load per slot. A racing writer can leave the heads unsorted; both
+// counts stay within [0, count] and the caller's version check discards the result.
+BRAID_OPTIMISTIC inline void head_range(const Node* n, unsigned count, std::uint64_t head,
+                                        unsigned* lo, unsigned* hi) {
+  const Slot* slots = n->slots();
+  unsigned below = 0;
+  unsigned not_above = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    const std::uint64_t h = racy(slots[i].head);
+    below += h < head ? 1u : 0u;
+    not_above += h <= head ? 1u : 0u;
+  }
+  *lo = below;
+  *hi = not_above;
+}
+
+// The range a bisection must still search: everything (kBisect), or the slots sharing k's
+// first 8 bytes (kCount; empty for k = +infinity, which sorts after every slot).
+BRAID_OPTIMISTIC inline void search_range(const Node* n, unsigned count, const SearchKey& k,
+                                          NodeSearch search, unsigned* lo, unsigned* hi) {
+  if (search == NodeSearch::kBisect) {
+    *lo = 0;
+    *hi = count;
+  } else if (k.infinite) {
+    *lo = count;
+    *hi = count;
+  } else {
+    head_range(n, count, k.head, lo, hi);
+  }
+}
+
 // First slot whose key is >= k.
 BRAID_OPTIMISTIC unsigned lower_bound(const Node* n, unsigned count, const SearchKey& k,
-                                      bool* exact) {
-  unsigned lo = 0;
-  unsigned hi = count;
+                                      NodeSearch search, bool* exact) {
+  unsigned lo;
+  unsigned hi;
+  search_range(n, count, k, search, &lo, &hi);
   *exact = false;
   const Slot* slots = n->slots();
   while (lo < hi) {
@@ -90,9 +124,11 @@ BRAID_OPTIMISTIC unsigned lower_bound(const Node* n, unsigned count, const Searc
 }
 
 // First slot whose key is > k.
-BRAID_OPTIMISTIC unsigned upper_bound(const Node* n, unsigned count, const SearchKey& k) {
-  unsigned lo = 0;
-  unsigned hi = count;
+BRAID_OPTIMISTIC unsigned upper_bound(const Node* n, unsigned count, const SearchKey& k,
+                                      NodeSearch search) {
+  unsigned lo;
+  unsigned hi;
+  search_range(n, count, k, search, &lo, &hi);
   const Slot* slots = n->slots();
   while (lo < hi) {
     unsigned mid = (lo + hi) / 2;
@@ -221,10 +257,11 @@ bool fits(const Node* node, std::size_t key_len) {
 // -------------------------------------------------------------------------------------
 
 Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences,
-                 std::size_t split_threshold)
+                 std::size_t split_threshold, NodeSearch search)
     : tree_(tree),
       key_(key),
       bias_(bias),
+      search_(search),
       track_fences_(track_fences),
       split_threshold_(split_threshold) {
   node_ = tree_.root_.load(std::memory_order_acquire);
@@ -276,10 +313,10 @@ Descent::Step Descent::step() {
   }
   unsigned idx;  // children: 0 = leftmost, i + 1 = slot i
   if (bias_ == Bias::kFloor) {
-    idx = upper_bound(n, count, key_);
+    idx = upper_bound(n, count, key_, search_);
   } else {
     bool exact;
-    idx = lower_bound(n, count, key_, &exact);
+    idx = lower_bound(n, count, key_, search_, &exact);
   }
   Node* child =
       idx == 0 ? racy(n->leftmost) : reinterpret_cast<Node*>(racy(n->slots()[idx - 1].value));
@@ -367,7 +404,7 @@ BRAID_OPTIMISTIC bool Lookup::step() {
     BRAID_DASSERT(s == Descent::Step::kLeaf);
     const Node* leaf = descent_.node();
     bool exact;
-    const unsigned idx = lower_bound(leaf, racy_count(leaf), key_, &exact);
+    const unsigned idx = lower_bound(leaf, racy_count(leaf), key_, descent_.search(), &exact);
     const std::uint64_t v = exact ? racy(leaf->slots()[idx].value) : 0;
     if (!leaf->lock.validate(descent_.version())) {
       descent_.restart();
@@ -414,7 +451,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       Node* leaf = d.node();
       if (!leaf->lock.try_upgrade(d.version())) break;
       bool exact;
-      const unsigned idx = lower_bound(leaf, leaf->count, k, &exact);
+      const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kCount, &exact);
       if (exact) {
         *existing = leaf->slots()[idx].value;
         leaf->lock.unlock();
@@ -445,7 +482,7 @@ void BTree::link_right_sibling(Node* node, Node* parent, std::string_view sep, N
   }
   bool exact;
   const SearchKey sk(sep);
-  const unsigned pos = lower_bound(parent, parent->count, sk, &exact);
+  const unsigned pos = lower_bound(parent, parent->count, sk, NodeSearch::kCount, &exact);
   BRAID_ASSERT(!exact);
   insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
 }
@@ -513,7 +550,7 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
       continue;
     }
     bool exact;
-    const unsigned idx = lower_bound(leaf, leaf->count, k, &exact);
+    const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kCount, &exact);
     const bool hit = exact && (any || leaf->slots()[idx].value == expected);
     if (hit) remove_at(leaf, idx);
     leaf->lock.unlock();
@@ -522,9 +559,11 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
 }
 
 ScanLeaf::ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite,
-                   std::string_view begin, std::string_view end, bool reverse, LeafBatch* out)
+                   std::string_view begin, std::string_view end, bool reverse, LeafBatch* out,
+                   NodeSearch search)
     : key_(from_infinite ? SearchKey::plus_infinity() : SearchKey(from)),
-      descent_(tree, key_, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true),
+      descent_(tree, key_, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true, 0,
+               search),
       begin_(begin),
       end_(end),
       reverse_(reverse),
@@ -544,7 +583,7 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
     const Node* leaf = descent_.node();
     const unsigned count = racy_count(leaf);
     bool exact;
-    const unsigned lb = lower_bound(leaf, count, key_, &exact);
+    const unsigned lb = lower_bound(leaf, count, key_, descent_.search(), &exact);
     bool stopped = false;  // hit the far end of the range inside this leaf
     auto emit = [&](unsigned i) {
       const std::uint32_t len = copy_key(leaf, leaf->slots()[i], buf);

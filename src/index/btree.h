@@ -141,6 +141,20 @@ struct FenceKey {
   std::string_view view() const { return {bytes, len}; }
 };
 
+// How a node is searched for a key. The drivers choose by whether they prefetched the node:
+//   kCount   counts the slots whose head is below (and not above) the key's, one independent
+//            load per slot, then bisects only the slots that share the key's head. The loads of
+//            a node read cold miss in parallel, where a bisection's ~log2(count) probes miss one
+//            after another. For nodes not prefetched: the sequential mode and the tree's own
+//            writes.
+//   kBisect  bisects all slots, touching only the ~log2(count) lines it probes. For nodes whose
+//            lines were prefetched: under load a coroutine is resumed while some of its node's
+//            lines are still in flight, and the fewer of them it reads, the less it waits.
+// Measured (YCSB read-only, 1 worker, alternated processes; docs/architecture.md): sequential
+// with kCount 1.03x / 1.26x / 1.2x kBisect at 10^4 / 10^6 / 2*10^7 records; interleaved and
+// nested with kCount lose ~30 % at 2*10^7.
+enum class NodeSearch : std::uint8_t { kCount, kBisect };
+
 class BTree;
 
 // The single descent. Usage:
@@ -161,7 +175,7 @@ class Descent {
   };
 
   Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences = false,
-          std::size_t split_threshold = 0);
+          std::size_t split_threshold = 0, NodeSearch search = NodeSearch::kCount);
 
   BRAID_OPTIMISTIC Step step();
   void restart();
@@ -176,11 +190,13 @@ class Descent {
   const FenceKey& lower_fence() const { return lower_; }
   const FenceKey& upper_fence() const { return upper_; }
   std::uint32_t restarts() const { return restarts_; }
+  NodeSearch search() const { return search_; }
 
  private:
   const BTree& tree_;
   SearchKey key_;
   Bias bias_;
+  NodeSearch search_;
   bool track_fences_;
   std::size_t split_threshold_;
   Node* node_ = nullptr;
@@ -199,8 +215,8 @@ class Descent {
 // The root is read by the first step without a hint: it is always cache-resident.
 class Lookup {
  public:
-  Lookup(const BTree& tree, std::string_view key)
-      : key_(key), descent_(tree, key_, Descent::Bias::kFloor) {}
+  Lookup(const BTree& tree, std::string_view key, NodeSearch search = NodeSearch::kCount)
+      : key_(key), descent_(tree, key_, Descent::Bias::kFloor, false, 0, search) {}
   Lookup(const Lookup&) = delete;
   Lookup& operator=(const Lookup&) = delete;
 
@@ -244,7 +260,8 @@ class BTree;
 class ScanLeaf {
  public:
   ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite, std::string_view begin,
-           std::string_view end, bool reverse, LeafBatch* out);
+           std::string_view end, bool reverse, LeafBatch* out,
+           NodeSearch search = NodeSearch::kCount);
   ScanLeaf(const ScanLeaf&) = delete;
   ScanLeaf& operator=(const ScanLeaf&) = delete;
 

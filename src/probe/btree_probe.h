@@ -2,7 +2,8 @@
 // Masstree). Every technique drives the same stepper the engine uses (index::Lookup: one node
 // per step, restarts included), so the tree code under test is exactly the engine's; only the
 // driving around it differs. A step's next node is prefetched whole (all 16 lines), as the
-// engine's interleaved path does.
+// engine's interleaved path does, and a prefetched node is bisected, one read cold (naive) is
+// searched by counting, by the engine's rule (index::NodeSearch).
 #pragma once
 
 #include <braid/task.h>
@@ -31,7 +32,7 @@ inline std::string_view key_view(const std::uint64_t& k) {
 inline std::uint64_t answer(const index::Lookup& l) { return l.found() ? l.value() : kNotFound; }
 
 inline Task<std::uint64_t> coro_one(const index::BTree& tree, std::string_view key) {
-  index::Lookup l(tree, key);
+  index::Lookup l(tree, key, index::NodeSearch::kBisect);
   while (l.step()) {
     co_await runtime::Yield{l.next(), index::kNodeBytes};
   }
@@ -62,7 +63,8 @@ inline void btree_probe(const index::BTree& tree, Technique tech,
       std::optional<index::Lookup> l[runtime::kMaxGroup];
       for (std::size_t base = 0; base < n; base += group) {
         const std::size_t g = std::min(group, n - base);
-        for (std::size_t j = 0; j < g; ++j) l[j].emplace(tree, key_view(keys[base + j]));
+        for (std::size_t j = 0; j < g; ++j)
+          l[j].emplace(tree, key_view(keys[base + j]), index::NodeSearch::kBisect);
         std::size_t left = g;
         while (left != 0) {
           for (std::size_t j = 0; j < g; ++j) {
@@ -91,7 +93,7 @@ inline void btree_probe(const index::BTree& tree, Technique tech,
         if (!l[j]) {
           if (next == n) continue;
           input[j] = next++;
-          l[j].emplace(tree, key_view(keys[input[j]]));
+          l[j].emplace(tree, key_view(keys[input[j]]), index::NodeSearch::kBisect);
         }
         if (l[j]->step()) {
           runtime::prefetch_lines(l[j]->next(), index::kNodeBytes);

@@ -56,6 +56,38 @@ std::vector<std::pair<std::string, std::uint64_t>> scan_all(const BTree& t, std:
   }
 }
 
+// The same scan driven through the stepper with an explicit node search (BTree::scan_leaf uses
+// the default).
+std::vector<std::pair<std::string, std::uint64_t>> scan_stepped(const BTree& t,
+                                                                std::string_view begin,
+                                                                std::string_view end, bool reverse,
+                                                                NodeSearch search) {
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  LeafBatch b;
+  std::string from(reverse ? end : begin);
+  bool inf = reverse && end.empty();
+  for (;;) {
+    {
+      ScanLeaf leaf(t, from, inf, begin, end, reverse, &b, search);
+      while (leaf.step()) {
+      }
+    }
+    for (const auto& e : b.entries) out.emplace_back(std::string(b.key(e)), e.value);
+    if (!b.has_next) return out;
+    from = b.next;
+    inf = false;
+  }
+}
+
+// A point lookup through the stepper with an explicit node search.
+bool lookup_with(const BTree& t, std::string_view key, NodeSearch search, std::uint64_t* v) {
+  Lookup l(t, key, search);
+  while (l.step()) {
+  }
+  if (l.found()) *v = l.value();
+  return l.found();
+}
+
 std::vector<std::pair<std::string, std::uint64_t>> model_range(
     const std::map<std::string, std::uint64_t>& m, const std::string& begin, const std::string& end,
     bool reverse) {
@@ -146,12 +178,21 @@ TEST_P(BTreeDiff, MatchesStdMap) {
       const bool removed = t.remove(key, 0, true);
       ASSERT_EQ(removed, model.erase(key) == 1) << "op " << i;
     } else if (op < 90) {
+      // Both node searches, on keys whose heads collide (short keys that differ in length
+      // only, long keys with a shared prefix) as well as on distinct heads.
+      auto it = model.find(key);
       std::uint64_t v = 0;
       const bool found = t.lookup(key, &v);
-      auto it = model.find(key);
       ASSERT_EQ(found, it != model.end()) << "op " << i;
       if (found) {
         ASSERT_EQ(v, it->second);
+      }
+      for (NodeSearch search : {NodeSearch::kCount, NodeSearch::kBisect}) {
+        std::uint64_t w = 0;
+        ASSERT_EQ(lookup_with(t, key, search, &w), found) << "op " << i;
+        if (found) {
+          ASSERT_EQ(w, it->second);
+        }
       }
     } else {
       std::string a = random_key(rng);
@@ -159,7 +200,9 @@ TEST_P(BTreeDiff, MatchesStdMap) {
       if (!b.empty() && b < a) std::swap(a, b);
       if (rng.uniform(8) == 0) a.clear();
       const bool rev = rng.uniform(2) == 0;
-      ASSERT_EQ(scan_all(t, a, b, rev), model_range(model, a, b, rev)) << "op " << i;
+      const auto expected = model_range(model, a, b, rev);
+      ASSERT_EQ(scan_all(t, a, b, rev), expected) << "op " << i;
+      ASSERT_EQ(scan_stepped(t, a, b, rev, NodeSearch::kBisect), expected) << "op " << i;
     }
     if (i % 10000 == 0) {
       ASSERT_EQ(t.check_invariants(), model.size());
