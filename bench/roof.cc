@@ -16,6 +16,7 @@
 #include "flags.h"
 #include "report.h"
 #include "runtime/cpu.h"
+#include "util/assert.h"
 #include "util/random.h"
 
 namespace braid::bench {
@@ -174,6 +175,84 @@ struct NoRow {
   void operator()(std::uint32_t, std::uint64_t, double) const {}
 };
 
+// ---- Translation reach ---------------------------------------------------------------------
+// A dependent chase over kReachLines lines (256 KiB, L2-resident after one lap) placed in D
+// distinct 4 KiB pages, all of them spread over the same kReachHuge huge pages. With 2 MiB
+// translations every row needs kReachHuge TLB entries and costs the same. Where the hypervisor
+// backs the guest's huge pages with 4 KiB pages, the TLB holds 4 KiB translations: once D
+// exceeds its entries, a lap in a fixed order evicts every page before its next visit, and
+// each load of the D = kReachLines row pays a page walk. This is what the coroutine modes meet
+// on every node, OID entry and version of a large table (docs/architecture.md).
+constexpr std::size_t kReachLines = 4096;
+constexpr std::size_t kReachHuge = 8;
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kReachPages[] = {64, 512, kReachLines};
+
+class ReachBuffer {
+ public:
+  bool build(std::string* err) {
+    bytes_ = kReachHuge * kHugePage + kHugePage;  // room to align to a huge page
+    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      *err = "cannot map " + std::to_string(bytes_ >> 20) + " MiB: " + std::strerror(errno);
+      return false;
+    }
+    map_ = static_cast<char*>(p);
+    base_ = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(map_) + kHugePage - 1) &
+                                    ~std::uintptr_t{kHugePage - 1});
+    (void)::madvise(base_, kReachHuge * kHugePage, MADV_HUGEPAGE);  // refused: 4 KiB rows
+    std::memset(base_, 0, kReachHuge * kHugePage);
+    return true;
+  }
+  ~ReachBuffer() {
+    if (map_ != nullptr) ::munmap(map_, bytes_);
+  }
+  // Links kReachLines lines of `pages` distinct pages (evenly spaced over the huge pages,
+  // distinct random lines within each) into one random cycle; returns a line of it.
+  char* link(std::size_t pages, util::Rng& rng) {
+    BRAID_ASSERT(kReachLines % pages == 0);
+    const std::size_t per_page = kReachLines / pages;
+    BRAID_ASSERT(per_page <= kPage / kLine);
+    const std::size_t stride = kReachHuge * kHugePage / kPage / pages;  // in 4 KiB pages
+    std::vector<char*> lines;
+    lines.reserve(kReachLines);
+    for (std::size_t pg = 0; pg < pages; ++pg) {
+      std::size_t slot[kPage / kLine];
+      for (std::size_t i = 0; i < kPage / kLine; ++i) slot[i] = i;
+      for (std::size_t i = 0; i < per_page; ++i) {  // a partial Fisher-Yates: distinct lines
+        std::swap(slot[i], slot[i + rng.uniform(kPage / kLine - i)]);
+        lines.push_back(base_ + pg * stride * kPage + slot[i] * kLine);
+      }
+    }
+    for (std::size_t i = lines.size() - 1; i > 0; --i) std::swap(lines[i], lines[rng.uniform(i)]);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      *reinterpret_cast<char**>(lines[i]) = lines[(i + 1) % lines.size()];
+    }
+    return lines[0];
+  }
+
+ private:
+  char* map_ = nullptr;
+  char* base_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Nanoseconds per dependent load around the cycle that starts at `p`, after a warm-up lap.
+double reach_chase(char* p, double seconds) {
+  for (std::size_t i = 0; i < kReachLines; ++i) p = *reinterpret_cast<char* volatile*>(p);
+  std::uint64_t loads = 0;
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(seconds);
+  do {
+    for (int i = 0; i < 1024; ++i) p = *reinterpret_cast<char* volatile*>(p);
+    loads += 1024;
+  } while (Clock::now() < end);
+  const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  if (p == nullptr) std::fprintf(stderr, " ");  // keeps the chase
+  return ns / static_cast<double>(loads);
+}
+
 }  // namespace
 
 const char* roof_usage() {
@@ -191,6 +270,12 @@ dependent-load latency (K = 1). Saves the huge-page roof for 'probe' and 'ycsb' 
   --pages P        4k | huge | both (default both)
   --seconds S      per measurement (default 0.3)
   --seed N         random seed of the cycle and the starting points (default 1)
+  --translation T  on | off (default on): also measure translation reach, a dependent chase
+                   over 4096 L2-resident lines in 64, 512 or 4096 distinct 4 KiB pages of the
+                   same 8 huge pages. Equal costs: huge-page translations hold. The 4096-page
+                   row dearer: the TLB caches 4 KiB translations (a hypervisor backing the
+                   guest's huge pages with small ones), so each page beyond its reach costs a
+                   page walk
   --save FILE      where to save the roof (default results/roof.json; 'none' to skip)
   --json FILE      append results as JSON lines (default results/braid-bench.jsonl; 'none')
 )";
@@ -262,7 +347,7 @@ int roof_main(int argc, char** argv, int first) {
   std::uint64_t mib = 0, seed = 0;
   std::vector<std::uint64_t> chains;
   std::uint32_t threads = 0;
-  std::string pages, save, json;
+  std::string pages, save, json, translation;
   double seconds = 0;
   const std::uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
   if (flags.parse(argc, argv, first, &err)) {
@@ -272,6 +357,7 @@ int roof_main(int argc, char** argv, int first) {
     pages = flags.choice("pages", "both", {"4k", "huge", "both"});
     seconds = flags.f64("seconds", 0.3, 0.001, 3600);
     seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
+    translation = flags.choice("translation", "on", {"on", "off"});
     save = flags.str("save", "results/roof.json");
     json = flags.str("json", "results/braid-bench.jsonl");
     if (flags.finish(&err)) {
@@ -334,6 +420,40 @@ int roof_main(int argc, char** argv, int first) {
             ? (", latency " + std::to_string(static_cast<int>(r.latency_ns)) + " ns").c_str()
             : "");
     if (huge) huge_roof = r;
+  }
+  if (translation == "on") {
+    ReachBuffer buf;
+    if (!buf.build(&err)) {
+      std::fprintf(stderr, "braid-bench roof: %s\n", err.c_str());
+      return 1;
+    }
+    util::Rng rng(seed);
+    double ns[std::size(kReachPages)];
+    for (std::size_t i = 0; i < std::size(kReachPages); ++i) {
+      ns[i] = reach_chase(buf.link(kReachPages[i], rng), seconds);
+      std::printf(
+          "  translation: %s lines in %s distinct 4 KiB pages of %zu huge pages: %.1f ns "
+          "per dependent load\n",
+          with_commas(kReachLines).c_str(), with_commas(kReachPages[i]).c_str(), kReachHuge, ns[i]);
+      if (json == "none") continue;
+      JsonObject o;
+      o.add("bench", "roof").add("time", iso_time()).add("kind", "translation");
+      o.add("lines", kReachLines).add("pages_4k", kReachPages[i]).add("huge_pages", kReachHuge);
+      o.add("seconds", seconds).add("ns_per_load", ns[i]);
+      o.add_object("machine", machine_description());
+      if (std::string e = append_json_line(json, o); !e.empty()) {
+        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+        return 1;
+      }
+    }
+    // 1.5x: an L1-TLB miss that hits the second-level TLB costs a few cycles; a walk, tens.
+    const double ratio = ns[std::size(kReachPages) - 1] / ns[0];
+    std::printf("  translation: %.2fx the cost with %s pages as with %s: %s\n", ratio,
+                with_commas(kReachLines).c_str(), with_commas(kReachPages[0]).c_str(),
+                ratio > 1.5 ? "translations are cached per 4 KiB page here (huge pages backed by "
+                              "small ones below the guest, or THP off), so every access to "
+                              "a page outside the TLB's reach pays a page walk"
+                            : "huge-page translations hold");
   }
   if (huge_roof.known && save != "none") {
     JsonObject o;

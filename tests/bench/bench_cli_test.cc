@@ -142,8 +142,22 @@ TEST(BenchCli, TinyRoofThenProbeAndYcsbReportTheirFractionOfIt) {
   ASSERT_EQ(saved.size(), 1u);
   EXPECT_NE(saved[0].find("\"per_core_lines_per_s\":"), std::string::npos) << saved[0];
   EXPECT_NE(saved[0].find("\"latency_ns\":"), std::string::npos) << saved[0];
-  // 2 page kinds x 3 chain counts, plus an all-core row per kind when there are 2+ cores.
-  EXPECT_GE(read_lines(json).size(), 6u);
+  // 2 page kinds x 3 chain counts, plus an all-core row per kind when there are 2+ cores,
+  // plus the three translation-reach rows with their cost per load.
+  const std::vector<std::string> rows = read_lines(json);
+  EXPECT_GE(rows.size(), 9u);
+  std::size_t reach_rows = 0;
+  for (const std::string& row : rows) {
+    if (row.find("\"kind\":\"translation\"") == std::string::npos) continue;
+    ++reach_rows;
+    EXPECT_NE(row.find("\"pages_4k\":"), std::string::npos) << row;
+    EXPECT_NE(row.find("\"ns_per_load\":"), std::string::npos) << row;
+  }
+  EXPECT_EQ(reach_rows, 3u);
+  EXPECT_NE(r.out.find("distinct 4 KiB pages"), std::string::npos) << r.out;
+  r = run("roof --mib 16 --chains 1 --seconds 0.01 --translation off --save none --json none");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("translation:"), std::string::npos) << r.out;
 
   const std::string probes = temp_path("probe-runs.jsonl");
   r = run("probe --structure hash --keys 3000 --buckets 50 --group 1,8 --seconds 0.02 --roof " +
@@ -282,6 +296,7 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
                         Case{"probe --keys 0", "--keys must be"},
                         Case{"roof --chains 3", "is not one of"},
                         Case{"roof --pages 1g", "--pages must be"},
+                        Case{"roof --translation maybe", "--translation must be"},
                         Case{"roof --mib 0", "--mib must be"},
                         Case{"tpcc --mix tpcc-x", "--mix must be one of"},
                         Case{"tpcc --mode plain", "--mode must be one of"},
