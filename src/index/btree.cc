@@ -434,7 +434,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
     // Inner nodes on the way down must have room for the longest separator a child split could
     // push up; the bound is the longest key ever inserted, re-read after every restart.
     Descent d(*this, k, Descent::Bias::kFloor, false,
-              entry_bytes(max_key_len_.load(std::memory_order_relaxed)));
+              entry_bytes(max_key_len_.load(std::memory_order_relaxed)), NodeSearch::kBisect);
     for (;;) {
       const Descent::Step s = d.step();
       if (s == Descent::Step::kNext) continue;
@@ -451,7 +451,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       Node* leaf = d.node();
       if (!leaf->lock.try_upgrade(d.version())) break;
       bool exact;
-      const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kCount, &exact);
+      const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
       if (exact) {
         *existing = leaf->slots()[idx].value;
         leaf->lock.unlock();
@@ -482,7 +482,7 @@ void BTree::link_right_sibling(Node* node, Node* parent, std::string_view sep, N
   }
   bool exact;
   const SearchKey sk(sep);
-  const unsigned pos = lower_bound(parent, parent->count, sk, NodeSearch::kCount, &exact);
+  const unsigned pos = lower_bound(parent, parent->count, sk, NodeSearch::kBisect, &exact);
   BRAID_ASSERT(!exact);
   insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
 }
@@ -541,7 +541,7 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   const SearchKey k(key);
-  Descent d(*this, k, Descent::Bias::kFloor);
+  Descent d(*this, k, Descent::Bias::kFloor, false, 0, NodeSearch::kBisect);
   for (;;) {
     d.to_leaf();
     Node* leaf = d.node();
@@ -550,7 +550,7 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
       continue;
     }
     bool exact;
-    const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kCount, &exact);
+    const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
     const bool hit = exact && (any || leaf->slots()[idx].value == expected);
     if (hit) remove_at(leaf, idx);
     leaf->lock.unlock();
