@@ -24,7 +24,7 @@ def config(r):
 def main(num, den, paths):
     for path in paths:
         print("==", path)
-        rounds = collections.defaultdict(dict)  # (config, process, rep) -> mode -> txn/s
+        rounds = collections.defaultdict(dict)  # (config, run) -> mode -> txn/s
         process = 0
         last_rep = None
         with open(path) as f:
@@ -36,9 +36,12 @@ def main(num, den, paths):
                     process += 1  # a new process appended to the same file
                 last_rep = r["rep"]
                 mode = "hybrid" if r.get("hybrid") else r["mode"]
-                rounds[(config(r), process, r["rep"])][mode] = r["txn_per_s"]
+                # A process loads once: its seed and load time tell processes with one round
+                # apart too.
+                run = (process, r.get("seed"), r.get("load_s"), r["rep"])
+                rounds[(config(r), run)][mode] = r["txn_per_s"]
         cells = collections.defaultdict(lambda: ([], [], []))
-        for (cfg, _, _), modes in rounds.items():
+        for (cfg, _), modes in rounds.items():
             if num in modes and den in modes and modes[den] > 0:
                 ratios, nums, dens = cells[cfg]
                 ratios.append(modes[num] / modes[den])
