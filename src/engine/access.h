@@ -31,27 +31,22 @@ struct OpEnv {
   std::uint64_t* suspends;        // counter, coroutine modes only
 };
 
-// Mode tags. kSearch: a node the mode prefetched is bisected, one it reads cold is searched by
-// counting (index::NodeSearch).
+// Mode tags.
 struct Sequential {
   static constexpr bool kHints = false;
   static constexpr bool kNested = false;
-  static constexpr index::NodeSearch kSearch = index::NodeSearch::kCount;
 };
 struct Prefetch {
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
-  static constexpr index::NodeSearch kSearch = index::NodeSearch::kBisect;
 };
 struct Flat {
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
-  static constexpr index::NodeSearch kSearch = index::NodeSearch::kBisect;
 };
 struct Nested {
   static constexpr bool kHints = true;
   static constexpr bool kNested = true;
-  static constexpr index::NodeSearch kSearch = index::NodeSearch::kBisect;
 };
 
 // The newest version of a record visible to a transaction, one version per step. The first
