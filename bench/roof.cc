@@ -18,6 +18,7 @@
 #include "runtime/cpu.h"
 #include "util/assert.h"
 #include "util/random.h"
+#include "util/vmem.h"
 
 namespace braid::bench {
 namespace {
@@ -191,22 +192,11 @@ constexpr std::size_t kReachPages[] = {64, 512, kReachLines};
 
 class ReachBuffer {
  public:
-  bool build(std::string* err) {
-    bytes_ = kReachHuge * kHugePage + kHugePage;  // room to align to a huge page
-    void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-      *err = "cannot map " + std::to_string(bytes_ >> 20) + " MiB: " + std::strerror(errno);
-      return false;
-    }
-    map_ = static_cast<char*>(p);
-    base_ = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(map_) + kHugePage - 1) &
-                                    ~std::uintptr_t{kHugePage - 1});
-    (void)::madvise(base_, kReachHuge * kHugePage, MADV_HUGEPAGE);  // refused: 4 KiB rows
-    std::memset(base_, 0, kReachHuge * kHugePage);
-    return true;
-  }
-  ~ReachBuffer() {
-    if (map_ != nullptr) ::munmap(map_, bytes_);
+  // kReachHuge huge pages, 2 MiB-aligned and resident (a THP refusal leaves 4 KiB pages: then
+  // every row measures those).
+  Status build() {
+    if (Status s = arena_.reserve(kReachHuge * kHugePage, true); !s.is_ok()) return s;
+    return arena_.populate(kReachHuge * kHugePage);
   }
   // Links kReachLines lines of `pages` distinct pages (evenly spaced over the huge pages,
   // distinct random lines within each) into one random cycle; returns a line of it.
@@ -222,7 +212,7 @@ class ReachBuffer {
       for (std::size_t i = 0; i < kPage / kLine; ++i) slot[i] = i;
       for (std::size_t i = 0; i < per_page; ++i) {  // a partial Fisher-Yates: distinct lines
         std::swap(slot[i], slot[i + rng.uniform(kPage / kLine - i)]);
-        lines.push_back(base_ + pg * stride * kPage + slot[i] * kLine);
+        lines.push_back(arena_.base() + pg * stride * kPage + slot[i] * kLine);
       }
     }
     for (std::size_t i = lines.size() - 1; i > 0; --i) std::swap(lines[i], lines[rng.uniform(i)]);
@@ -233,9 +223,7 @@ class ReachBuffer {
   }
 
  private:
-  char* map_ = nullptr;
-  char* base_ = nullptr;
-  std::size_t bytes_ = 0;
+  util::VirtualArena arena_;
 };
 
 // Nanoseconds per dependent load around the cycle that starts at `p`, after a warm-up lap.
@@ -251,6 +239,44 @@ double reach_chase(char* p, double seconds) {
   const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
   if (p == nullptr) std::fprintf(stderr, " ");  // keeps the chase
   return ns / static_cast<double>(loads);
+}
+
+// The translation-reach rows (printed, and appended to `json` unless "none"); 0, or 1 after
+// printing why it failed.
+int measure_translation(std::uint64_t seed, double seconds, const std::string& json) {
+  ReachBuffer buf;
+  if (Status s = buf.build(); !s.is_ok()) {
+    std::fprintf(stderr, "braid-bench roof: translation reach: %s\n", s.to_string().c_str());
+    return 1;
+  }
+  util::Rng rng(seed);
+  double ns[std::size(kReachPages)];
+  for (std::size_t i = 0; i < std::size(kReachPages); ++i) {
+    ns[i] = reach_chase(buf.link(kReachPages[i], rng), seconds);
+    std::printf(
+        "  translation: %s lines in %s distinct 4 KiB pages of %zu huge pages: %.1f ns "
+        "per dependent load\n",
+        with_commas(kReachLines).c_str(), with_commas(kReachPages[i]).c_str(), kReachHuge, ns[i]);
+    if (json == "none") continue;
+    JsonObject o;
+    o.add("bench", "roof").add("time", iso_time()).add("kind", "translation");
+    o.add("lines", kReachLines).add("pages_4k", kReachPages[i]).add("huge_pages", kReachHuge);
+    o.add("seconds", seconds).add("ns_per_load", ns[i]);
+    o.add_object("machine", machine_description());
+    if (std::string e = append_json_line(json, o); !e.empty()) {
+      std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+      return 1;
+    }
+  }
+  // 1.5x: an L1-TLB miss that hits the second-level TLB costs a few cycles; a walk, tens.
+  const double ratio = ns[std::size(kReachPages) - 1] / ns[0];
+  std::printf("  translation: %.2fx the cost with %s pages as with %s: %s\n", ratio,
+              with_commas(kReachLines).c_str(), with_commas(kReachPages[0]).c_str(),
+              ratio > 1.5 ? "translations are cached per 4 KiB page here (huge pages backed by "
+                            "small ones below the guest, or THP off), so every access to "
+                            "a page outside the TLB's reach pays a page walk"
+                          : "huge-page translations hold");
+  return 0;
 }
 
 }  // namespace
@@ -422,38 +448,7 @@ int roof_main(int argc, char** argv, int first) {
     if (huge) huge_roof = r;
   }
   if (translation == "on") {
-    ReachBuffer buf;
-    if (!buf.build(&err)) {
-      std::fprintf(stderr, "braid-bench roof: %s\n", err.c_str());
-      return 1;
-    }
-    util::Rng rng(seed);
-    double ns[std::size(kReachPages)];
-    for (std::size_t i = 0; i < std::size(kReachPages); ++i) {
-      ns[i] = reach_chase(buf.link(kReachPages[i], rng), seconds);
-      std::printf(
-          "  translation: %s lines in %s distinct 4 KiB pages of %zu huge pages: %.1f ns "
-          "per dependent load\n",
-          with_commas(kReachLines).c_str(), with_commas(kReachPages[i]).c_str(), kReachHuge, ns[i]);
-      if (json == "none") continue;
-      JsonObject o;
-      o.add("bench", "roof").add("time", iso_time()).add("kind", "translation");
-      o.add("lines", kReachLines).add("pages_4k", kReachPages[i]).add("huge_pages", kReachHuge);
-      o.add("seconds", seconds).add("ns_per_load", ns[i]);
-      o.add_object("machine", machine_description());
-      if (std::string e = append_json_line(json, o); !e.empty()) {
-        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
-        return 1;
-      }
-    }
-    // 1.5x: an L1-TLB miss that hits the second-level TLB costs a few cycles; a walk, tens.
-    const double ratio = ns[std::size(kReachPages) - 1] / ns[0];
-    std::printf("  translation: %.2fx the cost with %s pages as with %s: %s\n", ratio,
-                with_commas(kReachLines).c_str(), with_commas(kReachPages[0]).c_str(),
-                ratio > 1.5 ? "translations are cached per 4 KiB page here (huge pages backed by "
-                              "small ones below the guest, or THP off), so every access to "
-                              "a page outside the TLB's reach pays a page walk"
-                            : "huge-page translations hold");
+    if (int rc = measure_translation(seed, seconds, json); rc != 0) return rc;
   }
   if (huge_roof.known && save != "none") {
     JsonObject o;
