@@ -7,31 +7,27 @@ prefetch), median and minimum over the rounds, and how many rounds fall below 0.
 Usage: scripts/auto-ratios.py FILE.jsonl [FILE.jsonl ...]
 """
 import collections
-import json
+import importlib.util
+import os
 import statistics
 import sys
+
+# The rounds are read as scripts/round-ratios.py reads them (one process tells from another).
+_spec = importlib.util.spec_from_file_location(
+    "round_ratios", os.path.join(os.path.dirname(os.path.abspath(__file__)), "round-ratios.py"))
+round_ratios = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(round_ratios)
 
 
 def main(paths):
     for path in paths:
         print("==", path)
-        rounds = collections.defaultdict(dict)  # (mix, threads, process, rep) -> mode -> txn/s
-        process = 0
-        last_rep = None
-        with open(path) as f:
-            for line in f:
-                r = json.loads(line)
-                if last_rep is not None and r["rep"] < last_rep:
-                    process += 1  # a new process appended to the same file
-                last_rep = r["rep"]
-                mode = "hybrid" if r.get("hybrid") else r["mode"]
-                rounds[(r["mix"], r["threads"], process, r["rep"])][mode] = r["txn_per_s"]
         cells = collections.defaultdict(list)
-        for (mix, threads, _, _), m in rounds.items():
-            if not {"prefetch", "interleaved", "auto"} <= m.keys():
+        for (cfg, _), m in round_ratios.read_rounds(path).items():
+            if cfg.bench != "tpcc" or not {"prefetch", "interleaved", "auto"} <= m.keys():
                 continue
             il, pf, au = m["interleaved"], m["prefetch"], m["auto"]
-            cells[(mix, threads)].append((il / pf, au / max(il, pf)))
+            cells[(cfg.work, cfg.threads)].append((il / pf, au / max(il, pf)))
         for (mix, threads), v in sorted(cells.items()):
             a = [x[0] for x in v]
             b = [x[1] for x in v]

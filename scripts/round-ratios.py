@@ -14,32 +14,40 @@ import statistics
 import sys
 
 
+Config = collections.namedtuple("Config", "bench work size threads scheduler batch")
+
+
 def config(r):
     work = r.get("mix") or "/".join(
         f"{k}{r[k]}" for k in ("read", "update", "rmw", "scan", "insert") if r.get(k))
-    return (r["bench"], work, r["records"] if "records" in r else r.get("warehouses"),
-            r["threads"], r["scheduler"], r["batch"])
+    return Config(r["bench"], work, r["records"] if "records" in r else r.get("warehouses"),
+                  r["threads"], r["scheduler"], r["batch"])
+
+
+def read_rounds(path):
+    """{(config, run): {mode: txn/s}} of one JSON file; a run is one round of one process."""
+    rounds = collections.defaultdict(dict)
+    process = 0
+    last_rep = None
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("bench") not in ("ycsb", "tpcc"):
+                continue
+            if last_rep is not None and r["rep"] < last_rep:
+                process += 1  # a new process appended to the same file
+            last_rep = r["rep"]
+            mode = "hybrid" if r.get("hybrid") else r["mode"]
+            # A process loads once: its seed and load time tell processes with one round apart.
+            run = (process, r.get("seed"), r.get("load_s"), r["rep"])
+            rounds[(config(r), run)][mode] = r["txn_per_s"]
+    return rounds
 
 
 def main(num, den, paths):
     for path in paths:
         print("==", path)
-        rounds = collections.defaultdict(dict)  # (config, run) -> mode -> txn/s
-        process = 0
-        last_rep = None
-        with open(path) as f:
-            for line in f:
-                r = json.loads(line)
-                if r.get("bench") not in ("ycsb", "tpcc"):
-                    continue
-                if last_rep is not None and r["rep"] < last_rep:
-                    process += 1  # a new process appended to the same file
-                last_rep = r["rep"]
-                mode = "hybrid" if r.get("hybrid") else r["mode"]
-                # A process loads once: its seed and load time tell processes with one round
-                # apart too.
-                run = (process, r.get("seed"), r.get("load_s"), r["rep"])
-                rounds[(config(r), run)][mode] = r["txn_per_s"]
+        rounds = read_rounds(path)
         cells = collections.defaultdict(lambda: ([], [], []))
         for (cfg, _), modes in rounds.items():
             if num in modes and den in modes and modes[den] > 0:
