@@ -1,14 +1,20 @@
 // `braid`: the database directory tool.
 //
-//   braid check DIR   open DIR (recovering it), verify checksums and invariants, and print the
-//                     tables, record counts, log size and recovery time
-//   braid stats DIR   describe DIR without opening it: catalog, checkpoint slots, log segments
+//   braid check DIR          recover DIR into memory without writing a byte to it, verify
+//                            checksums, the log chain and the index invariants, and print the
+//                            tables, record counts and what recovery found
+//   braid repair [--yes] DIR say what a salvage recovery keeps and drops; with --yes, make that
+//                            state the database (the damaged files are replaced and deleted)
+//   braid stats DIR          describe DIR without recovering it: catalog, checkpoints, logs
 //
-// Exit status: 0 fine, 1 the directory failed a check or cannot be read, 2 usage error.
+// Exit status: 0 fine; 1 damaged (open would fail with Corruption), a check failed, or the
+// directory cannot be read; 2 usage error; 3 (check) whole, but a crash left a torn log tail
+// or commits that were never acknowledged, which opening drops.
 #include <braid/braid.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,10 +31,11 @@ using namespace braid;
 
 int usage(const char* why) {
   if (why != nullptr) std::fprintf(stderr, "braid: %s\n\n", why);
-  std::fprintf(
-      stderr,
-      "usage: braid check DIR   open and recover DIR, verify checksums and invariants\n"
-      "       braid stats DIR   describe DIR's catalog, checkpoints and logs (read-only)\n");
+  std::fprintf(stderr,
+               "usage: braid check DIR          recover DIR in memory (read-only), verify it\n"
+               "       braid repair [--yes] DIR say what a salvage keeps and drops; --yes does it\n"
+               "       braid stats DIR          describe DIR's catalog, checkpoints and logs\n"
+               "exit: 0 fine, 1 damaged or failed, 2 usage, 3 (check) a crash tail to drop\n");
   return 2;
 }
 
@@ -38,36 +45,59 @@ std::string mib(std::uint64_t b) {
   return buf;
 }
 
-int check(const std::string& dir) {
+Options tool_options(const std::string& dir, bool read_only, RecoveryMode mode) {
   Options o;
   o.directory = dir;
   o.create_if_missing = false;
+  o.read_only = read_only;
+  o.recovery = mode;
   o.workers = 1;
+  o.pin_workers = false;
   o.huge_pages = false;
+  return o;
+}
+
+void print_recovery(const DurabilityStats& d) {
+  std::printf(
+      "  recovered: checkpoint records %llu, log transactions %llu, log writes %llu, "
+      "log read %s, newest commit %llu\n",
+      static_cast<unsigned long long>(d.recovered_checkpoint_records),
+      static_cast<unsigned long long>(d.recovered_transactions),
+      static_cast<unsigned long long>(d.recovered_writes), mib(d.recovery_log_bytes).c_str(),
+      static_cast<unsigned long long>(d.recovery_cutoff));
+  std::printf(
+      "  logs closed cleanly %u, torn log tails %u, unacknowledged transactions dropped %llu, "
+      "checkpoint slots not whole %u\n",
+      d.recovery_clean_logs, d.recovery_torn_tails,
+      static_cast<unsigned long long>(d.recovery_dropped_transactions),
+      d.recovery_checkpoint_fallbacks);
+  for (const std::string& t : d.recovery_torn) std::printf("  torn tail: %s\n", t.c_str());
+  for (const std::string& p : d.recovery_problems) std::printf("  LOST: %s\n", p.c_str());
+}
+
+int check(const std::string& dir) {
   const auto t0 = std::chrono::steady_clock::now();
-  Result<std::unique_ptr<Database>> db = Database::open(o);
+  Result<std::unique_ptr<Database>> db =
+      Database::open(tool_options(dir, true, RecoveryMode::kStrict));
   const double open_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!db.is_ok()) {
     std::fprintf(stderr, "braid check: %s: %s\n", dir.c_str(), db.status().to_string().c_str());
+    if (db.code() == Code::kCorruption) {
+      std::fprintf(stderr,
+                   "braid check: DAMAGED: opening it fails; `braid repair %s` says what a "
+                   "salvage would keep\n",
+                   dir.c_str());
+    }
     return 1;
   }
   const DurabilityStats d = (*db)->durability_stats();
-  std::printf("%s: opened in %.3f s (recovery %.3f s)\n", dir.c_str(), open_s, d.recovery_seconds);
-  std::printf(
-      "  recovered: checkpoint records %llu, log transactions %llu, log writes %llu, "
-      "log read %s\n",
-      static_cast<unsigned long long>(d.recovered_checkpoint_records),
-      static_cast<unsigned long long>(d.recovered_transactions),
-      static_cast<unsigned long long>(d.recovered_writes), mib(d.recovery_log_bytes).c_str());
-  std::printf(
-      "  torn log tails %u, transactions dropped after the first hole %llu, checkpoint "
-      "fallbacks %u, log generation now %llu\n",
-      d.recovery_torn_tails, static_cast<unsigned long long>(d.recovery_dropped_transactions),
-      d.recovery_checkpoint_fallbacks, static_cast<unsigned long long>(d.generation));
+  std::printf("%s: recovered read-only in %.3f s (recovery %.3f s)\n", dir.c_str(), open_s,
+              d.recovery_seconds);
+  print_recovery(d);
   int bad = 0;
   std::uint64_t total = 0;
-  std::vector<storage::CatalogEntry> cat;
+  storage::Catalog cat;
   bool present = false;
   auto fs = storage::make_posix_file_system(false);
   if (Status s = storage::read_catalog(*fs, dir, &cat, &present); !s.is_ok()) {
@@ -75,7 +105,7 @@ int check(const std::string& dir) {
     return 1;
   }
   std::printf("  %-24s %14s %14s\n", "table", "records", "index keys");
-  for (const auto& e : cat) {
+  for (const auto& e : cat.tables) {
     Result<Table*> t = (*db)->open_table(e.name);
     if (!t.is_ok()) {
       std::printf("  %-24s missing: %s\n", e.name.c_str(), t.status().to_string().c_str());
@@ -97,26 +127,72 @@ int check(const std::string& dir) {
                 keys != records ? "  MISMATCH" : "");
     total += records;
   }
-  std::vector<std::string> names;
-  std::uint64_t log_bytes = 0, logs = 0;
-  (void)fs->list(dir, &names);
-  for (const auto& n : names) {
-    storage::LogName ln{};
-    if (!storage::parse_log_file_name(n, &ln)) continue;
-    Result<storage::FileId> f = fs->open(dir + "/" + n, {});
-    if (!f.is_ok()) continue;
-    if (Result<std::uint64_t> n = fs->size(*f); n.is_ok()) log_bytes += *n;
-    fs->close(*f);
-    ++logs;
-  }
-  std::printf("  %llu records in %zu tables; log now %llu segments, %s\n",
-              static_cast<unsigned long long>(total), cat.size(),
-              static_cast<unsigned long long>(logs), mib(log_bytes).c_str());
+  std::printf("  %llu records in %zu tables, log generation %llu\n",
+              static_cast<unsigned long long>(total), cat.tables.size(),
+              static_cast<unsigned long long>(cat.generation));
   if (bad != 0) {
     std::printf("  %d check(s) FAILED\n", bad);
     return 1;
   }
-  std::printf("  checksums and invariants OK\n");
+  if (d.recovery_torn_tails != 0 || d.recovery_dropped_transactions != 0) {
+    std::printf(
+        "  CRASH TAIL: every commit the logs vouch for is there, but opening drops %llu "
+        "transaction(s) that were never acknowledged and %u torn log tail(s)\n",
+        static_cast<unsigned long long>(d.recovery_dropped_transactions), d.recovery_torn_tails);
+    return 3;
+  }
+  std::printf("  checksums, log chain and invariants OK\n");
+  return 0;
+}
+
+int repair(const std::string& dir, bool yes) {
+  Result<std::unique_ptr<Database>> db =
+      Database::open(tool_options(dir, true, RecoveryMode::kSalvage));
+  if (!db.is_ok()) {
+    std::fprintf(stderr, "braid repair: %s: %s\n", dir.c_str(), db.status().to_string().c_str());
+    return 1;
+  }
+  const DurabilityStats d = (*db)->durability_stats();
+  db->reset();
+  std::printf("%s: a salvage recovery keeps every commit up to %llu\n", dir.c_str(),
+              static_cast<unsigned long long>(d.recovery_cutoff));
+  print_recovery(d);
+  const bool loss = !d.recovery_problems.empty();
+  const bool tail = d.recovery_torn_tails != 0 || d.recovery_dropped_transactions != 0;
+  if (!loss && !tail) {
+    std::printf("  nothing to repair\n");
+    return 0;
+  }
+  if (loss) {
+    std::printf(
+        "  it DROPS durable data: the LOST lines above, and %llu transaction(s) found "
+        "after the first hole\n",
+        static_cast<unsigned long long>(d.recovery_dropped_transactions));
+  }
+  if (!yes) {
+    std::printf(
+        "  nothing was written. `braid repair --yes %s` makes this state the database: it "
+        "writes a new checkpoint and deletes the damaged files (copy the directory first to "
+        "keep them)\n",
+        dir.c_str());
+    return 1;
+  }
+  Result<std::unique_ptr<Database>> w =
+      Database::open(tool_options(dir, false, RecoveryMode::kSalvage));
+  if (!w.is_ok()) {
+    std::fprintf(stderr, "braid repair: %s: %s\n", dir.c_str(), w.status().to_string().c_str());
+    return 1;
+  }
+  w->reset();
+  Result<std::unique_ptr<Database>> again =
+      Database::open(tool_options(dir, true, RecoveryMode::kStrict));
+  if (!again.is_ok()) {
+    std::fprintf(stderr, "braid repair: the repaired directory does not open: %s\n",
+                 again.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("  repaired: %s now opens with every commit up to %llu\n", dir.c_str(),
+              static_cast<unsigned long long>(d.recovery_cutoff));
   return 0;
 }
 
@@ -127,7 +203,7 @@ int stats(const std::string& dir) {
     std::fprintf(stderr, "braid stats: %s\n", s.to_string().c_str());
     return 1;
   }
-  std::vector<storage::CatalogEntry> cat;
+  storage::Catalog cat;
   bool present = false;
   if (Status s = storage::read_catalog(*fs, dir, &cat, &present); !s.is_ok()) {
     std::fprintf(stderr, "braid stats: %s\n", s.to_string().c_str());
@@ -137,8 +213,9 @@ int stats(const std::string& dir) {
     std::fprintf(stderr, "braid stats: %s is not a BraidDB directory (no CATALOG)\n", dir.c_str());
     return 1;
   }
-  std::printf("%s: %zu tables:", dir.c_str(), cat.size());
-  for (const auto& e : cat) std::printf(" %s", e.name.c_str());
+  std::printf("%s: generation %llu, %zu tables:", dir.c_str(),
+              static_cast<unsigned long long>(cat.generation), cat.tables.size());
+  for (const auto& e : cat.tables) std::printf(" %s", e.name.c_str());
   std::printf("\n");
   for (std::uint32_t slot = 0; slot < 2; ++slot) {
     std::string img;
@@ -175,11 +252,13 @@ int stats(const std::string& dir) {
     storage::SegmentScan sc;
     Status s = storage::scan_segment(img, &sc, nullptr);
     total += img.size();
-    std::printf("  %s: %s, %llu blocks, %llu transactions, commits %llu..%llu%s%s\n", n.c_str(),
-                mib(img.size()).c_str(), static_cast<unsigned long long>(sc.blocks),
+    std::printf("  %s: %s, %llu blocks, %llu transactions, commits %llu..%llu, acked %llu%s%s%s\n",
+                n.c_str(), mib(img.size()).c_str(), static_cast<unsigned long long>(sc.blocks),
                 static_cast<unsigned long long>(sc.txns),
                 static_cast<unsigned long long>(sc.min_cts),
-                static_cast<unsigned long long>(sc.max_cts), sc.torn ? ", ends in a bad block" : "",
+                static_cast<unsigned long long>(sc.max_cts),
+                static_cast<unsigned long long>(sc.acked), sc.torn ? ", ends in a bad block" : "",
+                sc.closed ? ", closed" : (sc.next ? ", continues" : ""),
                 s.is_ok() ? "" : (", " + s.to_string()).c_str());
   }
   std::printf("  log: %zu segments, %s\n", logs.size(), mib(total).c_str());
@@ -195,9 +274,22 @@ int main(int argc, char** argv) {
     (void)usage(nullptr);
     return 0;
   }
-  if (cmd != "check" && cmd != "stats") return usage(("unknown command '" + cmd + "'").c_str());
-  if (argc != 3) return usage(("'" + cmd + "' takes exactly one directory").c_str());
-  const std::string dir = argv[2];
+  if (cmd != "check" && cmd != "stats" && cmd != "repair") {
+    return usage(("unknown command '" + cmd + "'").c_str());
+  }
+  bool yes = false;
+  std::vector<std::string> args;
+  for (int i = 2; i < argc; ++i) {
+    if (cmd == "repair" && std::strcmp(argv[i], "--yes") == 0) {
+      yes = true;
+    } else {
+      args.emplace_back(argv[i]);
+    }
+  }
+  if (args.size() != 1) return usage(("'" + cmd + "' takes exactly one directory").c_str());
+  const std::string dir = args[0];
   if (dir.empty() || dir[0] == '-') return usage(("bad directory '" + dir + "'").c_str());
-  return cmd == "check" ? check(dir) : stats(dir);
+  if (cmd == "check") return check(dir);
+  if (cmd == "repair") return repair(dir, yes);
+  return stats(dir);
 }

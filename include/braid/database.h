@@ -25,6 +25,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace braid {
 
@@ -163,6 +164,11 @@ struct DurabilityStats {
   std::uint64_t recovery_dropped_transactions = 0;  // durable but after the first hole
   std::uint32_t recovery_torn_tails = 0;
   std::uint32_t recovery_checkpoint_fallbacks = 0;
+  std::uint32_t recovery_clean_logs = 0;       // logs that ended in their close block
+  std::uint64_t recovery_cutoff = 0;           // the newest commit timestamp recovered
+  std::uint64_t recovery_acked = 0;            // the highest durable clock the logs record
+  std::vector<std::string> recovery_torn;      // where each torn log tail starts
+  std::vector<std::string> recovery_problems;  // damage found (RecoveryMode::kSalvage: lost)
 };
 
 // Per-worker execution counters, summed.

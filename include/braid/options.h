@@ -55,6 +55,18 @@ enum class IoMode : std::uint8_t {
   kSync,   // synchronous pwrite/fdatasync on the worker
 };
 
+// What Database::open does with a damaged directory (DESIGN §5).
+enum class RecoveryMode : std::uint8_t {
+  // A missing or damaged file that held durable commits fails the open with Corruption,
+  // naming the file and offset. Only a torn final block that no later durable write vouches
+  // for (a group commit in flight at a crash, never acknowledged) is taken as a log's end.
+  kStrict,
+  // Opens the longest whole prefix of the commit order that can be read and reports what was
+  // lost (DurabilityStats::recovery_problems). A writable open then makes that state the
+  // database: the damaged files are replaced by a new checkpoint and deleted.
+  kSalvage,
+};
+
 struct DurabilityOptions {
   CommitMode commit = CommitMode::kDurable;
   LogSync sync = LogSync::kFdatasync;
@@ -83,6 +95,11 @@ struct Options {
   std::string directory;
   bool create_if_missing = true;
   DurabilityOptions durability;
+  RecoveryMode recovery = RecoveryMode::kStrict;
+  // Recover into memory and write nothing to the directory (no log, no checkpoint, no catalog,
+  // no LOCK file created): `braid check`. Writes, create_table and checkpoint() answer
+  // InvalidArgument. Requires an existing database directory.
+  bool read_only = false;
 
   // Worker threads, one per core, started by Database::open. Each owns slots_per_worker
   // transaction slots (its most interleaved transactions), with their contexts pre-allocated.

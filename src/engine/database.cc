@@ -113,6 +113,9 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
   if (o.max_txn_writes == 0) {
     return Status::invalid_argument("Options::max_txn_writes must be at least 1");
   }
+  if (o.read_only && o.directory.empty()) {
+    return Status::invalid_argument("Options::read_only needs Options::directory");
+  }
   std::unique_ptr<DatabaseImpl> db(new DatabaseImpl(o));
   if (Status s = db->txns_.init_heap(o.max_version_bytes, o.huge_pages, o.prefault_version_bytes);
       !s.is_ok()) {
@@ -161,7 +164,8 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
       return Status::io_error("cannot reserve the OID array of table '" + e.name + "'");
     }
   }
-  txns_.set_logged_ticks(true);
+  // A read-only database logs nothing, ticks included (it writes no version either).
+  txns_.set_logged_ticks(!options_.read_only);
   return durability_->recover_and_open_logs();
 }
 
@@ -243,6 +247,9 @@ Result<Table*> DatabaseImpl::create_table(std::string_view name) {
   if (name.empty() || name.size() > kMaxTableNameBytes) {
     return Status::invalid_argument("table name must be 1.." + std::to_string(kMaxTableNameBytes) +
                                     " bytes");
+  }
+  if (options_.read_only) {
+    return Status::invalid_argument("create_table: the database was opened read-only");
   }
   std::lock_guard<std::mutex> guard(catalog_mutex_);
   if (by_name_.count(std::string(name)) != 0) {
@@ -354,6 +361,9 @@ Status out_of_version_memory(std::uint64_t limit) {
 
 Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
                            std::string_view value, WriteKind kind, const LookupHint* hint) {
+  if (options_.read_only) [[unlikely]] {
+    return Status::invalid_argument("the database was opened read-only (Options::read_only)");
+  }
   if (ctx->writes.size() >= txns_.max_writes()) {
     return Status::busy("transaction write set is full (Options::max_txn_writes = " +
                         std::to_string(txns_.max_writes()) + ")");
@@ -681,6 +691,9 @@ void DatabaseImpl::abort_external(TxnContext* ctx) {
 Status DatabaseImpl::checkpoint() {
   if (durability_ == nullptr) {
     return Status::invalid_argument("checkpoint: the database has no directory (in-memory)");
+  }
+  if (options_.read_only) {
+    return Status::invalid_argument("checkpoint: the database was opened read-only");
   }
   const std::uint64_t ticket = durability_->request_checkpoint();
   workers_[0]->wake();

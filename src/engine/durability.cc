@@ -53,6 +53,7 @@ struct Durability::Ckpt {
   std::uint64_t ticket = 0;
   std::uint64_t cts = 0;
   std::uint64_t seq = 0;
+  std::vector<storage::LogStart> starts;
   std::uint32_t table = 0;
   std::uint32_t tables = 0;
   std::string from;
@@ -72,10 +73,18 @@ Durability::~Durability() {
   if (ckpt_ != nullptr) end_checkpoint(Status::io_error("database closed during a checkpoint"));
   // A clean close leaves nothing buffered (async commits included); the workers are gone, so
   // this thread may drive their logs.
+  // Only an open that completed writes anything here: a failed one left no log to close.
+  bool flushed = open_ && !halted();
   for (auto& log : logs_) {
     while (!log->idle() && log->failure().is_ok()) {
       if (!log->poll(true, true).is_ok()) break;
     }
+    flushed = flushed && log->idle() && log->failure().is_ok();
+  }
+  // Then every log ends in its close block, stamped with the final durable clock: a later
+  // recovery knows that everything up to it existed, whichever files go missing.
+  for (auto& log : logs_) {
+    if (flushed) flushed = log->close().is_ok();
   }
   // Logs first: their destructors wait for the block in flight.
   logs_.clear();
@@ -83,10 +92,17 @@ Durability::~Durability() {
 }
 
 Status Durability::open_directory(std::vector<storage::CatalogEntry>* catalog) {
-  if (Status s = fs_->open_dir(dir_, options_.create_if_missing); !s.is_ok()) return s;
-  if (Status s = fs_->lock_dir(dir_); !s.is_ok()) return s;
+  const bool ro = options_.read_only;
+  if (Status s = fs_->open_dir(dir_, options_.create_if_missing && !ro); !s.is_ok()) return s;
+  if (Status s = fs_->lock_dir(dir_, !ro); !s.is_ok()) return s;
   bool present = false;
-  if (Status s = storage::read_catalog(*fs_, dir_, catalog, &present); !s.is_ok()) return s;
+  if (Status s = storage::read_catalog(*fs_, dir_, &catalog_, &present); !s.is_ok()) return s;
+  *catalog = catalog_.tables;
+  if (!present && ro) {
+    return Status::invalid_argument("'" + dir_ +
+                                    "' is not a BraidDB database (it has no CATALOG file)");
+  }
+  if (ro) return Status::ok();
   if (!present) {
     // Without a catalog there must be nothing else of a database here.
     std::vector<std::string> names;
@@ -98,7 +114,7 @@ Status Durability::open_directory(std::vector<storage::CatalogEntry>* catalog) {
       }
     }
     // A new database: its (empty) catalog is what marks the directory as one.
-    if (Status s = storage::write_catalog(*fs_, dir_, {}); !s.is_ok()) return s;
+    if (Status s = storage::write_catalog(*fs_, dir_, catalog_); !s.is_ok()) return s;
   }
   Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(8);
   if (!q.is_ok()) return q.status();
@@ -107,12 +123,20 @@ Status Durability::open_directory(std::vector<storage::CatalogEntry>* catalog) {
 }
 
 Status Durability::persist_catalog(const std::vector<storage::CatalogEntry>& entries) {
-  return storage::write_catalog(*fs_, dir_, entries);
+  storage::Catalog next = catalog_;
+  next.tables = entries;
+  if (Status s = storage::write_catalog(*fs_, dir_, next); !s.is_ok()) return s;
+  catalog_ = std::move(next);
+  return Status::ok();
 }
 
 Status Durability::recover_and_open_logs() {
   EngineApplier apply(db_);
-  if (Status s = storage::recover(*fs_, dir_, db_->txns().clock_now(), apply, &recovery_);
+  const storage::RecoveryMode mode = options_.recovery == RecoveryMode::kSalvage
+                                         ? storage::RecoveryMode::kSalvage
+                                         : storage::RecoveryMode::kStrict;
+  if (Status s = storage::recover(*fs_, dir_, db_->txns().clock_now(), catalog_.generation, apply,
+                                  mode, &recovery_);
       !s.is_ok()) {
     return s;
   }
@@ -122,36 +146,49 @@ Status Durability::recover_and_open_logs() {
   last_checkpoint_cts_.store(recovery_.checkpoint_cts, std::memory_order_relaxed);
   auto& clock = db_->txns().clock();
   clock.store(std::max(recovery_.cutoff, clock.load()), std::memory_order_seq_cst);
-  if (!recovery_.old_files.empty()) {
-    // Seal the recovered state: a checkpoint in the next generation, then the old logs go, so
-    // records past the cutoff can never be replayed by a later recovery.
-    const auto t0 = std::chrono::steady_clock::now();
-    if (Status s = write_checkpoint_sync(generation_ + 1); !s.is_ok()) return s;
-    for (const std::string& name : recovery_.old_files) {
-      if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
-    }
-    if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
-    recovery_.seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
+  if (options_.read_only) return Status::ok();
+
+  // Seal the recovered state in a new generation, above every generation present, so that no
+  // file of an older open can be mistaken for one of ours. The order makes every crash point
+  // recoverable and every file that must exist known:
+  //   1. the new logs, each a segment with its header durable (a crash here leaves segments
+  //      without blocks, which the next recovery ignores);
+  //   2. the checkpoint that names them as its continuation, then the catalog's generation
+  //      (from here on a checkpoint of an older generation is not enough);
+  //   3. only then the old files go, so records past the cutoff can never be replayed.
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::uint64_t generation = recovery_.max_generation + 1;
   const std::uint32_t n = options_.workers + 1;
   retired_upto_.assign(n, 0);
+  retire_before_ = std::make_unique<std::atomic<std::uint64_t>[]>(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     storage::LogConfig c;
     c.dir = dir_;
-    c.generation = generation_;
+    c.generation = generation;
     c.log = i;
     c.buffer_bytes = options_.durability.log_buffer_bytes;
     c.segment_bytes = options_.durability.log_segment_bytes;
     c.sync = sync_method(options_.durability.sync);
     c.flush_bytes = options_.durability.flush_bytes;
     c.flush_delay_ns = options_.durability.flush_delay_us * 1000;
+    c.acked = [this] { return durable_clock(); };
     Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(8);
     if (!q.is_ok()) return q.status();
     auto log = std::make_unique<storage::LogWriter>(fs_.get(), std::move(*q), c, &clock);
     if (Status s = log->open(0); !s.is_ok()) return s;
     logs_.push_back(std::move(log));
   }
+  if (Status s = write_checkpoint_sync(generation); !s.is_ok()) return s;
+  storage::Catalog sealed = catalog_;
+  sealed.generation = generation;
+  if (Status s = storage::write_catalog(*fs_, dir_, sealed); !s.is_ok()) return s;
+  catalog_ = std::move(sealed);
+  for (const std::string& name : recovery_.old_files) {
+    if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
+  }
+  if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
+  open_ = true;
+  recovery_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::ok();
 }
 
@@ -206,12 +243,19 @@ Status Durability::start_checkpoint() {
   BRAID_ASSERT(ckpt_ == nullptr);
   auto c = std::make_unique<Ckpt>();
   c->ticket = ckpt_requested_.load(std::memory_order_acquire);
+  // Where each log continues, read before the snapshot: a record with a timestamp above the
+  // snapshot is appended after this, so it lies at or past the position (log_writer.h).
+  for (std::uint32_t i = 0; i < logs_.size(); ++i) {
+    const storage::LogWriter::Position p = logs_[i]->position();
+    c->starts.push_back({i, 0, p.segment, p.block});
+  }
   c->ctx = db_->txns().begin_at(db_->checkpoint_context());
   c->cts = c->ctx->snapshot;
   c->seq = checkpoint_seq_ + 1;
   c->tables = db_->table_count();
-  storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_};
-  c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), dir_, h);
+  storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
+  c->writer =
+      std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), dir_, h, c->starts);
   ckpt_ = std::move(c);
   ckpt_log_bytes_at_last_ = log_bytes_total();
   return ckpt_->writer->begin();
@@ -258,7 +302,11 @@ void Durability::end_checkpoint(const Status& s) {
     checkpoint_seq_ = c.seq;
     last_checkpoint_cts_.store(c.cts, std::memory_order_relaxed);
     checkpoints_.fetch_add(1, std::memory_order_relaxed);
-    ckpt_retire_cts_.store(c.cts, std::memory_order_release);
+    // Durable now: the segments before its starts are no longer needed (and the older slot,
+    // whose starts they were, can no longer be continued; recovery detects that by name).
+    for (const storage::LogStart& st : c.starts) {
+      retire_before_[st.log].store(st.segment, std::memory_order_release);
+    }
   }
   const std::uint64_t ticket = c.ticket;
   ckpt_.reset();
@@ -299,6 +347,7 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
     }
     return false;
   }
+  retire_external();
   if (ckpt_ == nullptr) {
     const bool asked = ckpt_requested_.load(std::memory_order_acquire) >
                        ckpt_done_.load(std::memory_order_acquire);
@@ -321,10 +370,21 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
 }
 
 void Durability::retire_segments(std::uint32_t log) {
-  const std::uint64_t cts = ckpt_retire_cts_.load(std::memory_order_acquire);
-  if (cts <= retired_upto_[log]) return;
-  retired_upto_[log] = cts;
-  logs_[log]->retire(cts);
+  const std::uint64_t before = retire_before_[log].load(std::memory_order_acquire);
+  if (before <= retired_upto_[log]) return;
+  retired_upto_[log] = before;
+  logs_[log]->retire_before(before);
+}
+
+void Durability::retire_external() {
+  const std::uint32_t ext = options_.workers;
+  const std::uint64_t before = retire_before_[ext].load(std::memory_order_acquire);
+  if (before <= retired_upto_[ext]) return;
+  // Application threads hold the mutex across a sync; worker 0 does not wait for it.
+  std::unique_lock<std::mutex> g(external_mutex_, std::try_to_lock);
+  if (!g.owns_lock()) return;
+  retired_upto_[ext] = before;
+  logs_[ext]->retire_before(before);
 }
 
 void Durability::add_stats(DurabilityStats* out) const {
@@ -350,6 +410,11 @@ void Durability::add_stats(DurabilityStats* out) const {
   out->recovery_dropped_transactions = recovery_.txns_dropped;
   out->recovery_torn_tails = recovery_.torn_tails;
   out->recovery_checkpoint_fallbacks = recovery_.checkpoint_fallbacks;
+  out->recovery_clean_logs = recovery_.clean_logs;
+  out->recovery_cutoff = recovery_.cutoff;
+  out->recovery_acked = recovery_.acked;
+  out->recovery_torn = recovery_.torn;
+  out->recovery_problems = recovery_.problems;
   out->generation = generation_;
 }
 

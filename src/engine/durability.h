@@ -48,7 +48,8 @@ class Durability {
   bool durable_commits() const { return options_.durability.commit == CommitMode::kDurable; }
 
   // The log of worker i; the application threads' log is log(workers).
-  storage::LogWriter* log(std::uint32_t i) { return logs_[i].get(); }
+  // Null in a read-only database (it has no logs).
+  storage::LogWriter* log(std::uint32_t i) { return i < logs_.size() ? logs_[i].get() : nullptr; }
   std::mutex& external_mutex() { return external_mutex_; }
 
   // See the acknowledgement rule above.
@@ -60,6 +61,7 @@ class Durability {
 
   // Catalog: persists the table list (under the engine's catalog lock).
   Status persist_catalog(const std::vector<storage::CatalogEntry>& entries);
+  const storage::RecoveryReport& recovery() const { return recovery_; }
 
   // ---- Checkpoints (worker 0) ----
   // Asks for a checkpoint; Database::checkpoint waits for `done` to pass the returned number.
@@ -69,7 +71,8 @@ class Durability {
   // Options::durability.checkpoint_log_bytes, and advances a running one by a bounded step.
   // True while one is running (the worker is not idle).
   bool checkpoint_step(std::uint32_t worker_index);
-  // Every worker, each loop: deletes its closed segments a finished checkpoint covers.
+  // Every worker, each loop: deletes its closed segments a finished checkpoint covers (worker 0
+  // also those of the application threads' log, when its mutex is free).
   void retire_segments(std::uint32_t log);
   bool checkpoint_pending() const;
 
@@ -81,6 +84,7 @@ class Durability {
   Status start_checkpoint();
   Result<bool> advance_checkpoint(bool wait, std::uint32_t budget);
   void end_checkpoint(const Status& s);
+  void retire_external();
   std::uint64_t log_bytes_total() const;
 
   DatabaseImpl* db_;
@@ -89,9 +93,11 @@ class Durability {
   std::shared_ptr<storage::FileSystem> fs_;
   std::uint64_t generation_ = 0;
   std::uint64_t checkpoint_seq_ = 0;
+  storage::Catalog catalog_;
   std::vector<std::unique_ptr<storage::LogWriter>> logs_;
   std::mutex external_mutex_;
 
+  bool open_ = false;  // recover_and_open_logs completed: the logs are ours to close
   std::atomic<bool> halted_{false};
   mutable std::mutex halt_mutex_;
   Status halt_status_;
@@ -102,12 +108,14 @@ class Durability {
   std::uint64_t ckpt_log_bytes_at_last_ = 0;
   std::atomic<std::uint64_t> ckpt_requested_{0};
   std::atomic<std::uint64_t> ckpt_done_{0};
-  std::atomic<std::uint64_t> ckpt_retire_cts_{0};
   std::atomic<std::uint64_t> checkpoints_{0};
   std::atomic<std::uint64_t> last_checkpoint_cts_{0};
   mutable std::mutex ckpt_mutex_;
   Status ckpt_last_status_;
-  std::vector<std::uint64_t> retired_upto_;  // per log: ckpt_retire_cts_ already applied
+  // Per log: the start segment of the newest durable checkpoint (segments below it may go),
+  // and how far each log's owner has deleted.
+  std::unique_ptr<std::atomic<std::uint64_t>[]> retire_before_;
+  std::vector<std::uint64_t> retired_upto_;
 
   storage::RecoveryReport recovery_;
   std::uint64_t recovered_writes_ = 0;

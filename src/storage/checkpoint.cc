@@ -12,8 +12,17 @@ constexpr std::uint64_t kSyncTag = 7;  // buffers are 0 and 1; queues keep 63 bi
 }  // namespace
 
 CheckpointWriter::CheckpointWriter(FileSystem* fs, IoQueue* queue, std::string dir,
-                                   const CkptHeader& header, std::uint32_t chunk_bytes)
-    : fs_(fs), queue_(queue), dir_(std::move(dir)), header_(header), chunk_bytes_(chunk_bytes) {
+                                   const CkptHeader& header, std::vector<LogStart> starts,
+                                   std::uint32_t chunk_bytes)
+    : fs_(fs),
+      queue_(queue),
+      dir_(std::move(dir)),
+      header_(header),
+      starts_(std::move(starts)),
+      chunk_bytes_(chunk_bytes) {
+  BRAID_ASSERT(starts_.size() <= kMaxLogs);
+  header_.logs = static_cast<std::uint32_t>(starts_.size());
+  BRAID_ASSERT(sizeof(CkptHeader) + starts_.size() * sizeof(LogStart) <= chunk_bytes_);
   path_ = dir_ + "/" + checkpoint_file_name(static_cast<std::uint32_t>(header.seq % 2));
   for (auto& b : buffers_) b = std::make_unique<char[]>(chunk_bytes_ + kChunkHeaderBytes);
 }
@@ -44,8 +53,12 @@ Status CheckpointWriter::begin() {
   if (!existed) {
     if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
   }
-  std::memcpy(buffers_[active_].get() + kChunkHeaderBytes, &header_, sizeof header_);
-  used_ = sizeof header_;
+  char* p = buffers_[active_].get() + kChunkHeaderBytes;
+  std::memcpy(p, &header_, sizeof header_);
+  if (!starts_.empty()) {
+    std::memcpy(p + sizeof header_, starts_.data(), starts_.size() * sizeof(LogStart));
+  }
+  used_ = static_cast<std::uint32_t>(sizeof header_ + starts_.size() * sizeof(LogStart));
   return submit_chunk(kCkptHeaderMagic, 0);
 }
 
@@ -65,7 +78,7 @@ Status CheckpointWriter::submit_chunk(std::uint32_t magic, std::uint32_t count) 
   if (Status s = queue_->submit(r); !s.is_ok()) return s;
   offset_ += r.len;
   busy_[active_] = true;
-  expect_[active_] = r.len;
+  requests_[active_] = r;
   ++writes_in_flight_;
   active_ = 1 - active_;
   used_ = 0;
@@ -86,15 +99,22 @@ Status CheckpointWriter::reap(bool wait) {
       }
       continue;
     }
+    IoRequest& r = requests_[c[i].user];
+    if (c[i].result >= 0 && static_cast<std::uint64_t>(c[i].result) < r.len && failure_.is_ok()) {
+      // A short write is not an error (the kernel may split a write): the rest goes again.
+      r.offset += static_cast<std::uint64_t>(c[i].result);
+      r.data += c[i].result;
+      r.len -= static_cast<std::uint32_t>(c[i].result);
+      if (Status s = queue_->submit(r); !s.is_ok()) failure_ = s;
+      if (failure_.is_ok()) continue;
+    }
     --writes_in_flight_;
     busy_[c[i].user] = false;
-    // A chunk written short is not resubmitted: this checkpoint fails and the previous one
-    // stays in force (the next attempt starts over).
-    if (c[i].result < 0 || static_cast<std::uint64_t>(c[i].result) < expect_[c[i].user]) {
-      failure_ = Status::io_error("checkpoint write to '" + path_ + "' failed: " +
-                                  (c[i].result < 0
-                                       ? std::string(std::strerror(static_cast<int>(-c[i].result)))
-                                       : std::string("short write")));
+    // A failed chunk is not retried: this checkpoint fails and the previous one stays in
+    // force (the next attempt starts over).
+    if (c[i].result < 0 && failure_.is_ok()) {
+      failure_ = Status::io_error("checkpoint write to '" + path_ +
+                                  "' failed: " + std::strerror(static_cast<int>(-c[i].result)));
     }
   }
   return failure_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "storage/file_system.h"
 #include "storage/log_format.h"
@@ -16,8 +17,9 @@ namespace braid::storage {
 
 class CheckpointWriter {
  public:
+  // `starts`: where each log of the header's generation continues the checkpoint.
   CheckpointWriter(FileSystem* fs, IoQueue* queue, std::string dir, const CkptHeader& header,
-                   std::uint32_t chunk_bytes = 1u << 20);
+                   std::vector<LogStart> starts, std::uint32_t chunk_bytes = 1u << 20);
   ~CheckpointWriter();
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
@@ -44,11 +46,12 @@ class CheckpointWriter {
   std::string dir_;
   std::string path_;
   CkptHeader header_;
+  std::vector<LogStart> starts_;
   std::uint32_t chunk_bytes_;
   FileId file_ = -1;
   std::unique_ptr<char[]> buffers_[2];
   bool busy_[2] = {false, false};
-  std::uint64_t expect_[2] = {0, 0};
+  IoRequest requests_[2];  // each buffer's write, advanced past short writes
   int active_ = 0;
   std::uint32_t used_ = 0;
   std::uint32_t count_ = 0;

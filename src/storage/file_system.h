@@ -72,7 +72,9 @@ class FileSystem {
   // is missing); IOError when the path exists and is not a directory.
   virtual Status open_dir(const std::string& dir, bool create) = 0;
   // Excludes other processes from `dir` until the FileSystem is destroyed (Busy when held).
-  virtual Status lock_dir(const std::string& dir) = 0;
+  // `create`: make the lock file when missing; otherwise a directory without one is left as it
+  // is (a reader that must not write: no process that writes has had it open).
+  virtual Status lock_dir(const std::string& dir, bool create) = 0;
   virtual Status list(const std::string& dir, std::vector<std::string>* names) = 0;
   virtual Status sync_dir(const std::string& dir) = 0;
   virtual Status rename(const std::string& from, const std::string& to) = 0;

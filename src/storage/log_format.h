@@ -7,9 +7,17 @@
 //                              application-thread log = number of workers), segment S
 //
 // A log segment is a 4 KiB segment header followed by blocks. A block is what one group
-// commit writes: a 32-byte header, then transaction records, then padding to `padded_len`
+// commit writes: a 40-byte header, then transaction records, then padding to `padded_len`
 // (4 KiB multiples when the log is written with O_DIRECT). One CRC covers a block's header and
 // payload, so a torn or corrupt group commit is detected as a whole.
+//
+// The directory knows what must exist (DESIGN §5), so recovery detects a missing or damaged
+// file instead of inferring completeness from timestamps:
+//   * a checkpoint names, per log of its generation, the segment and block that continue it;
+//   * a segment that is closed for the next one ends in a kNext block naming it, written once
+//     the next segment is durable; a log closed cleanly ends in a kClose block;
+//   * every block carries `acked`: the durable clock when it was submitted. Every commit at or
+//     below it was on disk on every log, so a recovery that stops below it lost durable data.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +27,11 @@
 
 namespace braid::storage {
 
-inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::uint64_t kSegmentMagic = 0x474f4c4449415242ull;  // "BRAIDLOG"
 inline constexpr std::uint32_t kBlockMagic = 0x314b4c42u;              // "BLK1"
 inline constexpr std::uint32_t kSegmentHeaderBytes = 4096;
-inline constexpr std::uint32_t kBlockHeaderBytes = 32;
+inline constexpr std::uint32_t kBlockHeaderBytes = 40;
 inline constexpr std::uint32_t kTxnHeaderBytes = 16;
 inline constexpr std::uint32_t kWriteHeaderBytes = 12;
 inline constexpr std::uint32_t kDirectAlign = 4096;
@@ -42,6 +50,12 @@ struct SegmentHeader {
 };
 static_assert(sizeof(SegmentHeader) == 48);
 
+enum class BlockKind : std::uint32_t {
+  kData = 0,   // txn_count transaction records
+  kNext = 1,   // the segment's last block: payload u64, the next segment's number
+  kClose = 2,  // the log's last block, written at a clean close: no payload
+};
+
 struct BlockHeader {
   std::uint32_t crc;  // over bytes [4, kBlockHeaderBytes + payload_len)
   std::uint32_t magic;
@@ -49,7 +63,8 @@ struct BlockHeader {
   std::uint32_t padded_len;  // bytes the block occupies, header included
   std::uint64_t block_seq;   // per log, consecutive across segments, from 1
   std::uint32_t txn_count;
-  std::uint32_t reserved;
+  std::uint32_t kind;   // BlockKind
+  std::uint64_t acked;  // the durable clock at submission: every commit <= it was on disk
 };
 static_assert(sizeof(BlockHeader) == kBlockHeaderBytes);
 
@@ -116,8 +131,22 @@ struct CkptHeader {
   std::uint64_t seq;         // checkpoint number, from 1; the slot is seq % 2
   std::uint64_t cts;         // snapshot: every transaction with a commit timestamp <= cts
   std::uint64_t generation;  // the log generation that continues after it
+  std::uint32_t logs;        // log starts that follow the header in its chunk
+  std::uint32_t reserved;
 };
-static_assert(sizeof(CkptHeader) == 32);
+static_assert(sizeof(CkptHeader) == 40);
+
+// Where log `log` of the checkpoint's generation continues it: every record with a commit
+// timestamp above the checkpoint's is in segment `segment` or a later one, and that segment's
+// first block is `block`. Segments before it may be deleted; it and every later one must exist.
+struct LogStart {
+  std::uint32_t log;
+  std::uint32_t reserved;
+  std::uint64_t segment;
+  std::uint64_t block;
+};
+static_assert(sizeof(LogStart) == 24);
+inline constexpr std::uint32_t kMaxLogs = 4096;
 
 struct CkptTrailer {
   std::uint64_t seq;

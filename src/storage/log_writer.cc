@@ -62,14 +62,10 @@ Status LogWriter::open(std::uint64_t first_segment) {
 }
 
 Status LogWriter::open_segment(std::uint64_t seq) {
-  if (file_ >= 0) {
-    closed_.push_back({path_, segment_max_cts_});
-    fs_->close(file_);
-    file_ = -1;
-  }
+  BRAID_ASSERT(file_ < 0);
   segments_.fetch_add(1, std::memory_order_relaxed);
   segment_ = seq;
-  segment_max_cts_ = 0;
+  segment_first_block_ = next_block_;
   path_ = config_.dir + "/" + log_file_name({config_.generation, config_.log, seq});
   OpenOptions o;
   o.create = true;
@@ -77,6 +73,8 @@ Status LogWriter::open_segment(std::uint64_t seq) {
   Result<FileId> f = fs_->open(path_, o);
   if (!f.is_ok()) return f.status();
   file_ = *f;
+  // A stale file of that name (a crashed open's leftover) must not show old blocks after ours.
+  if (Status s = fs_->truncate(file_, 0); !s.is_ok()) return s;
   // The header is written through the same path as blocks (aligned buffer, full 4 KiB), and
   // made durable with the directory entry before any block can depend on it.
   char* h = buffers_[1 - active_];
@@ -90,6 +88,74 @@ Status LogWriter::open_segment(std::uint64_t seq) {
   if (Status s = fs_->sync(file_); !s.is_ok()) return s;
   if (Status s = fs_->sync_dir(config_.dir); !s.is_ok()) return s;
   offset_ = kSegmentHeaderBytes;
+  std::lock_guard<std::mutex> g(position_mutex_);
+  position_ = {seq, segment_first_block_};
+  return Status::ok();
+}
+
+Status LogWriter::write_marker(BlockKind kind, std::uint64_t seq, std::uint64_t next_segment) {
+  BRAID_ASSERT(!in_flight_);
+  char* buf = buffers_[1 - active_];
+  const std::uint32_t payload = kind == BlockKind::kNext ? sizeof next_segment : 0;
+  const auto padded = static_cast<std::uint32_t>(round_up(kBlockHeaderBytes + payload, align_));
+  std::memset(buf, 0, padded);
+  BlockHeader h{0,
+                kBlockMagic,
+                payload,
+                padded,
+                seq,
+                0,
+                static_cast<std::uint32_t>(kind),
+                config_.acked ? config_.acked() : 0};
+  std::memcpy(buf, &h, sizeof h);
+  if (payload != 0) std::memcpy(buf + kBlockHeaderBytes, &next_segment, sizeof next_segment);
+  h.crc = util::crc32c(buf + 4, kBlockHeaderBytes - 4 + payload);
+  std::memcpy(buf, &h.crc, 4);
+  if (Status s = fs_->write(file_, offset_, buf, padded); !s.is_ok()) return s;
+  if (Status s = fs_->sync(file_); !s.is_ok()) return s;
+  offset_ += padded;
+  bytes_.fetch_add(padded, std::memory_order_relaxed);
+  return Status::ok();
+}
+
+Status LogWriter::roll_segment() {
+  const std::uint64_t end_block = next_block_++;
+  const FileId old_file = file_;
+  const std::uint64_t old_offset = offset_;
+  const std::string old_path = path_;
+  const std::uint64_t old_segment = segment_;
+  file_ = -1;
+  Status s = open_segment(segment_ + 1);
+  const FileId new_file = file_;
+  const std::uint64_t new_offset = offset_;
+  if (s.is_ok()) {
+    // A crash before this block is durable leaves the old segment without it; the new
+    // segment's first block (end_block + 1) then tells recovery that one block is missing.
+    file_ = old_file;
+    offset_ = old_offset;
+    s = write_marker(BlockKind::kNext, end_block, segment_);
+    file_ = new_file;
+    offset_ = new_offset;
+  }
+  fs_->close(old_file);
+  if (!s.is_ok()) return s;
+  closed_.push_back({old_path, old_segment});
+  return Status::ok();
+}
+
+LogWriter::Position LogWriter::position() const {
+  std::lock_guard<std::mutex> g(position_mutex_);
+  return position_;
+}
+
+Status LogWriter::close() {
+  if (!failure_.is_ok() || closed_cleanly_ || file_ < 0) return failure_;
+  BRAID_ASSERT(idle());
+  if (Status s = write_marker(BlockKind::kClose, next_block_++, 0); !s.is_ok()) {
+    fail(s);
+    return s;
+  }
+  closed_cleanly_ = true;
   return Status::ok();
 }
 
@@ -118,7 +184,8 @@ char* LogWriter::append(std::uint32_t bytes, std::uint64_t cts) {
   char* at = buf + kBlockHeaderBytes + used_[active_];
   used_[active_] += bytes;
   ++txns_[active_];
-  max_cts_[active_] = cts;
+  BRAID_DASSERT(cts > last_cts_);
+  last_cts_ = cts;
   appended_bytes_.store(appended_bytes_.load(std::memory_order_relaxed) + bytes,
                         std::memory_order_relaxed);
   BRAID_DASSERT(kBlockHeaderBytes + used_[active_] <= capacity_);
@@ -131,18 +198,25 @@ Status LogWriter::submit_active() {
   const std::uint32_t payload = used_[b];
   BRAID_ASSERT(payload != 0);
   const auto padded = static_cast<std::uint32_t>(round_up(kBlockHeaderBytes + payload, align_));
+  BRAID_ASSERT(!closed_cleanly_);
   if (offset_ + padded > config_.segment_bytes && offset_ > kSegmentHeaderBytes) {
-    if (Status s = open_segment(segment_ + 1); !s.is_ok()) return s;
+    if (Status s = roll_segment(); !s.is_ok()) return s;
   }
   char* buf = buffers_[b];
   if (padded > kBlockHeaderBytes + payload) {
     std::memset(buf + kBlockHeaderBytes + payload, 0, padded - kBlockHeaderBytes - payload);
   }
-  BlockHeader h{0, kBlockMagic, payload, padded, next_block_++, txns_[b], 0};
+  BlockHeader h{0,
+                kBlockMagic,
+                payload,
+                padded,
+                next_block_++,
+                txns_[b],
+                static_cast<std::uint32_t>(BlockKind::kData),
+                config_.acked ? config_.acked() : 0};
   std::memcpy(buf, &h, sizeof h);
   h.crc = util::crc32c(buf + 4, kBlockHeaderBytes - 4 + payload);
   std::memcpy(buf, &h.crc, 4);
-  if (max_cts_[b] > segment_max_cts_) segment_max_cts_ = max_cts_[b];
 
   using Op = IoRequest::Op;
   request_.op = config_.sync == SyncMethod::kDsync ? Op::kWriteDsync : Op::kWriteThenSync;
@@ -221,14 +295,14 @@ Status LogWriter::poll(bool wait, bool force) {
   return Status::ok();
 }
 
-std::uint32_t LogWriter::retire(std::uint64_t cts) {
+std::uint32_t LogWriter::retire_before(std::uint64_t segment) {
   std::uint32_t n = 0;
   for (auto it = closed_.begin(); it != closed_.end();) {
-    if (it->max_cts > cts) {
+    if (it->segment >= segment) {
       ++it;
       continue;
     }
-    // A failed unlink only leaves a file recovery skips (its records are in the checkpoint).
+    // A failed unlink only leaves a file recovery skips (it lies before every start).
     (void)fs_->remove(it->path);
     it = closed_.erase(it);
     ++n;

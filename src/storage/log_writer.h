@@ -18,7 +18,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,8 @@ struct LogConfig {
   SyncMethod sync = SyncMethod::kFdatasync;
   std::uint32_t flush_bytes = 0;     // submit early once the active buffer holds this much
   std::uint64_t flush_delay_ns = 0;  // ... or its oldest record waited this long (0: at once)
+  // The durable clock, stamped into every block as `acked` (null: 0). See log_format.h.
+  std::function<std::uint64_t()> acked;
 };
 
 class LogWriter {
@@ -77,8 +81,20 @@ class LogWriter {
   bool in_flight() const { return in_flight_; }
   const Status& failure() const { return failure_; }
 
-  // Deletes closed segments whose records all have timestamps <= cts (after a checkpoint).
-  std::uint32_t retire(std::uint64_t cts);
+  // Deletes the closed segments numbered below `segment` (a durable checkpoint's start).
+  std::uint32_t retire_before(std::uint64_t segment);
+
+  // Where the log continues now: the open segment and its first block. Any thread; a record
+  // whose timestamp is taken after this call lands in that segment or a later one.
+  struct Position {
+    std::uint64_t segment;
+    std::uint64_t block;
+  };
+  Position position() const;
+
+  // A clean close: once idle, writes the kClose block (synchronously, synced), after which the
+  // log takes no more records. Nothing to do after a failure.
+  Status close();
 
   // Readable from any thread.
   struct Counters {
@@ -96,9 +112,15 @@ class LogWriter {
  private:
   struct Closed {
     std::string path;
-    std::uint64_t max_cts;
+    std::uint64_t segment;
   };
+  // Creates segment `seq` (header durable, directory synced) and makes it the open one.
   Status open_segment(std::uint64_t seq);
+  // Closes the open segment for the next: the next one is created first, then the old one
+  // gets its kNext block, so a kNext block always names a segment that exists durably.
+  Status roll_segment();
+  // Writes a block without records synchronously at offset_ of the open file, and syncs it.
+  Status write_marker(BlockKind kind, std::uint64_t seq, std::uint64_t next_segment);
   Status submit_active();
   Status submit_pending();
   Status complete(std::int64_t result);
@@ -113,7 +135,7 @@ class LogWriter {
   char* buffers_[2] = {nullptr, nullptr};
   std::uint32_t used_[2] = {0, 0};  // payload bytes (after the block header)
   std::uint32_t txns_[2] = {0, 0};
-  std::uint64_t max_cts_[2] = {0, 0};
+  std::uint64_t last_cts_ = 0;  // timestamps strictly increase within a log
   int active_ = 0;
   std::chrono::steady_clock::time_point first_append_{};
 
@@ -121,8 +143,11 @@ class LogWriter {
   std::string path_;
   std::uint64_t segment_ = 0;
   std::uint64_t offset_ = 0;  // where the next block goes
-  std::uint64_t segment_max_cts_ = 0;
+  std::uint64_t segment_first_block_ = 1;
   std::uint64_t next_block_ = 1;
+  bool closed_cleanly_ = false;
+  mutable std::mutex position_mutex_;
+  Position position_{0, 1};
   std::vector<Closed> closed_;
 
   bool in_flight_ = false;

@@ -196,9 +196,11 @@ class PosixFileSystem final : public FileSystem {
     return sync_dir(dir_of(dir));
   }
 
-  Status lock_dir(const std::string& dir) override {
+  Status lock_dir(const std::string& dir, bool create) override {
     const std::string path = dir + "/LOCK";
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(),
+                          create ? (O_RDWR | O_CREAT | O_CLOEXEC) : (O_RDONLY | O_CLOEXEC), 0644);
+    if (fd < 0 && !create && errno == ENOENT) return Status::ok();
     if (fd < 0) return errno_status("cannot open", path, errno);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;

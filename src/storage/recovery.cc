@@ -82,46 +82,101 @@ bool block_ok(std::string_view image, std::uint64_t off, BlockHeader* h) {
   return util::crc32c(image.data() + off + 4, kBlockHeaderBytes - 4 + h->payload_len) == h->crc;
 }
 
-// One log: its segments in order, read one at a time, as a stream of transactions.
+// Whether a whole block starts anywhere at or after `from`: a bad block with one after it was
+// durable data, not a write torn by a crash (at most one block per log is in flight).
+bool block_after(std::string_view image, std::uint64_t from) {
+  for (std::uint64_t off = from; off + kBlockHeaderBytes <= image.size(); ++off) {
+    if (load<std::uint32_t>(image.data() + off + 4) != kBlockMagic) continue;
+    BlockHeader h{};
+    if (block_ok(image, off, &h)) return true;
+  }
+  return false;
+}
+
+std::string at(const std::string& path, std::uint64_t off) {
+  return path + " at offset " + std::to_string(off);
+}
+
+// Damage found during recovery: Corruption in kStrict; in kSalvage recorded, and the caller
+// stops reading what it damaged (*stop).
+class Damage {
+ public:
+  Damage(RecoveryMode mode, RecoveryReport* r) : mode_(mode), r_(r) {}
+  Status operator()(const std::string& what) {
+    if (mode_ == RecoveryMode::kStrict) return Status::corruption(what);
+    r_->problems.push_back(what);
+    return Status::ok();
+  }
+  bool strict() const { return mode_ == RecoveryMode::kStrict; }
+
+ private:
+  RecoveryMode mode_;
+  RecoveryReport* r_;
+};
+
+// One log: its segments from the checkpoint's start on, read one at a time, as a stream of
+// transactions. Checks the chain the writer leaves (log_format.h): the start segment and block
+// the checkpoint names, consecutive segments, each closed segment's kNext block naming the next
+// one, consecutive block numbers, and the close block as the very last.
 class LogCursor {
  public:
-  LogCursor(FileSystem* fs, std::string dir, std::uint32_t log, std::uint64_t generation)
-      : fs_(fs), dir_(std::move(dir)), log_(log), generation_(generation) {}
+  LogCursor(FileSystem* fs, std::string dir, std::uint32_t log, std::uint64_t generation,
+            LogStart start, Damage* damage)
+      : fs_(fs),
+        dir_(std::move(dir)),
+        log_(log),
+        generation_(generation),
+        start_(start),
+        damage_(damage) {}
   void add_segment(std::uint64_t seq, std::string name) { segments_.emplace(seq, std::move(name)); }
 
+  // Before reading: the start segment and every later one are there (names only).
   Status check_segments() {
-    std::uint64_t prev = 0;
-    bool first = true;
-    for (const auto& [seq, name] : segments_) {
-      if (!first && seq != prev + 1) {
-        return corrupt(dir_ + "/" + name, "log " + std::to_string(log_) + " segment " +
-                                              std::to_string(prev + 1) + " is missing");
-      }
-      prev = seq;
-      first = false;
-    }
     it_ = segments_.begin();
+    const std::string log =
+        "log " + std::to_string(log_) + " of generation " + std::to_string(generation_);
+    if (segments_.empty() || segments_.begin()->first != start_.segment) {
+      done_ = true;
+      return (*damage_)(dir_ + "/" + log_file_name({generation_, log_, start_.segment}) +
+                        " is missing: the checkpoint names it as where " + log + " continues it");
+    }
+    std::uint64_t prev = start_.segment;
+    for (auto it = std::next(segments_.begin()); it != segments_.end(); ++it) {
+      if (it->first != prev + 1) {
+        done_ = true;
+        return (*damage_)(dir_ + "/" + log_file_name({generation_, log_, prev + 1}) +
+                          " is missing (" + log + " has segment " + std::to_string(it->first) +
+                          ")");
+      }
+      prev = it->first;
+    }
     return Status::ok();
   }
 
+  std::uint32_t log() const { return log_; }
   bool done() const { return done_; }
   std::uint64_t cts() const { return cts_; }
   bool torn() const { return torn_; }
+  bool clean() const { return clean_; }
+  const std::string& torn_where() const { return torn_where_; }
   std::uint64_t blocks() const { return blocks_; }
   std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t acked() const { return acked_; }
+  const std::string& acked_where() const { return acked_where_; }
 
   Status apply(Applier* a) { return apply_writes(writes_, len_, nwrites_, cts_, a, where()); }
 
   // Moves to the next transaction (done() at the end of the log).
   Status advance() {
     for (;;) {
+      if (done_) return Status::ok();
       if (p_ < end_) {
         TxnHeader t{};
         if (txn_at(p_, end_, &t) == nullptr) {
-          return corrupt(where(), "transaction record overruns its block");
+          return stop(where() + ": transaction record overruns its block");
         }
         if (t.cts <= last_cts_) {
-          return corrupt(where(), "commit timestamps out of order in one log");
+          return stop(where() + ": commit timestamps out of order in one log");
         }
         last_cts_ = cts_ = t.cts;
         nwrites_ = t.nwrites;
@@ -131,40 +186,60 @@ class LogCursor {
         return Status::ok();
       }
       if (Status s = next_block(); !s.is_ok()) return s;
-      if (done_) return Status::ok();
     }
   }
 
+  // Damage: Corruption, or (salvage) this log ends here.
+  Status stop(const std::string& what) {
+    done_ = true;
+    p_ = end_ = nullptr;
+    return (*damage_)(what);
+  }
+
  private:
-  std::string where() const { return dir_ + "/" + (loaded_ ? it_->second : std::string("log")); }
+  std::string path() const { return dir_ + "/" + it_->second; }
+  std::string where() const { return loaded_ ? path() : dir_; }
+  bool last() const { return std::next(it_) == segments_.end(); }
 
   Status load_segment() {
-    const std::string path = dir_ + "/" + it_->second;
-    if (Status s = read_file(*fs_, path, &image_); !s.is_ok()) return s;
+    const std::string file = path();
+    if (Status s = read_file(*fs_, file, &image_); !s.is_ok()) return s;
     bytes_ += image_.size();
     loaded_ = true;
-    const bool last = std::next(it_) == segments_.end();
+    const bool first = it_ == segments_.begin();
     SegmentHeader h{};
     if (!header_ok(image_, &h)) {
-      if (last) {  // created, then the crash came before its header was durable
+      // A new segment's header is durable before anything depends on it: before the kNext
+      // block that names it, before any block in it, and (the first segment of a generation)
+      // before the checkpoint that names it. Only a newest segment none of those exist for
+      // may have been torn by a crash while it was created.
+      if (last() && !first && !prev_next_ && !block_after(image_, 0)) {
         torn_ = true;
+        torn_where_ = at(file, 0);
         done_ = true;
         return Status::ok();
       }
-      return corrupt(path, "bad segment header");
+      return stop(at(file, 0) + ": bad segment header");
     }
     if (h.version != kFormatVersion) {
-      return corrupt(path, "unsupported log format version " + std::to_string(h.version) +
-                               " (this build reads version " + std::to_string(kFormatVersion) +
-                               ")");
+      done_ = true;
+      return Status::corruption(file + ": unsupported log format version " +
+                                std::to_string(h.version) + " (this build reads version " +
+                                std::to_string(kFormatVersion) + ")");
     }
     if (h.log != log_ || h.generation != generation_ || h.segment != it_->first) {
-      return corrupt(path, "segment header does not match the file name");
+      return stop(at(file, 0) + ": segment header does not match the file name");
     }
-    if (expect_block_ != 0 && h.first_block != expect_block_) {
-      return corrupt(path, "block sequence gap between segments");
+    // A segment closed without its kNext block (a crash right after the next segment was
+    // created) is missing exactly that block.
+    const std::uint64_t expect =
+        first ? start_.block : (prev_next_ ? expect_block_ : expect_block_ + 1);
+    if (h.first_block != expect) {
+      return stop(at(file, 0) + ": segment starts at block " + std::to_string(h.first_block) +
+                  ", expected " + std::to_string(expect) + " (blocks are missing)");
     }
     expect_block_ = h.first_block;
+    prev_next_ = false;
     off_ = kSegmentHeaderBytes;
     return Status::ok();
   }
@@ -180,36 +255,76 @@ class LogCursor {
         if (done_) return Status::ok();
       }
       if (off_ >= image_.size()) {
+        if (last()) {  // the end of the log, after a crash (a clean close ends in kClose)
+          done_ = true;
+          return Status::ok();
+        }
         ++it_;
         loaded_ = false;
         continue;
       }
       BlockHeader h{};
-      const bool last = std::next(it_) == segments_.end();
       if (!block_ok(image_, off_, &h)) {
-        // Only the newest block of a log can be in flight at a crash. A bad block with a good
-        // one after it, or in a segment that was followed by another, is damage to durable
-        // data.
-        BlockHeader after{};
-        const bool plausible = h.magic == kBlockMagic && h.padded_len >= kBlockHeaderBytes;
-        if (!last || (plausible && block_ok(image_, off_ + h.padded_len, &after))) {
-          return corrupt(where(), "corrupt log block at offset " + std::to_string(off_) +
-                                      " with durable blocks after it");
+        // Only the newest block of a log can be in flight at a crash: the last one of the
+        // log, or a closed segment's kNext block (written after the next segment exists,
+        // before any block goes there; the next segment's first block number then shows
+        // whether more than that one block is missing).
+        if (block_after(image_, off_ + 1)) {
+          return stop(at(path(), off_) + ": corrupt log block with durable blocks after it");
+        }
+        if (!last()) {
+          ++it_;
+          loaded_ = false;
+          continue;
         }
         torn_ = true;
+        torn_where_ = at(path(), off_);
         done_ = true;
         return Status::ok();
       }
+      if (h.acked > acked_) {
+        acked_ = h.acked;
+        acked_where_ = "block " + std::to_string(h.block_seq) + " of " + at(path(), off_);
+      }
       if (h.block_seq != expect_block_) {
-        return corrupt(where(), "block sequence " + std::to_string(h.block_seq) + ", expected " +
-                                    std::to_string(expect_block_));
+        return stop(at(path(), off_) + ": block " + std::to_string(h.block_seq) + ", expected " +
+                    std::to_string(expect_block_) + " (blocks are missing)");
       }
       ++expect_block_;
       ++blocks_;
-      p_ = image_.data() + off_ + kBlockHeaderBytes;
-      end_ = p_ + h.payload_len;
+      const std::uint64_t here = off_;
       off_ += h.padded_len;
-      return Status::ok();
+      switch (static_cast<BlockKind>(h.kind)) {
+        case BlockKind::kData:
+          p_ = image_.data() + here + kBlockHeaderBytes;
+          end_ = p_ + h.payload_len;
+          return Status::ok();
+        case BlockKind::kNext: {
+          const std::uint64_t next =
+              h.payload_len == sizeof(std::uint64_t)
+                  ? load<std::uint64_t>(image_.data() + here + kBlockHeaderBytes)
+                  : 0;
+          if (next != it_->first + 1 || block_after(image_, off_)) {
+            return stop(at(path(), here) + ": malformed segment-end block");
+          }
+          if (last()) {
+            return stop(at(path(), here) + " names " + log_file_name({generation_, log_, next}) +
+                        " as the next segment, which is missing");
+          }
+          prev_next_ = true;
+          ++it_;
+          loaded_ = false;
+          continue;
+        }
+        case BlockKind::kClose:
+          if (!last() || block_after(image_, off_)) {
+            return stop(at(path(), here) + ": the log continues after its close block");
+          }
+          clean_ = true;
+          done_ = true;
+          return Status::ok();
+      }
+      return stop(at(path(), here) + ": unknown block kind " + std::to_string(h.kind));
     }
   }
 
@@ -217,9 +332,12 @@ class LogCursor {
   std::string dir_;
   std::uint32_t log_;
   std::uint64_t generation_;
+  LogStart start_;
+  Damage* damage_;
   std::map<std::uint64_t, std::string> segments_;
   std::map<std::uint64_t, std::string>::iterator it_;
   bool loaded_ = false;
+  bool prev_next_ = false;  // the previous segment ended in its kNext block
   std::string image_;
   std::uint64_t off_ = 0;
   std::uint64_t expect_block_ = 0;
@@ -227,8 +345,12 @@ class LogCursor {
   const char* end_ = nullptr;
   bool done_ = false;
   bool torn_ = false;
+  bool clean_ = false;
+  std::string torn_where_;
   std::uint64_t blocks_ = 0;
   std::uint64_t bytes_ = 0;
+  std::uint64_t acked_ = 0;
+  std::string acked_where_;
   std::uint64_t last_cts_ = 0;
   std::uint64_t cts_ = 0;
   std::uint32_t nwrites_ = 0;
@@ -240,9 +362,10 @@ class LogCursor {
 
 // ---- Catalog ------------------------------------------------------------------------------------
 
-Status read_catalog(FileSystem& fs, const std::string& dir, std::vector<CatalogEntry>* out,
-                    bool* present) {
-  out->clear();
+// CATALOG: u32 magic, u32 version, u32 count, u32 crc (over everything after it), u64
+// generation, then count x {u32 id, u16 name_len, name}.
+Status read_catalog(FileSystem& fs, const std::string& dir, Catalog* out, bool* present) {
+  *out = {};
   *present = false;
   std::vector<std::string> names;
   if (Status s = fs.list(dir, &names); !s.is_ok()) return s;
@@ -257,31 +380,34 @@ Status read_catalog(FileSystem& fs, const std::string& dir, std::vector<CatalogE
     return corrupt(path, "not a BraidDB catalog");
   }
   if (load<std::uint32_t>(img.data() + 4) != kFormatVersion) {
-    return corrupt(
-        path, "unsupported catalog version " + std::to_string(load<std::uint32_t>(img.data() + 4)));
+    return corrupt(path, "unsupported catalog version " +
+                             std::to_string(load<std::uint32_t>(img.data() + 4)) +
+                             " (this build reads version " + std::to_string(kFormatVersion) + ")");
   }
   const auto count = load<std::uint32_t>(img.data() + 8);
-  if (util::crc32c(img.data() + 16, img.size() - 16) != load<std::uint32_t>(img.data() + 12)) {
+  if (img.size() < 24 ||
+      util::crc32c(img.data() + 16, img.size() - 16) != load<std::uint32_t>(img.data() + 12)) {
     return corrupt(path, "checksum mismatch");
   }
-  std::size_t at = 16;
+  out->generation = load<std::uint64_t>(img.data() + 16);
+  std::size_t at = 24;
   for (std::uint32_t i = 0; i < count; ++i) {
     if (img.size() - at < 6) return corrupt(path, "truncated entry");
     const auto id = load<std::uint32_t>(img.data() + at);
     const auto len = load<std::uint16_t>(img.data() + at + 4);
     at += 6;
     if (img.size() - at < len || id != i) return corrupt(path, "bad entry");
-    out->push_back({id, img.substr(at, len)});
+    out->tables.push_back({id, img.substr(at, len)});
     at += len;
   }
   if (at != img.size()) return corrupt(path, "trailing bytes");
   return Status::ok();
 }
 
-Status write_catalog(FileSystem& fs, const std::string& dir,
-                     const std::vector<CatalogEntry>& entries) {
+Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& catalog) {
   std::string body;
-  for (const CatalogEntry& e : entries) {
+  put_raw(&body, catalog.generation);
+  for (const CatalogEntry& e : catalog.tables) {
     put_raw(&body, e.id);
     put_raw(&body, static_cast<std::uint16_t>(e.name.size()));
     body += e.name;
@@ -289,7 +415,7 @@ Status write_catalog(FileSystem& fs, const std::string& dir,
   std::string img;
   put_raw(&img, kCatalogMagic);
   put_raw(&img, kFormatVersion);
-  put_raw(&img, static_cast<std::uint32_t>(entries.size()));
+  put_raw(&img, static_cast<std::uint32_t>(catalog.tables.size()));
   put_raw(&img, util::crc32c(body));
   img += body;
   const std::string tmp = dir + "/CATALOG.tmp";
@@ -331,14 +457,33 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info, Applier* appl
       return Status::ok();
     }
     if (c.magic == kCkptHeaderMagic) {
-      if (c.len != sizeof(CkptHeader)) {
+      if (c.len < sizeof(std::uint32_t)) {
+        info->problem = "bad header chunk";
+        return Status::ok();
+      }
+      const auto version = load<std::uint32_t>(img.data() + at + kChunkHeaderBytes);
+      if (version != kFormatVersion) {
+        return Status::corruption("checkpoint format version " + std::to_string(version) +
+                                  " is not supported (this build reads version " +
+                                  std::to_string(kFormatVersion) + ")");
+      }
+      if (c.len < sizeof(CkptHeader)) {
         info->problem = "bad header chunk";
         return Status::ok();
       }
       info->header = load<CkptHeader>(img.data() + at + kChunkHeaderBytes);
-      if (info->header.version != kFormatVersion) {
-        return Status::corruption("checkpoint format version " +
-                                  std::to_string(info->header.version) + " is not supported");
+      if (info->header.logs > kMaxLogs ||
+          c.len != sizeof(CkptHeader) + std::uint64_t{info->header.logs} * sizeof(LogStart)) {
+        info->problem = "bad header chunk";
+        return Status::ok();
+      }
+      for (std::uint32_t i = 0; i < info->header.logs; ++i) {
+        info->starts.push_back(load<LogStart>(img.data() + at + kChunkHeaderBytes +
+                                              sizeof(CkptHeader) + i * sizeof(LogStart)));
+        if (info->starts.back().log != i) {
+          info->problem = "bad log starts in the header chunk";
+          return Status::ok();
+        }
       }
     } else if (c.magic == kCkptTrailerMagic) {
       if (c.len != sizeof(CkptTrailer)) {
@@ -415,6 +560,15 @@ Status scan_segment(std::string_view image, SegmentScan* out, Applier* apply) {
     }
     const char* p = image.data() + off + kBlockHeaderBytes;
     const char* end = p + h.payload_len;
+    out->acked = std::max(out->acked, h.acked);
+    if (h.kind != static_cast<std::uint32_t>(BlockKind::kData)) {
+      out->next = h.kind == static_cast<std::uint32_t>(BlockKind::kNext);
+      out->closed = h.kind == static_cast<std::uint32_t>(BlockKind::kClose);
+      ++out->blocks;
+      off += h.padded_len;
+      out->valid_bytes = off;
+      continue;
+    }
     for (std::uint32_t i = 0; i < h.txn_count; ++i) {
       TxnHeader t{};
       if (txn_at(p, end, &t) == nullptr) {
@@ -439,110 +593,256 @@ Status scan_segment(std::string_view image, SegmentScan* out, Applier* apply) {
 
 // ---- Recovery -----------------------------------------------------------------------------------
 
-Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock, Applier& apply,
+namespace {
+
+struct LogFile {
+  LogName n;
+  std::string name;
+};
+
+// Whether checkpoint `c` can be continued from the files present: the start segment of every
+// log it names exists, no log of its generation is unknown to it, and no newer generation holds
+// log data (a newer generation's segments without blocks are what an open that crashed before
+// its checkpoint was durable leaves behind).
+bool continues(FileSystem& fs, const std::string& dir, const CheckpointInfo& c,
+               const std::vector<LogFile>& files, std::string* why) {
+  const std::uint64_t g = c.header.generation;
+  for (const LogFile& f : files) {
+    if (f.n.generation > g) {
+      std::string img;
+      if (!read_file(fs, dir + "/" + f.name, &img).is_ok() || block_after(img, 0)) {
+        *why = dir + "/" + f.name + " holds log data of generation " +
+               std::to_string(f.n.generation) + ", newer than checkpoint #" +
+               std::to_string(c.header.seq) + "'s (" + std::to_string(g) +
+               "): the checkpoint that log continues is missing or damaged";
+        return false;
+      }
+    } else if (f.n.generation == g && f.n.log >= c.starts.size()) {
+      *why = dir + "/" + f.name + " belongs to a log checkpoint #" + std::to_string(c.header.seq) +
+             " does not name";
+      return false;
+    }
+  }
+  for (const LogStart& st : c.starts) {
+    bool found = false;
+    for (const LogFile& f : files) {
+      found = found || (f.n.generation == g && f.n.log == st.log && f.n.segment == st.segment);
+    }
+    if (!found) {
+      *why = dir + "/" + log_file_name({g, st.log, st.segment}) + " is missing: checkpoint #" +
+             std::to_string(c.header.seq) + " names it as where log " + std::to_string(st.log) +
+             " continues it";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
+               std::uint64_t catalog_generation, Applier& apply, RecoveryMode mode,
                RecoveryReport* r) {
   const auto t0 = std::chrono::steady_clock::now();
   *r = {};
+  Damage damage(mode, r);
   std::vector<std::string> names;
   if (Status s = fs.list(dir, &names); !s.is_ok()) return s;
   std::sort(names.begin(), names.end());
+  std::vector<LogFile> files;
+  for (const std::string& name : names) {
+    LogName ln{};
+    if (parse_log_file_name(name, &ln)) {
+      files.push_back({ln, name});
+      r->max_generation = std::max(r->max_generation, ln.generation);
+    }
+  }
 
-  // The newest checkpoint slot that is whole.
-  CheckpointInfo best;
-  std::string best_image;
+  // Both checkpoint slots, newest valid first.
+  CheckpointInfo slots[2];
+  std::string images[2];
+  std::string slot_problems;
+  std::vector<int> valid;
   for (std::uint32_t slot = 0; slot < 2; ++slot) {
     const std::string name = checkpoint_file_name(slot);
     if (std::find(names.begin(), names.end(), name) == names.end()) continue;
-    std::string img;
-    if (Status s = read_file(fs, dir + "/" + name, &img); !s.is_ok()) return s;
-    CheckpointInfo info;
-    if (Status s = read_checkpoint(img, &info, nullptr); !s.is_ok()) return s;
-    if (!info.valid) {
-      if (!img.empty()) ++r->checkpoint_fallbacks;
+    if (Status s = read_file(fs, dir + "/" + name, &images[slot]); !s.is_ok()) return s;
+    if (Status s = read_checkpoint(images[slot], &slots[slot], nullptr); !s.is_ok()) {
+      return Status::corruption(dir + "/" + name + ": " + std::string(s.message()));
+    }
+    if (!slots[slot].valid) {
+      ++r->checkpoint_fallbacks;
+      slot_problems +=
+          "; " + dir + "/" + name + " is not a whole checkpoint (" + slots[slot].problem + ")";
       continue;
     }
-    if (!best.valid || info.header.seq > best.header.seq) {
-      best = info;
-      best_image = std::move(img);
-    }
+    r->max_generation = std::max(r->max_generation, slots[slot].header.generation);
+    valid.push_back(static_cast<int>(slot));
   }
-  std::uint64_t base = base_clock;
-  if (best.valid) {
-    CheckpointInfo again;
-    if (Status s = read_checkpoint(best_image, &again, &apply); !s.is_ok()) return s;
-    r->checkpoint = true;
-    r->checkpoint_seq = best.header.seq;
-    r->checkpoint_cts = best.header.cts;
-    r->checkpoint_records = best.trailer.records;
-    r->generation = best.header.generation;
-    base = best.header.cts;
-  }
-  best_image.clear();
-  best_image.shrink_to_fit();
+  std::sort(valid.begin(), valid.end(),
+            [&](int a, int b) { return slots[a].header.seq > slots[b].header.seq; });
 
-  // The logs of the checkpoint's generation; older generations are covered by it.
-  std::map<std::uint32_t, std::unique_ptr<LogCursor>> logs;
-  for (const std::string& name : names) {
-    LogName ln{};
-    if (!parse_log_file_name(name, &ln)) continue;
-    if (ln.generation > r->generation) {
-      return corrupt(dir + "/" + name, "log generation " + std::to_string(ln.generation) +
-                                           " is newer than the newest valid checkpoint's (" +
-                                           std::to_string(r->generation) +
-                                           "); a checkpoint is missing or corrupt");
+  // The checkpoint to continue. A newer slot that is not whole was torn while it was written
+  // (its logs are not retired before it is durable) or damaged since; either way the older one
+  // recovers everything if its logs are all there, and if they are not, that is damage.
+  int chosen = -1;
+  std::string why;
+  for (int slot : valid) {
+    std::string why_not;
+    if (slots[slot].header.generation < catalog_generation) {
+      why_not = dir + "/" + checkpoint_file_name(slot) + " holds checkpoint #" +
+                std::to_string(slots[slot].header.seq) + " of generation " +
+                std::to_string(slots[slot].header.generation) + ", but the catalog says the " +
+                "database reached generation " + std::to_string(catalog_generation) +
+                ": its newer checkpoint is missing or damaged" + slot_problems;
+    } else if (continues(fs, dir, slots[slot], files, &why_not)) {
+      chosen = slot;
+      break;
     }
-    r->old_files.push_back(name);
-    if (ln.generation < r->generation) continue;
-    auto& c = logs[ln.log];
-    if (!c) c = std::make_unique<LogCursor>(&fs, dir, ln.log, ln.generation);
-    c->add_segment(ln.segment, name);
-    ++r->log_files;
+    if (why.empty()) why = why_not;
+    if (damage.strict()) break;
+  }
+  if (chosen < 0 && !valid.empty()) {
+    if (Status s = damage(why); !s.is_ok()) return s;
+    chosen = valid.front();  // salvage: continue what can be continued
+  }
+  // Without a whole checkpoint, only a database whose first open crashed before its first
+  // checkpoint was durable is whole: the catalog has not reached a generation yet, and its logs
+  // hold no block (they are created before that checkpoint, and written only after it).
+  bool blocks = false;
+  for (const LogFile& f : files) {
+    std::string img;
+    blocks = blocks || !read_file(fs, dir + "/" + f.name, &img).is_ok() || block_after(img, 0);
+  }
+  if (chosen < 0 && valid.empty() && (catalog_generation != 0 || blocks)) {
+    std::string img;
+    SegmentHeader h{};
+    if (!files.empty() && read_file(fs, dir + "/" + files.front().name, &img).is_ok() &&
+        header_ok(img, &h) && h.version != kFormatVersion) {
+      return Status::corruption(dir + "/" + files.front().name +
+                                ": unsupported log format version " + std::to_string(h.version) +
+                                " (this build reads version " + std::to_string(kFormatVersion) +
+                                ")");
+    }
+    if (Status s = damage(
+            dir + ": no whole checkpoint, but the " +
+            (blocks ? std::string("logs hold commits")
+                    : "catalog says the database reached generation " +
+                          std::to_string(catalog_generation)) +
+            (slot_problems.empty() ? std::string(" (both slots are missing)") : slot_problems));
+        !s.is_ok()) {
+      return s;
+    }
+  }
+
+  std::uint64_t base = base_clock;
+  std::vector<LogStart> starts;
+  if (chosen >= 0) {
+    CheckpointInfo again;
+    if (Status s = read_checkpoint(images[chosen], &again, &apply); !s.is_ok()) return s;
+    const CheckpointInfo& c = slots[chosen];
+    r->checkpoint = true;
+    r->checkpoint_seq = c.header.seq;
+    r->checkpoint_cts = c.header.cts;
+    r->checkpoint_records = c.trailer.records;
+    r->generation = c.header.generation;
+    base = c.header.cts;
+    starts = c.starts;
+  }
+  for (auto& img : images) {
+    img.clear();
+    img.shrink_to_fit();
+  }
+
+  // The logs that continue the checkpoint; everything else present is obsolete.
+  std::vector<std::unique_ptr<LogCursor>> logs;
+  for (const LogStart& st : starts) {
+    logs.push_back(std::make_unique<LogCursor>(&fs, dir, st.log, r->generation, st, &damage));
+  }
+  for (const LogFile& f : files) {
+    if (chosen >= 0 && f.n.generation == r->generation && f.n.log < starts.size() &&
+        f.n.segment >= starts[f.n.log].segment) {
+      logs[f.n.log]->add_segment(f.n.segment, f.name);
+      ++r->log_files;
+    } else {
+      r->old_files.push_back(f.name);
+    }
   }
   r->logs = static_cast<std::uint32_t>(logs.size());
-  std::vector<LogCursor*> cursors;
-  for (auto& [id, c] : logs) {
+  for (auto& c : logs) {
     if (Status s = c->check_segments(); !s.is_ok()) return s;
     if (Status s = c->advance(); !s.is_ok()) return s;
-    cursors.push_back(c.get());
   }
 
   // Merge in timestamp order while the timestamps stay dense.
   std::uint64_t next = base + 1;
   for (;;) {
     LogCursor* min = nullptr;
-    for (LogCursor* c : cursors) {
+    for (auto& c : logs) {
       while (!c->done() && c->cts() <= base) {
         if (Status s = c->advance(); !s.is_ok()) return s;
       }
-      if (!c->done() && (min == nullptr || c->cts() < min->cts())) min = c;
+      if (!c->done() && (min == nullptr || c->cts() < min->cts())) min = c.get();
     }
     if (min == nullptr || min->cts() != next) {
       if (min != nullptr && min->cts() < next) {
-        return corrupt(dir,
-                       "commit timestamp " + std::to_string(min->cts()) + " appears in two logs");
+        if (Status s = min->stop(dir + ": commit timestamp " + std::to_string(min->cts()) +
+                                 " appears in two logs");
+            !s.is_ok()) {
+          return s;
+        }
+        continue;
       }
       break;  // the end, or the first hole
+    }
+    // Checked whole before any of it is applied: a transaction is never half replayed.
+    if (Status s = min->apply(nullptr); !s.is_ok()) {
+      if (Status d = min->stop(std::string(s.message())); !d.is_ok()) return d;
+      continue;
     }
     if (Status s = min->apply(&apply); !s.is_ok()) return s;
     ++r->txns_replayed;
     ++next;
     if (Status s = min->advance(); !s.is_ok()) return s;
   }
-  // Whatever is left was never acknowledged; read it anyway, so that damage in the middle of a
-  // log is reported rather than mistaken for its end.
-  for (LogCursor* c : cursors) {
+  // Whatever is left was never acknowledged, unless a block vouches for it; read it anyway, so
+  // that damage in the middle of a log is reported rather than mistaken for its end.
+  for (auto& c : logs) {
     while (!c->done()) {
       if (c->cts() > base) {
-        if (Status s = c->apply(nullptr); !s.is_ok()) return s;
+        if (Status s = c->apply(nullptr); !s.is_ok()) {
+          if (Status d = c->stop(std::string(s.message())); !d.is_ok()) return d;
+          break;
+        }
         ++r->txns_dropped;
       }
       if (Status s = c->advance(); !s.is_ok()) return s;
     }
     r->blocks += c->blocks();
     r->log_bytes += c->bytes();
-    if (c->torn()) ++r->torn_tails;
+    if (c->torn()) {
+      ++r->torn_tails;
+      r->torn.push_back(c->torn_where());
+    }
+    if (c->clean()) ++r->clean_logs;
   }
   r->cutoff = next - 1;
+  std::string acked_where;
+  for (auto& c : logs) {
+    if (c->acked() > r->acked) {
+      r->acked = c->acked();
+      acked_where = c->acked_where();
+    }
+  }
+  if (r->acked > r->cutoff) {
+    std::string what = dir + ": commit " + std::to_string(next) +
+                       " is missing from every log, but " + acked_where +
+                       " records every commit up to " + std::to_string(r->acked) +
+                       " as durable: durable commits " + std::to_string(next) + ".." +
+                       std::to_string(r->acked) + " are lost";
+    for (const std::string& t : r->torn) what += "; a log ends in a bad block: " + t;
+    if (Status s = damage(what); !s.is_ok()) return s;
+  }
   r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return Status::ok();
 }

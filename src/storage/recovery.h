@@ -2,11 +2,14 @@
 // log's blocks, replayed in commit-timestamp order (DESIGN §5).
 //
 // Replay merges the logs (each is in timestamp order) and applies transactions while the
-// timestamps stay dense: commit timestamps are handed out one by one and only to committing
-// writers, so the first missing number marks the end of what is durable everywhere. What lies
-// after it (on some other log) was never acknowledged and is dropped; the engine then writes a
-// checkpoint of the recovered state in the next log generation and deletes the old logs, so a
-// later recovery can never see those records again (recovery is idempotent).
+// timestamps stay dense: every timestamp handed out is logged, so the first missing number
+// marks the end of what is durable everywhere. Completeness is not inferred from that alone:
+// the checkpoint names where each log continues it, each closed segment names its successor,
+// and each block records the durable clock of its time (log_format.h). A hole below that clock,
+// a missing segment, or a bad block with durable data after it is Corruption; what lies after
+// a hole that no block vouches for was never acknowledged and is dropped. The engine then
+// writes a checkpoint in a new log generation and deletes the old logs, so a later recovery
+// can never see those records again (recovery is idempotent).
 #pragma once
 
 #include <cstdint>
@@ -23,12 +26,17 @@ struct CatalogEntry {
   std::uint32_t id;
   std::string name;
 };
-// Missing file: OK with no entries and *present = false.
-Status read_catalog(FileSystem& fs, const std::string& dir, std::vector<CatalogEntry>* out,
-                    bool* present);
+struct Catalog {
+  std::vector<CatalogEntry> tables;
+  // The log generation of the newest open, written once its checkpoint is durable: recovery
+  // must find a checkpoint of at least this generation (a lost newest checkpoint is detected
+  // even where the older one's logs are still there).
+  std::uint64_t generation = 0;
+};
+// Missing file: OK with an empty catalog and *present = false.
+Status read_catalog(FileSystem& fs, const std::string& dir, Catalog* out, bool* present);
 // Atomically replaces the catalog (tmp file, sync, rename, directory sync).
-Status write_catalog(FileSystem& fs, const std::string& dir,
-                     const std::vector<CatalogEntry>& entries);
+Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& catalog);
 
 class Applier {
  public:
@@ -38,6 +46,12 @@ class Applier {
   virtual Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) = 0;
 };
 
+// Strict: any missing or damaged file that held durable data is Corruption (naming file and
+// offset); only a torn tail no later durable write vouches for is taken as the end of a log.
+// Salvage: the same damage is recorded in `problems`, the damaged log ends there, and recovery
+// opens the longest prefix of the commit order that is whole.
+enum class RecoveryMode : std::uint8_t { kStrict, kSalvage };
+
 struct RecoveryReport {
   bool checkpoint = false;  // a valid checkpoint was loaded
   std::uint64_t checkpoint_seq = 0;
@@ -45,6 +59,7 @@ struct RecoveryReport {
   std::uint64_t checkpoint_records = 0;
   std::uint32_t checkpoint_fallbacks = 0;  // slots present but torn or corrupt
   std::uint64_t generation = 0;            // the log generation replayed
+  std::uint64_t max_generation = 0;        // the highest generation of any file present
   std::uint32_t logs = 0;
   std::uint64_t log_files = 0;
   std::uint64_t log_bytes = 0;
@@ -53,20 +68,27 @@ struct RecoveryReport {
   std::uint64_t writes_replayed = 0;
   std::uint64_t txns_dropped = 0;      // durable on their log, but after the first hole
   std::uint32_t torn_tails = 0;        // logs that ended in a torn or corrupt last block
+  std::uint32_t clean_logs = 0;        // logs that ended in their close block
   std::uint64_t cutoff = 1;            // the newest commit timestamp recovered
-  std::vector<std::string> old_files;  // log files to delete once a new checkpoint is durable
+  std::uint64_t acked = 0;             // the highest durable clock any block records
+  std::vector<std::string> torn;       // where each torn tail starts ("file at offset N")
+  std::vector<std::string> problems;   // damage found (only kSalvage gets this far with any)
+  std::vector<std::string> old_files;  // files the next generation makes obsolete
   double seconds = 0;
 };
 
-// Loads the newest valid checkpoint slot and replays the logs after it. `base_clock` is the
-// clock of an empty database (the first commit takes base_clock + 1).
-Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock, Applier& apply,
+// Loads the newest usable checkpoint slot and replays the logs after it. `base_clock` is the
+// clock of an empty database (the first commit takes base_clock + 1); `catalog_generation` is
+// the catalog's generation. Reads only.
+Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
+               std::uint64_t catalog_generation, Applier& apply, RecoveryMode mode,
                RecoveryReport* report);
 
 struct CheckpointInfo {
   bool valid = false;
   std::string problem;  // why not valid
   CkptHeader header{};
+  std::vector<LogStart> starts;
   CkptTrailer trailer{};
   std::uint64_t bytes = 0;
 };
@@ -82,7 +104,10 @@ struct SegmentScan {
   std::uint64_t valid_bytes = 0;  // where the last good block ends
   std::uint64_t min_cts = 0;
   std::uint64_t max_cts = 0;
-  bool torn = false;  // stopped at a bad block
+  bool torn = false;    // stopped at a bad block
+  bool next = false;    // ends in the block naming the next segment
+  bool closed = false;  // ends in the log's close block
+  std::uint64_t acked = 0;
 };
 Status scan_segment(std::string_view image, SegmentScan* out, Applier* apply);
 

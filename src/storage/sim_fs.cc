@@ -283,7 +283,7 @@ Status SimFileSystem::open_dir(const std::string& dir, bool create) {
   return Status::ok();
 }
 
-Status SimFileSystem::lock_dir(const std::string&) { return Status::ok(); }
+Status SimFileSystem::lock_dir(const std::string&, bool) { return Status::ok(); }
 
 Status SimFileSystem::list(const std::string& dir, std::vector<std::string>* names) {
   std::lock_guard<std::mutex> g(mu_);

@@ -56,7 +56,7 @@ class SimFileSystem final : public FileSystem {
 
   std::string name() const override { return "sim"; }
   Status open_dir(const std::string& dir, bool create) override;
-  Status lock_dir(const std::string& dir) override;
+  Status lock_dir(const std::string& dir, bool create) override;
   Status list(const std::string& dir, std::vector<std::string>* names) override;
   Status sync_dir(const std::string& dir) override;
   Status rename(const std::string& from, const std::string& to) override;

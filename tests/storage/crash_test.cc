@@ -155,18 +155,35 @@ TEST(Crash, CheckpointPlusReplayEqualsFullReplay) {
 TEST(Crash, TornNewestCheckpointFallsBackToThePreviousOne) {
   const Options o = wl_options(0);
   auto fs = std::make_shared<SimFileSystem>(seed());
-  ASSERT_EQ(wl_run(fs, 60, o).acked, 60);  // generation 0; reopening writes checkpoint 1
-  ASSERT_EQ(wl_run(fs, 30, o).acked, 30);  // transactions 60..89 in generation 1's log
-  // A crash while writing checkpoint 2 into slot 0 leaves a torn image there, with the
-  // generation-1 logs still in place (they go only after the new checkpoint is durable).
+  ASSERT_EQ(wl_run(fs, 60, o).acked, 60);  // checkpoint #1 (slot 1), generation 1
+  ASSERT_EQ(wl_run(fs, 30, o).acked, 30);  // the open writes #2 (slot 0), generation 2
+  // A crash while a runtime checkpoint #3 was being written into slot 1 leaves a torn image
+  // there, with every generation-2 segment still in place (retired only once #3 is durable).
   std::string good;
-  ASSERT_TRUE(fs->peek("/db/CHECKPOINT-1", &good));
-  fs->poke("/db/CHECKPOINT-0", 0, good.substr(0, good.size() / 2), true);
+  ASSERT_TRUE(fs->peek("/db/CHECKPOINT-0", &good));
+  fs->poke("/db/CHECKPOINT-1", 0, good.substr(0, good.size() / 2), true);
   auto db = open_sim(o, fs);
   ASSERT_TRUE(db.is_ok()) << db.status().to_string();
   EXPECT_EQ((*db)->durability_stats().recovery_checkpoint_fallbacks, 1u);
   const auto state = wl_read(**db);
   EXPECT_EQ(state.at("last"), "29");  // wl_run numbers each run from 0
+}
+
+TEST(Crash, LostNewestCheckpointOfAnOpenIsCorruption) {
+  const Options o = wl_options(0);
+  auto fs = std::make_shared<SimFileSystem>(seed());
+  ASSERT_EQ(wl_run(fs, 60, o).acked, 60);
+  ASSERT_EQ(wl_run(fs, 30, o).acked, 30);
+  // Slot 0 holds #2, which the second open wrote before it deleted generation 1's logs: the
+  // older slot cannot be continued, and the catalog knows generation 2 was reached.
+  std::string good;
+  ASSERT_TRUE(fs->peek("/db/CHECKPOINT-0", &good));
+  fs->poke("/db/CHECKPOINT-0", good.size() / 2, "\x5a", false);
+  auto db = open_sim(o, fs);
+  ASSERT_FALSE(db.is_ok());
+  EXPECT_EQ(db.code(), Code::kCorruption);
+  EXPECT_NE(db.status().message().find("CHECKPOINT-0"), std::string::npos)
+      << db.status().to_string();
 }
 
 }  // namespace

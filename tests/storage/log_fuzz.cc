@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   auto fs = std::make_shared<storage::SimFileSystem>(1);
   if (!fs->open_dir("/db", true).is_ok()) return 0;
-  check(storage::write_catalog(*fs, "/db", {{0, "t"}, {1, "u"}}).is_ok(), "catalog");
+  check(storage::write_catalog(*fs, "/db", {{{0, "t"}, {1, "u"}}, 0}).is_ok(), "catalog");
   fs->poke((mode & 2) != 0 ? "/db/CHECKPOINT-1" : "/db/log-000000-0000-0000000000", 0, img, true);
   Options o;
   o.directory = "/db";

@@ -37,12 +37,38 @@ TEST(Recovery, Crc32cKnownAnswer) {
   EXPECT_EQ(util::crc32c("", 0), 0u);
 }
 
+// The state a crash leaves: no close blocks (a clean close writes one per log).
+void strip_close_blocks(SimFileSystem& fs) {
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs.list("/db", &names).is_ok());
+  for (const std::string& n : names) {
+    storage::LogName ln{};
+    if (!storage::parse_log_file_name(n, &ln)) continue;
+    std::string img;
+    ASSERT_TRUE(fs.peek("/db/" + n, &img));
+    if (img.size() < storage::kSegmentHeaderBytes + storage::kBlockHeaderBytes) continue;
+    const auto h =
+        storage::load<storage::BlockHeader>(img.data() + img.size() - storage::kBlockHeaderBytes);
+    if (h.magic != storage::kBlockMagic ||
+        h.kind != static_cast<std::uint32_t>(storage::BlockKind::kClose)) {
+      continue;
+    }
+    Result<storage::FileId> f = fs.open("/db/" + n, {});
+    ASSERT_TRUE(f.is_ok());
+    ASSERT_TRUE(fs.truncate(*f, img.size() - storage::kBlockHeaderBytes).is_ok());
+    ASSERT_TRUE(fs.sync(*f).is_ok());
+    fs.close(*f);
+  }
+}
+
 TEST(Recovery, TornTailIsTheEndOfTheLog) {
   auto fs = written(100);
+  strip_close_blocks(*fs);
   std::string img;
-  ASSERT_TRUE(fs->peek("/db/log-000000-0000-0000000000", &img));
-  // Garbage over the last 100 bytes: the last block fails its checksum.
-  fs->poke("/db/log-000000-0000-0000000000", img.size() - 100, std::string(100, '\x77'), false);
+  ASSERT_TRUE(fs->peek("/db/log-000001-0000-0000000000", &img));
+  // Garbage over the last 100 bytes: the last block fails its checksum, as a group commit in
+  // flight at a crash would, and no later block vouches for it.
+  fs->poke("/db/log-000001-0000-0000000000", img.size() - 100, std::string(100, '\x77'), false);
   auto db = open_sim(wl_options(0), fs);
   ASSERT_TRUE(db.is_ok()) << db.status().to_string();
   EXPECT_EQ((*db)->durability_stats().recovery_torn_tails, 1u);
@@ -52,10 +78,23 @@ TEST(Recovery, TornTailIsTheEndOfTheLog) {
   EXPECT_EQ(state, wl_model(m));
 }
 
+TEST(Recovery, DamagedLastBlockAfterACleanCloseIsCorruption) {
+  auto fs = written(100);
+  std::string img;
+  ASSERT_TRUE(fs->peek("/db/log-000001-0000-0000000000", &img));
+  // The same damage without a crash: the close blocks vouch for every commit.
+  fs->poke("/db/log-000001-0000-0000000000", img.size() - 100, std::string(100, '\x77'), false);
+  auto db = open_sim(wl_options(0), fs);
+  ASSERT_FALSE(db.is_ok());
+  EXPECT_EQ(db.code(), Code::kCorruption);
+  EXPECT_NE(db.status().message().find("log-000001-0000-0000000000 at offset"), std::string::npos)
+      << db.status().to_string();
+}
+
 TEST(Recovery, CorruptMiddleIsAnError) {
   auto fs = written(100);
   // One byte inside the first block; good blocks follow it.
-  fs->poke("/db/log-000000-0000-0000000000", storage::kSegmentHeaderBytes + 40, "\x01", false);
+  fs->poke("/db/log-000001-0000-0000000000", storage::kSegmentHeaderBytes + 40, "\x01", false);
   auto db = open_sim(wl_options(0), fs);
   ASSERT_FALSE(db.is_ok());
   EXPECT_EQ(db.code(), Code::kCorruption);
@@ -65,9 +104,9 @@ TEST(Recovery, CorruptMiddleIsAnError) {
 
 TEST(Recovery, WrongVersionIsAnError) {
   auto fs = written(20);
-  storage::SegmentHeader h{storage::kSegmentMagic, 99, 0, 0, 0, 1, 0, 0};
+  storage::SegmentHeader h{storage::kSegmentMagic, 99, 0, 1, 0, 1, 0, 0};
   h.crc = util::crc32c(&h, offsetof(storage::SegmentHeader, crc));
-  fs->poke("/db/log-000000-0000-0000000000", 0,
+  fs->poke("/db/log-000001-0000-0000000000", 0,
            std::string(reinterpret_cast<const char*>(&h), sizeof h), false);
   auto db = open_sim(wl_options(0), fs);
   ASSERT_FALSE(db.is_ok());
@@ -77,7 +116,7 @@ TEST(Recovery, WrongVersionIsAnError) {
 
 TEST(Recovery, MissingSegmentOrCatalogIsAnError) {
   auto fs = written(600);  // 64 KiB segments: several per log
-  ASSERT_TRUE(fs->remove("/db/log-000000-0000-0000000001").is_ok());
+  ASSERT_TRUE(fs->remove("/db/log-000001-0000-0000000001").is_ok());
   ASSERT_TRUE(fs->sync_dir("/db").is_ok());
   auto db = open_sim(wl_options(0), fs);
   ASSERT_FALSE(db.is_ok());
