@@ -1,4 +1,5 @@
 // braid-bench as a user runs it: a tiny real run, and usage errors with exit code 2.
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -6,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -354,6 +356,68 @@ TEST(BenchCli, DurableYcsbThenBraidCheckAndStats) {
   }
   EXPECT_EQ(lines, 2);
   std::remove(json.c_str());
+}
+
+// Every file of a directory and a hash of its bytes.
+std::map<std::string, std::size_t> fingerprint(const std::string& dir) {
+  std::map<std::string, std::size_t> out;
+  DIR* d = ::opendir(dir.c_str());
+  EXPECT_NE(d, nullptr) << dir;
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    std::ifstream in(dir + "/" + n, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    out[n] = std::hash<std::string>{}(ss.str());
+  }
+  ::closedir(d);
+  return out;
+}
+
+TEST(BenchCli, BraidCheckReadsOnlyAndFailsOnDamage) {
+  const std::string dir = temp_path("db-check");
+  std::system(("rm -rf " + dir).c_str());
+  RunResult r = run("ycsb --records 2000 --seconds 0.2 --update 100 --dir " + dir +
+                    " --checkpoint-mib 0 --json " + temp_path("check.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto before = fingerprint(dir);
+  RunResult c = run_tool("check " + dir);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("invariants OK"), std::string::npos) << c.out;
+  EXPECT_EQ(fingerprint(dir), before) << "braid check changed the directory";
+
+  // Damage inside the log's first block: durable commits follow it.
+  std::string log;
+  for (const auto& [name, h] : before) {
+    if (name.rfind("log-", 0) == 0 && name.find("-0000-") != std::string::npos) log = name;
+  }
+  ASSERT_FALSE(log.empty());
+  {
+    std::fstream f(dir + "/" + log, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096 + 60);
+    f.put('\x5a');
+  }
+  const auto damaged = fingerprint(dir);
+  RunResult bad = run_tool("check " + dir);
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("DAMAGED"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find(log + " at offset 4096"), std::string::npos) << bad.out;
+  EXPECT_EQ(fingerprint(dir), damaged) << "braid check changed a damaged directory";
+
+  // repair says what it drops and writes nothing without --yes.
+  RunResult dry = run_tool("repair " + dir);
+  EXPECT_EQ(dry.code, 1) << dry.out;
+  EXPECT_NE(dry.out.find("LOST"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.out.find("nothing was written"), std::string::npos) << dry.out;
+  EXPECT_EQ(fingerprint(dir), damaged);
+  RunResult fix = run_tool("repair --yes " + dir);
+  EXPECT_EQ(fix.code, 0) << fix.out;
+  EXPECT_NE(fix.out.find("repaired"), std::string::npos) << fix.out;
+  RunResult after = run_tool("check " + dir);
+  EXPECT_EQ(after.code, 0) << after.out;
+  std::system(("rm -rf " + dir).c_str());
 }
 
 TEST(BenchCli, BraidToolUsageErrors) {
