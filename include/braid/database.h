@@ -6,9 +6,16 @@
 // of its begin, and a write to a record that another transaction changed since (or is changing)
 // fails with Conflict, which also aborts the transaction.
 //
-// Lifetime rules. A Table* lives as long as its Database. A view returned by get() or passed to a
-// scan callback points into engine memory and stays valid until the transaction commits or
-// aborts. Every Transaction must be finished (or destroyed, which aborts) before its Database.
+// Lifetime rules. A Table* lives as long as its Database and is valid only with it (a Table* of
+// another Database answers InvalidArgument). A view returned by get() or passed to a scan
+// callback points into engine memory and stays valid until the transaction commits or aborts.
+// A Transaction still open when its Database is destroyed is aborted then; every later call on
+// it answers InvalidArgument ("database closed"), and destroying it does nothing.
+//
+// Failed writes. A write that fails with InvalidArgument, Busy or IOError (a bad key or value,
+// a full write set, version memory exhausted) fails the whole transaction: its other writes
+// stay staged but commit() aborts it and answers that error (all or nothing). NotFound and
+// Duplicate are outcomes, not failures; Conflict aborts at once.
 #pragma once
 
 #include <braid/key.h>
@@ -16,6 +23,7 @@
 #include <braid/status.h>
 #include <braid/task.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -116,16 +124,23 @@ class Transaction {
   // After a successful commit(): its timestamp (0 for a transaction without writes).
   std::uint64_t commit_timestamp() const { return commit_ts_; }
 
-  bool is_active() const { return ctx_ != nullptr; }
+  bool is_active() const { return ctx_ != nullptr && open_ != nullptr && open_->load(); }
   // The snapshot this transaction reads (a commit-clock value).
   std::uint64_t snapshot() const;
 
  private:
   friend class engine::DatabaseImpl;
-  Transaction(engine::DatabaseImpl* db, mvcc::TxnContext* ctx) : db_(db), ctx_(ctx) {}
+  Transaction(engine::DatabaseImpl* db, mvcc::TxnContext* ctx,
+              std::shared_ptr<std::atomic<bool>> open)
+      : db_(db), ctx_(ctx), open_(std::move(open)) {}
+  // OK, or why the transaction cannot go on (not active, its database closed).
+  Status usable() const;
+  Status write(Table& table, std::string_view key, std::string_view value, int kind);
 
   engine::DatabaseImpl* db_ = nullptr;
-  mvcc::TxnContext* ctx_ = nullptr;  // null once committed or aborted
+  mvcc::TxnContext* ctx_ = nullptr;          // null once committed or aborted
+  std::shared_ptr<std::atomic<bool>> open_;  // the database's: false once it closed
+  Status failed_;                            // the write that failed the transaction
   std::uint64_t commit_ts_ = 0;
 };
 

@@ -40,8 +40,9 @@ class Key {
     size_ = 0;
     overflow_ = false;
   }
-  // False once an append would have exceeded kMaxKeyBytes; operations then answer
-  // InvalidArgument rather than using a truncated key.
+  // False once an append would have exceeded kMaxKeyBytes. An overflowed key never converts
+  // to a truncated one (two keys that differ past the limit would be the same record): its
+  // view is kMaxKeyBytes + 1 bytes long, which every operation answers with InvalidArgument.
   bool valid() const { return !overflow_ && size_ > 0; }
   bool overflowed() const { return overflow_; }
   std::size_t size() const { return size_; }
@@ -50,8 +51,9 @@ class Key {
 
  private:
   Key& append_be(std::uint64_t v, std::size_t n);
+  Key& overflow();
 
-  char buf_[kMaxKeyBytes];
+  char buf_[kMaxKeyBytes + 1];
   std::uint16_t size_ = 0;
   bool overflow_ = false;
 };

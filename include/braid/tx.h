@@ -89,6 +89,9 @@ bool commit_waits(TxState* tx);
 Status commit_outcome(TxState* tx, Status committed);
 // Leaves `h` as the transaction's resume point (the scheduler resumes it after the others).
 void park(TxState* tx, std::coroutine_handle<> h);
+// An operation answered an error: a write that failed (InvalidArgument, Busy, IOError) fails
+// the transaction, whose commit then aborts it.
+void op_failed(TxState* tx, const OpState& op);
 }  // namespace detail
 
 template <typename R>
@@ -105,6 +108,8 @@ class [[nodiscard]] OpAwaiter {
   R await_resume() {
     if (op_.deferred) detail::op_run_deferred(tx_, &op_);
     op_.task.reset();
+    if (!op_.status.is_ok()) [[unlikely]]
+      detail::op_failed(tx_, op_);
     if constexpr (std::is_same_v<R, Result<std::string_view>>) {
       if (!op_.status.is_ok()) return std::move(op_.status);
       return op_.view;

@@ -1,3 +1,5 @@
+#include <braid/tx.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,7 +29,52 @@ Status check_key(std::string_view key) {
   if (key.empty()) return Status::invalid_argument("key is empty");
   if (key.size() > kMaxKeyBytes) {
     return Status::invalid_argument("key is " + std::to_string(key.size()) +
-                                    " bytes; the limit is " + std::to_string(kMaxKeyBytes));
+                                    " bytes; the limit is " + std::to_string(kMaxKeyBytes) +
+                                    " (a braid::Key built past the limit has " +
+                                    std::to_string(kMaxKeyBytes + 1) + ")");
+  }
+  return Status::ok();
+}
+
+Status check_table(const DatabaseImpl* db, const detail::OpState& op) {
+  const Table* t = op.index != nullptr ? &op.index->table() : op.table;
+  if (t == nullptr) return Status::invalid_argument("operation without a table");
+  if (t->owner() != db) {
+    return Status::invalid_argument("table '" + t->name() +
+                                    "' belongs to another Database (a Table* or Index* is only "
+                                    "valid with the Database that made it)");
+  }
+  return Status::ok();
+}
+
+namespace {
+thread_local const DatabaseImpl* tls_worker_of = nullptr;
+}  // namespace
+
+void DatabaseImpl::enter_worker_thread(const DatabaseImpl* db) { tls_worker_of = db; }
+
+Status DatabaseImpl::refuse_on_worker(const char* what) const {
+  if (tls_worker_of != this) return Status::ok();
+  return Status::invalid_argument(
+      std::string(what) +
+      " called on one of the database's worker threads (from a transaction body): it would "
+      "wait for the worker it runs on. Use the Tx handle's operations, or submit() without "
+      "waiting");
+}
+
+Status check_exec(const ExecOptions& e, const std::string& where) {
+  // Enums from an application may hold any value of their underlying type (a cast, a
+  // deserialized config): each is checked, never trusted to be one of the names.
+  if (static_cast<std::uint32_t>(e.mode) > static_cast<std::uint32_t>(ExecMode::kAuto)) {
+    return Status::invalid_argument(where + "ExecOptions::mode " +
+                                    std::to_string(static_cast<int>(e.mode)) +
+                                    " is not an ExecMode");
+  }
+  if (static_cast<std::uint32_t>(e.scheduler) >
+      static_cast<std::uint32_t>(SchedulerPolicy::kPipeline)) {
+    return Status::invalid_argument(where + "ExecOptions::scheduler " +
+                                    std::to_string(static_cast<int>(e.scheduler)) +
+                                    " is not a SchedulerPolicy");
   }
   return Status::ok();
 }
@@ -51,6 +98,15 @@ DatabaseImpl::DatabaseImpl(const Options& options)
 }
 
 DatabaseImpl::~DatabaseImpl() {
+  // Application threads' transactions still open are aborted now, and their handles answer
+  // "database closed" from here on (Transaction::usable).
+  open_->store(false, std::memory_order_release);
+  for (std::uint32_t i = checkpoint_context() + 1; i < txns_.size(); ++i) {
+    TxnContext& c = txns_.at(i);
+    if (c.in_use.load(std::memory_order_acquire) && c.state.load() == cstate::kActive) {
+      abort_external(&c);
+    }
+  }
   stop_workers();
   durability_.reset();
   // Tables first: their chains hold versions; then the transaction table frees limbo.
@@ -93,6 +149,25 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
     return Status::invalid_argument("Options::durability.max_commit_waiters must be 1..2^24");
   }
   if (o.exec.batch == 0) return Status::invalid_argument("Options::exec.batch must be at least 1");
+  if (Status s = check_exec(o.exec, "Options::exec: "); !s.is_ok()) return s;
+  if (static_cast<std::uint32_t>(d.commit) > static_cast<std::uint32_t>(CommitMode::kAsync)) {
+    return Status::invalid_argument("Options::durability.commit " +
+                                    std::to_string(static_cast<int>(d.commit)) +
+                                    " is not a CommitMode");
+  }
+  if (static_cast<std::uint32_t>(d.sync) > static_cast<std::uint32_t>(LogSync::kDirect)) {
+    return Status::invalid_argument("Options::durability.sync " +
+                                    std::to_string(static_cast<int>(d.sync)) + " is not a LogSync");
+  }
+  if (static_cast<std::uint32_t>(d.io) > static_cast<std::uint32_t>(IoMode::kSync)) {
+    return Status::invalid_argument("Options::durability.io " +
+                                    std::to_string(static_cast<int>(d.io)) + " is not an IoMode");
+  }
+  if (static_cast<std::uint32_t>(o.recovery) > static_cast<std::uint32_t>(RecoveryMode::kSalvage)) {
+    return Status::invalid_argument("Options::recovery " +
+                                    std::to_string(static_cast<int>(o.recovery)) +
+                                    " is not a RecoveryMode");
+  }
   if (o.submit_queue_depth < 2 || o.submit_queue_depth > (1u << 20)) {
     return Status::invalid_argument("Options::submit_queue_depth must be 2..2^20");
   }
@@ -170,7 +245,8 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
 }
 
 Table* DatabaseImpl::add_table(std::string_view name) {
-  auto t = std::make_unique<Table>(static_cast<std::uint32_t>(tables_.size()), std::string(name));
+  auto t =
+      std::make_unique<Table>(this, static_cast<std::uint32_t>(tables_.size()), std::string(name));
   if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
   Table* raw = t.get();
   tables_.push_back(std::move(t));
@@ -281,12 +357,14 @@ Result<Table*> DatabaseImpl::open_table(std::string_view name) {
 }
 
 Result<Transaction> DatabaseImpl::begin() {
+  if (Status s = refuse_on_worker("Database::begin()"); !s.is_ok()) return s;
   TxnContext* ctx = txns_.begin();
   if (ctx == nullptr) {
-    return Status::busy("all " + std::to_string(txns_.size()) +
-                        " transaction slots are in use (Options::workers * slots_per_worker)");
+    return Status::busy("all " + std::to_string(options_.external_transactions) +
+                        " application-thread transactions are open "
+                        "(Options::external_transactions)");
   }
-  return Transaction(this, ctx);
+  return Transaction(this, ctx, open_);
 }
 
 DatabaseStats DatabaseImpl::stats() const {
@@ -659,6 +737,21 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
 Status DatabaseImpl::commit_external(TxnContext* ctx, std::uint64_t* cts) {
   if (durability_ == nullptr) return commit(ctx, external_log(), cts);
   storage::LogWriter* w = durability_->log(external_log());
+  if (ctx->writes.empty()) {
+    // Read-only: acknowledged once its snapshot is durable (what it read survives a crash).
+    const std::uint64_t snapshot = ctx->snapshot;
+    Status s;
+    {
+      std::lock_guard<std::mutex> g(durability_->external_mutex());
+      s = commit(ctx, external_log(), cts);
+    }
+    if (!s.is_ok() || w == nullptr || !durability_->durable_commits()) return s;
+    while (durability_->durable_clock() < snapshot) {
+      if (durability_->halted()) return durability_->halt_status();
+      std::this_thread::yield();
+    }
+    return s;
+  }
   Status s;
   {
     // Application threads share one log. The committing thread drives its I/O itself: no
@@ -689,6 +782,7 @@ void DatabaseImpl::abort_external(TxnContext* ctx) {
 }
 
 Status DatabaseImpl::checkpoint() {
+  if (Status s = refuse_on_worker("Database::checkpoint()"); !s.is_ok()) return s;
   if (durability_ == nullptr) {
     return Status::invalid_argument("checkpoint: the database has no directory (in-memory)");
   }

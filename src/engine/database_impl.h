@@ -21,6 +21,10 @@
 #include "mvcc/txn.h"
 #include "storage/file_system.h"
 
+namespace braid::detail {
+struct OpState;
+}  // namespace braid::detail
+
 namespace braid::engine {
 
 enum class WriteKind : std::uint8_t { kInsert, kUpdate, kPut, kRemove };
@@ -81,6 +85,11 @@ class DatabaseImpl {
   Table* table_at(std::uint32_t id) const;
   std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }
 
+  // Worker threads mark themselves, so that blocking calls made from a transaction body (which
+  // would wait for the very worker they run on) answer InvalidArgument instead of hanging.
+  static void enter_worker_thread(const DatabaseImpl* db);
+  Status refuse_on_worker(const char* what) const;
+
   enum class Vis : std::uint8_t { kVisible, kInvisible, kRetry, kOwnerAborting };
   Vis visibility(const mvcc::TxnContext* ctx, std::uint64_t stamp);
 
@@ -96,8 +105,8 @@ class DatabaseImpl {
                           SecondaryKeys* out);
   // After the write installed `value` for `oid`: adds the entries the new version needs
   // (`prev`: the version it replaced, whose entries exist already).
-  void add_secondary(mvcc::TxnContext* ctx, Table& table, std::string_view key,
-                     std::uint64_t oid, const SecondaryKeys& keys, const mvcc::Version* prev);
+  void add_secondary(mvcc::TxnContext* ctx, Table& table, std::string_view key, std::uint64_t oid,
+                     const SecondaryKeys& keys, const mvcc::Version* prev);
   void remove_secondary_adds(mvcc::TxnContext* ctx);
   Status write_primary(mvcc::TxnContext* ctx, Table& table, std::string_view key,
                        std::string_view value, WriteKind kind, const LookupHint* hint,
@@ -121,6 +130,8 @@ class DatabaseImpl {
   void prune_below(mvcc::TxnContext* ctx, mvcc::Version* head);
 
   Options options_;
+  // False once the database is closing: a Transaction that outlives it answers an error.
+  std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(true);
   mvcc::TxnTable txns_;
   std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
@@ -135,6 +146,9 @@ class DatabaseImpl {
 };
 
 // Input validation shared by every entry point.
+Status check_table(const DatabaseImpl* db, const detail::OpState& op);
+// The enums of ExecOptions (`where` prefixes the message).
+Status check_exec(const ExecOptions& exec, const std::string& where);
 Status check_key(std::string_view key);
 Status check_value(std::string_view value);
 

@@ -2,21 +2,24 @@
 
 namespace braid {
 
-Key& Key::append_be(std::uint64_t v, std::size_t n) {
-  if (overflow_ || size_ + n > kMaxKeyBytes) {
+Key& Key::overflow() {
+  if (!overflow_) {
+    std::memset(buf_ + size_, 0, sizeof buf_ - size_);
+    size_ = kMaxKeyBytes + 1;
     overflow_ = true;
-    return *this;
   }
+  return *this;
+}
+
+Key& Key::append_be(std::uint64_t v, std::size_t n) {
+  if (overflow_ || size_ + n > kMaxKeyBytes) return overflow();
   for (std::size_t i = 0; i < n; ++i) buf_[size_ + i] = static_cast<char>(v >> (8 * (n - 1 - i)));
   size_ = static_cast<std::uint16_t>(size_ + n);
   return *this;
 }
 
 Key& Key::append_bytes(std::string_view s) {
-  if (overflow_ || size_ + s.size() > kMaxKeyBytes) {
-    overflow_ = true;
-    return *this;
-  }
+  if (overflow_ || size_ + s.size() > kMaxKeyBytes) return overflow();
   std::memcpy(buf_ + size_, s.data(), s.size());
   size_ = static_cast<std::uint16_t>(size_ + s.size());
   return *this;

@@ -32,10 +32,11 @@ class Index {
   const std::string& name() const { return name_; }
   Table& table() { return *table_; }
   index::BTree& tree() { return tree_; }
-  // The secondary key of a record version, or false when it has no entry.
+  // The secondary key of a record version, or false when it has no entry (an empty key). An
+  // overflowed key is returned (kMaxKeyBytes + 1 bytes): the write's size check refuses it.
   bool extract(std::string_view key, std::string_view value, Key* out) const {
     out->clear();
-    return key_fn_(key, value, out) && out->valid();
+    return key_fn_(key, value, out) && out->size() != 0;
   }
 
   // Entry values: OID in the low 48 bits (OIDs stay below 2^40, see Options), the secondary
@@ -59,12 +60,15 @@ class Index {
 
 class Table {
  public:
-  Table(std::uint32_t id, std::string name) : id_(id), name_(std::move(name)) {}
+  Table(const void* owner, std::uint32_t id, std::string name)
+      : owner_(owner), id_(id), name_(std::move(name)) {}
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
 
   std::uint32_t id() const { return id_; }
   const std::string& name() const { return name_; }
+  // The engine the table belongs to: a Table* of another Database is InvalidArgument.
+  const void* owner() const { return owner_; }
 
   index::BTree& index() { return index_; }
   mvcc::OidArray& oids() { return oids_; }
@@ -84,6 +88,7 @@ class Table {
   }
 
  private:
+  const void* owner_;
   std::uint32_t id_;
   std::string name_;
   index::BTree index_;

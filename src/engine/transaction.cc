@@ -15,7 +15,11 @@ Status not_active() {
 }  // namespace
 
 Transaction::Transaction(Transaction&& other) noexcept
-    : db_(other.db_), ctx_(other.ctx_), commit_ts_(other.commit_ts_) {
+    : db_(other.db_),
+      ctx_(other.ctx_),
+      open_(std::move(other.open_)),
+      failed_(std::move(other.failed_)),
+      commit_ts_(other.commit_ts_) {
   other.ctx_ = nullptr;
 }
 
@@ -24,15 +28,26 @@ Transaction& Transaction::operator=(Transaction&& other) noexcept {
     abort();
     db_ = other.db_;
     ctx_ = other.ctx_;
+    open_ = std::move(other.open_);
+    failed_ = std::move(other.failed_);
     commit_ts_ = other.commit_ts_;
     other.ctx_ = nullptr;
   }
   return *this;
 }
 
+Status Transaction::usable() const {
+  if (ctx_ == nullptr) return not_active();
+  if (open_ == nullptr || !open_->load(std::memory_order_acquire)) {
+    return Status::invalid_argument(
+        "database closed: the transaction was aborted when its Database was destroyed");
+  }
+  return Status::ok();
+}
+
 Transaction::~Transaction() { abort(); }
 
-std::uint64_t Transaction::snapshot() const { return ctx_ != nullptr ? ctx_->snapshot : 0; }
+std::uint64_t Transaction::snapshot() const { return is_active() ? ctx_->snapshot : 0; }
 
 namespace {
 // The thread-per-transaction API runs the same operations as the workers, as plain calls.
@@ -42,12 +57,13 @@ void run_op(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, detail::OpState* op
 }  // namespace
 
 Result<std::string_view> Transaction::get(Table& table, std::string_view key) {
-  if (ctx_ == nullptr) return not_active();
+  if (Status s = usable(); !s.is_ok()) return s;
   if (Status s = engine::check_key(key); !s.is_ok()) return s;
   detail::OpState op;
   op.kind = detail::OpState::Kind::kGet;
   op.table = &table;
   op.key = key;
+  if (Status s = engine::check_table(db_, op); !s.is_ok()) return s;
   run_op(db_, ctx_, &op);
   if (!op.status.is_ok()) return std::move(op.status);
   return op.view;
@@ -60,47 +76,52 @@ Status Transaction::get(Table& table, std::string_view key, std::string* value) 
   return Status::ok();
 }
 
-namespace {
-// The one path of every write: argument checks, the engine, and ending the transaction on
-// Conflict (under first-updater-wins it can no longer commit).
-Status write(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, Transaction* tx, Table& table,
-             std::string_view key, std::string_view value, detail::OpState::Kind kind) {
-  if (ctx == nullptr) return not_active();
-  if (Status s = engine::check_key(key); !s.is_ok()) return s;
-  if (Status s = engine::check_value(value); !s.is_ok()) return s;
-  if (ctx->in_scan) return Status::invalid_argument("write called from a scan callback");
+// The one path of every write: argument checks, the engine, and the transaction's fate: a
+// Conflict ends it (under first-updater-wins it can no longer commit), a failure fails it (its
+// commit then aborts: all or nothing).
+Status Transaction::write(Table& table, std::string_view key, std::string_view value, int kind) {
+  if (Status s = usable(); !s.is_ok()) return s;
   detail::OpState op;
-  op.kind = kind;
+  op.kind = static_cast<detail::OpState::Kind>(kind);
   op.table = &table;
   op.key = key;
   op.value = value;
-  run_op(db, ctx, &op);
-  if (op.status == Code::kConflict) tx->abort();
-  return std::move(op.status);
+  Status s = engine::check_table(db_, op);
+  if (s.is_ok()) s = engine::check_key(key);
+  if (s.is_ok()) s = engine::check_value(value);
+  if (s.is_ok() && ctx_->in_scan) s = Status::invalid_argument("write called from a scan callback");
+  if (s.is_ok()) {
+    run_op(db_, ctx_, &op);
+    s = std::move(op.status);
+  }
+  if (s == Code::kConflict) abort();
+  if ((s == Code::kInvalidArgument || s == Code::kBusy || s == Code::kIOError) && failed_.is_ok()) {
+    failed_ = Status(s.code(), s.message());
+  }
+  return s;
 }
-}  // namespace
 
 Status Transaction::insert(Table& table, std::string_view key, std::string_view value) {
-  return write(db_, ctx_, this, table, key, value, detail::OpState::Kind::kInsert);
+  return write(table, key, value, static_cast<int>(detail::OpState::Kind::kInsert));
 }
 
 Status Transaction::update(Table& table, std::string_view key, std::string_view value) {
-  return write(db_, ctx_, this, table, key, value, detail::OpState::Kind::kUpdate);
+  return write(table, key, value, static_cast<int>(detail::OpState::Kind::kUpdate));
 }
 
 Status Transaction::put(Table& table, std::string_view key, std::string_view value) {
-  return write(db_, ctx_, this, table, key, value, detail::OpState::Kind::kPut);
+  return write(table, key, value, static_cast<int>(detail::OpState::Kind::kPut));
 }
 
 Status Transaction::remove(Table& table, std::string_view key) {
-  return write(db_, ctx_, this, table, key, {}, detail::OpState::Kind::kRemove);
+  return write(table, key, {}, static_cast<int>(detail::OpState::Kind::kRemove));
 }
 
 namespace {
 // Table and index scans: argument checks, then the operation.
 Status run_scan(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, detail::OpState* op) {
-  if (ctx == nullptr) return not_active();
   if (Status s = engine::check_op(*op); !s.is_ok()) return s;
+  if (Status s = engine::check_table(db, *op); !s.is_ok()) return s;
   if (ctx->in_scan) return Status::invalid_argument("scan called from a scan callback");
   run_op(db, ctx, op);
   return std::move(op->status);
@@ -117,6 +138,7 @@ Status Transaction::scan(Table& table, std::string_view begin, std::string_view 
   op.limit = limit;
   op.callback = callback;
   op.order = order;
+  if (Status s = usable(); !s.is_ok()) return s;
   return run_scan(db_, ctx_, &op);
 }
 
@@ -146,11 +168,13 @@ Status index_scan(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, Index& index,
 
 Status Transaction::scan_index(Index& index, std::string_view begin, std::string_view end,
                                std::size_t limit, ScanCallback callback, ScanOrder order) {
+  if (Status s = usable(); !s.is_ok()) return s;
   return index_scan(db_, ctx_, index, begin, end, false, limit, callback, order);
 }
 
 Status Transaction::lookup_index(Index& index, std::string_view secondary_key, std::size_t limit,
                                  ScanCallback callback, ScanOrder order) {
+  if (Status s = usable(); !s.is_ok()) return s;
   return index_scan(db_, ctx_, index, secondary_key, {}, true, limit, callback, order);
 }
 
@@ -163,8 +187,13 @@ OpAwaiter<Status> Tx::make_index_scan(Index& index, std::string_view begin, std:
 }
 
 Status Transaction::commit() {
-  if (ctx_ == nullptr) return not_active();
+  if (Status s = usable(); !s.is_ok()) return s;
   if (ctx_->in_scan) return Status::invalid_argument("commit called from a scan callback");
+  if (!failed_.is_ok()) {
+    abort();
+    return Status(failed_.code(), "transaction aborted: a write failed earlier (" +
+                                      std::string(failed_.message()) + ")");
+  }
   mvcc::TxnContext* ctx = ctx_;
   ctx_ = nullptr;
   return db_->commit_external(ctx, &commit_ts_);
@@ -174,7 +203,8 @@ void Transaction::abort() {
   if (ctx_ == nullptr) return;
   mvcc::TxnContext* ctx = ctx_;
   ctx_ = nullptr;
-  db_->abort_external(ctx);
+  // After the database closed, it aborted this transaction itself.
+  if (open_ != nullptr && open_->load(std::memory_order_acquire)) db_->abort_external(ctx);
 }
 
 // ---- Database -----------------------------------------------------------------------------------
@@ -198,6 +228,7 @@ Result<Pending> Database::submit(TxnFunction fn, const SubmitOptions& options) {
   return impl_->submit(std::move(fn), options);
 }
 Status Database::execute(TxnFunction fn, const SubmitOptions& options) {
+  if (Status s = impl_->refuse_on_worker("Database::execute()"); !s.is_ok()) return s;
   Result<Pending> p = impl_->submit(std::move(fn), options);
   if (!p.is_ok()) return p.status();
   return p->wait();

@@ -123,6 +123,7 @@ bool Worker::idle() const {
 }
 
 void Worker::main() {
+  DatabaseImpl::enter_worker_thread(db_);
   if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
   runtime::FrameAllocator::set_current(&frames_);
   for (;;) {
@@ -209,6 +210,7 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   slot.state.ops = 0;
   slot.state.wait_cts = 0;
   slot.state.wait_failed = false;
+  slot.state.failure = Status::ok();
   slot.state.resume = task.handle();
   slot.task = std::move(task);
   slot.live = true;
@@ -242,9 +244,15 @@ void Worker::finish(Slot& slot) {
   slot.task.reset();  // frees the transaction's frame (and nothing else is left inside it)
   detail::TxState& st = slot.state;
   std::uint64_t cts = 0;
+  std::uint64_t read_wait = 0;
   if (st.ctx != nullptr) {
-    if (s.is_ok()) {
+    const std::uint64_t snapshot = st.ctx->snapshot;
+    if (s.is_ok() && !st.failure.is_ok()) {
+      abort(st.ctx);  // a write failed: all or nothing (see Database's "Failed writes")
+      s = detail::failed_commit(st.failure);
+    } else if (s.is_ok()) {
       s = commit(st.ctx, &cts);
+      if (s.is_ok() && cts == 0) read_wait = read_only_wait(snapshot);
     } else {
       abort(st.ctx);
     }
@@ -274,11 +282,19 @@ void Worker::finish(Slot& slot) {
       push_waiter({cts, r, now, now});
       return;
     }
+    if (read_wait != 0) {
+      push_waiter({read_wait, r, now, now});
+      return;
+    }
     complete(r, std::move(s), now, now, false);
     return;
   }
   if (s.is_ok() && cts != 0 && durable_) {
     push_waiter({cts, nullptr, slot.started, now});
+    return;
+  }
+  if (read_wait != 0) {
+    push_waiter({read_wait, nullptr, slot.started, now});
     return;
   }
   complete(nullptr, std::move(s), slot.started, now, cts != 0 && log_ != nullptr);
@@ -477,6 +493,10 @@ bool refuse(TxState* tx, OpState* op) {
     op->status = std::move(s);
     return true;
   }
+  if (Status s = engine::check_table(tx->db, *op); !s.is_ok()) {
+    op->status = std::move(s);
+    return true;
+  }
   return false;
 }
 }  // namespace
@@ -526,17 +546,44 @@ void op_run_deferred(TxState* tx, OpState* op) {
 
 void park(TxState* tx, std::coroutine_handle<> h) { tx->resume = h; }
 
+Status failed_commit(const Status& failure) {
+  return Status(failure.code(), "transaction aborted: a write failed earlier (" +
+                                    std::string(failure.message()) + ")");
+}
+
+void op_failed(TxState* tx, const OpState& op) {
+  using Kind = OpState::Kind;
+  const bool write = op.kind == Kind::kInsert || op.kind == Kind::kUpdate ||
+                     op.kind == Kind::kPut || op.kind == Kind::kRemove;
+  const Code c = op.status.code();
+  if (write && tx->failure.is_ok() &&
+      (c == Code::kInvalidArgument || c == Code::kBusy || c == Code::kIOError)) {
+    tx->failure = Status(c, op.status.message());
+  }
+}
+
 Status commit_now(TxState* tx) {
   if (tx->ctx == nullptr) {
     return tx->conflicted ? Status(Code::kConflict)
                           : Status::invalid_argument("transaction is not active");
   }
   if (tx->ctx->in_scan) return Status::invalid_argument("commit called from a scan callback");
+  if (!tx->failure.is_ok()) {
+    tx->worker->abort(tx->ctx);
+    tx->ctx = nullptr;
+    return failed_commit(tx->failure);
+  }
   mvcc::TxnContext* ctx = tx->ctx;
   tx->ctx = nullptr;
+  const std::uint64_t snapshot = ctx->snapshot;
   std::uint64_t cts = 0;
   Status s = tx->worker->commit(ctx, &cts);
   if (s.is_ok() && cts != 0) tx->worker->park_commit(tx, cts);
+  if (s.is_ok() && cts == 0) {
+    if (const std::uint64_t wait = tx->worker->read_only_wait(snapshot); wait != 0) {
+      tx->worker->park_commit(tx, wait);
+    }
+  }
   return s;
 }
 
@@ -624,6 +671,8 @@ Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
 }
 
 Status DatabaseImpl::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
+  if (Status s = refuse_on_worker("Database::run()"); !s.is_ok()) return s;
+  if (Status s = check_exec(exec, "run: "); !s.is_ok()) return s;
   if (generators.size() > workers_.size()) {
     return Status::invalid_argument("run: " + std::to_string(generators.size()) +
                                     " generators for " + std::to_string(workers_.size()) +

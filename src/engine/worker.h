@@ -48,7 +48,10 @@ struct TxState {
   // the slot until the durable clock reaches this timestamp (0: not waiting).
   std::uint64_t wait_cts = 0;
   bool wait_failed = false;  // the engine halted while it waited
+  Status failure;            // a write that failed the transaction (its commit aborts)
 };
+// The commit's answer for a transaction a failed write failed.
+Status failed_commit(const Status& failure);
 
 struct Request {
   TxnFunction fn;
@@ -110,6 +113,13 @@ class Worker {
     tx->wait_cts = cts;
     ++waiting_slots_;
     ++commit_waits_;
+  }
+  // A read-only commit in a durable database waits until its snapshot is durable: it may have
+  // read versions whose commits a crash would still lose (usually they are on disk already).
+  // 0: no wait needed, else the timestamp to wait for.
+  std::uint64_t read_only_wait(std::uint64_t snapshot) const {
+    if (!durable_ || log_ == nullptr) return 0;
+    return snapshot > durability_->durable_clock() ? snapshot : 0;
   }
 
  private:

@@ -32,8 +32,33 @@ TEST(BadInput, KeysMustBeOneTo255Bytes) {
   Key k;
   k.append_bytes(too_long);
   EXPECT_FALSE(k.valid());
-  EXPECT_EQ(tx.put(*t, k, "v").code(), Code::kInvalidArgument);  // overflowed Key: empty view
-  EXPECT_TRUE(tx.commit().is_ok());
+  EXPECT_EQ(tx.put(*t, k, "v").code(), Code::kInvalidArgument);
+  // The failed writes failed the transaction: all or nothing.
+  EXPECT_EQ(tx.commit().code(), Code::kInvalidArgument);
+  Transaction check = begin(*db);
+  EXPECT_EQ(check.get(*t, longest).code(), Code::kNotFound);
+}
+
+TEST(BadInput, OverlongKeysNeverCollide) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  Transaction tx = begin(*db);
+  const std::string x(300, 'x');
+  Key a, b;
+  a.str(x).u32(1);
+  b.str(x).u32(2);
+  EXPECT_FALSE(a.valid());
+  EXPECT_EQ(a.size(), kMaxKeyBytes + 1);  // never a truncated key
+  EXPECT_EQ(tx.put(*t, a, "1").code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.put(*t, b, "2").code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.get(*t, a).code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.remove(*t, b).code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.scan(*t, a, "", 0, [](auto, auto) { return true; }).code(), Code::kInvalidArgument);
+  tx.abort();
+  Transaction none = begin(*db);
+  std::size_t n = 0;
+  EXPECT_TRUE(none.scan(*t, "", "", 0, [&](auto, auto) { return ++n, true; }).is_ok());
+  EXPECT_EQ(n, 0u);
 }
 
 TEST(BadInput, ValuesAreLimitedTo64KiB) {
@@ -46,7 +71,7 @@ TEST(BadInput, ValuesAreLimitedTo64KiB) {
   EXPECT_EQ(tx.update(*t, "k", big).code(), Code::kInvalidArgument);
   Status s = tx.put(*t, "k", big);
   EXPECT_NE(s.message().find("65537"), std::string_view::npos) << s.to_string();
-  EXPECT_TRUE(tx.commit().is_ok());
+  EXPECT_EQ(tx.commit().code(), Code::kInvalidArgument);
 }
 
 TEST(BadInput, UnknownAndBadTableNames) {

@@ -1,0 +1,132 @@
+// API misuse answers an error instead of crashing, hanging or corrupting (issue 17 §3-6).
+#include <braid/tx.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "engine/test_util.h"
+
+namespace braid {
+namespace {
+
+using testing::begin;
+using testing::make_table;
+using testing::open_db;
+
+Task<Status> put_kv(Tx& tx, Table* t, std::string k, std::string v) {
+  co_return co_await tx.put(*t, k, v);
+}
+
+TEST(Misuse, TableOfAnotherDatabaseIsInvalidArgument) {
+  auto a = open_db();
+  auto b = open_db();
+  Table* ta = make_table(*a, "t");
+  (void)make_table(*b, "t");
+  Transaction tx = begin(*b);
+  EXPECT_EQ(tx.get(*ta, "k").code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.put(*ta, "k", "v").code(), Code::kInvalidArgument);
+  EXPECT_EQ(tx.scan(*ta, "", "", 0, [](auto, auto) { return true; }).code(),
+            Code::kInvalidArgument);
+  tx.abort();
+  Status s = b->execute([ta](Tx& t) { return put_kv(t, ta, "k", "v"); });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("another Database"), std::string_view::npos) << s.to_string();
+}
+
+Task<Status> nested_execute(Tx&, Database* db, Status* inner) {
+  *inner = db->execute([](Tx&) -> Task<Status> { co_return Status::ok(); });
+  co_return Status::ok();
+}
+
+TEST(Misuse, BlockingCallsFromATransactionBodyAreRefused) {
+  Options o;
+  o.workers = 1;
+  auto db = open_db(o);
+  Status inner;
+  ASSERT_TRUE(db->execute([&](Tx& tx) { return nested_execute(tx, db.get(), &inner); }).is_ok());
+  EXPECT_EQ(inner.code(), Code::kInvalidArgument) << inner.to_string();
+  EXPECT_NE(inner.message().find("worker"), std::string_view::npos);
+}
+
+TEST(Misuse, TransactionOutlivingItsDatabaseAnswersAnError) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  Transaction tx = begin(*db);
+  ASSERT_TRUE(tx.put(*t, "k", "v").is_ok());
+  db.reset();  // aborts the open transaction
+  EXPECT_FALSE(tx.is_active());
+  Status s = tx.commit();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("database closed"), std::string_view::npos) << s.to_string();
+}  // destroying tx does nothing
+
+TEST(Misuse, FailedWriteFailsTheCoroutineTransaction) {
+  Options o;
+  o.max_txn_writes = 2;
+  auto db = open_db(o);
+  Table* t = make_table(*db, "t");
+  Status third;
+  Status s = db->execute([&](Tx& tx) -> Task<Status> {
+    (void)co_await tx.put(*t, "a", "1");
+    (void)co_await tx.put(*t, "b", "2");
+    third = co_await tx.put(*t, "c", "3");  // Busy: the write set is full
+    co_return Status::ok();                 // the body ignores it; the commit must not
+  });
+  EXPECT_EQ(third.code(), Code::kBusy);
+  EXPECT_EQ(s.code(), Code::kBusy) << s.to_string();
+  Transaction check = begin(*db);
+  EXPECT_EQ(check.get(*t, "a").code(), Code::kNotFound);
+}
+
+TEST(Misuse, FailedWriteFailsTheTransaction) {
+  Options o;
+  o.max_txn_writes = 1;
+  auto db = open_db(o);
+  Table* t = make_table(*db, "t");
+  Transaction tx = begin(*db);
+  ASSERT_TRUE(tx.put(*t, "a", "1").is_ok());
+  EXPECT_EQ(tx.put(*t, "b", "2").code(), Code::kBusy);
+  EXPECT_EQ(tx.commit().code(), Code::kBusy);
+  Transaction check = begin(*db);
+  EXPECT_EQ(check.get(*t, "a").code(), Code::kNotFound);
+}
+
+TEST(Misuse, OutOfRangeEnumsAreRefused) {
+  auto bad = [](auto set) {
+    Options o;
+    o.huge_pages = false;
+    o.max_version_bytes = std::uint64_t{64} << 20;
+    set(o);
+    return Database::open(o).code();
+  };
+  EXPECT_EQ(bad([](Options& o) { o.durability.commit = static_cast<CommitMode>(7); }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.durability.sync = static_cast<LogSync>(9); }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.durability.io = static_cast<IoMode>(9); }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.exec.mode = static_cast<ExecMode>(9); }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.exec.scheduler = static_cast<SchedulerPolicy>(9); }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.recovery = static_cast<RecoveryMode>(9); }),
+            Code::kInvalidArgument);
+  auto db = open_db();
+  ExecOptions e;
+  e.mode = static_cast<ExecMode>(12);
+  EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
+}
+
+TEST(Misuse, BusyNamesTheLimitThatWasHit) {
+  Options o;
+  o.external_transactions = 1;
+  auto db = open_db(o);
+  Transaction one = begin(*db);
+  Result<Transaction> two = db->begin();
+  ASSERT_EQ(two.code(), Code::kBusy);
+  EXPECT_NE(two.status().message().find("external_transactions"), std::string_view::npos)
+      << two.status().to_string();
+}
+
+}  // namespace
+}  // namespace braid
