@@ -378,13 +378,10 @@ void Durability::retire_segments(std::uint32_t log) {
 
 void Durability::retire_external() {
   const std::uint32_t ext = options_.workers;
-  const std::uint64_t before = retire_before_[ext].load(std::memory_order_acquire);
-  if (before <= retired_upto_[ext]) return;
+  if (retire_before_[ext].load(std::memory_order_acquire) <= retired_upto_[ext]) return;
   // Application threads hold the mutex across a sync; worker 0 does not wait for it.
   std::unique_lock<std::mutex> g(external_mutex_, std::try_to_lock);
-  if (!g.owns_lock()) return;
-  retired_upto_[ext] = before;
-  logs_[ext]->retire_before(before);
+  if (g.owns_lock()) retire_segments(ext);
 }
 
 void Durability::add_stats(DurabilityStats* out) const {

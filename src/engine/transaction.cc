@@ -5,6 +5,7 @@
 
 #include "engine/access.h"
 #include "engine/database_impl.h"
+#include "engine/worker.h"
 
 namespace braid {
 
@@ -191,8 +192,7 @@ Status Transaction::commit() {
   if (ctx_->in_scan) return Status::invalid_argument("commit called from a scan callback");
   if (!failed_.is_ok()) {
     abort();
-    return Status(failed_.code(), "transaction aborted: a write failed earlier (" +
-                                      std::string(failed_.message()) + ")");
+    return detail::failed_commit(failed_);
   }
   mvcc::TxnContext* ctx = ctx_;
   ctx_ = nullptr;

@@ -65,7 +65,6 @@ Status LogWriter::open_segment(std::uint64_t seq) {
   BRAID_ASSERT(file_ < 0);
   segments_.fetch_add(1, std::memory_order_relaxed);
   segment_ = seq;
-  segment_first_block_ = next_block_;
   path_ = config_.dir + "/" + log_file_name({config_.generation, config_.log, seq});
   OpenOptions o;
   o.create = true;
@@ -89,8 +88,23 @@ Status LogWriter::open_segment(std::uint64_t seq) {
   if (Status s = fs_->sync_dir(config_.dir); !s.is_ok()) return s;
   offset_ = kSegmentHeaderBytes;
   std::lock_guard<std::mutex> g(position_mutex_);
-  position_ = {seq, segment_first_block_};
+  position_ = {seq, sh.first_block};
   return Status::ok();
+}
+
+void LogWriter::stamp_block(char* buf, std::uint32_t payload, std::uint32_t padded,
+                            std::uint64_t seq, std::uint32_t txns, BlockKind kind) const {
+  BlockHeader h{0,
+                kBlockMagic,
+                payload,
+                padded,
+                seq,
+                txns,
+                static_cast<std::uint32_t>(kind),
+                config_.acked ? config_.acked() : 0};
+  std::memcpy(buf, &h, sizeof h);
+  h.crc = util::crc32c(buf + 4, kBlockHeaderBytes - 4 + payload);
+  std::memcpy(buf, &h.crc, 4);
 }
 
 Status LogWriter::write_marker(BlockKind kind, std::uint64_t seq, std::uint64_t next_segment) {
@@ -99,18 +113,8 @@ Status LogWriter::write_marker(BlockKind kind, std::uint64_t seq, std::uint64_t 
   const std::uint32_t payload = kind == BlockKind::kNext ? sizeof next_segment : 0;
   const auto padded = static_cast<std::uint32_t>(round_up(kBlockHeaderBytes + payload, align_));
   std::memset(buf, 0, padded);
-  BlockHeader h{0,
-                kBlockMagic,
-                payload,
-                padded,
-                seq,
-                0,
-                static_cast<std::uint32_t>(kind),
-                config_.acked ? config_.acked() : 0};
-  std::memcpy(buf, &h, sizeof h);
   if (payload != 0) std::memcpy(buf + kBlockHeaderBytes, &next_segment, sizeof next_segment);
-  h.crc = util::crc32c(buf + 4, kBlockHeaderBytes - 4 + payload);
-  std::memcpy(buf, &h.crc, 4);
+  stamp_block(buf, payload, padded, seq, 0, kind);
   if (Status s = fs_->write(file_, offset_, buf, padded); !s.is_ok()) return s;
   if (Status s = fs_->sync(file_); !s.is_ok()) return s;
   offset_ += padded;
@@ -206,17 +210,7 @@ Status LogWriter::submit_active() {
   if (padded > kBlockHeaderBytes + payload) {
     std::memset(buf + kBlockHeaderBytes + payload, 0, padded - kBlockHeaderBytes - payload);
   }
-  BlockHeader h{0,
-                kBlockMagic,
-                payload,
-                padded,
-                next_block_++,
-                txns_[b],
-                static_cast<std::uint32_t>(BlockKind::kData),
-                config_.acked ? config_.acked() : 0};
-  std::memcpy(buf, &h, sizeof h);
-  h.crc = util::crc32c(buf + 4, kBlockHeaderBytes - 4 + payload);
-  std::memcpy(buf, &h.crc, 4);
+  stamp_block(buf, payload, padded, next_block_++, txns_[b], BlockKind::kData);
 
   using Op = IoRequest::Op;
   request_.op = config_.sync == SyncMethod::kDsync ? Op::kWriteDsync : Op::kWriteThenSync;

@@ -119,6 +119,9 @@ class LogWriter {
   // Closes the open segment for the next: the next one is created first, then the old one
   // gets its kNext block, so a kNext block always names a segment that exists durably.
   Status roll_segment();
+  // Writes the header of the block in `buf` (payload already there) and its checksum.
+  void stamp_block(char* buf, std::uint32_t payload, std::uint32_t padded, std::uint64_t seq,
+                   std::uint32_t txns, BlockKind kind) const;
   // Writes a block without records synchronously at offset_ of the open file, and syncs it.
   Status write_marker(BlockKind kind, std::uint64_t seq, std::uint64_t next_segment);
   Status submit_active();
@@ -143,7 +146,6 @@ class LogWriter {
   std::string path_;
   std::uint64_t segment_ = 0;
   std::uint64_t offset_ = 0;  // where the next block goes
-  std::uint64_t segment_first_block_ = 1;
   std::uint64_t next_block_ = 1;
   bool closed_cleanly_ = false;
   mutable std::mutex position_mutex_;

@@ -600,6 +600,12 @@ struct LogFile {
   std::string name;
 };
 
+// Whether a log file holds any whole block (an unreadable one counts as holding data).
+bool holds_block(FileSystem& fs, const std::string& path) {
+  std::string img;
+  return !read_file(fs, path, &img).is_ok() || block_after(img, 0);
+}
+
 // Whether checkpoint `c` can be continued from the files present: the start segment of every
 // log it names exists, no log of its generation is unknown to it, and no newer generation holds
 // log data (a newer generation's segments without blocks are what an open that crashed before
@@ -609,8 +615,7 @@ bool continues(FileSystem& fs, const std::string& dir, const CheckpointInfo& c,
   const std::uint64_t g = c.header.generation;
   for (const LogFile& f : files) {
     if (f.n.generation > g) {
-      std::string img;
-      if (!read_file(fs, dir + "/" + f.name, &img).is_ok() || block_after(img, 0)) {
+      if (holds_block(fs, dir + "/" + f.name)) {
         *why = dir + "/" + f.name + " holds log data of generation " +
                std::to_string(f.n.generation) + ", newer than checkpoint #" +
                std::to_string(c.header.seq) + "'s (" + std::to_string(g) +
@@ -710,11 +715,10 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   // checkpoint was durable is whole: the catalog has not reached a generation yet, and its logs
   // hold no block (they are created before that checkpoint, and written only after it).
   bool blocks = false;
-  for (const LogFile& f : files) {
-    std::string img;
-    blocks = blocks || !read_file(fs, dir + "/" + f.name, &img).is_ok() || block_after(img, 0);
+  if (valid.empty()) {  // only here: a normal open must not read every log file twice
+    for (const LogFile& f : files) blocks = blocks || holds_block(fs, dir + "/" + f.name);
   }
-  if (chosen < 0 && valid.empty() && (catalog_generation != 0 || blocks)) {
+  if (valid.empty() && (catalog_generation != 0 || blocks)) {
     std::string img;
     SegmentHeader h{};
     if (!files.empty() && read_file(fs, dir + "/" + files.front().name, &img).is_ok() &&

@@ -225,6 +225,8 @@ TEST(Api, WriteSetLimitAnswersBusy) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(tx.put(*t, std::to_string(i), "v").is_ok());
   EXPECT_EQ(tx.put(*t, "x", "v").code(), Code::kBusy);
   EXPECT_EQ(tx.commit().code(), Code::kBusy);  // the failed write failed the transaction
+  Transaction check = begin(*db);
+  EXPECT_EQ(check.get(*t, "0").code(), Code::kNotFound);  // all or nothing
 }
 
 TEST(Api, TableFullAnswersBusy) {

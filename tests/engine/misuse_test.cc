@@ -78,19 +78,6 @@ TEST(Misuse, FailedWriteFailsTheCoroutineTransaction) {
   EXPECT_EQ(check.get(*t, "a").code(), Code::kNotFound);
 }
 
-TEST(Misuse, FailedWriteFailsTheTransaction) {
-  Options o;
-  o.max_txn_writes = 1;
-  auto db = open_db(o);
-  Table* t = make_table(*db, "t");
-  Transaction tx = begin(*db);
-  ASSERT_TRUE(tx.put(*t, "a", "1").is_ok());
-  EXPECT_EQ(tx.put(*t, "b", "2").code(), Code::kBusy);
-  EXPECT_EQ(tx.commit().code(), Code::kBusy);
-  Transaction check = begin(*db);
-  EXPECT_EQ(check.get(*t, "a").code(), Code::kNotFound);
-}
-
 TEST(Misuse, OutOfRangeEnumsAreRefused) {
   auto bad = [](auto set) {
     Options o;
