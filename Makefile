@@ -53,6 +53,7 @@ test-tsan: tsan
 
 test-gcc: gcc
 	cd build/gcc && ctest --output-on-failure -j $(JOBS)
+	@grep -h -E "crash-state enumeration" build/gcc/Testing/Temporary/LastTest.log || true
 
 test: test-debug test-tsan test-gcc
 

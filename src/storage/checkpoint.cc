@@ -24,7 +24,8 @@ CheckpointWriter::CheckpointWriter(FileSystem* fs, IoQueue* queue, std::string d
   header_.logs = static_cast<std::uint32_t>(starts_.size());
   BRAID_ASSERT(sizeof(CkptHeader) + starts_.size() * sizeof(LogStart) <= chunk_bytes_);
   path_ = dir_ + "/" + checkpoint_file_name(static_cast<std::uint32_t>(header.seq % 2));
-  for (auto& b : buffers_) b = std::make_unique<char[]>(chunk_bytes_ + kChunkHeaderBytes);
+  for (auto& b : buffers_)
+    b = std::make_unique_for_overwrite<char[]>(chunk_bytes_ + kChunkHeaderBytes);
 }
 
 CheckpointWriter::~CheckpointWriter() {

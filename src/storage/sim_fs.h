@@ -15,6 +15,7 @@
 // Thread-safe (one mutex); workers each get their own queue.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -50,6 +51,11 @@ class SimFileSystem final : public FileSystem {
   std::unique_ptr<SimFileSystem> clone(std::uint64_t seed) const;
   // Power loss: damages the unsynced state, forgets open files, clears faults and the crash.
   void power_loss(Damage damage, std::uint64_t seed);
+  // A stalled disk: while held, asynchronous requests do not complete (a poll answers nothing;
+  // a waiting poll returns nothing after 100 us, as a wait that timed out). The durability-wait
+  // tests hold a commit in flight. Release before closing a database on it.
+  void hold_io(bool held) { held_.store(held, std::memory_order_release); }
+  bool io_held() const { return held_.load(std::memory_order_acquire); }
   // Test helpers: a file's current (volatile) bytes, and an overwrite that bypasses the model.
   bool peek(const std::string& path, std::string* out) const;
   void poke(const std::string& path, std::uint64_t offset, const std::string& bytes, bool create);
@@ -114,6 +120,7 @@ class SimFileSystem final : public FileSystem {
   std::uint64_t writes_seen_ = 0;
   std::uint64_t syncs_seen_ = 0;
   std::uint64_t faults_fired_ = 0;
+  std::atomic<bool> held_{false};
 
   friend class SimQueue;
 };

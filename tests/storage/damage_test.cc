@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "storage/damage_util.h"
 #include "storage/durability_util.h"
 #include "storage/log_format.h"
-#include "storage/recovery.h"
 
 namespace braid::test {
 namespace {
@@ -87,67 +87,6 @@ Opened reopen(std::shared_ptr<SimFileSystem> fs) {
     return {Outcome::kLess, std::to_string(found) + " of " + std::to_string(kCommits) + " left"};
   }
   return {Outcome::kAll, ""};
-}
-
-std::vector<std::string> files_of(SimFileSystem& fs) {
-  std::vector<std::string> names;
-  EXPECT_TRUE(fs.list("/db", &names).is_ok());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-void remove_file(SimFileSystem& fs, const std::string& name) {
-  ASSERT_TRUE(fs.remove("/db/" + name).is_ok());
-  ASSERT_TRUE(fs.sync_dir("/db").is_ok());
-}
-
-void truncate_file(SimFileSystem& fs, const std::string& name, std::uint64_t size) {
-  Result<storage::FileId> f = fs.open("/db/" + name, {});
-  ASSERT_TRUE(f.is_ok());
-  ASSERT_TRUE(fs.truncate(*f, size).is_ok());
-  ASSERT_TRUE(fs.sync(*f).is_ok());
-  fs.close(*f);
-}
-
-void flip(SimFileSystem& fs, const std::string& name, std::uint64_t at) {
-  std::string img;
-  ASSERT_TRUE(fs.peek("/db/" + name, &img));
-  ASSERT_LT(at, img.size());
-  fs.poke("/db/" + name, at, std::string(1, static_cast<char>(img[at] ^ 0x5a)), false);
-}
-
-std::uint64_t size_of(SimFileSystem& fs, const std::string& name) {
-  std::string img;
-  EXPECT_TRUE(fs.peek("/db/" + name, &img));
-  return img.size();
-}
-
-// The slot holding the newest whole checkpoint.
-std::string newest_checkpoint(SimFileSystem& fs) {
-  std::string best;
-  std::uint64_t seq = 0;
-  for (int slot = 0; slot < 2; ++slot) {
-    const std::string name = storage::checkpoint_file_name(static_cast<std::uint32_t>(slot));
-    std::string img;
-    if (!fs.peek("/db/" + name, &img)) continue;
-    storage::CheckpointInfo info;
-    if (storage::read_checkpoint(img, &info, nullptr).is_ok() && info.valid &&
-        info.header.seq > seq) {
-      seq = info.header.seq;
-      best = name;
-    }
-  }
-  return best;
-}
-
-// Log `log`'s segments, oldest first.
-std::vector<std::string> segments(SimFileSystem& fs, std::uint32_t log) {
-  std::vector<std::string> out;
-  for (const std::string& n : files_of(fs)) {
-    storage::LogName ln{};
-    if (storage::parse_log_file_name(n, &ln) && ln.log == log) out.push_back(n);
-  }
-  return out;
 }
 
 class Damaged : public ::testing::Test {
