@@ -101,8 +101,8 @@ class Transaction {
   // Removes an existing record; NotFound when absent.
   [[nodiscard]] Status remove(Table& table, std::string_view key);
   // Visits the visible records whose keys lie in [begin, end), in the given order, at most
-  // `limit` of them (0: no limit). An empty `end` means no upper bound. The callback must not
-  // call back into this transaction.
+  // `limit` of them (0: no limit). An empty `end` means no upper bound. An operation or commit
+  // of this transaction called from the callback answers InvalidArgument (as Tx's do).
   [[nodiscard]] Status scan(Table& table, std::string_view begin, std::string_view end,
                             std::size_t limit, ScanCallback callback,
                             ScanOrder order = ScanOrder::kForward);

@@ -133,7 +133,4 @@ template <typename M>
 Task<void> run(OpEnv env, detail::OpState* op);
 }  // namespace coro
 
-// Argument checks shared by every mode and both APIs; non-OK means the operation is refused.
-Status check_op(const detail::OpState& op);
-
 }  // namespace braid::engine

@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/checks.h"
 #include "engine/database_impl.h"
 #include "engine/durability.h"
 #include "engine/worker.h"
@@ -25,28 +26,6 @@ namespace {
 constexpr int kMaxWriteRetries = 1 << 16;
 }  // namespace
 
-Status check_key(std::string_view key) {
-  if (key.empty()) return Status::invalid_argument("key is empty");
-  if (key.size() > kMaxKeyBytes) {
-    return Status::invalid_argument("key is " + std::to_string(key.size()) +
-                                    " bytes; the limit is " + std::to_string(kMaxKeyBytes) +
-                                    " (a braid::Key built past the limit has " +
-                                    std::to_string(kMaxKeyBytes + 1) + ")");
-  }
-  return Status::ok();
-}
-
-Status check_table(const DatabaseImpl* db, const detail::OpState& op) {
-  const Table* t = op.index != nullptr ? &op.index->table() : op.table;
-  if (t == nullptr) return Status::invalid_argument("operation without a table");
-  if (t->owner() != db) {
-    return Status::invalid_argument("table '" + t->name() +
-                                    "' belongs to another Database (a Table* or Index* is only "
-                                    "valid with the Database that made it)");
-  }
-  return Status::ok();
-}
-
 namespace {
 thread_local const DatabaseImpl* tls_worker_of = nullptr;
 }  // namespace
@@ -60,31 +39,6 @@ Status DatabaseImpl::refuse_on_worker(const char* what) const {
       " called on one of the database's worker threads (from a transaction body): it would "
       "wait for the worker it runs on. Use the Tx handle's operations, or submit() without "
       "waiting");
-}
-
-Status check_exec(const ExecOptions& e, const std::string& where) {
-  // Enums from an application may hold any value of their underlying type (a cast, a
-  // deserialized config): each is checked, never trusted to be one of the names.
-  if (static_cast<std::uint32_t>(e.mode) > static_cast<std::uint32_t>(ExecMode::kAuto)) {
-    return Status::invalid_argument(where + "ExecOptions::mode " +
-                                    std::to_string(static_cast<int>(e.mode)) +
-                                    " is not an ExecMode");
-  }
-  if (static_cast<std::uint32_t>(e.scheduler) >
-      static_cast<std::uint32_t>(SchedulerPolicy::kPipeline)) {
-    return Status::invalid_argument(where + "ExecOptions::scheduler " +
-                                    std::to_string(static_cast<int>(e.scheduler)) +
-                                    " is not a SchedulerPolicy");
-  }
-  return Status::ok();
-}
-
-Status check_value(std::string_view value) {
-  if (value.size() > kMaxValueBytes) {
-    return Status::invalid_argument("value is " + std::to_string(value.size()) +
-                                    " bytes; the limit is " + std::to_string(kMaxValueBytes));
-  }
-  return Status::ok();
 }
 
 // ---- Opening ------------------------------------------------------------------------------------

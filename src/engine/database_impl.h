@@ -145,11 +145,4 @@ class DatabaseImpl {
   std::atomic<std::uint32_t> run_remaining_{0};
 };
 
-// Input validation shared by every entry point.
-Status check_table(const DatabaseImpl* db, const detail::OpState& op);
-// The enums of ExecOptions (`where` prefixes the message).
-Status check_exec(const ExecOptions& exec, const std::string& where);
-Status check_key(std::string_view key);
-Status check_value(std::string_view value);
-
 }  // namespace braid::engine

@@ -4,6 +4,7 @@
 #include <braid/tx.h>
 
 #include "engine/access.h"
+#include "engine/checks.h"
 #include "engine/database_impl.h"
 #include "engine/worker.h"
 
@@ -59,12 +60,11 @@ void run_op(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, detail::OpState* op
 
 Result<std::string_view> Transaction::get(Table& table, std::string_view key) {
   if (Status s = usable(); !s.is_ok()) return s;
-  if (Status s = engine::check_key(key); !s.is_ok()) return s;
   detail::OpState op;
   op.kind = detail::OpState::Kind::kGet;
   op.table = &table;
   op.key = key;
-  if (Status s = engine::check_table(db_, op); !s.is_ok()) return s;
+  if (Status s = engine::check_call(db_, ctx_, op); !s.is_ok()) return s;
   run_op(db_, ctx_, &op);
   if (!op.status.is_ok()) return std::move(op.status);
   return op.view;
@@ -87,10 +87,7 @@ Status Transaction::write(Table& table, std::string_view key, std::string_view v
   op.table = &table;
   op.key = key;
   op.value = value;
-  Status s = engine::check_table(db_, op);
-  if (s.is_ok()) s = engine::check_key(key);
-  if (s.is_ok()) s = engine::check_value(value);
-  if (s.is_ok() && ctx_->in_scan) s = Status::invalid_argument("write called from a scan callback");
+  Status s = engine::check_call(db_, ctx_, op);
   if (s.is_ok()) {
     run_op(db_, ctx_, &op);
     s = std::move(op.status);
@@ -121,9 +118,7 @@ Status Transaction::remove(Table& table, std::string_view key) {
 namespace {
 // Table and index scans: argument checks, then the operation.
 Status run_scan(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, detail::OpState* op) {
-  if (Status s = engine::check_op(*op); !s.is_ok()) return s;
-  if (Status s = engine::check_table(db, *op); !s.is_ok()) return s;
-  if (ctx->in_scan) return Status::invalid_argument("scan called from a scan callback");
+  if (Status s = engine::check_call(db, ctx, *op); !s.is_ok()) return s;
   run_op(db, ctx, op);
   return std::move(op->status);
 }

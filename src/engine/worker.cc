@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 #include <string>
 #include <thread>
 
@@ -23,9 +24,11 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
   for (std::uint32_t i = 0; i < options.slots_per_worker; ++i) {
     slots_[i].state.db = db;
     slots_[i].state.worker = this;
+    slots_[i].state.slot = i;
   }
+  states_.assign(options.slots_per_worker, sched::SlotState::kFree);
   order_.resize(options.slots_per_worker);
-  tuner_.reset(options.slots_per_worker, AutoTuner::Clock::now());
+  tuner_.reset(options.slots_per_worker, sched::AutoTuner::Clock::now());
   apply_exec(options.exec);
   durability_ = db->durability();
   if (durability_ != nullptr) {
@@ -78,11 +81,16 @@ void Worker::post_run(TxnGenerator* generator, const ExecOptions& exec,
 void Worker::apply_exec(const ExecOptions& exec) {
   exec_ = exec;
   exec_.batch = std::clamp<std::uint32_t>(exec.batch, 1, options_.slots_per_worker);
+  // Only between runs, with every slot free: a policy's per-slot bookkeeping starts empty.
+  if (policy_ == nullptr || policy_->kind() != exec_.scheduler) {
+    BRAID_ASSERT(live_ == 0);
+    policy_ = sched::policy_info(exec_.scheduler).make();
+  }
   // The tuner belongs to the worker, not to a run: a run in kAuto continues from the last
   // decision (the workload may change at any moment anyway, and a stretch bounds how long the
   // tuner takes to notice). Restarting cold cost every short run its first explorations, a
   // quarter of them spent in sequential at 0.5x in TPC-CR.
-  if (exec_.mode == ExecMode::kAuto) tuner_.resume(AutoTuner::Clock::now());
+  if (exec_.mode == ExecMode::kAuto) tuner_.resume(sched::AutoTuner::Clock::now());
   shuffle_rng_ = util::Rng(exec.seed * 0x9e3779b97f4a7c15ull + index_ + 1);
   op_mode_ = exec_.mode == ExecMode::kAuto
                  ? (tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved)
@@ -170,13 +178,13 @@ void Worker::main() {
 }
 
 bool Worker::admit() {
-  if (exec_.scheduler == SchedulerPolicy::kBatch && live_ != 0) return false;
   // Backpressure: a full ring of commits waiting for the disk admits nothing new.
   if (waiter_count_ == waiters_.size() && durable_) return false;
   const std::uint32_t cap = capacity();
+  const std::uint32_t target = std::min(policy_->admit_target(live_, cap), cap);
   bool any = false;
-  for (std::uint32_t i = 0; i < cap && live_ < cap; ++i) {
-    if (slots_[i].live) continue;
+  for (std::uint32_t i = 0; i < cap && live_ < target; ++i) {
+    if (open(i)) continue;
     if (!fill(slots_[i])) break;
     any = true;
   }
@@ -213,30 +221,52 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   slot.state.failure = Status::ok();
   slot.state.resume = task.handle();
   slot.task = std::move(task);
-  slot.live = true;
+  set_state(i, sched::SlotState::kRunnable);
   if (slot.request == nullptr) slot.started = std::chrono::steady_clock::now();
   ++live_;
 }
 
 void Worker::round() {
+  check_slots();
   const std::uint32_t n = options_.slots_per_worker;
-  if (exec_.shuffle_resume) {
-    for (std::uint32_t i = 0; i < n; ++i) order_[i] = i;
+  bool ordered = policy_->order_round(order_, states_);
+  if (exec_.shuffle_resume) {  // the debug switch shuffles whatever order the policy chose
+    if (!ordered) std::iota(order_.begin(), order_.end(), 0u);
     for (std::uint32_t i = n; i > 1; --i) {
       std::swap(order_[i - 1], order_[shuffle_rng_.uniform(i)]);
     }
+    ordered = true;
   }
   std::uint32_t seen = 0;
   const std::uint32_t live = live_;
   for (std::uint32_t k = 0; k < n && seen < live; ++k) {
-    Slot& slot = slots_[exec_.shuffle_resume ? order_[k] : k];
-    if (!slot.live) continue;
+    const std::uint32_t i = ordered ? order_[k] : k;
+    if (!open(i)) continue;
     ++seen;
-    if (slot.state.wait_cts != 0) continue;  // parked in a durable commit (service_log)
+    if (!sched::resumable(states_[i])) continue;  // waits for the disk (service_log wakes it)
+    Slot& slot = slots_[i];
     ++resumes_;
     slot.state.resume.resume();
-    if (slot.task.done()) finish(slot);
+    if (slot.task.done()) {
+      finish(slot);
+    } else if (states_[i] == sched::SlotState::kRunnable) {
+      set_state(i, sched::SlotState::kParkedMemory);
+    }
   }
+}
+
+void Worker::check_slots() const {
+#if defined(BRAID_DEBUG_CHECKS)
+  std::uint32_t open_slots = 0, durable_waits = 0;
+  for (std::uint32_t i = 0; i < options_.slots_per_worker; ++i) {
+    open_slots += open(i) ? 1 : 0;
+    durable_waits += states_[i] == sched::SlotState::kWaitingDurable ? 1 : 0;
+    BRAID_ASSERT((states_[i] == sched::SlotState::kWaitingDurable) ==
+                 (slots_[i].state.wait_cts != 0));
+  }
+  BRAID_ASSERT(open_slots == live_);
+  BRAID_ASSERT(durable_waits == waiting_slots_);
+#endif
 }
 
 void Worker::finish(Slot& slot) {
@@ -266,7 +296,9 @@ void Worker::finish(Slot& slot) {
     op_mode_ = tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved;
   }
   --live_;
-  slot.live = false;
+  const auto index = static_cast<std::uint32_t>(&slot - slots_.get());
+  set_state(index, sched::SlotState::kFree);
+  policy_->on_finish(index);
   const auto now = std::chrono::steady_clock::now();
   if (slot.request != nullptr) {
     detail::Request* r = slot.request;
@@ -348,8 +380,9 @@ void Worker::acknowledge(std::uint64_t durable) {
   if (waiting_slots_ == 0) return;
   for (std::uint32_t i = 0; i < options_.slots_per_worker; ++i) {
     detail::TxState& st = slots_[i].state;
-    if (slots_[i].live && st.wait_cts != 0 && st.wait_cts <= durable) {
+    if (states_[i] == sched::SlotState::kWaitingDurable && st.wait_cts <= durable) {
       st.wait_cts = 0;
+      set_state(i, sched::SlotState::kRunnable);
       --waiting_slots_;
     }
   }
@@ -364,9 +397,10 @@ void Worker::fail_waiters(const Status& why) {
   }
   for (std::uint32_t i = 0; i < options_.slots_per_worker && waiting_slots_ != 0; ++i) {
     detail::TxState& st = slots_[i].state;
-    if (slots_[i].live && st.wait_cts != 0) {
+    if (states_[i] == sched::SlotState::kWaitingDurable) {
       st.wait_cts = 0;
       st.wait_failed = true;
+      set_state(i, sched::SlotState::kRunnable);
       --waiting_slots_;
     }
   }
@@ -411,300 +445,6 @@ void Worker::add_stats(ExecStats* out) const {
   out->commit_waits += published_.commit_waits.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
-}
-
-// ---- Operations of coroutine transactions -------------------------------------------------------
-
-void abort_tx(detail::TxState* tx) {
-  if (tx->ctx == nullptr) return;
-  tx->worker->abort(tx->ctx);
-  tx->ctx = nullptr;
-  tx->conflicted = true;
-}
-
-Status check_op(const detail::OpState& op) {
-  using Kind = detail::OpState::Kind;
-  switch (op.kind) {
-    case Kind::kGet:
-    case Kind::kRemove:
-      return check_key(op.key);
-    case Kind::kInsert:
-    case Kind::kUpdate:
-    case Kind::kPut:
-      if (Status s = check_key(op.key); !s.is_ok()) return s;
-      return check_value(op.value);
-    case Kind::kScan:
-    case Kind::kIndexScan:
-      if (op.key.size() > kMaxKeyBytes || op.value.size() > kMaxKeyBytes) {
-        return Status::invalid_argument("scan bound longer than " + std::to_string(kMaxKeyBytes) +
-                                        " bytes");
-      }
-      if (op.kind == Kind::kIndexScan && op.index == nullptr) {
-        return Status::invalid_argument("index scan without an index");
-      }
-      if (op.kind == Kind::kIndexScan && op.exact && op.key.empty()) {
-        return Status::invalid_argument("lookup_index: empty secondary key");
-      }
-      return Status::ok();
-    case Kind::kMultiGet:
-      if (op.keys.size() != op.results.size()) {
-        return Status::invalid_argument("multi_get: " + std::to_string(op.keys.size()) +
-                                        " keys but " + std::to_string(op.results.size()) +
-                                        " result slots");
-      }
-      for (std::string_view k : op.keys) {
-        if (Status s = check_key(k); !s.is_ok()) return s;
-      }
-      return Status::ok();
-  }
-  return Status::invalid_argument("unknown operation");
-}
-
-}  // namespace braid::engine
-
-namespace braid::detail {
-
-namespace {
-// The operation run as plain calls (Sequential and Prefetch modes, and kAuto's sequential
-// stretches), with the transaction's bookkeeping.
-engine::OpEnv env_of(TxState* tx) {
-  return engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, tx->worker->suspend_counter()};
-}
-
-void run_inline(TxState* tx, OpState* op, ExecMode mode) {
-  const engine::OpEnv env = env_of(tx);
-  if (mode == ExecMode::kPrefetch) {
-    engine::plain::run<engine::Prefetch>(env, op);
-  } else {
-    engine::plain::run<engine::Sequential>(env, op);
-  }
-}
-
-bool refuse(TxState* tx, OpState* op) {
-  if (tx->ctx == nullptr) {
-    op->status = Status::invalid_argument("transaction is not active (committed or aborted)");
-    return true;
-  }
-  if (tx->ctx->in_scan) {
-    op->status = Status::invalid_argument("operation called from a scan callback");
-    return true;
-  }
-  if (Status s = engine::check_op(*op); !s.is_ok()) {
-    op->status = std::move(s);
-    return true;
-  }
-  if (Status s = engine::check_table(tx->db, *op); !s.is_ok()) {
-    op->status = std::move(s);
-    return true;
-  }
-  return false;
-}
-}  // namespace
-
-bool op_ready(TxState* tx, OpState* op) {
-  if (refuse(tx, op)) return true;
-  engine::Worker* w = tx->worker;
-  w->note_op(tx, *op);
-  const ExecMode mode = w->op_mode();
-  switch (mode) {
-    case ExecMode::kInterleaved:
-      op->task = engine::coro::run<engine::Flat>(env_of(tx), op);
-      return false;
-    case ExecMode::kNested:
-      op->task = engine::coro::run<engine::Nested>(env_of(tx), op);
-      return false;
-    case ExecMode::kSequential:
-    case ExecMode::kPrefetch:
-    case ExecMode::kAuto:
-      if (w->force_suspend()) {
-        op->deferred = true;  // yield first, run in await_resume
-        return false;
-      }
-      run_inline(tx, op, mode);
-      return true;
-  }
-  return true;
-}
-
-std::coroutine_handle<> op_suspend(TxState* tx, OpState* op, std::coroutine_handle<> awaiter) {
-  if (op->task.valid()) {
-    op->task.handle().promise().continuation = awaiter;
-    return op->task.handle();  // symmetric transfer into the operation
-  }
-  BRAID_DASSERT(op->deferred);
-  tx->resume = awaiter;  // forced yield before an inline operation
-  ++*tx->worker->suspend_counter();
-  return std::noop_coroutine();
-}
-
-void op_run_deferred(TxState* tx, OpState* op) {
-  op->deferred = false;
-  // Other transactions ran meanwhile: this one may have been ended, so check again.
-  if (refuse(tx, op)) return;
-  run_inline(tx, op, tx->worker->op_mode());
-}
-
-void park(TxState* tx, std::coroutine_handle<> h) { tx->resume = h; }
-
-Status failed_commit(const Status& failure) {
-  return Status(failure.code(), "transaction aborted: a write failed earlier (" +
-                                    std::string(failure.message()) + ")");
-}
-
-void op_failed(TxState* tx, const OpState& op) {
-  using Kind = OpState::Kind;
-  const bool write = op.kind == Kind::kInsert || op.kind == Kind::kUpdate ||
-                     op.kind == Kind::kPut || op.kind == Kind::kRemove;
-  const Code c = op.status.code();
-  if (write && tx->failure.is_ok() &&
-      (c == Code::kInvalidArgument || c == Code::kBusy || c == Code::kIOError)) {
-    tx->failure = Status(c, op.status.message());
-  }
-}
-
-Status commit_now(TxState* tx) {
-  if (tx->ctx == nullptr) {
-    return tx->conflicted ? Status(Code::kConflict)
-                          : Status::invalid_argument("transaction is not active");
-  }
-  if (tx->ctx->in_scan) return Status::invalid_argument("commit called from a scan callback");
-  if (!tx->failure.is_ok()) {
-    tx->worker->abort(tx->ctx);
-    tx->ctx = nullptr;
-    return failed_commit(tx->failure);
-  }
-  mvcc::TxnContext* ctx = tx->ctx;
-  tx->ctx = nullptr;
-  const std::uint64_t snapshot = ctx->snapshot;
-  std::uint64_t cts = 0;
-  Status s = tx->worker->commit(ctx, &cts);
-  if (s.is_ok() && cts != 0) tx->worker->park_commit(tx, cts);
-  if (s.is_ok() && cts == 0) {
-    if (const std::uint64_t wait = tx->worker->read_only_wait(snapshot); wait != 0) {
-      tx->worker->park_commit(tx, wait);
-    }
-  }
-  return s;
-}
-
-bool commit_waits(TxState* tx) { return tx->wait_cts != 0; }
-
-Status commit_outcome(TxState* tx, Status committed) {
-  if (tx->wait_failed) {
-    tx->wait_failed = false;
-    return tx->db->durability()->halt_status();
-  }
-  return committed;
-}
-
-}  // namespace braid::detail
-
-namespace braid {
-
-void Tx::abort() {
-  if (state_->ctx == nullptr || state_->ctx->in_scan) return;
-  state_->worker->abort(state_->ctx);
-  state_->ctx = nullptr;
-}
-bool Tx::is_active() const { return state_->ctx != nullptr; }
-std::uint64_t Tx::snapshot() const { return state_->ctx != nullptr ? state_->ctx->snapshot : 0; }
-std::uint32_t Tx::worker() const { return state_->worker->index(); }
-
-Pending::Pending(Pending&& other) noexcept : request_(std::exchange(other.request_, nullptr)) {}
-Pending& Pending::operator=(Pending&& other) noexcept {
-  if (this != &other) {
-    if (request_ != nullptr) request_->release();
-    request_ = std::exchange(other.request_, nullptr);
-  }
-  return *this;
-}
-Pending::~Pending() {
-  if (request_ != nullptr) request_->release();
-}
-bool Pending::ready() const {
-  return request_ != nullptr && request_->done.load(std::memory_order_acquire) != 0;
-}
-std::uint64_t Pending::commit_timestamp() const { return ready() ? request_->cts : 0; }
-Status Pending::wait() {
-  if (request_ == nullptr) return Status::invalid_argument("empty Pending handle");
-  while (request_->done.load(std::memory_order_acquire) == 0) request_->done.wait(0);
-  // Copy: wait() may be called again.
-  const Status& s = request_->status;
-  return s.is_ok() ? Status::ok() : Status(s.code(), s.message());
-}
-
-}  // namespace braid
-
-namespace braid::engine {
-
-Status DatabaseImpl::start_workers() {
-  workers_.reserve(options_.workers);
-  for (std::uint32_t i = 0; i < options_.workers; ++i) {
-    workers_.push_back(std::make_unique<Worker>(this, i, options_));
-  }
-  for (auto& w : workers_) w->start();
-  return Status::ok();
-}
-
-void DatabaseImpl::stop_workers() {
-  for (auto& w : workers_) w->stop();
-  workers_.clear();
-}
-
-Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
-  if (!fn) return Status::invalid_argument("submit: empty transaction function");
-  if (so.worker >= static_cast<std::int32_t>(workers_.size()) || so.worker < -1) {
-    return Status::invalid_argument("submit: no worker " + std::to_string(so.worker));
-  }
-  const std::uint32_t w =
-      so.worker >= 0 ? static_cast<std::uint32_t>(so.worker)
-                     : next_worker_.fetch_add(1, std::memory_order_relaxed) % options_.workers;
-  auto* r = new detail::Request;
-  r->fn = std::move(fn);
-  r->retries = so.conflict_retries;
-  if (!workers_[w]->enqueue(r)) {
-    delete r;
-    return Status::busy("worker " + std::to_string(w) + " submit queue is full (" +
-                        std::to_string(options_.submit_queue_depth) + " waiting)");
-  }
-  return Pending(r);
-}
-
-Status DatabaseImpl::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
-  if (Status s = refuse_on_worker("Database::run()"); !s.is_ok()) return s;
-  if (Status s = check_exec(exec, "run: "); !s.is_ok()) return s;
-  if (generators.size() > workers_.size()) {
-    return Status::invalid_argument("run: " + std::to_string(generators.size()) +
-                                    " generators for " + std::to_string(workers_.size()) +
-                                    " workers");
-  }
-  if (exec.batch == 0 || exec.batch > options_.slots_per_worker) {
-    return Status::invalid_argument("run: batch must be 1.." +
-                                    std::to_string(options_.slots_per_worker) +
-                                    " (Options::slots_per_worker)");
-  }
-  std::unique_lock<std::mutex> guard(run_mutex_, std::try_to_lock);
-  if (!guard.owns_lock()) return Status::busy("another Database::run is in progress");
-  // A member, not a local: a worker touches it (notify) after its final decrement, which may
-  // be after this function saw zero and returned.
-  std::atomic<std::uint32_t>& remaining = run_remaining_;
-  std::uint32_t n = 0;
-  for (TxnGenerator* g : generators) n += g != nullptr ? 1 : 0;
-  remaining.store(n, std::memory_order_release);
-  for (std::size_t i = 0; i < generators.size(); ++i) {
-    if (generators[i] != nullptr) workers_[i]->post_run(generators[i], exec, &remaining);
-  }
-  for (std::uint32_t left = remaining.load(std::memory_order_acquire); left != 0;
-       left = remaining.load(std::memory_order_acquire)) {
-    remaining.wait(left);
-  }
-  return Status::ok();
-}
-
-ExecStats DatabaseImpl::exec_stats() const {
-  ExecStats s;
-  for (const auto& w : workers_) w->add_stats(&s);
-  return s;
 }
 
 }  // namespace braid::engine

@@ -2,13 +2,12 @@
 // coroutines (DESIGN §4).
 //
 // A worker owns its transaction slots (each with a pre-allocated transaction context, so
-// starting a transaction searches nothing), its frame allocator, its submit queue and its
-// scheduler. Policies: `batch` admits a batch into empty slots only when every slot is empty
-// (CoroBase Algorithm 1); `pipeline` refills a slot as soon as it frees. Either way the open
-// transactions are resumed round-robin (or in a seeded shuffled order, for tests). Reclamation
+// starting a transaction searches nothing), their states (sched/slot_state.h), its frame
+// allocator, its submit queue and its log. Its loop (worker.cc) admits, resumes and finishes
+// transactions as its scheduling policy (sched/policy.h: batch, pipeline) says. Reclamation
 // epochs are per transaction (each context pins the clock), not per batch, so pipelining is
-// safe.
-// ExecMode::kAuto is resolved per transaction by the worker's AutoTuner (engine/auto_tuner.h).
+// safe. ExecMode::kAuto is resolved per transaction by the worker's AutoTuner
+// (sched/auto_tuner.h).
 #pragma once
 
 #include <braid/tx.h>
@@ -22,11 +21,13 @@
 #include <thread>
 #include <vector>
 
-#include "engine/auto_tuner.h"
 #include "engine/database_impl.h"
 #include "engine/durability.h"
 #include "runtime/frame_allocator.h"
 #include "runtime/mpsc_queue.h"
+#include "sched/auto_tuner.h"
+#include "sched/policy.h"
+#include "sched/slot_state.h"
 #include "util/random.h"
 
 namespace braid::detail {
@@ -39,6 +40,7 @@ struct TxState {
 
   engine::DatabaseImpl* db = nullptr;
   engine::Worker* worker = nullptr;
+  std::uint32_t slot = 0;           // the worker's slot index
   mvcc::TxnContext* ctx = nullptr;  // null once the transaction ended
   std::coroutine_handle<> resume;   // where the scheduler resumes this transaction next
   Tx tx;
@@ -110,7 +112,9 @@ class Worker {
   // An explicit durable commit: the slot waits, parked, until the disk has `cts`.
   void park_commit(detail::TxState* tx, std::uint64_t cts) {
     if (!durable_) return;
+    BRAID_DASSERT(cts != 0);
     tx->wait_cts = cts;
+    set_state(tx->slot, sched::SlotState::kWaitingDurable);
     ++waiting_slots_;
     ++commit_waits_;
   }
@@ -128,9 +132,19 @@ class Worker {
     Task<Status> task;
     detail::Request* request = nullptr;  // null: from the generator
     std::uint32_t attempts = 0;
-    bool live = false;
     std::chrono::steady_clock::time_point started;
   };
+
+  bool open(std::uint32_t slot) const { return states_[slot] != sched::SlotState::kFree; }
+  // Every change of a slot's state: the edge is checked, and the policy hears of the waits
+  // (not of memory suspensions, which are every operation's).
+  void set_state(std::uint32_t slot, sched::SlotState to) {
+    const sched::SlotState from = states_[slot];
+    sched::transition(&states_[slot], to);
+    if (sched::waiting(from) || sched::waiting(to)) policy_->on_wait(slot, to);
+  }
+  // Debug tier: the counters agree with the slot states.
+  void check_slots() const;
 
   void main();
   void take_posted_run();
@@ -167,7 +181,8 @@ class Worker {
   const std::uint32_t index_;
   const Options options_;
   std::unique_ptr<Slot[]> slots_;
-  std::uint32_t live_ = 0;
+  std::vector<sched::SlotState> states_;  // per slot
+  std::uint32_t live_ = 0;                // slots not kFree
   runtime::FrameAllocator frames_;
   runtime::BoundedQueue<detail::Request> queue_;
   std::thread thread_;
@@ -175,7 +190,8 @@ class Worker {
   // Execution options in force and what they resolve to.
   ExecOptions exec_;
   ExecMode op_mode_ = ExecMode::kSequential;
-  AutoTuner tuner_;
+  std::unique_ptr<sched::Policy> policy_;
+  sched::AutoTuner tuner_;
   std::uint32_t last_auto_choice_ = 0;  // the tuner's choice when the last posted run ended
   util::Rng shuffle_rng_{1};
   std::vector<std::uint32_t> order_;

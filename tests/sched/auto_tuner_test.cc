@@ -1,6 +1,6 @@
 // kAuto's controller against a simulated workload: time is driven by the test, each candidate
 // batch size has a known rate, so every decision is deterministic.
-#include "engine/auto_tuner.h"
+#include "sched/auto_tuner.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <vector>
 
-namespace braid::engine {
+namespace braid::sched {
 namespace {
 
 using Clock = AutoTuner::Clock;
@@ -214,4 +214,4 @@ TEST(AutoTuner, ResetForgetsTheWinner) {
 }
 
 }  // namespace
-}  // namespace braid::engine
+}  // namespace braid::sched

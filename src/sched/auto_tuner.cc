@@ -1,11 +1,11 @@
-#include "engine/auto_tuner.h"
+#include "sched/auto_tuner.h"
 
 #include <algorithm>
 #include <iterator>
 
 #include "util/assert.h"
 
-namespace braid::engine {
+namespace braid::sched {
 
 void AutoTuner::reset(std::uint32_t max_batch, Clock::time_point now) {
   BRAID_ASSERT(max_batch >= 1);
@@ -82,4 +82,4 @@ void AutoTuner::check_window(Clock::time_point now) {
   ++decisions_;
 }
 
-}  // namespace braid::engine
+}  // namespace braid::sched

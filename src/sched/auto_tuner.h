@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace braid::engine {
+namespace braid::sched {
 
 class AutoTuner {
  public:
@@ -75,4 +75,4 @@ class AutoTuner {
   std::uint64_t decisions_ = 0;
 };
 
-}  // namespace braid::engine
+}  // namespace braid::sched

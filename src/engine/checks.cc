@@ -1,0 +1,136 @@
+// The one argument-check path of both transaction APIs (Transaction on application threads,
+// Tx in worker coroutines) and of the options: same checks, same order, same messages.
+#include "engine/checks.h"
+
+#include <braid/database.h>
+
+#include <string>
+
+#include "engine/database_impl.h"
+#include "engine/table.h"
+#include "mvcc/txn.h"
+#include "sched/policy.h"
+
+namespace braid::engine {
+
+const char* op_name(detail::OpState::Kind kind) {
+  using Kind = detail::OpState::Kind;
+  switch (kind) {
+    case Kind::kGet:
+      return "get";
+    case Kind::kInsert:
+      return "insert";
+    case Kind::kUpdate:
+      return "update";
+    case Kind::kPut:
+      return "put";
+    case Kind::kRemove:
+      return "remove";
+    case Kind::kScan:
+      return "scan";
+    case Kind::kIndexScan:
+      return "index scan";
+    case Kind::kMultiGet:
+      return "multi_get";
+  }
+  return "operation";
+}
+
+Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const detail::OpState& op) {
+  if (ctx == nullptr) {
+    return Status::invalid_argument("transaction is not active (committed or aborted)");
+  }
+  // A scan callback runs inside the scan's leaf visit: an operation there would re-enter the
+  // tree and the transaction's write set mid-iteration.
+  if (ctx->in_scan) {
+    return Status::invalid_argument(std::string(op_name(op.kind)) + " called from a scan callback");
+  }
+  if (Status s = check_table(db, op); !s.is_ok()) return s;
+  return check_op(op);
+}
+
+Status check_key(std::string_view key) {
+  if (key.empty()) return Status::invalid_argument("key is empty");
+  if (key.size() > kMaxKeyBytes) {
+    return Status::invalid_argument("key is " + std::to_string(key.size()) +
+                                    " bytes; the limit is " + std::to_string(kMaxKeyBytes) +
+                                    " (a braid::Key built past the limit has " +
+                                    std::to_string(kMaxKeyBytes + 1) + ")");
+  }
+  return Status::ok();
+}
+
+Status check_value(std::string_view value) {
+  if (value.size() > kMaxValueBytes) {
+    return Status::invalid_argument("value is " + std::to_string(value.size()) +
+                                    " bytes; the limit is " + std::to_string(kMaxValueBytes));
+  }
+  return Status::ok();
+}
+
+Status check_table(const DatabaseImpl* db, const detail::OpState& op) {
+  const Table* t = op.index != nullptr ? &op.index->table() : op.table;
+  if (t == nullptr) return Status::invalid_argument("operation without a table");
+  if (t->owner() != db) {
+    return Status::invalid_argument("table '" + t->name() +
+                                    "' belongs to another Database (a Table* or Index* is only "
+                                    "valid with the Database that made it)");
+  }
+  return Status::ok();
+}
+
+Status check_op(const detail::OpState& op) {
+  using Kind = detail::OpState::Kind;
+  switch (op.kind) {
+    case Kind::kGet:
+    case Kind::kRemove:
+      return check_key(op.key);
+    case Kind::kInsert:
+    case Kind::kUpdate:
+    case Kind::kPut:
+      if (Status s = check_key(op.key); !s.is_ok()) return s;
+      return check_value(op.value);
+    case Kind::kScan:
+    case Kind::kIndexScan:
+      if (op.key.size() > kMaxKeyBytes || op.value.size() > kMaxKeyBytes) {
+        return Status::invalid_argument("scan bound longer than " + std::to_string(kMaxKeyBytes) +
+                                        " bytes");
+      }
+      if (op.kind == Kind::kIndexScan && op.index == nullptr) {
+        return Status::invalid_argument("index scan without an index");
+      }
+      if (op.kind == Kind::kIndexScan && op.exact && op.key.empty()) {
+        return Status::invalid_argument("lookup_index: empty secondary key");
+      }
+      return Status::ok();
+    case Kind::kMultiGet:
+      if (op.keys.size() != op.results.size()) {
+        return Status::invalid_argument("multi_get: " + std::to_string(op.keys.size()) +
+                                        " keys but " + std::to_string(op.results.size()) +
+                                        " result slots");
+      }
+      for (std::string_view k : op.keys) {
+        if (Status s = check_key(k); !s.is_ok()) return s;
+      }
+      return Status::ok();
+  }
+  return Status::invalid_argument("unknown operation");
+}
+
+Status check_exec(const ExecOptions& e, const std::string& where) {
+  // Enums from an application may hold any value of their underlying type (a cast, a
+  // deserialized config): each is checked, never trusted to be one of the names.
+  if (static_cast<std::uint32_t>(e.mode) > static_cast<std::uint32_t>(ExecMode::kAuto)) {
+    return Status::invalid_argument(where + "ExecOptions::mode " +
+                                    std::to_string(static_cast<int>(e.mode)) +
+                                    " is not an ExecMode");
+  }
+  if (static_cast<std::size_t>(e.scheduler) >= sched::policies().size()) {
+    return Status::invalid_argument(where + "ExecOptions::scheduler " +
+                                    std::to_string(static_cast<int>(e.scheduler)) +
+                                    " is not a SchedulerPolicy");
+  }
+  return Status::ok();
+}
+
+}  // namespace braid::engine

@@ -1,0 +1,83 @@
+// Submitting work to the workers: their start and stop, submit() (one transaction function,
+// queued to a worker) and run() (a generator per worker, drained with given ExecOptions).
+#include <braid/database.h>
+
+#include <string>
+
+#include "engine/checks.h"
+#include "engine/database_impl.h"
+#include "engine/worker.h"
+
+namespace braid::engine {
+
+Status DatabaseImpl::start_workers() {
+  workers_.reserve(options_.workers);
+  for (std::uint32_t i = 0; i < options_.workers; ++i) {
+    workers_.push_back(std::make_unique<Worker>(this, i, options_));
+  }
+  for (auto& w : workers_) w->start();
+  return Status::ok();
+}
+
+void DatabaseImpl::stop_workers() {
+  for (auto& w : workers_) w->stop();
+  workers_.clear();
+}
+
+Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
+  if (!fn) return Status::invalid_argument("submit: empty transaction function");
+  if (so.worker >= static_cast<std::int32_t>(workers_.size()) || so.worker < -1) {
+    return Status::invalid_argument("submit: no worker " + std::to_string(so.worker));
+  }
+  const std::uint32_t w =
+      so.worker >= 0 ? static_cast<std::uint32_t>(so.worker)
+                     : next_worker_.fetch_add(1, std::memory_order_relaxed) % options_.workers;
+  auto* r = new detail::Request;
+  r->fn = std::move(fn);
+  r->retries = so.conflict_retries;
+  if (!workers_[w]->enqueue(r)) {
+    delete r;
+    return Status::busy("worker " + std::to_string(w) + " submit queue is full (" +
+                        std::to_string(options_.submit_queue_depth) + " waiting)");
+  }
+  return Pending(r);
+}
+
+Status DatabaseImpl::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
+  if (Status s = refuse_on_worker("Database::run()"); !s.is_ok()) return s;
+  if (Status s = check_exec(exec, "run: "); !s.is_ok()) return s;
+  if (generators.size() > workers_.size()) {
+    return Status::invalid_argument("run: " + std::to_string(generators.size()) +
+                                    " generators for " + std::to_string(workers_.size()) +
+                                    " workers");
+  }
+  if (exec.batch == 0 || exec.batch > options_.slots_per_worker) {
+    return Status::invalid_argument("run: batch must be 1.." +
+                                    std::to_string(options_.slots_per_worker) +
+                                    " (Options::slots_per_worker)");
+  }
+  std::unique_lock<std::mutex> guard(run_mutex_, std::try_to_lock);
+  if (!guard.owns_lock()) return Status::busy("another Database::run is in progress");
+  // A member, not a local: a worker touches it (notify) after its final decrement, which may
+  // be after this function saw zero and returned.
+  std::atomic<std::uint32_t>& remaining = run_remaining_;
+  std::uint32_t n = 0;
+  for (TxnGenerator* g : generators) n += g != nullptr ? 1 : 0;
+  remaining.store(n, std::memory_order_release);
+  for (std::size_t i = 0; i < generators.size(); ++i) {
+    if (generators[i] != nullptr) workers_[i]->post_run(generators[i], exec, &remaining);
+  }
+  for (std::uint32_t left = remaining.load(std::memory_order_acquire); left != 0;
+       left = remaining.load(std::memory_order_acquire)) {
+    remaining.wait(left);
+  }
+  return Status::ok();
+}
+
+ExecStats DatabaseImpl::exec_stats() const {
+  ExecStats s;
+  for (const auto& w : workers_) w->add_stats(&s);
+  return s;
+}
+
+}  // namespace braid::engine

@@ -1,0 +1,73 @@
+// A worker's scheduling policy (DESIGN §4): which transactions it admits into free slots, in
+// which order it resumes the open ones, and what it does when a slot starts or stops waiting
+// or finishes. The worker loop (engine/worker.cc) owns the slots and their states and asks the
+// policy; a policy owns no transaction and never resumes one.
+//
+// Adding a policy: a file in src/sched/ named after it that defines a Policy and its factory,
+// a value of braid::SchedulerPolicy, and a line in registry.cc. Nothing else changes.
+//
+// Cost: order_round() and on_finish() are one virtual call per round and per transaction;
+// on_wait() only when a slot leaves or re-enters the resumable states (disk or durability
+// waits), never on a memory suspension, which is every operation's.
+#pragma once
+
+#include <braid/options.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "sched/slot_state.h"
+
+namespace braid::sched {
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+
+  virtual SchedulerPolicy kind() const = 0;
+
+  // Admission: how many transactions may be open once the worker has filled free slots, given
+  // `live` open now and the mode's `capacity` (the batch size; 1 in the sequential modes). At
+  // most `capacity`; a value at or below `live` admits nothing.
+  virtual std::uint32_t admit_target(std::uint32_t live, std::uint32_t capacity) const = 0;
+
+  // Which slot runs next: fills `order` with the slots to visit this round, in order, and
+  // returns true; false keeps slot order (round-robin over the open slots). The worker skips
+  // slots that are free or not resumable, so `order` may name any slot.
+  virtual bool order_round(std::span<std::uint32_t> order, std::span<const SlotState> states) {
+    (void)order;
+    (void)states;
+    return false;
+  }
+
+  // Slot `slot` entered `now` from a resumable state (kParkedIo, kWaitingDurable), or returned
+  // to kRunnable from one.
+  virtual void on_wait(std::uint32_t slot, SlotState now) {
+    (void)slot;
+    (void)now;
+  }
+
+  // Slot `slot`'s transaction ended (committed, aborted, or failed); the slot is free.
+  virtual void on_finish(std::uint32_t slot) { (void)slot; }
+};
+
+// The registry (registry.cc): every policy by kind and by the name the benchmarks and the
+// documentation use.
+struct PolicyInfo {
+  SchedulerPolicy kind;
+  std::string_view name;
+  std::string_view summary;
+  std::unique_ptr<Policy> (*make)();
+};
+std::span<const PolicyInfo> policies();
+const PolicyInfo& policy_info(SchedulerPolicy kind);
+// Null when no policy has that name.
+const PolicyInfo* find_policy(std::string_view name);
+
+// The factories, one per policy file.
+std::unique_ptr<Policy> make_batch();
+std::unique_ptr<Policy> make_pipeline();
+
+}  // namespace braid::sched

@@ -1,0 +1,35 @@
+#include <array>
+
+#include "sched/policy.h"
+#include "util/assert.h"
+
+namespace braid::sched {
+namespace {
+
+// Indexed by SchedulerPolicy.
+constexpr std::array<PolicyInfo, 2> kPolicies = {{
+    {SchedulerPolicy::kBatch, "batch", "admit a batch when all slots are empty (CoroBase Alg. 1)",
+     &make_batch},
+    {SchedulerPolicy::kPipeline, "pipeline", "refill each slot as soon as it frees",
+     &make_pipeline},
+}};
+
+}  // namespace
+
+std::span<const PolicyInfo> policies() { return kPolicies; }
+
+const PolicyInfo& policy_info(SchedulerPolicy kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  BRAID_ASSERT(i < kPolicies.size());
+  BRAID_ASSERT(kPolicies[i].kind == kind);
+  return kPolicies[i];
+}
+
+const PolicyInfo* find_policy(std::string_view name) {
+  for (const PolicyInfo& p : kPolicies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace braid::sched

@@ -1,0 +1,76 @@
+// The states of a worker's transaction slot, and the transitions between them. Every change of
+// state goes through transition(), which asserts that the edge exists: a slot is never resumed
+// while it waits for the disk, and never freed while a commit waits in it.
+//
+//   kFree --launch--> kRunnable --resume--> kParkedMemory --resume--> ... --done--> kFree
+//   kRunnable/kParkedMemory --durable commit--> kWaitingDurable --disk caught up--> kRunnable
+//   kRunnable/kParkedMemory --cold read issued--> kParkedIo --read completed--> kRunnable
+//
+// kParkedIo is entered by the cold store's reads (issue 19): the scheduler checks the slot's
+// I/O status and resumes the transaction only once the read is back (MosaicDB §4.1).
+#pragma once
+
+#include <cstdint>
+
+#include "util/assert.h"
+
+namespace braid::sched {
+
+enum class SlotState : std::uint8_t {
+  kFree,            // no transaction
+  kRunnable,        // launched or woken, not yet resumed
+  kParkedMemory,    // suspended at a prefetch (or a forced yield): resume in the next round
+  kParkedIo,        // waiting for a storage read: not resumable until it completes
+  kWaitingDurable,  // an explicit commit waiting for the durable clock: not resumable
+};
+inline constexpr int kSlotStates = 5;
+
+constexpr const char* slot_state_name(SlotState s) {
+  switch (s) {
+    case SlotState::kFree:
+      return "free";
+    case SlotState::kRunnable:
+      return "runnable";
+    case SlotState::kParkedMemory:
+      return "parked-memory";
+    case SlotState::kParkedIo:
+      return "parked-io";
+    case SlotState::kWaitingDurable:
+      return "waiting-durable";
+  }
+  return "?";
+}
+
+// A slot the scheduler may resume now.
+constexpr bool resumable(SlotState s) {
+  return s == SlotState::kRunnable || s == SlotState::kParkedMemory;
+}
+
+// A slot waiting for something outside the worker (the disk): not resumable, and not free.
+constexpr bool waiting(SlotState s) {
+  return s == SlotState::kParkedIo || s == SlotState::kWaitingDurable;
+}
+
+constexpr bool valid_transition(SlotState from, SlotState to) {
+  switch (to) {
+    case SlotState::kFree:  // the transaction finished (it ran last) or was never started
+      return resumable(from);
+    case SlotState::kRunnable:  // launched into a free slot, or woken from a wait
+      return from == SlotState::kFree || from == SlotState::kParkedIo ||
+             from == SlotState::kWaitingDurable;
+    case SlotState::kParkedMemory:
+      return resumable(from);
+    case SlotState::kParkedIo:
+    case SlotState::kWaitingDurable:
+      return resumable(from);
+  }
+  return false;
+}
+
+// Moves *state to `to`; the edge must exist (debug tier: this is on every resume).
+inline void transition(SlotState* state, SlotState to) {
+  BRAID_DASSERT(valid_transition(*state, to));
+  *state = to;
+}
+
+}  // namespace braid::sched
