@@ -89,6 +89,7 @@ Durability::~Durability() {
   // Logs first: their destructors wait for the block in flight.
   logs_.clear();
   ckpt_queue_.reset();
+  rings_.clear();
 }
 
 Status Durability::open_directory(std::vector<storage::CatalogEntry>* catalog) {
@@ -116,9 +117,6 @@ Status Durability::open_directory(std::vector<storage::CatalogEntry>* catalog) {
     // A new database: its (empty) catalog is what marks the directory as one.
     if (Status s = storage::write_catalog(*fs_, dir_, catalog_); !s.is_ok()) return s;
   }
-  Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(8);
-  if (!q.is_ok()) return q.status();
-  ckpt_queue_ = std::move(*q);
   return Status::ok();
 }
 
@@ -172,12 +170,22 @@ Status Durability::recover_and_open_logs() {
     c.flush_bytes = options_.durability.flush_bytes;
     c.flush_delay_ns = options_.durability.flush_delay_us * 1000;
     c.acked = [this] { return durable_clock(); };
-    Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(8);
+    // Worker i's log goes through worker i's ring; the application threads' log (i ==
+    // workers) is driven by whichever thread commits, so it keeps a queue of its own.
+    std::unique_ptr<storage::IoQueue> queue;
+    Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(i < options_.workers ? 32 : 8);
     if (!q.is_ok()) return q.status();
-    auto log = std::make_unique<storage::LogWriter>(fs_.get(), std::move(*q), c, &clock);
+    if (i < options_.workers) {
+      rings_.push_back(std::make_unique<storage::IoRing>(std::move(*q)));
+      queue = rings_.back()->channel(storage::IoRing::kLog);
+    } else {
+      queue = std::move(*q);
+    }
+    auto log = std::make_unique<storage::LogWriter>(fs_.get(), std::move(queue), c, &clock);
     if (Status s = log->open(0); !s.is_ok()) return s;
     logs_.push_back(std::move(log));
   }
+  ckpt_queue_ = rings_.front()->channel(storage::IoRing::kCheckpoint);
   if (Status s = write_checkpoint_sync(generation); !s.is_ok()) return s;
   storage::Catalog sealed = catalog_;
   sealed.generation = generation;

@@ -24,6 +24,7 @@
 
 #include "storage/checkpoint.h"
 #include "storage/file_system.h"
+#include "storage/io_ring.h"
 #include "storage/log_writer.h"
 #include "storage/recovery.h"
 
@@ -50,6 +51,10 @@ class Durability {
   // The log of worker i; the application threads' log is log(workers).
   // Null in a read-only database (it has no logs).
   storage::LogWriter* log(std::uint32_t i) { return i < logs_.size() ? logs_[i].get() : nullptr; }
+  // Worker i's I/O ring (its log's and, for worker 0, the checkpoints' requests); null in a
+  // read-only database. The ring outlives the worker thread: closing drives the logs after the
+  // workers stopped, so the durability layer keeps it and the worker reaps it.
+  storage::IoRing* ring(std::uint32_t i) { return i < rings_.size() ? rings_[i].get() : nullptr; }
   std::mutex& external_mutex() { return external_mutex_; }
 
   // See the acknowledgement rule above.
@@ -94,6 +99,8 @@ class Durability {
   std::uint64_t generation_ = 0;
   std::uint64_t checkpoint_seq_ = 0;
   storage::Catalog catalog_;
+  // Destroyed explicitly in ~Durability, logs and checkpoint channel before their rings.
+  std::vector<std::unique_ptr<storage::IoRing>> rings_;  // one per worker
   std::vector<std::unique_ptr<storage::LogWriter>> logs_;
   std::mutex external_mutex_;
 
@@ -104,7 +111,7 @@ class Durability {
 
   // Checkpoint state (worker 0 only, except the atomics and the ticket mutex).
   std::unique_ptr<Ckpt> ckpt_;
-  std::unique_ptr<storage::IoQueue> ckpt_queue_;
+  std::unique_ptr<storage::IoQueue> ckpt_queue_;  // worker 0's ring, checkpoint channel
   std::uint64_t ckpt_log_bytes_at_last_ = 0;
   std::atomic<std::uint64_t> ckpt_requested_{0};
   std::atomic<std::uint64_t> ckpt_done_{0};

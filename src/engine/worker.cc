@@ -33,6 +33,7 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
   durability_ = db->durability();
   if (durability_ != nullptr) {
     log_ = durability_->log(index);
+    ring_ = durability_->ring(index);
     durable_ = durability_->durable_commits();
     waiters_.resize(options.durability.max_commit_waiters);
   }
@@ -407,6 +408,9 @@ void Worker::fail_waiters(const Status& why) {
 }
 
 void Worker::service_log(std::uint32_t runnable) {
+  // One pass over the ring: the completions of the log's and the checkpoint's requests go to
+  // their channels, where the log and the checkpoint pick them up below.
+  if (ring_ != nullptr) (void)ring_->reap();
   if (!durability_->halted()) {
     if (Status s = log_->poll(false, runnable == 0); !s.is_ok()) durability_->halt(s);
   }

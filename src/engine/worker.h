@@ -199,6 +199,7 @@ class Worker {
   // Durability (null log: an in-memory database).
   Durability* durability_ = nullptr;
   storage::LogWriter* log_ = nullptr;
+  storage::IoRing* ring_ = nullptr;  // this worker's I/O ring: reaped once per loop
   bool durable_ = false;
   std::vector<Waiter> waiters_;  // ring of max_commit_waiters, in timestamp order
   std::size_t waiter_head_ = 0;
