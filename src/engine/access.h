@@ -63,10 +63,10 @@ class ChainWalk {
       return v_ != nullptr;
     }
     for (;;) {
-      const DatabaseImpl::Vis vis =
-          db_->visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
-      if (vis == DatabaseImpl::Vis::kRetry) continue;  // owner finished: re-read the stamp
-      if (vis == DatabaseImpl::Vis::kVisible) {
+      const mvcc::Vis vis =
+          db_->protocol().visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
+      if (vis == mvcc::Vis::kRetry) continue;  // owner finished: re-read the stamp
+      if (vis == mvcc::Vis::kVisible) {
         found_ = v_;
         return false;
       }

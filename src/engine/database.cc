@@ -20,11 +20,7 @@ using mvcc::Version;
 namespace entry = mvcc::entry;
 namespace cstate = mvcc::cstate;
 
-namespace {
-// A head that is being unlinked by an aborting owner is replaced within a few instructions;
-// past this many retries something else is wrong and the operation answers Busy.
-constexpr int kMaxWriteRetries = 1 << 16;
-}  // namespace
+using mvcc::kMaxWriteRetries;
 
 namespace {
 thread_local const DatabaseImpl* tls_worker_of = nullptr;
@@ -47,7 +43,8 @@ DatabaseImpl::DatabaseImpl(const Options& options)
     : options_(options),
       // One reserved context beyond the workers' slots: the checkpoint's snapshot.
       txns_(options.workers * options.slots_per_worker + 1, options.external_transactions,
-            options.max_txn_writes) {
+            options.max_txn_writes),
+      protocol_(&txns_, options.max_version_bytes) {
   tables_.reserve(options.max_tables);
 }
 
@@ -246,7 +243,7 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
     slot.store(entry::kEmpty, std::memory_order_relaxed);
     return Status::ok();
   }
-  Version* v = make_version(ctx, value, false);
+  Version* v = protocol_.make_version(ctx, value, false);
   if (v == nullptr) {
     return Status::io_error(
         "version memory exhausted during recovery (Options::max_version_bytes = " +
@@ -343,53 +340,7 @@ DatabaseStats DatabaseImpl::stats() const {
   return s;
 }
 
-// ---- Visibility ---------------------------------------------------------------------------------
-
-DatabaseImpl::Vis DatabaseImpl::visibility(const TxnContext* ctx, std::uint64_t stamp) {
-  if (!mvcc::is_owner_stamp(stamp)) return stamp <= ctx->snapshot ? Vis::kVisible : Vis::kInvisible;
-  if (stamp == ctx->tag) return Vis::kVisible;
-  const std::uint64_t xid = mvcc::stamp_xid(stamp);
-  const TxnContext& owner = txns_.at(static_cast<std::uint32_t>(xid & 0xffff));
-  for (std::uint32_t spins = 0;; ++spins) {
-    // State first, then xid: if the xid still matches, the state belongs to that owner.
-    const std::uint64_t s = owner.state.load(std::memory_order_acquire);
-    if (owner.xid.load(std::memory_order_acquire) != xid) return Vis::kRetry;
-    if (cstate::is_committed(s)) {
-      return cstate::cts_of(s) <= ctx->snapshot ? Vis::kVisible : Vis::kInvisible;
-    }
-    if (s == cstate::kActive) return Vis::kInvisible;
-    if (s == cstate::kAborted) return Vis::kOwnerAborting;
-    // Precommit: the owner is between taking its timestamp and publishing it; whether our
-    // snapshot includes it depends on that number, so wait the few instructions it takes.
-    util::backoff(spins);
-  }
-}
-
 // ---- Writes -------------------------------------------------------------------------------------
-
-Version* DatabaseImpl::make_version(TxnContext* ctx, std::string_view value, bool tombstone) {
-  Version* v = txns_.alloc_version(ctx, value.size());
-  if (v == nullptr) [[unlikely]]
-    return nullptr;
-  if (!value.empty()) std::memcpy(v->payload(), value.data(), value.size());
-  if (tombstone) v->flags = Version::kTombstone;
-  return v;
-}
-
-void DatabaseImpl::add_write(TxnContext* ctx, Table& table, std::uint64_t oid, Version* v,
-                             std::string_view key, bool fresh) {
-  v->write_index = static_cast<std::uint32_t>(ctx->writes.size());
-  ctx->writes.push_back({&table, oid, v, static_cast<std::uint32_t>(ctx->staged_keys.size()),
-                         static_cast<std::uint16_t>(key.size()), fresh});
-  ctx->staged_keys.append(key);
-}
-
-namespace {
-Status out_of_version_memory(std::uint64_t limit) {
-  return Status::io_error(
-      "version memory exhausted (Options::max_version_bytes = " + std::to_string(limit) + ")");
-}
-}  // namespace
 
 Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
                            std::string_view value, WriteKind kind, const LookupHint* hint) {
@@ -433,13 +384,13 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       // A new record: publish the version in a fresh OID, then the key in the index.
       Result<std::uint64_t> fresh = table.oids().allocate();
       if (!fresh.is_ok()) return fresh.status();
-      Version* v = make_version(ctx, value, false);
-      if (v == nullptr) return out_of_version_memory(options_.max_version_bytes);
+      Version* v = protocol_.make_version(ctx, value, false);
+      if (v == nullptr) return protocol_.out_of_version_memory();
       auto& slot = table.oids().entry(*fresh);
-      slot.store(entry::from_version(v), std::memory_order_release);
+      protocol_.install_fresh(slot, v);
       std::uint64_t existing;
       if (table.index().insert_if_absent(key, *fresh, &existing)) {
-        add_write(ctx, table, *fresh, v, key, true);
+        protocol_.add_write(ctx, &table, &slot, *fresh, v, key, true);
         *oid_out = *fresh;
         return Status::ok();
       }
@@ -450,118 +401,13 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       oid = existing;
     }
     Status status;
-    if (write_existing(ctx, table, oid, key, value, kind, &status, prev) == Outcome::kDone) {
+    if (protocol_.install(ctx, &table, table.oids().entry(oid), oid, key, value, kind, &status,
+                          prev) == mvcc::Install::kDone) {
       *oid_out = oid;
       return status;
     }
   }
   return Status::busy("write retried too often");
-}
-
-DatabaseImpl::Outcome DatabaseImpl::write_existing(TxnContext* ctx, Table& table, std::uint64_t oid,
-                                                   std::string_view key, std::string_view value,
-                                                   WriteKind kind, Status* status,
-                                                   const Version** prev) {
-  auto& slot = table.oids().entry(oid);
-  const bool tombstone = kind == WriteKind::kRemove;
-  for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
-    std::uint64_t e = slot.load(std::memory_order_acquire);
-    // Empty: an aborted insert is taking this key's index entry away; look the key up again.
-    if (entry::is_empty(e)) return Outcome::kRelookup;
-    BRAID_ASSERT(entry::is_hot(e));
-    Version* head = entry::hot(e);
-    const std::uint64_t stamp = head->stamp.load(std::memory_order_acquire);
-
-    if (stamp == ctx->tag) {
-      // Our own uncommitted head: replace it, keeping one version per record per transaction.
-      if (kind == WriteKind::kInsert && !head->tombstone()) {
-        *status = Status::duplicate();
-        return Outcome::kDone;
-      }
-      if ((kind == WriteKind::kUpdate || kind == WriteKind::kRemove) && head->tombstone()) {
-        *status = Status::not_found();
-        return Outcome::kDone;
-      }
-      Version* v = make_version(ctx, value, tombstone);
-      if (v == nullptr) {
-        *status = out_of_version_memory(options_.max_version_bytes);
-        return Outcome::kDone;
-      }
-      v->next.store(head->next.load(std::memory_order_relaxed), std::memory_order_relaxed);
-      v->write_index = head->write_index;
-      *prev = head;  // retired below, freed only after this transaction ends
-      slot.store(entry::from_version(v), std::memory_order_release);
-      head->stamp.store(mvcc::kInvisible, std::memory_order_release);
-      ctx->writes[v->write_index].version = v;
-      // Views this transaction got from `head` stay valid: it is freed only after we end.
-      txns_.retire(ctx, head);
-      *status = Status::ok();
-      return Outcome::kDone;
-    }
-
-    const Vis vis = visibility(ctx, stamp);
-    if (vis == Vis::kRetry) continue;
-    if (vis == Vis::kOwnerAborting || stamp == mvcc::kInvisible) {
-      // The head is being unlinked by its aborting owner. Spinning alone is not enough: a
-      // descheduled owner kept a spin-only waiter here past its retry bound (Busy under
-      // `braid-bench ycsb --records 20 --threads 8 --rmw 100`), so back off to yielding.
-      util::backoff(static_cast<std::uint32_t>(attempt));
-      continue;
-    }
-    if (vis == Vis::kInvisible) {
-      // Uncommitted by another transaction, or committed after our snapshot: first updater wins.
-      *status = Status::conflict();
-      return Outcome::kDone;
-    }
-    if (kind == WriteKind::kInsert && !head->tombstone()) {
-      *status = Status::duplicate();
-      return Outcome::kDone;
-    }
-    if ((kind == WriteKind::kUpdate || kind == WriteKind::kRemove) && head->tombstone()) {
-      *status = Status::not_found();
-      return Outcome::kDone;
-    }
-    Version* v = make_version(ctx, value, tombstone);
-    if (v == nullptr) {
-      *status = out_of_version_memory(options_.max_version_bytes);
-      return Outcome::kDone;
-    }
-    v->next.store(head, std::memory_order_relaxed);
-    if (!slot.compare_exchange_strong(e, entry::from_version(v), std::memory_order_acq_rel)) {
-      txns_.free_version(ctx, v);  // never published
-      continue;
-    }
-    add_write(ctx, table, oid, v, key, false);
-    *prev = head;  // read before pruning, which keeps the head itself
-    prune_below(ctx, head);
-    *status = Status::ok();
-    return Outcome::kDone;
-  }
-  *status = Status::busy("write retried too often");
-  return Outcome::kDone;
-}
-
-void DatabaseImpl::prune_below(TxnContext* ctx, Version* head) {
-  // We own the chain's head (our uncommitted version), so no one else prunes it now. The newest
-  // version stamped at or below the horizon is visible to every snapshot that exists or will;
-  // everything older is unreachable for readers and goes to limbo.
-  const std::uint64_t horizon = txns_.horizon();
-  Version* keep = head;
-  while (keep != nullptr) {
-    const std::uint64_t s = keep->stamp.load(std::memory_order_acquire);
-    if (!mvcc::is_owner_stamp(s) && s <= horizon) break;
-    keep = keep->next.load(std::memory_order_acquire);
-  }
-  if (keep == nullptr) return;
-  Version* rest = keep->next.exchange(nullptr, std::memory_order_acq_rel);
-  std::uint64_t n = 0;
-  while (rest != nullptr) {
-    Version* next = rest->next.load(std::memory_order_relaxed);
-    txns_.retire(ctx, rest);
-    rest = next;
-    ++n;
-  }
-  if (n != 0) ctx->pruned.fetch_add(n, std::memory_order_relaxed);
 }
 
 // ---- Commit and abort ---------------------------------------------------------------------------
@@ -622,15 +468,7 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
         return durability_->halt_status();
       }
     }
-    // Precommit before taking the timestamp: a reader whose snapshot is taken after our
-    // fetch_add sees Precommit (or the final state) and waits for the number instead of
-    // skipping versions it must see.
-    ctx->state.store(cstate::kPrecommit, std::memory_order_seq_cst);
-    cts = txns_.clock().fetch_add(1, std::memory_order_seq_cst) + 1;
-    ctx->state.store(cstate::committed(cts), std::memory_order_release);
-    for (const mvcc::WriteEntry& e : ctx->writes) {
-      e.version->stamp.store(cts, std::memory_order_release);
-    }
+    cts = protocol_.publish_commit(ctx);
     // Our versions stay allocated until finish (this context pins the reclamation epoch).
     if (w != nullptr) encode_record(ctx, cts, bytes, w->append(bytes, cts));
   }
@@ -665,25 +503,19 @@ void DatabaseImpl::logged_tick(std::uint32_t log) {
 }
 
 void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
-  ctx->state.store(cstate::kAborted, std::memory_order_release);
+  protocol_.abort_begin(ctx);
   // Secondary entries before the primary keys: once a fresh key leaves the primary index, an
   // insert of it may take a new OID, and must not find our entry (which names the old one).
   remove_secondary_adds(ctx);
+  // Fresh keys leave the index before their entries are emptied: a writer that still finds
+  // the OID then sees an empty entry and looks the key up again (Protocol::install).
   for (auto it = ctx->writes.rbegin(); it != ctx->writes.rend(); ++it) {
-    Version* v = it->version;
-    if (it->fresh) {
-      // Take the key out of the index before emptying the entry: a writer that still finds the
-      // OID then sees an empty entry and looks the key up again (see write_existing).
-      const std::string_view key(ctx->staged_keys.data() + it->key_off, it->key_len);
-      const bool removed = it->table->index().remove(key, it->oid);
-      BRAID_ASSERT(removed);
-    }
-    Version* older = v->next.load(std::memory_order_acquire);
-    it->table->oids().entry(it->oid).store(
-        older != nullptr ? entry::from_version(older) : entry::kEmpty, std::memory_order_release);
-    v->stamp.store(mvcc::kInvisible, std::memory_order_release);
-    txns_.retire(ctx, v);
+    if (!it->fresh) continue;
+    const std::string_view key(ctx->staged_keys.data() + it->key_off, it->key_len);
+    const bool removed = it->table->index().remove(key, it->oid);
+    BRAID_ASSERT(removed);
   }
+  protocol_.unlink_writes(ctx);
   ctx->aborts.fetch_add(1, std::memory_order_relaxed);
   finish_txn(ctx, log);
 }

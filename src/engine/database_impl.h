@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/table.h"
+#include "mvcc/protocol.h"
 #include "mvcc/txn.h"
 #include "storage/file_system.h"
 
@@ -27,7 +28,7 @@ struct OpState;
 
 namespace braid::engine {
 
-enum class WriteKind : std::uint8_t { kInsert, kUpdate, kPut, kRemove };
+using mvcc::WriteKind;
 
 // The result of an index lookup the caller already did (so a write need not repeat it).
 struct LookupHint {
@@ -90,11 +91,10 @@ class DatabaseImpl {
   static void enter_worker_thread(const DatabaseImpl* db);
   Status refuse_on_worker(const char* what) const;
 
-  enum class Vis : std::uint8_t { kVisible, kInvisible, kRetry, kOwnerAborting };
-  Vis visibility(const mvcc::TxnContext* ctx, std::uint64_t stamp);
+  // The MVCC protocol over this database's contexts (src/mvcc/protocol.h).
+  const mvcc::Protocol& protocol() const { return protocol_; }
 
  private:
-  enum class Outcome : std::uint8_t { kDone, kRelookup };
   // A write's secondary keys, derived before the write changes anything (secondary.cc).
   struct SecondaryKeys {
     std::uint32_t count = 0;
@@ -121,18 +121,12 @@ class DatabaseImpl {
   void logged_tick(std::uint32_t log);
   Status start_workers();
   void stop_workers();
-  Outcome write_existing(mvcc::TxnContext* ctx, Table& table, std::uint64_t oid,
-                         std::string_view key, std::string_view value, WriteKind kind,
-                         Status* status, const mvcc::Version** prev);
-  mvcc::Version* make_version(mvcc::TxnContext* ctx, std::string_view value, bool tombstone);
-  void add_write(mvcc::TxnContext* ctx, Table& table, std::uint64_t oid, mvcc::Version* v,
-                 std::string_view key, bool fresh);
-  void prune_below(mvcc::TxnContext* ctx, mvcc::Version* head);
 
   Options options_;
   // False once the database is closing: a Transaction that outlives it answers an error.
   std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(true);
   mvcc::TxnTable txns_;
+  mvcc::Protocol protocol_;
   std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
   std::vector<std::unique_ptr<Table>> tables_;

@@ -53,6 +53,7 @@ inline std::uint64_t cts_of(std::uint64_t s) { return s >> 2; }
 
 struct WriteEntry {
   Table* table;
+  std::atomic<std::uint64_t>* slot;  // the record's OID entry (OID arrays never move)
   std::uint64_t oid;
   Version* version;       // this transaction's newest version of the record
   std::uint32_t key_off;  // key bytes in TxnContext::staged_keys (the redo record's key)

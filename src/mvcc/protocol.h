@@ -1,0 +1,95 @@
+// The MVCC protocol (DESIGN §2, CoroBase §2.1): snapshot visibility, installing a new version
+// under first-updater-wins, pruning a chain below the horizon, and the commit and abort steps
+// on the versions. The engine (DatabaseImpl) calls it with the record's OID entry in hand; the
+// indexes, the catalog, the log and secondary keys stay in the engine. SSN (issue 21) adds its
+// stamps and its pre-commit test here.
+//
+// Contracts, asserted:
+//   * a chain holds at most one uncommitted version, and it is the head;
+//   * install() changes a chain only by a CAS of its head (or, for the owner's own head, a
+//     store by the only writer allowed);
+//   * publish_commit() and unlink_writes() are called once per transaction, on an active
+//     context, and leave it committed or aborted.
+#pragma once
+
+#include <braid/status.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "mvcc/txn.h"
+#include "mvcc/version.h"
+#include "util/bits.h"
+
+namespace braid::mvcc {
+
+// A head that is being unlinked by an aborting owner is replaced within a few instructions;
+// past this many retries something else is wrong and the write answers Busy.
+inline constexpr int kMaxWriteRetries = 1 << 16;
+
+enum class Vis : std::uint8_t { kVisible, kInvisible, kRetry, kOwnerAborting };
+enum class WriteKind : std::uint8_t { kInsert, kUpdate, kPut, kRemove };
+// kRelookup: the record's entry was emptied by an aborting insert; look the key up again.
+enum class Install : std::uint8_t { kDone, kRelookup };
+
+class Protocol {
+ public:
+  // `version_limit`: Options::max_version_bytes, named in the out-of-memory message.
+  Protocol(TxnTable* txns, std::uint64_t version_limit)
+      : txns_(txns), version_limit_(version_limit) {}
+
+  // Whether a version with `stamp` is in ctx's snapshot. Hot: every chain step of every read.
+  Vis visibility(const TxnContext* ctx, std::uint64_t stamp) const {
+    if (!is_owner_stamp(stamp)) return stamp <= ctx->snapshot ? Vis::kVisible : Vis::kInvisible;
+    if (stamp == ctx->tag) return Vis::kVisible;
+    return owner_visibility(ctx, stamp);
+  }
+
+  // A new version of ctx's, not yet linked anywhere (null: version memory exhausted).
+  Version* make_version(TxnContext* ctx, std::string_view value, bool tombstone);
+  // A fresh record (its OID newly allocated): the version becomes the entry's only one.
+  void install_fresh(std::atomic<std::uint64_t>& slot, Version* v) {
+    BRAID_DASSERT(slot.load(std::memory_order_relaxed) == entry::kEmpty);
+    slot.store(entry::from_version(v), std::memory_order_release);
+  }
+  // Records the write in ctx's write set (its redo record and its abort undo).
+  void add_write(TxnContext* ctx, Table* table, std::atomic<std::uint64_t>* slot, std::uint64_t oid,
+                 Version* v, std::string_view key, bool fresh);
+
+  // Installs ctx's new version of an existing record (entry `slot`) under first-updater-wins.
+  // kDone sets *status: OK (installed; *prev is the version it replaced), Conflict, Duplicate
+  // (kInsert over a live record), NotFound (kUpdate/kRemove of a deleted one), IOError (version
+  // memory), Busy (retried too often).
+  Install install(TxnContext* ctx, Table* table, std::atomic<std::uint64_t>& slot,
+                  std::uint64_t oid, std::string_view key, std::string_view value, WriteKind kind,
+                  Status* status, const Version** prev);
+
+  // Commit, step 1 of 2: takes the commit timestamp and publishes it on every version of the
+  // write set (the log record is the engine's, between the two steps).
+  std::uint64_t publish_commit(TxnContext* ctx);
+  // Abort: marks ctx aborted (readers then skip its versions), then takes every version of its
+  // write set out of its chain. The engine removes fresh keys from its indexes in between
+  // (abort_begin, index removal, unlink_writes), so a writer that still finds such an OID sees
+  // an empty entry and looks the key up again.
+  void abort_begin(TxnContext* ctx);
+  void unlink_writes(TxnContext* ctx);
+
+  // Cuts the versions below the newest one every snapshot sees (ctx owns `head`).
+  void prune_below(TxnContext* ctx, Version* head);
+
+  // The one definition of the out-of-memory answer.
+  Status out_of_version_memory() const;
+
+ private:
+  Vis owner_visibility(const TxnContext* ctx, std::uint64_t stamp) const;
+  // The version that would follow `head` for a write of `kind`; null with *status set when the
+  // write is refused (Duplicate, NotFound) or memory is out.
+  Version* successor(TxnContext* ctx, const Version* head, WriteKind kind, std::string_view value,
+                     Status* status);
+
+  TxnTable* txns_;
+  std::uint64_t version_limit_;
+};
+
+}  // namespace braid::mvcc

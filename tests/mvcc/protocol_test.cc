@@ -1,0 +1,112 @@
+// The MVCC protocol on one record's chain, without an index or an engine: snapshot visibility,
+// first-updater-wins, the owner's replacement of its own head, commit and abort.
+#include "mvcc/protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace braid::mvcc {
+namespace {
+
+class ProtocolTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(txns_.init_heap(std::size_t{8} << 20, false).is_ok()); }
+
+  // The value of the version `ctx` sees, or "" when none.
+  std::string read(const TxnContext* ctx) {
+    const std::uint64_t e = slot_.load();
+    for (const Version* v = entry::is_hot(e) ? entry::hot(e) : nullptr; v != nullptr;
+         v = v->next.load()) {
+      Vis vis;
+      do {
+        vis = p_.visibility(ctx, v->stamp.load());
+      } while (vis == Vis::kRetry);
+      if (vis == Vis::kVisible) {
+        return v->tombstone() ? "" : std::string(static_cast<const char*>(v->payload()), v->size);
+      }
+    }
+    return "";
+  }
+  Status write(TxnContext* ctx, std::string_view value, WriteKind kind = WriteKind::kPut) {
+    Status s;
+    const Version* prev = nullptr;
+    EXPECT_EQ(p_.install(ctx, nullptr, slot_, 1, "k", value, kind, &s, &prev), Install::kDone);
+    return s;
+  }
+  void commit(TxnContext* ctx) {
+    (void)p_.publish_commit(ctx);
+    (void)txns_.finish(ctx);
+  }
+  void abort(TxnContext* ctx) {
+    p_.abort_begin(ctx);
+    p_.unlink_writes(ctx);
+    (void)txns_.finish(ctx);
+  }
+
+  TxnTable txns_{0, 8, 16};
+  Protocol p_{&txns_, 8 << 20};
+  std::atomic<std::uint64_t> slot_{entry::kEmpty};
+};
+
+TEST_F(ProtocolTest, SnapshotsSeeWhatCommittedBeforeThem) {
+  TxnContext* a = txns_.begin();
+  Version* v = p_.make_version(a, "v1", false);
+  ASSERT_NE(v, nullptr);
+  p_.install_fresh(slot_, v);
+  p_.add_write(a, nullptr, &slot_, 1, v, "k", true);
+  TxnContext* early = txns_.begin();  // snapshot before a commits
+  EXPECT_EQ(read(a), "v1");           // its own version
+  EXPECT_EQ(read(early), "");         // uncommitted: invisible to others
+  commit(a);
+  TxnContext* late = txns_.begin();
+  EXPECT_EQ(read(late), "v1");
+  EXPECT_EQ(read(early), "");  // committed after its snapshot
+  // First updater wins: early's snapshot does not hold the head, so it may not overwrite it.
+  EXPECT_EQ(write(early, "x").code(), Code::kConflict);
+  EXPECT_TRUE(write(late, "v2").is_ok());
+  EXPECT_TRUE(write(late, "v3").is_ok());  // its own head, replaced: one version per txn
+  EXPECT_EQ(late->writes.size(), 1u);
+  EXPECT_EQ(read(late), "v3");
+  TxnContext* other = txns_.begin();
+  EXPECT_EQ(write(other, "y").code(), Code::kConflict);  // an uncommitted head is another's
+  EXPECT_EQ(read(other), "v1");
+  abort(other);
+  abort(early);
+  commit(late);
+  TxnContext* last = txns_.begin();
+  EXPECT_EQ(read(last), "v3");
+  EXPECT_EQ(write(last, "z", WriteKind::kInsert).code(), Code::kDuplicate);
+  EXPECT_TRUE(write(last, "", WriteKind::kRemove).is_ok());
+  EXPECT_EQ(write(last, "w", WriteKind::kUpdate).code(), Code::kNotFound);  // removed by itself
+  abort(last);
+}
+
+TEST_F(ProtocolTest, AbortRestoresThePreviousHead) {
+  TxnContext* a = txns_.begin();
+  Version* v = p_.make_version(a, "v1", false);
+  p_.install_fresh(slot_, v);
+  p_.add_write(a, nullptr, &slot_, 1, v, "k", true);
+  commit(a);
+  const std::uint64_t committed_head = slot_.load();
+  TxnContext* b = txns_.begin();
+  EXPECT_TRUE(write(b, "v2").is_ok());
+  EXPECT_NE(slot_.load(), committed_head);
+  abort(b);
+  EXPECT_EQ(slot_.load(), committed_head);
+  TxnContext* c = txns_.begin();
+  EXPECT_EQ(read(c), "v1");
+  EXPECT_TRUE(write(c, "v3").is_ok());  // the aborted version no longer blocks a writer
+  commit(c);
+  // An aborted fresh record leaves the entry empty.
+  std::atomic<std::uint64_t> fresh{entry::kEmpty};
+  TxnContext* d = txns_.begin();
+  Version* f = p_.make_version(d, "f", false);
+  p_.install_fresh(fresh, f);
+  p_.add_write(d, nullptr, &fresh, 2, f, "f", true);
+  abort(d);
+  EXPECT_EQ(fresh.load(), entry::kEmpty);
+}
+
+}  // namespace
+}  // namespace braid::mvcc
