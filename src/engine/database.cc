@@ -60,6 +60,7 @@ DatabaseImpl::~DatabaseImpl() {
   }
   stop_workers();
   durability_.reset();
+  check_invariants();
   // Tables first: their chains hold versions; then the transaction table frees limbo.
   for (auto& t : tables_) {
     for (std::uint64_t oid = 0; oid < t->oids().allocated(); ++oid) {
@@ -67,6 +68,25 @@ DatabaseImpl::~DatabaseImpl() {
     }
   }
   tables_.clear();
+}
+
+void DatabaseImpl::check_invariants() {
+#if defined(BRAID_DEBUG_CHECKS)
+  for (const auto& t : tables_) {
+    const std::size_t keys = t->index().check_invariants();
+    BRAID_ASSERT(keys <= t->oids().allocated());
+    std::size_t live = 0;
+    t->index().for_each([&](std::string_view, std::uint64_t oid) {
+      BRAID_ASSERT(oid < t->oids().allocated());
+      // A key names a chain (a deleted record keeps its tombstone until pruned).
+      live += mvcc::Protocol::check_chain(t->oids().entry(oid).load()) != 0 ? 1 : 0;
+    });
+    BRAID_ASSERT(live == keys);
+    for (std::uint32_t i = 0; i < t->index_count(); ++i) {
+      (void)t->secondary(i)->tree().check_invariants();
+    }
+  }
+#endif
 }
 
 std::unique_ptr<Database> DatabaseImpl::wrap(std::unique_ptr<DatabaseImpl> impl) {
@@ -151,6 +171,7 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
     Status s = db->open_durable(std::move(fs));
     if (!s.is_ok()) return s;
   }
+  db->check_invariants();
   if (Status s = db->start_workers(); !s.is_ok()) return s;
   return db;
 }

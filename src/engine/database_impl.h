@@ -118,6 +118,10 @@ class DatabaseImpl {
   // Frees a whole version chain; only where no reader can hold it (closing, recovery).
   void free_chain(mvcc::TxnContext* ctx, std::uint64_t entry);
   void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
+  // Debug tier (BRAID_DEBUG_CHECKS), with no transaction open: every tree's structural
+  // invariants, every primary key naming a live chain, every chain ordered. Run after open
+  // (recovery included) and before close, so every test that opens a database runs it.
+  void check_invariants();
   void logged_tick(std::uint32_t log);
   Status start_workers();
   void stop_workers();

@@ -164,6 +164,22 @@ std::uint64_t Protocol::publish_commit(TxnContext* ctx) {
   return cts;
 }
 
+std::size_t Protocol::check_chain(std::uint64_t e) {
+  if (!entry::is_hot(e)) return 0;
+  std::size_t n = 0;
+  std::uint64_t newer = ~std::uint64_t{0};
+  for (const Version* v = entry::hot(e); v != nullptr;
+       v = v->next.load(std::memory_order_relaxed)) {
+    const std::uint64_t stamp = v->stamp.load(std::memory_order_relaxed);
+    BRAID_ASSERT(!is_owner_stamp(stamp));  // no transaction is open
+    BRAID_ASSERT(stamp != kInvisible);     // aborted versions are unlinked
+    BRAID_ASSERT(stamp < newer);           // newest first, one version per commit
+    newer = stamp;
+    ++n;
+  }
+  return n;
+}
+
 void Protocol::abort_begin(TxnContext* ctx) {
   BRAID_ASSERT(ctx->state.load(std::memory_order_relaxed) == cstate::kActive);
   ctx->state.store(cstate::kAborted, std::memory_order_release);

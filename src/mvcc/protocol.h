@@ -78,6 +78,11 @@ class Protocol {
   // Cuts the versions below the newest one every snapshot sees (ctx owns `head`).
   void prune_below(TxnContext* ctx, Version* head);
 
+  // Debug tier, single-threaded callers with no transaction open (open, close): the chain from
+  // `entry` is ordered, newest first, by strictly decreasing commit stamps, and holds no owner
+  // stamp. Returns its length.
+  static std::size_t check_chain(std::uint64_t entry);
+
   // The one definition of the out-of-memory answer.
   Status out_of_version_memory() const;
 

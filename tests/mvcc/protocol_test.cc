@@ -98,6 +98,7 @@ TEST_F(ProtocolTest, AbortRestoresThePreviousHead) {
   EXPECT_EQ(read(c), "v1");
   EXPECT_TRUE(write(c, "v3").is_ok());  // the aborted version no longer blocks a writer
   commit(c);
+  EXPECT_EQ(Protocol::check_chain(slot_.load()), 2u);  // v3 -> v1, ordered, all committed
   // An aborted fresh record leaves the entry empty.
   std::atomic<std::uint64_t> fresh{entry::kEmpty};
   TxnContext* d = txns_.begin();
