@@ -21,16 +21,18 @@ using Clock = std::chrono::steady_clock;
 
 // "hybrid" is interleaved with multi_get (CoroBase's Hybrid), so it can run beside the others
 // on the same data; --hybrid applies multi_get to every listed mode instead.
-const std::vector<std::string> kTpccModes = {"sequential",  "prefetch", "nested",
-                                             "interleaved", "auto",     "hybrid"};
+std::vector<std::string> tpcc_modes() {
+  std::vector<std::string> m = exec_mode_names();
+  m.push_back("hybrid");
+  return m;
+}
 const std::vector<std::string> kMixes = {"tpcc", "tpcc-r", "tpcc-h"};
 
 ExecMode exec_mode_of(const std::string& m) {
-  if (m == "prefetch") return ExecMode::kPrefetch;
-  if (m == "nested") return ExecMode::kNested;
-  if (m == "interleaved" || m == "hybrid") return ExecMode::kInterleaved;
-  if (m == "auto") return ExecMode::kAuto;
-  return ExecMode::kSequential;
+  if (m == "hybrid") return ExecMode::kInterleaved;
+  ExecMode mode = ExecMode::kSequential;
+  (void)parse_exec_mode(m, &mode);
+  return mode;
 }
 
 TpccMix mix_of(const std::string& m) {
@@ -120,9 +122,9 @@ int tpcc_main(int argc, char** argv, int first) {
     cfg.seconds = flags.f64("seconds", 5, 0.01, 86400);
     cfg.mixes = parse_name_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
     if (err.empty())
-      cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), kTpccModes, &err);
+      cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), tpcc_modes(), &err);
     cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
-    cfg.scheduler = flags.choice("scheduler", "pipeline", {"batch", "pipeline"});
+    cfg.scheduler = flags.choice("scheduler", "pipeline", scheduler_names());
     cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
     cfg.hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
     cfg.suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
@@ -195,8 +197,7 @@ int tpcc_main(int argc, char** argv, int first) {
         run.hybrid = cfg.hybrid || mode == "hybrid";
         run.suppliers = cfg.suppliers;
         run.exec.mode = exec_mode_of(mode);
-        run.exec.scheduler =
-            cfg.scheduler == "pipeline" ? SchedulerPolicy::kPipeline : SchedulerPolicy::kBatch;
+        (void)parse_scheduler(cfg.scheduler, &run.exec.scheduler);  // flags.choice checked it
         run.exec.batch = cfg.batch;
         run.exec.seed = cfg.seed;
         run.seconds = cfg.seconds;

@@ -54,15 +54,16 @@ struct Config {
 
 // Execution modes by name; "plain" is the bench's own thread-per-transaction loop over the
 // synchronous API: no workers, no coroutines — the yardstick `sequential` must match.
-const std::vector<std::string> kModes = {"plain",  "sequential",  "prefetch",
-                                         "nested", "interleaved", "auto"};
+std::vector<std::string> ycsb_modes() {
+  std::vector<std::string> m = {"plain"};
+  for (const std::string& n : exec_mode_names()) m.push_back(n);
+  return m;
+}
 
 ExecMode mode_of(const std::string& m) {
-  if (m == "prefetch") return ExecMode::kPrefetch;
-  if (m == "nested") return ExecMode::kNested;
-  if (m == "interleaved") return ExecMode::kInterleaved;
-  if (m == "auto") return ExecMode::kAuto;
-  return ExecMode::kSequential;
+  ExecMode mode = ExecMode::kSequential;  // "plain" runs no engine mode
+  (void)parse_exec_mode(m, &mode);
+  return mode;
 }
 
 enum class Op : std::uint8_t { kRead, kUpdate, kRmw, kScan, kInsert };
@@ -608,8 +609,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     }
     ExecOptions exec;
     exec.mode = mode_of(mode);
-    exec.scheduler =
-        cfg.scheduler == "pipeline" ? SchedulerPolicy::kPipeline : SchedulerPolicy::kBatch;
+    (void)parse_scheduler(cfg.scheduler, &exec.scheduler);  // a name flags.choice accepted
     exec.batch = batch;
     exec.seed = cfg.seed;
     std::thread timer([&] {
@@ -668,9 +668,9 @@ int ycsb_main(int argc, char** argv, int first) {
     cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
     cfg.json = flags.str("json", "results/braid-bench.jsonl");
     cfg.roof = flags.str("roof", "results/roof.json");
-    cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), kModes, &err);
+    cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), ycsb_modes(), &err);
     cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
-    cfg.scheduler = flags.choice("scheduler", "batch", {"batch", "pipeline"});
+    cfg.scheduler = flags.choice("scheduler", "batch", scheduler_names());
     for (std::uint64_t b : flags.u64_list("batch", {8}, 1, 64)) {
       if (std::find(cfg.batches.begin(), cfg.batches.end(), b) != cfg.batches.end()) {
         err = "--batch lists " + std::to_string(b) + " twice";

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace braid {
 
@@ -20,6 +22,17 @@ enum class SchedulerPolicy : std::uint8_t {
   kBatch,     // CoroBase Algorithm 1: admit a batch, round-robin until all of it finished
   kPipeline,  // admit a new transaction as soon as a slot frees
 };
+
+// Names of the modes and schedulers, as braid-bench and the documentation spell them
+// ("sequential", "interleaved", "batch", "pipeline", ...): one mapping for every tool and
+// configuration file. parse_* answer false for a name that is none of them.
+std::string_view to_string(ExecMode mode);
+std::string_view to_string(SchedulerPolicy scheduler);
+bool parse_exec_mode(std::string_view name, ExecMode* out);
+bool parse_scheduler(std::string_view name, SchedulerPolicy* out);
+// Every name, in declaration order.
+std::vector<std::string> exec_mode_names();
+std::vector<std::string> scheduler_names();
 
 struct ExecOptions {
   ExecMode mode = ExecMode::kInterleaved;

@@ -5,6 +5,9 @@
 #include "sched/policy.h"
 #include "sched/slot_state.h"
 
+#include <string>
+#include <vector>
+
 namespace braid::sched {
 namespace {
 
@@ -59,3 +62,33 @@ TEST(SlotState, OnlyTheDocumentedEdgesExist) {
 
 }  // namespace
 }  // namespace braid::sched
+
+namespace braid {
+namespace {
+
+TEST(Names, EveryModeAndSchedulerRoundTrips) {
+  const std::vector<std::string> modes = exec_mode_names();
+  EXPECT_EQ(modes.size(), 5u);
+  for (const std::string& n : modes) {
+    ExecMode m{};
+    ASSERT_TRUE(parse_exec_mode(n, &m)) << n;
+    EXPECT_EQ(to_string(m), n);
+  }
+  EXPECT_EQ(to_string(ExecMode::kInterleaved), "interleaved");
+  for (const std::string& n : scheduler_names()) {
+    SchedulerPolicy p{};
+    ASSERT_TRUE(parse_scheduler(n, &p)) << n;
+    EXPECT_EQ(to_string(p), n);
+  }
+  ExecMode m = ExecMode::kNested;
+  EXPECT_FALSE(parse_exec_mode("plain", &m));  // braid-bench's own loop, not an engine mode
+  EXPECT_FALSE(parse_exec_mode("", &m));
+  EXPECT_EQ(m, ExecMode::kNested);  // untouched on failure
+  SchedulerPolicy p = SchedulerPolicy::kPipeline;
+  EXPECT_FALSE(parse_scheduler("team", &p));  // not registered (yet)
+  EXPECT_EQ(p, SchedulerPolicy::kPipeline);
+  EXPECT_EQ(to_string(static_cast<ExecMode>(9)), "?");
+}
+
+}  // namespace
+}  // namespace braid
