@@ -19,26 +19,18 @@ struct ExecCase {
   bool shuffle = false;
 };
 
-inline std::string mode_name(ExecMode m) {
-  switch (m) {
-    case ExecMode::kSequential:
-      return "Sequential";
-    case ExecMode::kPrefetch:
-      return "Prefetch";
-    case ExecMode::kNested:
-      return "Nested";
-    case ExecMode::kInterleaved:
-      return "Interleaved";
-    case ExecMode::kAuto:
-      return "Auto";
-  }
-  return "?";
+// Test-name spelling of the public names: "Interleaved", "Pipeline".
+inline std::string title(std::string_view name) {
+  std::string t(name);
+  if (!t.empty()) t[0] = static_cast<char>(t[0] - 'a' + 'A');
+  return t;
 }
+inline std::string mode_name(ExecMode m) { return title(to_string(m)); }
 
 inline std::string case_name(const ::testing::TestParamInfo<ExecCase>& info) {
   const ExecCase& c = info.param;
-  return mode_name(c.mode) + (c.scheduler == SchedulerPolicy::kBatch ? "Batch" : "Pipeline") +
-         (c.force_suspend ? "Forced" : "") + (c.shuffle ? "Shuffled" : "");
+  return mode_name(c.mode) + title(to_string(c.scheduler)) + (c.force_suspend ? "Forced" : "") +
+         (c.shuffle ? "Shuffled" : "");
 }
 
 // Every mode under both policies, and the debug switches on a sequential and an interleaved mode.
