@@ -227,6 +227,16 @@ void fail(ThreadResult* out, const Status& s) {
   if (out->first_error.empty()) out->first_error = s.to_string();
 }
 
+// One transaction's operations over the synchronous API (the shared body, plain calls).
+Status plain_body(Transaction& tx, Table& table, const Config& cfg, Picker& pk,
+                  const std::vector<Op>& ops, std::string& value, ThreadResult* out) {
+#define YCSB_AWAIT(e) (e)
+#define YCSB_RETURN return
+#include "ycsb_txn.inc"
+#undef YCSB_AWAIT
+#undef YCSB_RETURN
+}
+
 // --mode plain: the thread-per-transaction loop over the synchronous API (no workers, no
 // coroutine frames anywhere).
 void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
@@ -235,8 +245,7 @@ void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf*
   Picker pk(cfg, zipf, t);
   OpPlanner planner(cfg);
   std::vector<Op> ops;
-  std::vector<char> value(cfg.value_bytes);
-  char key[kMaxKeyBytes];
+  std::string value(cfg.value_bytes, '\0');
   while (!stop.load(std::memory_order_relaxed)) {
     const auto t0 = Clock::now();
     Result<Transaction> begun = db.begin();
@@ -247,55 +256,12 @@ void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf*
     Transaction tx = std::move(begun).value();
     planner.plan(pk.rng, &ops);
     bool aborted = false;
-    for (std::size_t k = 0; k < ops.size() && !aborted; ++k) {
-      const Op op = ops[k];
-      make_key(op == Op::kInsert ? pk.fresh() : pk.pick(), cfg.key_bytes, key);
-      const std::string_view kv(key, cfg.key_bytes);
-      Status s;
-      switch (op) {
-        case Op::kRead: {
-          Result<std::string_view> r = tx.get(table, kv);
-          if (r.is_ok()) {
-            pk.sink += r->size();
-          } else {
-            s = r.status();
-          }
-          break;
-        }
-        case Op::kUpdate:
-          fill_value(value.data(), cfg.value_bytes, ++pk.salt);
-          s = tx.update(table, kv, {value.data(), value.size()});
-          break;
-        case Op::kRmw: {
-          Result<std::string_view> r = tx.get(table, kv);
-          if (!r.is_ok()) {
-            s = r.status();
-            break;
-          }
-          std::memcpy(value.data(), r->data(), std::min<std::size_t>(r->size(), value.size()));
-          if (!value.empty()) value[0] = static_cast<char>(value[0] + 1);
-          s = tx.update(table, kv, {value.data(), value.size()});
-          break;
-        }
-        case Op::kScan:
-          s = tx.scan(table, kv, {}, cfg.scan_length, [&](std::string_view, std::string_view v) {
-            pk.sink += v.size();
-            return true;
-          });
-          break;
-        case Op::kInsert:
-          fill_value(value.data(), cfg.value_bytes, ++pk.salt);
-          s = tx.insert(table, kv, {value.data(), value.size()});
-          break;
-      }
-      ++out->ops;
-      if (s == Code::kConflict) {
-        aborted = true;  // the engine already aborted the transaction
-      } else if (!s.is_ok()) {
-        fail(out, s);
-        tx.abort();
-        aborted = true;
-      }
+    if (Status s = plain_body(tx, table, cfg, pk, ops, value, out); s == Code::kConflict) {
+      aborted = true;  // the engine already aborted the transaction
+    } else if (!s.is_ok()) {
+      fail(out, s);
+      tx.abort();
+      aborted = true;
     }
     if (!aborted) {
       Status s = tx.commit();
@@ -342,7 +308,6 @@ class YcsbGenerator : public TxnGenerator {
     std::vector<Op> ops;
     planner_.plan(pk_.rng, &ops);
     std::string value(cfg_.value_bytes, '\0');
-    char key[kMaxKeyBytes];
     if (cfg_.multi_get && cfg_.read == 100) {
       // All reads of the transaction in one multi_get (CORO-MK; Hybrid across transactions).
       std::vector<char> keys(ops.size() * cfg_.key_bytes);
@@ -361,53 +326,15 @@ class YcsbGenerator : public TxnGenerator {
       }
       co_return Status::ok();
     }
-    for (const Op op : ops) {
-      make_key(op == Op::kInsert ? pk_.fresh() : pk_.pick(), cfg_.key_bytes, key);
-      const std::string_view kv(key, cfg_.key_bytes);
-      Status s;
-      switch (op) {
-        case Op::kRead: {
-          Result<std::string_view> r = co_await tx.get(table_, kv);
-          if (r.is_ok()) {
-            pk_.sink += r->size();
-          } else {
-            s = r.status();
-          }
-          break;
-        }
-        case Op::kUpdate:
-          fill_value(value.data(), cfg_.value_bytes, ++pk_.salt);
-          s = co_await tx.update(table_, kv, value);
-          break;
-        case Op::kRmw: {
-          Result<std::string_view> r = co_await tx.get(table_, kv);
-          if (!r.is_ok()) {
-            s = r.status();
-            break;
-          }
-          std::memcpy(value.data(), r->data(), std::min<std::size_t>(r->size(), value.size()));
-          if (!value.empty()) value[0] = static_cast<char>(value[0] + 1);
-          s = co_await tx.update(table_, kv, value);
-          break;
-        }
-        case Op::kScan: {
-          std::uint64_t& sink = pk_.sink;
-          s = co_await tx.scan(table_, kv, {}, cfg_.scan_length,
-                               [&sink](std::string_view, std::string_view v) {
-                                 sink += v.size();
-                                 return true;
-                               });
-          break;
-        }
-        case Op::kInsert:
-          fill_value(value.data(), cfg_.value_bytes, ++pk_.salt);
-          s = co_await tx.insert(table_, kv, value);
-          break;
-      }
-      ++out_->ops;
-      if (!s.is_ok()) co_return s;  // the worker aborts (Conflict already did)
-    }
-    co_return Status::ok();
+    Table& table = table_;
+    const Config& cfg = cfg_;
+    Picker& pk = pk_;
+    ThreadResult* out = out_;
+#define YCSB_AWAIT(e) (co_await e)
+#define YCSB_RETURN co_return
+#include "ycsb_txn.inc"
+#undef YCSB_AWAIT
+#undef YCSB_RETURN
   }
 
   Table& table_;
