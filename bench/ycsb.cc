@@ -76,6 +76,9 @@ struct ThreadResult {
   std::string first_error;
   Histogram latency;
   Histogram commit_latency;  // commit to acknowledgement (databases with a directory)
+  // The thread's next fresh key: set before a run, left where the run stopped, so the next
+  // mode's inserts continue past every key an earlier mode inserted.
+  std::uint64_t next_insert = 0;
 };
 
 void pin_to_core(std::uint32_t i) {
@@ -203,8 +206,8 @@ Status load(Database& db, Table& table, const Config& cfg, double* load_seconds)
 
 // Everything one run of one worker (or plain thread) needs to pick keys and values.
 struct Picker {
-  Picker(const Config& cfg, const Zipf* zipf, std::uint32_t t)
-      : cfg(cfg), zipf(zipf), rng(cfg.seed * 1000003 + t + 1), next_insert(cfg.records + t) {}
+  Picker(const Config& cfg, const Zipf* zipf, std::uint32_t t, std::uint64_t first_insert)
+      : cfg(cfg), zipf(zipf), rng(cfg.seed * 1000003 + t + 1), next_insert(first_insert) {}
   std::uint64_t pick() {
     if (zipf != nullptr) return util::mix64(zipf->next(rng)) % cfg.records;
     return rng.uniform(cfg.records);
@@ -242,7 +245,7 @@ Status plain_body(Transaction& tx, Table& table, const Config& cfg, Picker& pk,
 void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
                       std::uint32_t t, const std::atomic<bool>& stop, ThreadResult* out) {
   pin_to_core(t);
-  Picker pk(cfg, zipf, t);
+  Picker pk(cfg, zipf, t, out->next_insert);
   OpPlanner planner(cfg);
   std::vector<Op> ops;
   std::string value(cfg.value_bytes, '\0');
@@ -275,6 +278,7 @@ void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf*
     }
     ++out->aborts;
   }
+  out->next_insert = pk.next_insert;
   if (pk.sink == 1) std::fprintf(stderr, " ");  // keep the reads observable to the optimizer
 }
 
@@ -283,7 +287,12 @@ class YcsbGenerator : public TxnGenerator {
  public:
   YcsbGenerator(Table& table, const Config& cfg, const Zipf* zipf, std::uint32_t t,
                 const std::atomic<bool>& stop, ThreadResult* out)
-      : table_(table), cfg_(cfg), pk_(cfg, zipf, t), planner_(cfg), stop_(stop), out_(out) {}
+      : table_(table),
+        cfg_(cfg),
+        pk_(cfg, zipf, t, out->next_insert),
+        planner_(cfg),
+        stop_(stop),
+        out_(out) {}
 
   bool next(Tx& tx, Task<Status>* task) override {
     if (stop_.load(std::memory_order_relaxed)) return false;
@@ -301,6 +310,7 @@ class YcsbGenerator : public TxnGenerator {
   }
   void committed(std::uint64_t ns) override { out_->commit_latency.record(ns); }
   std::uint64_t sink() const { return pk_.sink; }
+  std::uint64_t next_insert() const { return pk_.next_insert; }
 
  private:
   // Parameters by value (lifetime rule of <braid/task.h>); keys and values live in the frame.
@@ -510,10 +520,13 @@ struct ModeResult {
 };
 
 // Runs one mode at one batch size for cfg.seconds over the loaded table.
+// `inserts`: each thread's next fresh key, carried from run to run.
 Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
-                const std::string& mode, std::uint32_t batch, ModeResult* res) {
+                const std::string& mode, std::uint32_t batch, std::vector<std::uint64_t>* inserts,
+                ModeResult* res) {
   std::atomic<bool> stop{false};
   std::vector<ThreadResult> results(cfg.threads);
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) results[t].next_insert = (*inserts)[t];
   const ExecStats before = db.exec_stats();
   const DurabilityStats dbefore = db.durability_stats();
   const auto start = Clock::now();
@@ -546,11 +559,15 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     status = db.run(ptrs, exec);
     timer.join();
     std::uint64_t sink = 0;
-    for (auto& g : gens) sink += g->sink();
+    for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+      sink += gens[t]->sink();
+      results[t].next_insert = gens[t]->next_insert();
+    }
     if (sink == 1) std::fprintf(stderr, " ");
   }
   res->run_s = std::chrono::duration<double>(Clock::now() - start).count();
   res->mode = mode;
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) (*inserts)[t] = results[t].next_insert;
   for (auto& r : results) {
     res->total.commits += r.commits;
     res->total.aborts += r.aborts;
@@ -680,13 +697,17 @@ int ycsb_main(int argc, char** argv, int first) {
 
   // rates[i]: txn/s of variants[i] in each round.
   std::vector<std::vector<double>> rates(variants.size());
+  // Fresh keys, disjoint per thread: records + t + k * threads, continued across runs.
+  std::vector<std::uint64_t> inserts(cfg.threads);
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) inserts[t] = cfg.records + t;
   std::uint64_t errors = 0;
   std::string first_error;
   for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
     for (std::size_t mi = 0; mi < variants.size(); ++mi) {
       const Variant& var = variants[mi];
       ModeResult m;
-      if (Status s = run_mode(db, **table, cfg, zipf.get(), var.mode, var.batch, &m); !s.is_ok()) {
+      if (Status s = run_mode(db, **table, cfg, zipf.get(), var.mode, var.batch, &inserts, &m);
+          !s.is_ok()) {
         std::fprintf(stderr, "braid-bench: run failed: %s\n", s.to_string().c_str());
         return 1;
       }

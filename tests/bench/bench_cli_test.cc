@@ -131,6 +131,16 @@ TEST(BenchCli, TinyYcsbWorkloadsOfThePaperRun) {
   }
 }
 
+// Inserts continue across the modes and rounds of one invocation: every mode after the first
+// used to insert the keys the first one had inserted, and fail with Duplicate.
+TEST(BenchCli, TinyYcsbInsertsAcrossModesAndRoundsNeverCollide) {
+  RunResult r = run(
+      "ycsb --records 2000 --seconds 0.05 --json none --threads 2 --repeat 2 --insert 20 --read 80 "
+      "--mode plain,sequential,interleaved");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("failed"), std::string::npos) << r.out;
+}
+
 // The roof at tiny size saves a file that probe and ycsb then read: their results carry the
 // line-fetch estimate and the fraction of the roof.
 TEST(BenchCli, TinyRoofThenProbeAndYcsbReportTheirFractionOfIt) {
