@@ -13,6 +13,8 @@
 
 namespace braid::engine {
 
+namespace {
+
 const char* op_name(detail::OpState::Kind kind) {
   using Kind = detail::OpState::Kind;
   switch (kind) {
@@ -34,19 +36,6 @@ const char* op_name(detail::OpState::Kind kind) {
       return "multi_get";
   }
   return "operation";
-}
-
-Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const detail::OpState& op) {
-  if (ctx == nullptr) {
-    return Status::invalid_argument("transaction is not active (committed or aborted)");
-  }
-  // A scan callback runs inside the scan's leaf visit: an operation there would re-enter the
-  // tree and the transaction's write set mid-iteration.
-  if (ctx->in_scan) {
-    return Status::invalid_argument(std::string(op_name(op.kind)) + " called from a scan callback");
-  }
-  if (Status s = check_table(db, op); !s.is_ok()) return s;
-  return check_op(op);
 }
 
 Status check_key(std::string_view key) {
@@ -115,6 +104,21 @@ Status check_op(const detail::OpState& op) {
       return Status::ok();
   }
   return Status::invalid_argument("unknown operation");
+}
+
+}  // namespace
+
+Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const detail::OpState& op) {
+  if (ctx == nullptr) {
+    return Status::invalid_argument("transaction is not active (committed or aborted)");
+  }
+  // A scan callback runs inside the scan's leaf visit: an operation there would re-enter the
+  // tree and the transaction's write set mid-iteration.
+  if (ctx->in_scan) {
+    return Status::invalid_argument(std::string(op_name(op.kind)) + " called from a scan callback");
+  }
+  if (Status s = check_table(db, op); !s.is_ok()) return s;
+  return check_op(op);
 }
 
 Status check_exec(const ExecOptions& e, const std::string& where) {

@@ -22,13 +22,7 @@ class DatabaseImpl;
 // made from its scan callback, the table is this database's, the arguments are in range.
 Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const detail::OpState& op);
 
-// The parts, for callers that check one thing (options, catalog calls).
-Status check_table(const DatabaseImpl* db, const detail::OpState& op);
-Status check_op(const detail::OpState& op);
-Status check_key(std::string_view key);
-Status check_value(std::string_view value);
 // The enums of ExecOptions (`where` prefixes the message).
 Status check_exec(const ExecOptions& exec, const std::string& where);
-const char* op_name(detail::OpState::Kind kind);
 
 }  // namespace braid::engine

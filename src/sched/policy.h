@@ -58,7 +58,6 @@ class Policy {
 struct PolicyInfo {
   SchedulerPolicy kind;
   std::string_view name;
-  std::string_view summary;
   std::unique_ptr<Policy> (*make)();
 };
 std::span<const PolicyInfo> policies();

@@ -8,10 +8,8 @@ namespace {
 
 // Indexed by SchedulerPolicy.
 constexpr std::array<PolicyInfo, 2> kPolicies = {{
-    {SchedulerPolicy::kBatch, "batch", "admit a batch when all slots are empty (CoroBase Alg. 1)",
-     &make_batch},
-    {SchedulerPolicy::kPipeline, "pipeline", "refill each slot as soon as it frees",
-     &make_pipeline},
+    {SchedulerPolicy::kBatch, "batch", &make_batch},           // CoroBase Algorithm 1
+    {SchedulerPolicy::kPipeline, "pipeline", &make_pipeline},  // refill as slots free
 }};
 
 }  // namespace

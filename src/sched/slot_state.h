@@ -23,7 +23,6 @@ enum class SlotState : std::uint8_t {
   kParkedIo,        // waiting for a storage read: not resumable until it completes
   kWaitingDurable,  // an explicit commit waiting for the durable clock: not resumable
 };
-inline constexpr int kSlotStates = 5;
 
 constexpr const char* slot_state_name(SlotState s) {
   switch (s) {

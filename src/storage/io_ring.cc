@@ -29,7 +29,8 @@ class IoRing::Port final : public IoQueue {
   }
 
   std::size_t poll(IoCompletion* out, std::size_t max, bool wait) override {
-    if (ready_.empty()) ring_->collect(false);
+    // Nothing of ours outstanding: the worker's once-per-loop reap() was enough.
+    if (ready_.empty() && in_flight_ != 0) ring_->collect(false);
     // A waiting poll blocks until one of ours is back; the queue's wait answering nothing (a
     // timed-out wait) is passed on as it is.
     while (wait && ready_.empty() && in_flight_ != 0) {

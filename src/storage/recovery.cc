@@ -561,6 +561,8 @@ Status scan_segment(std::string_view image, SegmentScan* out, Applier* apply) {
     const char* p = image.data() + off + kBlockHeaderBytes;
     const char* end = p + h.payload_len;
     out->acked = std::max(out->acked, h.acked);
+    out->last_block = off;
+    out->last_block_txns = h.txn_count;
     if (h.kind != static_cast<std::uint32_t>(BlockKind::kData)) {
       out->next = h.kind == static_cast<std::uint32_t>(BlockKind::kNext);
       out->closed = h.kind == static_cast<std::uint32_t>(BlockKind::kClose);

@@ -102,6 +102,8 @@ struct SegmentScan {
   std::uint64_t blocks = 0;
   std::uint64_t txns = 0;
   std::uint64_t valid_bytes = 0;  // where the last good block ends
+  std::uint64_t last_block = 0;   // where the last good block starts (0: none)
+  std::uint32_t last_block_txns = 0;
   std::uint64_t min_cts = 0;
   std::uint64_t max_cts = 0;
   bool torn = false;    // stopped at a bad block

@@ -55,25 +55,6 @@ constexpr const char* kFileDamageNames[kFileDamages] = {
     "none (power loss)", "delete newest ckpt", "flip newest ckpt", "flip both ckpts",
     "delete 1st seg",    "delete newest seg",  "flip seg header",  "flip last block"};
 
-// The last whole block of a segment image (false when it holds none): its offset and header.
-bool last_block(const std::string& img, std::uint64_t* at, storage::BlockHeader* header) {
-  bool found = false;
-  std::uint64_t off = storage::kSegmentHeaderBytes;
-  storage::BlockHeader h;
-  while (off + storage::kBlockHeaderBytes <= img.size()) {
-    std::memcpy(&h, img.data() + off, sizeof h);
-    if (h.magic != storage::kBlockMagic || h.padded_len < storage::kBlockHeaderBytes ||
-        off + h.padded_len > img.size()) {
-      break;
-    }
-    *at = off;
-    *header = h;
-    found = true;
-    off += h.padded_len;
-  }
-  return found;
-}
-
 struct Damaged {
   bool applied = false;
   std::string file;
@@ -126,11 +107,12 @@ Damaged damage_file(SimFileSystem& fs, FileDamage d) {
       out.file = segs.back();
       std::string img;
       EXPECT_TRUE(fs.peek("/db/" + out.file, &img));
-      std::uint64_t at = 0;
+      storage::SegmentScan scan;
+      if (!storage::scan_segment(img, &scan, nullptr).is_ok() || scan.last_block == 0) break;
       storage::BlockHeader h{};
-      if (!last_block(img, &at, &h)) break;
-      flip(fs, out.file, at + (storage::kBlockHeaderBytes + h.payload_len) / 2);
-      out.may_lose = static_cast<int>(h.txn_count);
+      std::memcpy(&h, img.data() + scan.last_block, sizeof h);
+      flip(fs, out.file, scan.last_block + (storage::kBlockHeaderBytes + h.payload_len) / 2);
+      out.may_lose = static_cast<int>(scan.last_block_txns);
       out.applied = true;
       break;
     }
