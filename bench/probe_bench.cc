@@ -353,51 +353,270 @@ for the B+-tree, engine (one-get transactions on the engine's interleaved path).
 )";
 }
 
-int probe_main(int argc, char** argv, int first) {
+namespace {
+
+// Parse: the command line into a Config. Answers "" or the error to print above the usage.
+std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   Flags flags;
   std::string err;
-  Config cfg{};
-  if (flags.parse(argc, argv, first, &err)) {
-    cfg.structure = flags.choice("structure", "hash", {"hash", "binsearch", "btree"});
-    cfg.keys = flags.u64_list("keys", {default_keys(cfg.structure)}, 1, std::uint64_t{1} << 31);
-    cfg.key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 4, 4, 8));
-    cfg.buckets = flags.u64("buckets", 100'000, 1, std::uint64_t{1} << 32);
-    cfg.load_factor = flags.has("load-factor") ? flags.f64("load-factor", 1, 0.001, 1e6) : 0;
-    const std::string techs = flags.str(
-        "technique", cfg.structure == "btree" ? "naive,gp,amac,coro,engine" : "naive,gp,amac,coro");
-    if (flags.has("group")) cfg.groups = flags.u64_list("group", {}, 1, runtime::kMaxGroup);
-    cfg.search_seconds = flags.f64("search-seconds", 0.1, 0.001, 60);
-    cfg.dist = flags.choice("dist", "uniform", {"uniform", "zipf"});
-    cfg.theta = flags.f64("theta", 0.99, 0.0, 0.999999);
-    cfg.threads = flags.u64_list("threads", {1}, 1, 1024);
-    cfg.seconds = flags.f64("seconds", 2, 0.001, 86400);
-    cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
-    cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
-    cfg.roof = flags.str("roof", "results/roof.json");
-    cfg.json = flags.str("json", "results/braid-bench.jsonl");
-    if (flags.finish(&err)) {
-      cfg.techniques = split_commas(techs);
-      for (const std::string& t : cfg.techniques) {
-        const bool engine = t == "engine";
-        if (!engine && !probe::technique_of(t)) {
-          err = "--technique must list naive, gp, amac, coro or engine, got '" + t + "'";
-        } else if (engine && cfg.structure != "btree") {
-          err = "--technique engine is only for --structure btree";
-        }
+  if (!flags.parse(argc, argv, first, &err)) return err;
+  cfg->structure = flags.choice("structure", "hash", {"hash", "binsearch", "btree"});
+  cfg->keys = flags.u64_list("keys", {default_keys(cfg->structure)}, 1, std::uint64_t{1} << 31);
+  cfg->key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 4, 4, 8));
+  cfg->buckets = flags.u64("buckets", 100'000, 1, std::uint64_t{1} << 32);
+  cfg->load_factor = flags.has("load-factor") ? flags.f64("load-factor", 1, 0.001, 1e6) : 0;
+  const std::string techs = flags.str(
+      "technique", cfg->structure == "btree" ? "naive,gp,amac,coro,engine" : "naive,gp,amac,coro");
+  if (flags.has("group")) cfg->groups = flags.u64_list("group", {}, 1, runtime::kMaxGroup);
+  cfg->search_seconds = flags.f64("search-seconds", 0.1, 0.001, 60);
+  cfg->dist = flags.choice("dist", "uniform", {"uniform", "zipf"});
+  cfg->theta = flags.f64("theta", 0.99, 0.0, 0.999999);
+  cfg->threads = flags.u64_list("threads", {1}, 1, 1024);
+  cfg->seconds = flags.f64("seconds", 2, 0.001, 86400);
+  cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
+  cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
+  cfg->roof = flags.str("roof", "results/roof.json");
+  cfg->json = flags.str("json", "results/braid-bench.jsonl");
+  if (!flags.finish(&err)) return err;
+  cfg->techniques = split_commas(techs);
+  for (const std::string& t : cfg->techniques) {
+    const bool engine = t == "engine";
+    if (!engine && !probe::technique_of(t)) {
+      return "--technique must list naive, gp, amac, coro or engine, got '" + t + "'";
+    }
+    if (engine && cfg->structure != "btree") {
+      return "--technique engine is only for --structure btree";
+    }
+  }
+  if (cfg->key_bytes != 4 && cfg->key_bytes != 8) {
+    return "--key-bytes must be 4 or 8, got " + std::to_string(cfg->key_bytes);
+  }
+  if (cfg->structure != "hash" && flags.has("key-bytes")) {
+    return "--key-bytes is for --structure hash";
+  }
+  for (std::uint64_t k : cfg->keys) {
+    if (cfg->structure == "hash" && cfg->key_bytes == 4 && k > (std::uint64_t{1} << 32)) {
+      return "--keys " + std::to_string(k) + " exceeds what 4-byte keys can hold";
+    }
+  }
+  return "";
+}
+
+// One structure at one size, built, with every thread's probe inputs set.
+struct Built {
+  std::uint64_t keys = 0;
+  std::uint64_t buckets = 0;  // hash only
+  std::unique_ptr<Target> target;
+  BTreeTarget* btree = nullptr;  // the target, for --structure btree (the engine technique)
+  double lines_per_probe = 0;    // estimated DRAM lines per lookup
+  double engine_lines = 0;       // the same for one engine get (btree only)
+};
+
+// Load: builds the structure with `keys` keys and the probe inputs of `max_threads` threads.
+// Answers 0 or the exit code (after printing why).
+int build(const Config& cfg, std::uint64_t keys, std::uint32_t max_threads, Built* b) {
+  const auto build_start = Clock::now();
+  Status built;
+  b->keys = keys;
+  b->buckets = cfg.buckets;
+  if (cfg.structure == "hash") {
+    if (cfg.load_factor > 0) {
+      b->buckets = std::max<std::uint64_t>(
+          1, static_cast<std::uint64_t>(static_cast<double>(keys) / cfg.load_factor));
+    }
+    if (cfg.key_bytes == 4) {
+      auto t = std::make_unique<HashTarget<std::uint32_t>>();
+      built = t->build(keys, b->buckets);
+      b->target = std::move(t);
+    } else {
+      auto t = std::make_unique<HashTarget<std::uint64_t>>();
+      built = t->build(keys, b->buckets);
+      b->target = std::move(t);
+    }
+  } else if (cfg.structure == "binsearch") {
+    auto t = std::make_unique<BinsearchTarget>();
+    built = t->build(keys);
+    b->target = std::move(t);
+  } else {
+    auto t = std::make_unique<BTreeTarget>();
+    double load_s = 0;
+    built = t->build(keys, &load_s);
+    b->btree = t.get();
+    b->target = std::move(t);
+  }
+  if (!built.is_ok()) {
+    std::fprintf(stderr, "braid-bench probe: cannot build the %s: %s\n", cfg.structure.c_str(),
+                 built.to_string().c_str());
+    return 1;
+  }
+  std::unique_ptr<Zipf> zipf;
+  if (cfg.dist == "zipf") zipf = std::make_unique<Zipf>(keys, cfg.theta);
+  for (std::uint32_t t = 0; t < max_threads; ++t) {
+    util::Rng rng(cfg.seed * 7919 + t);
+    std::vector<std::uint64_t> ranks(kProbesPerThread);
+    for (auto& r : ranks) r = zipf ? zipf->next(rng) : rng.uniform(keys);
+    b->target->set_probes(t, ranks);
+  }
+  const double build_s = std::chrono::duration<double>(Clock::now() - build_start).count();
+  b->lines_per_probe = estimate_lines(b->target->path());
+  b->engine_lines = b->btree != nullptr ? estimate_lines(b->btree->engine_path()) : 0;
+  std::printf(
+      "braid-bench probe: %s, %s keys (%.1f MiB)%s, %s; built in %.1f s; about %.1f "
+      "DRAM lines per lookup\n",
+      cfg.structure.c_str(), with_commas(keys).c_str(),
+      static_cast<double>(b->target->bytes()) / (1 << 20),
+      cfg.structure == "hash" ? (", " + std::to_string(cfg.key_bytes) + "-byte keys, " +
+                                 with_commas(b->buckets) + " buckets")
+                                    .c_str()
+                              : "",
+      cfg.dist.c_str(), build_s, b->lines_per_probe);
+  std::printf("  %-9s %7s %6s %14s %9s %14s %8s\n", "technique", "threads", "group", "probes_per_s",
+              "vs_naive", "lines_per_s", "of_roof");
+  return 0;
+}
+
+// One measured row: a technique at one group size.
+struct Row {
+  std::string name;
+  bool engine;
+  Technique tech;
+  std::uint64_t group;
+  bool searched;
+  std::vector<double> rates;  // probes/s, one per round
+  bool naive() const { return !engine && tech == Technique::kNaive; }
+  std::string label() const {
+    return naive() ? name : name + "@" + std::to_string(group) + (searched ? "*" : "");
+  }
+};
+
+Measured run_row(const Built& b, const Row& r, std::uint64_t group, std::uint32_t threads,
+                 double seconds, Status* status) {
+  return r.engine ? measure_engine(*b.btree, group, seconds, status)
+                  : measure(*b.target, r.tech, group, threads, seconds);
+}
+
+// The rows at `threads` threads: each technique at the given group sizes, or at the best of a
+// short search.
+std::vector<Row> plan_rows(const Config& cfg, const Built& b, std::uint32_t threads,
+                           Status* status) {
+  std::vector<Row> rows;
+  for (const std::string& tname : cfg.techniques) {
+    Row r{tname, tname == "engine", Technique::kCoro, 1, false, {}};
+    if (r.engine && threads != 1) {
+      std::fprintf(stderr, "  (engine runs on one worker here; skipped at %u threads)\n", threads);
+      continue;
+    }
+    if (!r.engine) r.tech = *probe::technique_of(tname);
+    if (r.naive()) {
+      rows.push_back(r);
+      continue;
+    }
+    if (!cfg.groups.empty()) {
+      for (std::uint64_t g : cfg.groups) {
+        r.group = g;
+        rows.push_back(r);
       }
-      if (cfg.key_bytes != 4 && cfg.key_bytes != 8) {
-        err = "--key-bytes must be 4 or 8, got " + std::to_string(cfg.key_bytes);
-      } else if (cfg.structure != "hash" && flags.has("key-bytes")) {
-        err = "--key-bytes is for --structure hash";
+      continue;
+    }
+    double best = -1;
+    for (std::uint64_t g : kGroupSearch) {
+      Status st;
+      const double rate = run_row(b, r, g, threads, cfg.search_seconds, &st).probes_per_s;
+      if (!st.is_ok()) {
+        *status = st;
+        return rows;
       }
-      for (std::uint64_t k : cfg.keys) {
-        if (cfg.structure == "hash" && cfg.key_bytes == 4 && k > (std::uint64_t{1} << 32)) {
-          err = "--keys " + std::to_string(k) + " exceeds what 4-byte keys can hold";
-        }
+      if (rate > best) {
+        best = rate;
+        r.group = g;
+      }
+    }
+    r.searched = true;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// Report, per measurement: its table row and its JSON line. Answers "" or the error of
+// appending the JSON line.
+std::string report_row(const Config& cfg, const Built& b, const Row& r, const Measured& m,
+                       std::uint32_t threads, std::uint32_t rep, double naive_rate,
+                       double roof_rate) {
+  const double lines = r.engine ? b.engine_lines : b.lines_per_probe;
+  const double line_rate = m.probes_per_s * lines;
+  char vs[32] = "-";
+  if (naive_rate > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.probes_per_s / naive_rate);
+  char of[32] = "-";
+  if (roof_rate > 0) std::snprintf(of, sizeof of, "%.0f%%", 100 * line_rate / roof_rate);
+  std::printf("  %-9s %7u %5llu%s %14.0f %9s %14.0f %8s\n", r.name.c_str(), threads,
+              static_cast<unsigned long long>(r.group), r.searched ? "*" : " ", m.probes_per_s, vs,
+              line_rate, of);
+  std::fflush(stdout);
+  if (cfg.json == "none") return "";
+  JsonObject o;
+  o.add("bench", "probe").add("time", iso_time()).add("structure", cfg.structure);
+  o.add("technique", r.name).add("keys", b.keys).add("bytes", b.target->bytes());
+  o.add("key_bytes", cfg.structure == "hash" ? cfg.key_bytes : cfg.structure == "btree" ? 8u : 4u);
+  if (cfg.structure == "hash") o.add("buckets", b.buckets);
+  o.add("group", r.group).add_bool("group_searched", r.searched).add("threads", threads);
+  o.add("dist", cfg.dist).add("theta", cfg.theta).add("seconds", cfg.seconds);
+  o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);
+  o.add("probes", m.probes).add("probes_per_s", m.probes_per_s);
+  o.add("vs_naive", naive_rate > 0 ? m.probes_per_s / naive_rate : 0.0);
+  o.add("lines_per_probe", lines).add("line_fetches_per_s", line_rate);
+  if (roof_rate > 0) {
+    o.add("roof_lines_per_s", roof_rate).add("roof_fraction", line_rate / roof_rate);
+  }
+  o.add_object("machine", machine_description());
+  return append_json_line(cfg.json, o);
+}
+
+// Run: every row once per round, round-robin (so each sees the same drift of a noisy machine),
+// then the spread and ratios over the rounds. Answers 0 or the exit code.
+int run_rows(const Config& cfg, const Built& b, std::uint32_t threads, double roof_rate,
+             std::vector<Row>* rows) {
+  for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
+    double naive_rate = 0;
+    for (Row& r : *rows) {
+      Status status;
+      const Measured m = run_row(b, r, r.group, threads, cfg.seconds, &status);
+      if (!status.is_ok()) {
+        std::fprintf(stderr, "braid-bench probe: %s\n", status.to_string().c_str());
+        return 1;
+      }
+      if (m.not_found != 0) {
+        // Every probe names a loaded key: a miss is a wrong answer, not a statistic.
+        std::fprintf(stderr, "braid-bench probe: %s answered not-found for %s of %s probes\n",
+                     r.name.c_str(), with_commas(m.not_found).c_str(),
+                     with_commas(m.probes).c_str());
+        return 1;
+      }
+      r.rates.push_back(m.probes_per_s);
+      if (r.naive()) naive_rate = m.probes_per_s;
+      if (std::string e = report_row(cfg, b, r, m, threads, rep, naive_rate, roof_rate);
+          !e.empty()) {
+        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+        return 1;
       }
     }
   }
-  if (!err.empty()) {
+  if (cfg.repeat > 1) {
+    std::vector<std::string> labels;
+    std::vector<std::vector<double>> rates;
+    for (const Row& r : *rows) {
+      labels.push_back(r.label());
+      rates.push_back(r.rates);
+    }
+    print_rounds_summary(labels, rates, "probes/s");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int probe_main(int argc, char** argv, int first) {
+  Config cfg{};
+  if (std::string err = parse_config(argc, argv, first, &cfg); !err.empty()) {
     std::fprintf(stderr, "braid-bench probe: %s\n\n%s", err.c_str(), probe_usage());
     return 2;
   }
@@ -413,185 +632,19 @@ int probe_main(int argc, char** argv, int first) {
   }
   const std::uint32_t max_threads =
       static_cast<std::uint32_t>(*std::max_element(cfg.threads.begin(), cfg.threads.end()));
-
   for (std::uint64_t keys : cfg.keys) {
-    // Build the structure.
-    std::unique_ptr<Target> target;
-    BTreeTarget* btree = nullptr;
-    const auto build_start = Clock::now();
-    Status built;
-    std::uint64_t buckets = cfg.buckets;
-    if (cfg.structure == "hash") {
-      if (cfg.load_factor > 0) {
-        buckets = std::max<std::uint64_t>(
-            1, static_cast<std::uint64_t>(static_cast<double>(keys) / cfg.load_factor));
-      }
-      if (cfg.key_bytes == 4) {
-        auto t = std::make_unique<HashTarget<std::uint32_t>>();
-        built = t->build(keys, buckets);
-        target = std::move(t);
-      } else {
-        auto t = std::make_unique<HashTarget<std::uint64_t>>();
-        built = t->build(keys, buckets);
-        target = std::move(t);
-      }
-    } else if (cfg.structure == "binsearch") {
-      auto t = std::make_unique<BinsearchTarget>();
-      built = t->build(keys);
-      target = std::move(t);
-    } else {
-      auto t = std::make_unique<BTreeTarget>();
-      double load_s = 0;
-      built = t->build(keys, &load_s);
-      btree = t.get();
-      target = std::move(t);
-    }
-    if (!built.is_ok()) {
-      std::fprintf(stderr, "braid-bench probe: cannot build the %s: %s\n", cfg.structure.c_str(),
-                   built.to_string().c_str());
-      return 1;
-    }
-    // Probe inputs.
-    std::unique_ptr<Zipf> zipf;
-    if (cfg.dist == "zipf") zipf = std::make_unique<Zipf>(keys, cfg.theta);
-    for (std::uint32_t t = 0; t < max_threads; ++t) {
-      util::Rng rng(cfg.seed * 7919 + t);
-      std::vector<std::uint64_t> ranks(kProbesPerThread);
-      for (auto& r : ranks) r = zipf ? zipf->next(rng) : rng.uniform(keys);
-      target->set_probes(t, ranks);
-    }
-    const double build_s = std::chrono::duration<double>(Clock::now() - build_start).count();
-    const double lines_per_probe = estimate_lines(target->path());
-    const double engine_lines = btree != nullptr ? estimate_lines(btree->engine_path()) : 0;
-    std::printf(
-        "braid-bench probe: %s, %s keys (%.1f MiB)%s, %s; built in %.1f s; about %.1f "
-        "DRAM lines per lookup\n",
-        cfg.structure.c_str(), with_commas(keys).c_str(),
-        static_cast<double>(target->bytes()) / (1 << 20),
-        cfg.structure == "hash" ? (", " + std::to_string(cfg.key_bytes) + "-byte keys, " +
-                                   with_commas(buckets) + " buckets")
-                                      .c_str()
-                                : "",
-        cfg.dist.c_str(), build_s, lines_per_probe);
-    std::printf("  %-9s %7s %6s %14s %9s %14s %8s\n", "technique", "threads", "group",
-                "probes_per_s", "vs_naive", "lines_per_s", "of_roof");
-
+    Built b;
+    if (int rc = build(cfg, keys, max_threads, &b); rc != 0) return rc;
     for (std::uint64_t threads64 : cfg.threads) {
       const auto threads = static_cast<std::uint32_t>(threads64);
-      struct Row {
-        std::string name;
-        bool engine;
-        Technique tech;
-        std::uint64_t group;
-        bool searched;
-        std::vector<double> rates;
-        bool naive() const { return !engine && tech == Technique::kNaive; }
-      };
-      Status run_status;
-      const auto run = [&](const Row& r, std::size_t group, double seconds) {
-        return r.engine ? measure_engine(*btree, group, seconds, &run_status)
-                        : measure(*target, r.tech, group, threads, seconds);
-      };
-      // The rows: each technique at the given group sizes, or at the best of a short search.
-      std::vector<Row> rows;
-      for (const std::string& tname : cfg.techniques) {
-        Row r{tname, tname == "engine", Technique::kCoro, 1, false, {}};
-        if (r.engine && threads != 1) {
-          std::fprintf(stderr, "  (engine runs on one worker here; skipped at %u threads)\n",
-                       threads);
-          continue;
-        }
-        if (!r.engine) r.tech = *probe::technique_of(tname);
-        if (r.naive()) {
-          rows.push_back(r);
-          continue;
-        }
-        if (!cfg.groups.empty()) {
-          for (std::uint64_t g : cfg.groups) {
-            r.group = g;
-            rows.push_back(r);
-          }
-          continue;
-        }
-        double best = -1;
-        for (std::uint64_t g : kGroupSearch) {
-          const double rate = run(r, g, cfg.search_seconds).probes_per_s;
-          if (rate > best) {
-            best = rate;
-            r.group = g;
-          }
-        }
-        r.searched = true;
-        rows.push_back(r);
+      Status status;
+      std::vector<Row> rows = plan_rows(cfg, b, threads, &status);
+      if (!status.is_ok()) {
+        std::fprintf(stderr, "braid-bench probe: %s\n", status.to_string().c_str());
+        return 1;
       }
       const double roof_rate = roof.known ? roof.for_threads(threads) : 0;
-      // Rounds over every row (round-robin, so each sees the same drift of a noisy machine).
-      for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
-        double naive_rate = 0;
-        for (Row& r : rows) {
-          const Measured m = run(r, r.group, cfg.seconds);
-          if (!run_status.is_ok()) {
-            std::fprintf(stderr, "braid-bench probe: %s\n", run_status.to_string().c_str());
-            return 1;
-          }
-          if (m.not_found != 0) {
-            // Every probe names a loaded key: a miss is a wrong answer, not a statistic.
-            std::fprintf(stderr, "braid-bench probe: %s answered not-found for %s of %s probes\n",
-                         r.name.c_str(), with_commas(m.not_found).c_str(),
-                         with_commas(m.probes).c_str());
-            return 1;
-          }
-          r.rates.push_back(m.probes_per_s);
-          if (r.naive()) naive_rate = m.probes_per_s;
-          const double lines = r.engine ? engine_lines : lines_per_probe;
-          const double line_rate = m.probes_per_s * lines;
-          char vs[32] = "-";
-          if (naive_rate > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.probes_per_s / naive_rate);
-          char of[32] = "-";
-          if (roof_rate > 0) std::snprintf(of, sizeof of, "%.0f%%", 100 * line_rate / roof_rate);
-          std::printf("  %-9s %7u %5llu%s %14.0f %9s %14.0f %8s\n", r.name.c_str(), threads,
-                      static_cast<unsigned long long>(r.group), r.searched ? "*" : " ",
-                      m.probes_per_s, vs, line_rate, of);
-          std::fflush(stdout);
-          if (cfg.json == "none") continue;
-          JsonObject o;
-          o.add("bench", "probe").add("time", iso_time()).add("structure", cfg.structure);
-          o.add("technique", r.name).add("keys", keys).add("bytes", target->bytes());
-          o.add("key_bytes", cfg.structure == "hash"    ? cfg.key_bytes
-                             : cfg.structure == "btree" ? 8u
-                                                        : 4u);
-          if (cfg.structure == "hash") o.add("buckets", buckets);
-          o.add("group", r.group).add_bool("group_searched", r.searched).add("threads", threads);
-          o.add("dist", cfg.dist).add("theta", cfg.theta).add("seconds", cfg.seconds);
-          o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);
-          o.add("probes", m.probes).add("probes_per_s", m.probes_per_s);
-          o.add("vs_naive", naive_rate > 0 ? m.probes_per_s / naive_rate : 0.0);
-          o.add("lines_per_probe", lines).add("line_fetches_per_s", line_rate);
-          if (roof_rate > 0) {
-            o.add("roof_lines_per_s", roof_rate).add("roof_fraction", line_rate / roof_rate);
-          }
-          o.add_object("machine", machine_description());
-          if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
-            std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
-            return 1;
-          }
-        }
-      }
-      if (cfg.repeat > 1) {
-        double naive_med = 0;
-        for (const Row& r : rows) {
-          if (r.naive()) naive_med = median(r.rates);
-        }
-        std::printf("  over %u rounds: %-9s %6s %12s %12s %12s %9s\n", cfg.repeat, "technique",
-                    "group", "min", "median", "max", "vs_naive");
-        for (const Row& r : rows) {
-          const auto [lo, hi] = std::minmax_element(r.rates.begin(), r.rates.end());
-          const double med = median(r.rates);
-          std::printf("  %15s %-9s %6llu %12.0f %12.0f %12.0f %8.2fx\n", "", r.name.c_str(),
-                      static_cast<unsigned long long>(r.group), *lo, med, *hi,
-                      naive_med > 0 ? med / naive_med : 0.0);
-        }
-      }
+      if (int rc = run_rows(cfg, b, threads, roof_rate, &rows); rc != 0) return rc;
     }
   }
   return 0;

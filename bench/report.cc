@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -236,6 +237,37 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void print_rounds_summary(const std::vector<std::string>& labels,
+                          const std::vector<std::vector<double>>& rates, const char* unit) {
+  assert(labels.size() == rates.size());
+  if (labels.empty() || rates.front().empty()) return;
+  const std::size_t rounds = rates.front().size();
+  std::size_t width = 14;
+  for (const std::string& l : labels) width = std::max(width, l.size());
+  const int w = static_cast<int>(width);
+  std::vector<double> med(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) med[i] = median(rates[i]);
+  if (rounds > 1) {
+    std::printf("  over %zu rounds (%s):\n  %-*s %12s %12s %12s\n", rounds, unit, w, "", "min",
+                "median", "max");
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      const auto [lo, hi] = std::minmax_element(rates[i].begin(), rates[i].end());
+      std::printf("  %-*s %12.0f %12.0f %12.0f\n", w, labels[i].c_str(), *lo, med[i], *hi);
+    }
+  }
+  if (labels.size() < 2) return;
+  std::printf("  ratios (row / column%s):\n  %-*s", rounds > 1 ? ", medians" : "", w, "");
+  for (const std::string& c : labels) std::printf(" %*s", w, c.c_str());
+  std::printf("\n");
+  for (std::size_t r = 0; r < labels.size(); ++r) {
+    std::printf("  %-*s", w, labels[r].c_str());
+    for (std::size_t c = 0; c < labels.size(); ++c) {
+      std::printf(" %*.2f", w, med[c] > 0 ? med[r] / med[c] : 0.0);
+    }
+    std::printf("\n");
+  }
 }
 
 ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {

@@ -91,6 +91,13 @@ std::string iso_time();
 // The median of a non-empty sample.
 double median(std::vector<double> v);
 
+// The end of a run of several rounds over several variants (one rate per variant per round):
+// with more than one round, each variant's min / median / max; with more than one variant, the
+// ratio of every variant's median to every other's (row / column), measured on the same data
+// in the same process. `unit` names the rate ("txn/s").
+void print_rounds_summary(const std::vector<std::string>& labels,
+                          const std::vector<std::vector<double>>& rates, const char* unit);
+
 // "1,234,567"
 std::string with_commas(std::uint64_t v);
 

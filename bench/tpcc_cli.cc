@@ -110,226 +110,269 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
 )";
 }
 
-int tpcc_main(int argc, char** argv, int first) {
+namespace {
+
+// Parse: the command line into a Config. Answers "" or the error to print above the usage.
+std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   Flags flags;
   std::string err;
-  Config cfg{};
-  if (flags.parse(argc, argv, first, &err, {"hybrid", "verify"})) {
-    cfg.scale.warehouses = static_cast<std::uint32_t>(flags.u64("warehouses", 16, 1, 100000));
-    cfg.scale.items = static_cast<std::uint32_t>(flags.u64("items", 100'000, 100, 100'000));
-    cfg.scale.customers = static_cast<std::uint32_t>(flags.u64("customers", 3000, 10, 3000));
-    cfg.threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
-    cfg.seconds = flags.f64("seconds", 5, 0.01, 86400);
-    cfg.mixes = parse_name_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
-    if (err.empty())
-      cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), tpcc_modes(), &err);
-    cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
-    cfg.scheduler = flags.choice("scheduler", "pipeline", scheduler_names());
-    cfg.batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
-    cfg.hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
-    cfg.suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
-    cfg.verify = flags.u64("verify", 0, 0, 1) != 0;
-    cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
-    cfg.json = flags.str("json", "results/braid-bench.jsonl");
-    cfg.db = DbFlags::parse(flags);
-    if (err.empty() && flags.finish(&err) && cfg.scale.warehouses < cfg.threads) {
-      err = "--warehouses " + std::to_string(cfg.scale.warehouses) + " is fewer than --threads " +
-            std::to_string(cfg.threads) + " (every worker needs a home warehouse)";
+  if (!flags.parse(argc, argv, first, &err, {"hybrid", "verify"})) return err;
+  cfg->scale.warehouses = static_cast<std::uint32_t>(flags.u64("warehouses", 16, 1, 100000));
+  cfg->scale.items = static_cast<std::uint32_t>(flags.u64("items", 100'000, 100, 100'000));
+  cfg->scale.customers = static_cast<std::uint32_t>(flags.u64("customers", 3000, 10, 3000));
+  cfg->threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
+  cfg->seconds = flags.f64("seconds", 5, 0.01, 86400);
+  cfg->mixes = parse_name_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
+  if (err.empty())
+    cfg->modes = parse_name_list("mode", flags.str("mode", "interleaved"), tpcc_modes(), &err);
+  cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
+  cfg->scheduler = flags.choice("scheduler", "pipeline", scheduler_names());
+  cfg->batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
+  cfg->hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
+  cfg->suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
+  cfg->verify = flags.u64("verify", 0, 0, 1) != 0;
+  cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
+  cfg->json = flags.str("json", "results/braid-bench.jsonl");
+  cfg->db = DbFlags::parse(flags);
+  if (!err.empty() || !flags.finish(&err)) return err;
+  if (cfg->scale.warehouses < cfg->threads) {
+    return "--warehouses " + std::to_string(cfg->scale.warehouses) + " is fewer than --threads " +
+           std::to_string(cfg->threads) + " (every worker needs a home warehouse)";
+  }
+  return "";
+}
+
+// What every run of one invocation shares: the loaded database and the figures of its load.
+struct Setup {
+  std::unique_ptr<Database> db;
+  TpccTables tables;
+  std::uint64_t records = 0;
+  double load_s = 0;
+  std::uint64_t verified = 0;  // consistency checks passed so far (--verify)
+};
+
+// Load: opens the database and loads the nine tables. Answers 0 or the exit code.
+int load_database(const Config& cfg, const Options& options, Setup* s) {
+  s->db = open_bench_db(options);
+  if (s->db == nullptr) return 1;
+  const auto load_start = Clock::now();
+  if (Status st = tpcc_load(*s->db, cfg.scale, cfg.threads, cfg.seed, &s->tables, &s->records);
+      !st.is_ok()) {
+    std::fprintf(stderr, "braid-bench: tpcc load failed: %s\n", st.to_string().c_str());
+    return 1;
+  }
+  s->load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
+  return 0;
+}
+
+void print_header(const Config& cfg, const Setup& s) {
+  std::printf("braid-bench tpcc: %u warehouse%s, %u thread%s, scheduler %s, batch %u%s\n",
+              cfg.scale.warehouses, cfg.scale.warehouses == 1 ? "" : "s", cfg.threads,
+              cfg.threads == 1 ? "" : "s", cfg.scheduler.c_str(), cfg.batch,
+              cfg.hybrid ? ", hybrid (multi_get)" : "");
+  std::printf("  load: %s rows in %.2f s (%.0f rows/s)\n", with_commas(s.records).c_str(), s.load_s,
+              static_cast<double>(s.records) / s.load_s);
+  if (!cfg.db.dir.empty()) {
+    const DurabilityStats ds = s.db->durability_stats();
+    std::printf("  durability: %s in %s, commit %s\n", ds.io_backend.c_str(), cfg.db.dir.c_str(),
+                cfg.db.commit.c_str());
+  }
+}
+
+// --verify: TPC-C's consistency conditions 1-4 over the whole database. False (after printing
+// why) on a violation.
+bool verify(const Config& cfg, Setup* s, const std::string& when) {
+  if (!cfg.verify) return true;
+  std::uint64_t checked = 0;
+  if (Status st = tpcc_verify(*s->db, s->tables, cfg.scale, &checked); !st.is_ok()) {
+    std::fprintf(stderr, "braid-bench tpcc: verify %s: %s\n", when.c_str(), st.to_string().c_str());
+    return false;
+  }
+  s->verified += checked;
+  return true;
+}
+
+// One run's measurements beyond TpccResult: what the log did meanwhile.
+struct RunFigures {
+  double tps = 0;
+  double log_mb_s = 0;
+  double syncs_s = 0;
+  std::uint64_t checkpoints = 0;
+};
+
+// Run: one mix in one mode for cfg.seconds.
+Status run_one(const Config& cfg, Setup* s, const std::string& mix, const std::string& mode,
+               std::uint64_t run_seed, TpccRunConfig* run, TpccResult* r, RunFigures* f) {
+  run->mix = mix_of(mix);
+  run->hybrid = cfg.hybrid || mode == "hybrid";
+  run->suppliers = cfg.suppliers;
+  run->exec.mode = exec_mode_of(mode);
+  (void)parse_scheduler(cfg.scheduler, &run->exec.scheduler);  // flags.choice checked it
+  run->exec.batch = cfg.batch;
+  run->exec.seed = cfg.seed;
+  run->seconds = cfg.seconds;
+  run->seed = run_seed;
+  const DurabilityStats before = s->db->durability_stats();
+  if (Status st = tpcc_run(*s->db, s->tables, cfg.scale, *run, r); !st.is_ok()) return st;
+  const DurabilityStats after = s->db->durability_stats();
+  f->tps = static_cast<double>(r->completed()) / r->run_s;
+  f->log_mb_s = static_cast<double>(after.log_bytes - before.log_bytes) / 1e6 / r->run_s;
+  f->syncs_s = static_cast<double>(after.log_flushes - before.log_flushes) / r->run_s;
+  f->checkpoints = after.checkpoints - before.checkpoints;
+  return Status::ok();
+}
+
+void print_mix_header(const Config& cfg, const std::string& mix, std::uint32_t rep) {
+  std::printf("  %s%s:\n  %-12s %11s %10s %10s %9s %9s %8s   %s\n", mix.c_str(),
+              cfg.repeat > 1 ? (" (round " + std::to_string(rep + 1) + ")").c_str() : "", "mode",
+              "txn_per_s", "NewOrd/min", "abort_rate", "p50_us", "p99_us", "vs_seq",
+              "per type: txn/s (abort rate)");
+}
+
+// Report, per run: its table row and its JSON line. `seq`: this round's sequential txn/s for
+// the mix, or 0 before sequential ran. Answers "" or the error of appending the JSON line.
+std::string report_run(const Config& cfg, const Setup& s, const std::string& mix,
+                       const std::string& mode, std::uint32_t rep, const TpccRunConfig& run,
+                       const TpccResult& r, const RunFigures& f, double seq) {
+  const double attempts = static_cast<double>(r.completed() + r.aborts());
+  const double abort_rate = attempts > 0 ? static_cast<double>(r.aborts()) / attempts : 0;
+  Histogram all;
+  for (const auto& t : r.type) all.merge(t.latency);
+  const double no_per_min =
+      60.0 * static_cast<double>(r.type[kNewOrder].commits + r.type[kNewOrder].rollbacks) / r.run_s;
+  char vs[32] = "-";
+  if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", f.tps / seq);
+  std::string per_type;
+  for (int k = 0; k < kTpccTypes; ++k) {
+    const TpccTypeStats& t = r.type[k];
+    const std::uint64_t done = t.commits + t.rollbacks;
+    if (done + t.aborts == 0) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s %.0f (%.3f)  ", type_name(static_cast<TpccType>(k)),
+                  static_cast<double>(done) / r.run_s,
+                  static_cast<double>(t.aborts) / static_cast<double>(done + t.aborts));
+    per_type += buf;
+  }
+  std::printf("  %-12s %11.0f %10.0f %10.4f %9.1f %9.1f %8s   %s\n",
+              (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), f.tps, no_per_min,
+              abort_rate, all.quantile(0.5) / 1000.0, all.quantile(0.99) / 1000.0, vs,
+              per_type.c_str());
+  if (!cfg.db.dir.empty()) {
+    std::printf("  %-12s log %.1f MB/s, %.0f syncs/s, %s checkpoint%s during the run\n", "",
+                f.log_mb_s, f.syncs_s, with_commas(f.checkpoints).c_str(),
+                f.checkpoints == 1 ? "" : "s");
+  }
+  std::fflush(stdout);
+  if (cfg.json == "none") return "";
+
+  const DatabaseStats st = s.db->stats();
+  JsonObject o;
+  o.add("bench", "tpcc").add("time", iso_time()).add("mix", mix);
+  o.add("mode", std::string(mode == "hybrid" ? "interleaved" : mode));
+  o.add("hybrid", run.hybrid ? 1 : 0)
+      .add("variant", mode + (run.hybrid && mode != "hybrid" ? "+hybrid" : ""));
+  o.add("scheduler", cfg.scheduler).add("batch", cfg.batch);
+  o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
+  o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
+  o.add("records", s.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+  o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
+  o.add("prefault_mib", cfg.db.prefault_mib);
+  if (!cfg.db.dir.empty()) {
+    o.add("log_mb_per_s", f.log_mb_s).add("syncs_per_s", f.syncs_s);
+    o.add("checkpoints", f.checkpoints);
+  }
+  o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);
+  o.add("txn_per_s", f.tps).add("new_order_per_min", no_per_min);
+  o.add("abort_rate", abort_rate).add("completed", r.completed());
+  o.add("aborts", r.aborts()).add("run_s", r.run_s).add("load_s", s.load_s);
+  o.add("p50_us", all.quantile(0.5) / 1000.0).add("p99_us", all.quantile(0.99) / 1000.0);
+  o.add("suspends_per_txn", r.exec.transactions > 0 ? static_cast<double>(r.exec.suspends) /
+                                                          static_cast<double>(r.exec.transactions)
+                                                    : 0.0);
+  o.add("auto_batch", r.exec.auto_batch).add("auto_decisions", r.exec.auto_decisions);
+  JsonObject types;
+  for (int k = 0; k < kTpccTypes; ++k) {
+    if (r.type[k].commits + r.type[k].rollbacks + r.type[k].aborts == 0) continue;
+    types.add_object(type_name(static_cast<TpccType>(k)), type_json(r.type[k], r.run_s));
+  }
+  o.add_object("types", types);
+  o.add_bool("verified", cfg.verify);
+  o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
+  o.add_object("machine", machine_description());
+  return append_json_line(cfg.json, o);
+}
+
+// Report, at the end: per mix the spread over rounds and the ratios between modes; memory;
+// what --verify checked.
+void report_summary(const Config& cfg, const Setup& s,
+                    const std::vector<std::vector<std::vector<double>>>& rates) {
+  if (cfg.repeat > 1 || cfg.modes.size() > 1) {
+    for (std::size_t xi = 0; xi < cfg.mixes.size(); ++xi) {
+      std::printf("  %s summary:\n", cfg.mixes[xi].c_str());
+      print_rounds_summary(cfg.modes, rates[xi], "txn/s");
     }
   }
+  const DatabaseStats st = s.db->stats();
+  std::printf("  peak RSS %.1f MiB, %s live versions\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20),
+              with_commas(st.live_versions).c_str());
+  if (cfg.verify) {
+    std::printf("  verify: TPC-C consistency conditions 1-4 hold (%s checks)\n",
+                with_commas(s.verified).c_str());
+  }
+}
+
+}  // namespace
+
+int tpcc_main(int argc, char** argv, int first) {
+  Config cfg{};
+  std::string err = parse_config(argc, argv, first, &cfg);
   Options options;
   if (err.empty()) err = bench_options(cfg.threads, cfg.batch, cfg.db, &options);
   if (!err.empty()) {
     std::fprintf(stderr, "braid-bench tpcc: %s\n\n%s", err.c_str(), tpcc_usage());
     return 2;
   }
+  Setup s;
+  if (int rc = load_database(cfg, options, &s); rc != 0) return rc;
+  print_header(cfg, s);
+  if (!verify(cfg, &s, "after the load")) return 1;
 
-  std::unique_ptr<Database> opened = open_bench_db(options);
-  if (opened == nullptr) return 1;
-  Database& db = *opened;
-  TpccTables tables;
-  std::uint64_t records = 0;
-  const auto load_start = Clock::now();
-  if (Status s = tpcc_load(db, cfg.scale, cfg.threads, cfg.seed, &tables, &records); !s.is_ok()) {
-    std::fprintf(stderr, "braid-bench: tpcc load failed: %s\n", s.to_string().c_str());
-    return 1;
-  }
-  const double load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
-  std::printf("braid-bench tpcc: %u warehouse%s, %u thread%s, scheduler %s, batch %u%s\n",
-              cfg.scale.warehouses, cfg.scale.warehouses == 1 ? "" : "s", cfg.threads,
-              cfg.threads == 1 ? "" : "s", cfg.scheduler.c_str(), cfg.batch,
-              cfg.hybrid ? ", hybrid (multi_get)" : "");
-  std::printf("  load: %s rows in %.2f s (%.0f rows/s)\n", with_commas(records).c_str(), load_s,
-              static_cast<double>(records) / load_s);
-  if (!cfg.db.dir.empty()) {
-    const DurabilityStats ds = db.durability_stats();
-    std::printf("  durability: %s in %s, commit %s\n", ds.io_backend.c_str(), cfg.db.dir.c_str(),
-                cfg.db.commit.c_str());
-  }
-  std::uint64_t verified = 0;
-  auto verify = [&](const char* when) {
-    if (!cfg.verify) return true;
-    std::uint64_t checked = 0;
-    Status s = tpcc_verify(db, tables, cfg.scale, &checked);
-    if (!s.is_ok()) {
-      std::fprintf(stderr, "braid-bench tpcc: verify %s: %s\n", when, s.to_string().c_str());
-      return false;
-    }
-    verified += checked;
-    return true;
-  };
-  if (!verify("after the load")) return 1;
-
-  // rates[mix][mode]: completed txn/s per round.
+  // Run: every mix in every mode once per round, round-robin. rates[mix][mode]: completed
+  // txn/s per round.
   std::vector<std::vector<std::vector<double>>> rates(
       cfg.mixes.size(), std::vector<std::vector<double>>(cfg.modes.size()));
-  std::string first_error;
   for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
     for (std::size_t xi = 0; xi < cfg.mixes.size(); ++xi) {
-      std::printf("  %s%s:\n  %-12s %11s %10s %10s %9s %9s %8s   %s\n", cfg.mixes[xi].c_str(),
-                  cfg.repeat > 1 ? (" (round " + std::to_string(rep + 1) + ")").c_str() : "",
-                  "mode", "txn_per_s", "NewOrd/min", "abort_rate", "p50_us", "p99_us", "vs_seq",
-                  "per type: txn/s (abort rate)");
+      const std::string& mix = cfg.mixes[xi];
+      print_mix_header(cfg, mix, rep);
+      double seq = 0;  // this round's sequential figure, once it ran
       for (std::size_t mi = 0; mi < cfg.modes.size(); ++mi) {
         const std::string& mode = cfg.modes[mi];
         TpccRunConfig run;
-        run.mix = mix_of(cfg.mixes[xi]);
-        run.hybrid = cfg.hybrid || mode == "hybrid";
-        run.suppliers = cfg.suppliers;
-        run.exec.mode = exec_mode_of(mode);
-        (void)parse_scheduler(cfg.scheduler, &run.exec.scheduler);  // flags.choice checked it
-        run.exec.batch = cfg.batch;
-        run.exec.seed = cfg.seed;
-        run.seconds = cfg.seconds;
-        run.seed = cfg.seed * 7919 + rep * 131 + mi;
         TpccResult r;
-        const DurabilityStats dbefore = db.durability_stats();
-        if (Status s = tpcc_run(db, tables, cfg.scale, run, &r); !s.is_ok()) {
-          std::fprintf(stderr, "braid-bench: tpcc run failed: %s\n", s.to_string().c_str());
+        RunFigures f;
+        if (Status st = run_one(cfg, &s, mix, mode, cfg.seed * 7919 + rep * 131 + mi, &run, &r, &f);
+            !st.is_ok()) {
+          std::fprintf(stderr, "braid-bench: tpcc run failed: %s\n", st.to_string().c_str());
           return 1;
         }
-        if (first_error.empty()) first_error = r.first_error;
-        const DurabilityStats dafter = db.durability_stats();
-        const double log_mb_s =
-            static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / 1e6 / r.run_s;
-        const double syncs_s =
-            static_cast<double>(dafter.log_flushes - dbefore.log_flushes) / r.run_s;
-        const std::uint64_t checkpoints = dafter.checkpoints - dbefore.checkpoints;
-        const double tps = static_cast<double>(r.completed()) / r.run_s;
-        rates[xi][mi].push_back(tps);
-        const double attempts = static_cast<double>(r.completed() + r.aborts());
-        const double abort_rate = attempts > 0 ? static_cast<double>(r.aborts()) / attempts : 0;
-        Histogram all;
-        for (const auto& t : r.type) all.merge(t.latency);
-        const double no_per_min =
-            60.0 * static_cast<double>(r.type[kNewOrder].commits + r.type[kNewOrder].rollbacks) /
-            r.run_s;
-        double seq = 0;
-        for (std::size_t i = 0; i < cfg.modes.size(); ++i) {
-          if (cfg.modes[i] == "sequential" && rates[xi][i].size() == rep + 1) {
-            seq = rates[xi][i].back();
-          }
-        }
-        char vs[32] = "-";
-        if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", tps / seq);
-        std::string per_type;
-        for (int k = 0; k < kTpccTypes; ++k) {
-          const TpccTypeStats& t = r.type[k];
-          const std::uint64_t done = t.commits + t.rollbacks;
-          if (done + t.aborts == 0) continue;
-          char buf[96];
-          std::snprintf(buf, sizeof buf, "%s %.0f (%.3f)  ", type_name(static_cast<TpccType>(k)),
-                        static_cast<double>(done) / r.run_s,
-                        static_cast<double>(t.aborts) / static_cast<double>(done + t.aborts));
-          per_type += buf;
-        }
-        std::printf("  %-12s %11.0f %10.0f %10.4f %9.1f %9.1f %8s   %s\n",
-                    (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), tps, no_per_min,
-                    abort_rate, all.quantile(0.5) / 1000.0, all.quantile(0.99) / 1000.0, vs,
-                    per_type.c_str());
-        if (!cfg.db.dir.empty()) {
-          std::printf("  %-12s log %.1f MB/s, %.0f syncs/s, %s checkpoint%s during the run\n", "",
-                      log_mb_s, syncs_s, with_commas(checkpoints).c_str(),
-                      checkpoints == 1 ? "" : "s");
-        }
-        std::fflush(stdout);
+        rates[xi][mi].push_back(f.tps);
+        if (mode == "sequential") seq = f.tps;
         if (r.errors() != 0) {
           std::fprintf(stderr, "braid-bench tpcc: %s transactions failed (first: %s)\n",
                        with_commas(r.errors()).c_str(), r.first_error.c_str());
           return 1;
         }
-        if (!verify(("after " + cfg.mixes[xi] + " " + mode).c_str())) return 1;
-        if (cfg.json != "none") {
-          const DatabaseStats st = db.stats();
-          JsonObject o;
-          o.add("bench", "tpcc").add("time", iso_time()).add("mix", cfg.mixes[xi]);
-          o.add("mode", std::string(mode == "hybrid" ? "interleaved" : mode));
-          o.add("hybrid", run.hybrid ? 1 : 0)
-              .add("variant", mode + (run.hybrid && mode != "hybrid" ? "+hybrid" : ""));
-          o.add("scheduler", cfg.scheduler).add("batch", cfg.batch);
-          o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
-          o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
-          o.add("records", records).add("threads", cfg.threads).add("seconds", cfg.seconds);
-          o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
-          o.add("prefault_mib", cfg.db.prefault_mib);
-          if (!cfg.db.dir.empty()) {
-            o.add("log_mb_per_s", log_mb_s).add("syncs_per_s", syncs_s);
-            o.add("checkpoints", checkpoints);
-          }
-          o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);
-          o.add("txn_per_s", tps).add("new_order_per_min", no_per_min);
-          o.add("abort_rate", abort_rate).add("completed", r.completed());
-          o.add("aborts", r.aborts()).add("run_s", r.run_s).add("load_s", load_s);
-          o.add("p50_us", all.quantile(0.5) / 1000.0).add("p99_us", all.quantile(0.99) / 1000.0);
-          o.add("suspends_per_txn", r.exec.transactions > 0
-                                        ? static_cast<double>(r.exec.suspends) /
-                                              static_cast<double>(r.exec.transactions)
-                                        : 0.0);
-          o.add("auto_batch", r.exec.auto_batch).add("auto_decisions", r.exec.auto_decisions);
-          JsonObject types;
-          for (int k = 0; k < kTpccTypes; ++k) {
-            if (r.type[k].commits + r.type[k].rollbacks + r.type[k].aborts == 0) continue;
-            types.add_object(type_name(static_cast<TpccType>(k)), type_json(r.type[k], r.run_s));
-          }
-          o.add_object("types", types);
-          o.add_bool("verified", cfg.verify);
-          o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
-          o.add_object("machine", machine_description());
-          if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
-            std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
-            return 1;
-          }
+        if (std::string e = report_run(cfg, s, mix, mode, rep, run, r, f, seq); !e.empty()) {
+          std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+          return 1;
         }
+        if (!verify(cfg, &s, "after " + mix + " " + mode)) return 1;
       }
     }
   }
-  if (cfg.repeat > 1 || cfg.modes.size() > 1) {
-    std::printf("  summary (txn/s%s):\n", cfg.repeat > 1 ? ": min / median / max" : "");
-    for (std::size_t xi = 0; xi < cfg.mixes.size(); ++xi) {
-      std::vector<double> med(cfg.modes.size());
-      for (std::size_t mi = 0; mi < cfg.modes.size(); ++mi) {
-        const auto& v = rates[xi][mi];
-        med[mi] = median(v);
-        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-        std::printf("  %-7s %-12s %10.0f %10.0f %10.0f", cfg.mixes[xi].c_str(),
-                    cfg.modes[mi].c_str(), *lo, med[mi], *hi);
-        for (std::size_t c = 0; c < cfg.modes.size(); ++c) {
-          if (c != mi && med[c] > 0) {
-            std::printf("  /%s %.2f", cfg.modes[c].c_str(), med[mi] / med[c]);
-          }
-        }
-        std::printf("\n");
-      }
-    }
-  }
-  const DatabaseStats st = db.stats();
-  std::printf("  peak RSS %.1f MiB, %s live versions\n",
-              static_cast<double>(peak_rss_bytes()) / (1 << 20),
-              with_commas(st.live_versions).c_str());
-  if (cfg.verify) {
-    std::printf("  verify: TPC-C consistency conditions 1-4 hold (%s checks)\n",
-                with_commas(verified).c_str());
-  }
+  report_summary(cfg, s, rates);
   return 0;
 }
 

@@ -586,60 +586,67 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   return status;
 }
 
-}  // namespace
-
-int ycsb_main(int argc, char** argv, int first) {
+// Parse: the command line into a Config. Answers "" or the error to print above the usage.
+std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   Flags flags;
   std::string err;
-  Config cfg{};
-  if (flags.parse(argc, argv, first, &err)) {
-    cfg.records = flags.u64("records", 1'000'000, 1, std::uint64_t{1} << 36);
-    cfg.threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
-    cfg.seconds = flags.f64("seconds", 10, 0.01, 86400);
-    cfg.ops_per_txn = static_cast<std::uint32_t>(flags.u64("ops-per-txn", 10, 1, 10000));
-    const bool any_mix = flags.has("read") || flags.has("update") || flags.has("rmw") ||
-                         flags.has("scan") || flags.has("insert");
-    cfg.read = static_cast<std::uint32_t>(flags.u64("read", any_mix ? 0 : 100, 0, 100));
-    cfg.update = static_cast<std::uint32_t>(flags.u64("update", 0, 0, 100));
-    cfg.rmw = static_cast<std::uint32_t>(flags.u64("rmw", 0, 0, 100));
-    cfg.scan = static_cast<std::uint32_t>(flags.u64("scan", 0, 0, 100));
-    cfg.insert = static_cast<std::uint32_t>(flags.u64("insert", 0, 0, 100));
-    cfg.scan_length = static_cast<std::uint32_t>(flags.u64("scan-length", 10, 1, 1'000'000));
-    cfg.dist = flags.choice("dist", "uniform", {"uniform", "zipf"});
-    cfg.theta = flags.f64("theta", 0.99, 0.0, 0.999999);
-    cfg.key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 8, 4, kMaxKeyBytes));
-    cfg.value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, kMaxValueBytes));
-    cfg.seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
-    cfg.json = flags.str("json", "results/braid-bench.jsonl");
-    cfg.roof = flags.str("roof", "results/roof.json");
-    cfg.modes = parse_name_list("mode", flags.str("mode", "interleaved"), ycsb_modes(), &err);
-    cfg.repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
-    cfg.scheduler = flags.choice("scheduler", "batch", scheduler_names());
-    for (std::uint64_t b : flags.u64_list("batch", {8}, 1, 64)) {
-      if (std::find(cfg.batches.begin(), cfg.batches.end(), b) != cfg.batches.end()) {
-        err = "--batch lists " + std::to_string(b) + " twice";
-      }
-      cfg.batches.push_back(static_cast<std::uint32_t>(b));
+  if (!flags.parse(argc, argv, first, &err)) return err;
+  cfg->records = flags.u64("records", 1'000'000, 1, std::uint64_t{1} << 36);
+  cfg->threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
+  cfg->seconds = flags.f64("seconds", 10, 0.01, 86400);
+  cfg->ops_per_txn = static_cast<std::uint32_t>(flags.u64("ops-per-txn", 10, 1, 10000));
+  const bool any_mix = flags.has("read") || flags.has("update") || flags.has("rmw") ||
+                       flags.has("scan") || flags.has("insert");
+  cfg->read = static_cast<std::uint32_t>(flags.u64("read", any_mix ? 0 : 100, 0, 100));
+  cfg->update = static_cast<std::uint32_t>(flags.u64("update", 0, 0, 100));
+  cfg->rmw = static_cast<std::uint32_t>(flags.u64("rmw", 0, 0, 100));
+  cfg->scan = static_cast<std::uint32_t>(flags.u64("scan", 0, 0, 100));
+  cfg->insert = static_cast<std::uint32_t>(flags.u64("insert", 0, 0, 100));
+  cfg->scan_length = static_cast<std::uint32_t>(flags.u64("scan-length", 10, 1, 1'000'000));
+  cfg->dist = flags.choice("dist", "uniform", {"uniform", "zipf"});
+  cfg->theta = flags.f64("theta", 0.99, 0.0, 0.999999);
+  cfg->key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 8, 4, kMaxKeyBytes));
+  cfg->value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, kMaxValueBytes));
+  cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
+  cfg->json = flags.str("json", "results/braid-bench.jsonl");
+  cfg->roof = flags.str("roof", "results/roof.json");
+  cfg->modes = parse_name_list("mode", flags.str("mode", "interleaved"), ycsb_modes(), &err);
+  cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
+  cfg->scheduler = flags.choice("scheduler", "batch", scheduler_names());
+  for (std::uint64_t b : flags.u64_list("batch", {8}, 1, 64)) {
+    if (std::find(cfg->batches.begin(), cfg->batches.end(), b) != cfg->batches.end()) {
+      err = "--batch lists " + std::to_string(b) + " twice";
     }
-    cfg.multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
-    cfg.db = DbFlags::parse(flags);
-    if (err.empty() && flags.finish(&err)) {
-      if (cfg.read + cfg.update + cfg.rmw + cfg.scan + cfg.insert != 100) {
-        err = "--read + --update + --rmw + --scan + --insert must sum to 100, got " +
-              std::to_string(cfg.read + cfg.update + cfg.rmw + cfg.scan + cfg.insert);
-      } else if (cfg.key_bytes < 8 && cfg.records > (std::uint64_t{1} << (8 * cfg.key_bytes))) {
-        err = "--key-bytes " + std::to_string(cfg.key_bytes) + " cannot hold " +
-              std::to_string(cfg.records) + " distinct keys";
-      } else if (cfg.multi_get && cfg.read != 100) {
-        err = "--multi-get 1 needs a read-only mix (--read 100)";
-      }
-    }
+    cfg->batches.push_back(static_cast<std::uint32_t>(b));
   }
-  if (!err.empty()) {
-    std::fprintf(stderr, "braid-bench ycsb: %s\n\n%s", err.c_str(), ycsb_usage());
-    return 2;
+  cfg->multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
+  cfg->db = DbFlags::parse(flags);
+  if (!err.empty() || !flags.finish(&err)) return err;
+  const std::uint32_t sum = cfg->read + cfg->update + cfg->rmw + cfg->scan + cfg->insert;
+  if (sum != 100) {
+    return "--read + --update + --rmw + --scan + --insert must sum to 100, got " +
+           std::to_string(sum);
   }
+  if (cfg->key_bytes < 8 && cfg->records > (std::uint64_t{1} << (8 * cfg->key_bytes))) {
+    return "--key-bytes " + std::to_string(cfg->key_bytes) + " cannot hold " +
+           std::to_string(cfg->records) + " distinct keys";
+  }
+  if (cfg->multi_get && cfg->read != 100) return "--multi-get 1 needs a read-only mix (--read 100)";
+  return "";
+}
 
+// What every run of one invocation shares: the loaded database and the figures of its load.
+struct Setup {
+  std::unique_ptr<Database> db;
+  Table* table = nullptr;
+  double load_s = 0;
+  double lines_per_txn = 0;  // estimated DRAM lines per transaction
+  double roof_rate = 0;      // the machine's line rate at cfg.threads, 0 if unknown
+  std::unique_ptr<Zipf> zipf;
+};
+
+// Load: opens the database and loads the table. Answers 0 or the exit code (after printing why).
+int load_database(const Config& cfg, Setup* s) {
   Options options;
   if (std::string e = bench_options(
           cfg.threads, *std::max_element(cfg.batches.begin(), cfg.batches.end()), cfg.db, &options);
@@ -647,31 +654,29 @@ int ycsb_main(int argc, char** argv, int first) {
     std::fprintf(stderr, "braid-bench ycsb: %s\n", e.c_str());
     return 2;
   }
-  std::unique_ptr<Database> opened = open_bench_db(options);
-  if (opened == nullptr) return 1;
-  Database& db = *opened;
-  Result<Table*> table = db.create_table("usertable");
+  s->db = open_bench_db(options);
+  if (s->db == nullptr) return 1;
+  Result<Table*> table = s->db->create_table("usertable");
   if (!table.is_ok()) {
     std::fprintf(stderr, "braid-bench: %s\n", table.status().to_string().c_str());
     return 1;
   }
-
-  double load_s = 0;
-  if (Status s = load(db, **table, cfg, &load_s); !s.is_ok()) {
-    std::fprintf(stderr, "braid-bench: load failed: %s\n", s.to_string().c_str());
+  s->table = *table;
+  if (Status st = load(*s->db, *s->table, cfg, &s->load_s); !st.is_ok()) {
+    std::fprintf(stderr, "braid-bench: load failed: %s\n", st.to_string().c_str());
     return 1;
   }
-
   // Estimated DRAM lines per operation: the descent (a node's 16 lines at each level the LLC
   // does not hold), the OID entry and the version (see estimate_lines in roof.h).
-  const double lines_per_txn =
-      estimate_lines(engine_get_path(db, **table, cfg.records)) * cfg.ops_per_txn;
+  s->lines_per_txn = estimate_lines(engine_get_path(*s->db, *s->table, cfg.records)) *
+                     static_cast<double>(cfg.ops_per_txn);
   const Roof roof = load_roof(cfg.roof);
-  const double roof_rate = roof.known ? roof.for_threads(cfg.threads) : 0;
+  s->roof_rate = roof.known ? roof.for_threads(cfg.threads) : 0;
+  if (cfg.dist == "zipf") s->zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
+  return 0;
+}
 
-  std::unique_ptr<Zipf> zipf;
-  if (cfg.dist == "zipf") zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
-
+void print_header(const Config& cfg, const Setup& s) {
   std::string batch_list;
   for (std::uint32_t b : cfg.batches) {
     batch_list += (batch_list.empty() ? "" : ",") + std::to_string(b);
@@ -683,19 +688,108 @@ int ycsb_main(int argc, char** argv, int first) {
       mix_name(cfg).c_str(), cfg.multi_get ? " (multi_get)" : "", cfg.dist.c_str(),
       cfg.dist == "zipf" ? (" theta " + std::to_string(cfg.theta).substr(0, 4)).c_str() : "",
       cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), batch_list.c_str());
-  std::printf("  load: %.2f s (%.0f records/s)\n", load_s,
-              static_cast<double>(cfg.records) / load_s);
+  std::printf("  load: %.2f s (%.0f records/s)\n", s.load_s,
+              static_cast<double>(cfg.records) / s.load_s);
   if (!cfg.db.dir.empty()) {
-    const DurabilityStats ds = db.durability_stats();
+    const DurabilityStats ds = s.db->durability_stats();
     std::printf("  durability: %s in %s, commit %s, log sync %s\n", ds.io_backend.c_str(),
                 cfg.db.dir.c_str(), cfg.db.commit.c_str(), cfg.db.log_sync.c_str());
   }
-  std::printf("  about %.1f DRAM lines per transaction (estimate)\n", lines_per_txn);
-  const std::vector<Variant> variants = variants_of(cfg);
+  std::printf("  about %.1f DRAM lines per transaction (estimate)\n", s.lines_per_txn);
   std::printf("  %-14s %12s %12s %10s %9s %9s %10s %8s %8s\n", "mode", "txn_per_s", "ops_per_s",
               "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq", "of_roof");
+}
 
-  // rates[i]: txn/s of variants[i] in each round.
+// Report, per run: its table row and its JSON line. `seq`: this round's sequential txn/s, or
+// 0 before sequential ran. Answers "" or the error of appending the JSON line.
+std::string report_run(const Config& cfg, const Setup& s, const Variant& var, const ModeResult& m,
+                       std::uint32_t rep, double seq) {
+  const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
+  const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
+  const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
+  const double p50 = m.total.latency.quantile(0.50) / 1000.0;
+  const double p99 = m.total.latency.quantile(0.99) / 1000.0;
+  const double susp = m.exec.transactions > 0 ? static_cast<double>(m.exec.suspends) /
+                                                    static_cast<double>(m.exec.transactions)
+                                              : 0;
+  const double line_rate = m.txn_per_s * s.lines_per_txn;
+  char vs[32] = "-";
+  if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.txn_per_s / seq);
+  char of[32] = "-";
+  if (s.roof_rate > 0) std::snprintf(of, sizeof of, "%.0f%%", 100 * line_rate / s.roof_rate);
+  std::printf("  %-14s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s %8s\n", var.label.c_str(),
+              m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs, of);
+  const double c50 = m.total.commit_latency.quantile(0.50) / 1000.0;
+  const double c99 = m.total.commit_latency.quantile(0.99) / 1000.0;
+  if (!cfg.db.dir.empty()) {
+    std::printf("  %-14s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n",
+                "", m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
+  }
+  std::fflush(stdout);
+  if (cfg.json == "none") return "";
+
+  const DatabaseStats st = s.db->stats();
+  JsonObject o;
+  o.add("bench", "ycsb").add("time", iso_time());
+  o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", var.batch);
+  o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+  o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
+  o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
+  o.add("multi_get", cfg.multi_get ? 1 : 0);
+  o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
+  o.add("prefault_mib", cfg.db.prefault_mib);
+  if (!cfg.db.dir.empty()) {
+    o.add("dir", cfg.db.dir).add("log_sync", cfg.db.log_sync);
+    o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);
+    o.add("commit_p50_us", c50).add("commit_p99_us", c99);
+  }
+  o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
+  o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
+  o.add("rep", rep).add("repeat", cfg.repeat);
+  o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
+  o.add("p50_us", p50).add("p99_us", p99).add("load_s", s.load_s).add("run_s", m.run_s);
+  o.add("commits", m.total.commits).add("aborts", m.total.aborts);
+  o.add("errors", m.total.errors);
+  o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
+  o.add("auto_decisions", m.exec.auto_decisions);
+  o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
+  o.add("index_nodes", st.index_nodes);
+  o.add("lines_per_txn", s.lines_per_txn).add("line_fetches_per_s", line_rate);
+  if (s.roof_rate > 0) {
+    o.add("roof_lines_per_s", s.roof_rate);
+    o.add("roof_fraction", line_rate / s.roof_rate);
+  }
+  o.add_object("machine", machine_description());
+  return append_json_line(cfg.json, o);
+}
+
+// Report, at the end: memory, and with several rounds or variants their spread and ratios.
+void report_summary(const Setup& s, const std::vector<Variant>& variants,
+                    const std::vector<std::vector<double>>& rates) {
+  const DatabaseStats st = s.db->stats();
+  std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n",
+              static_cast<double>(peak_rss_bytes()) / (1 << 20),
+              with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
+  std::vector<std::string> labels;
+  for (const Variant& v : variants) labels.push_back(v.label);
+  print_rounds_summary(labels, rates, "txn/s");
+}
+
+}  // namespace
+
+int ycsb_main(int argc, char** argv, int first) {
+  Config cfg{};
+  if (std::string err = parse_config(argc, argv, first, &cfg); !err.empty()) {
+    std::fprintf(stderr, "braid-bench ycsb: %s\n\n%s", err.c_str(), ycsb_usage());
+    return 2;
+  }
+  Setup s;
+  if (int rc = load_database(cfg, &s); rc != 0) return rc;
+  print_header(cfg, s);
+
+  // Run: every variant once per round, round-robin, so each sees the same drift of a noisy
+  // machine. rates[i]: txn/s of variants[i] in each round.
+  const std::vector<Variant> variants = variants_of(cfg);
   std::vector<std::vector<double>> rates(variants.size());
   // Fresh keys, disjoint per thread: records + t + k * threads, continued across runs.
   std::vector<std::uint64_t> inserts(cfg.threads);
@@ -703,114 +797,27 @@ int ycsb_main(int argc, char** argv, int first) {
   std::uint64_t errors = 0;
   std::string first_error;
   for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
+    double seq = 0;  // this round's sequential figure, once it ran
     for (std::size_t mi = 0; mi < variants.size(); ++mi) {
       const Variant& var = variants[mi];
       ModeResult m;
-      if (Status s = run_mode(db, **table, cfg, zipf.get(), var.mode, var.batch, &inserts, &m);
-          !s.is_ok()) {
-        std::fprintf(stderr, "braid-bench: run failed: %s\n", s.to_string().c_str());
+      if (Status st =
+              run_mode(*s.db, *s.table, cfg, s.zipf.get(), var.mode, var.batch, &inserts, &m);
+          !st.is_ok()) {
+        std::fprintf(stderr, "braid-bench: run failed: %s\n", st.to_string().c_str());
         return 1;
       }
       rates[mi].push_back(m.txn_per_s);
-      double seq = 0;  // this round's sequential figure, once it ran
-      for (std::size_t i = 0; i < variants.size(); ++i) {
-        if (variants[i].mode == "sequential" && rates[i].size() == rep + 1) seq = rates[i].back();
-      }
-      const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
-      const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
-      const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
-      const double p50 = m.total.latency.quantile(0.50) / 1000.0;
-      const double p99 = m.total.latency.quantile(0.99) / 1000.0;
-      const double susp = m.exec.transactions > 0 ? static_cast<double>(m.exec.suspends) /
-                                                        static_cast<double>(m.exec.transactions)
-                                                  : 0;
-      char vs[32] = "-";
-      if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", m.txn_per_s / seq);
-      char of[32] = "-";
-      if (roof_rate > 0) {
-        std::snprintf(of, sizeof of, "%.0f%%", 100 * m.txn_per_s * lines_per_txn / roof_rate);
-      }
-      std::printf("  %-14s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s %8s\n", var.label.c_str(),
-                  m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs, of);
-      const double c50 = m.total.commit_latency.quantile(0.50) / 1000.0;
-      const double c99 = m.total.commit_latency.quantile(0.99) / 1000.0;
-      if (!cfg.db.dir.empty()) {
-        std::printf(
-            "  %-14s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n", "",
-            m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
-      }
-      std::fflush(stdout);
+      if (var.mode == "sequential") seq = m.txn_per_s;
       errors += m.total.errors;
       if (first_error.empty()) first_error = m.total.first_error;
-
-      if (cfg.json != "none") {
-        const DatabaseStats st = db.stats();
-        JsonObject o;
-        o.add("bench", "ycsb").add("time", iso_time());
-        o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", var.batch);
-        o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
-        o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
-        o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
-        o.add("multi_get", cfg.multi_get ? 1 : 0);
-        o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
-        o.add("prefault_mib", cfg.db.prefault_mib);
-        if (!cfg.db.dir.empty()) {
-          o.add("dir", cfg.db.dir).add("log_sync", cfg.db.log_sync);
-          o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);
-          o.add("commit_p50_us", c50).add("commit_p99_us", c99);
-        }
-        o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
-        o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
-        o.add("rep", rep).add("repeat", cfg.repeat);
-        o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
-        o.add("p50_us", p50).add("p99_us", p99).add("load_s", load_s).add("run_s", m.run_s);
-        o.add("commits", m.total.commits).add("aborts", m.total.aborts);
-        o.add("errors", m.total.errors);
-        o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
-        o.add("auto_decisions", m.exec.auto_decisions);
-        o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
-        o.add("index_nodes", st.index_nodes);
-        o.add("lines_per_txn", lines_per_txn)
-            .add("line_fetches_per_s", m.txn_per_s * lines_per_txn);
-        if (roof_rate > 0) {
-          o.add("roof_lines_per_s", roof_rate);
-          o.add("roof_fraction", m.txn_per_s * lines_per_txn / roof_rate);
-        }
-        o.add_object("machine", machine_description());
-        if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
-          std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
-          return 1;
-        }
+      if (std::string e = report_run(cfg, s, var, m, rep, seq); !e.empty()) {
+        std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+        return 1;
       }
     }
   }
-  const DatabaseStats st = db.stats();
-  std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n",
-              static_cast<double>(peak_rss_bytes()) / (1 << 20),
-              with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
-  std::vector<double> med(variants.size());
-  for (std::size_t i = 0; i < variants.size(); ++i) med[i] = median(rates[i]);
-  if (cfg.repeat > 1) {
-    std::printf("  over %u rounds (txn/s):\n  %-14s %12s %12s %12s\n", cfg.repeat, "mode", "min",
-                "median", "max");
-    for (std::size_t i = 0; i < variants.size(); ++i) {
-      const auto [lo, hi] = std::minmax_element(rates[i].begin(), rates[i].end());
-      std::printf("  %-14s %12.0f %12.0f %12.0f\n", variants[i].label.c_str(), *lo, med[i], *hi);
-    }
-  }
-  if (variants.size() > 1) {
-    // Every variant against every other on the same data, in the same process.
-    std::printf("  ratios (row / column%s):\n  %-14s", cfg.repeat > 1 ? ", medians" : "", "");
-    for (const Variant& c : variants) std::printf(" %14s", c.label.c_str());
-    std::printf("\n");
-    for (std::size_t r = 0; r < variants.size(); ++r) {
-      std::printf("  %-14s", variants[r].label.c_str());
-      for (std::size_t c = 0; c < variants.size(); ++c) {
-        std::printf(" %14.2f", med[c] > 0 ? med[r] / med[c] : 0.0);
-      }
-      std::printf("\n");
-    }
-  }
+  report_summary(s, variants, rates);
   if (errors != 0) {
     std::fprintf(stderr, "braid-bench: %s operations failed (first: %s)\n",
                  with_commas(errors).c_str(), first_error.c_str());
