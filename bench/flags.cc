@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <type_traits>
 
 namespace braid::bench {
 
@@ -47,6 +49,25 @@ std::string range_error(const std::string& key, T min, T max, const std::string&
   return "--" + key + " must be in " + std::to_string(min) + ".." + std::to_string(max) + ", got " +
          got;
 }
+// `text` as a T: a whole number without sign, or a finite floating-point number; nothing else
+// (no trailing characters, no overflow).
+template <typename T>
+std::optional<T> parse_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  T x;
+  if constexpr (std::is_floating_point_v<T>) {
+    x = std::strtod(text.c_str(), &end);
+    if (!std::isfinite(x)) return std::nullopt;
+  } else {
+    if (text[0] == '-') return std::nullopt;  // strtoull would wrap it around
+    x = std::strtoull(text.c_str(), &end, 10);
+  }
+  if (*end != '\0' || errno != 0) return std::nullopt;
+  return x;
+}
+
 }  // namespace
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -88,61 +109,46 @@ std::vector<std::uint64_t> Flags::u64_list(std::string_view name, std::vector<st
   if (found == nullptr) return def;
   std::vector<std::uint64_t> out;
   for (const std::string& item : split_commas(*found)) {
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long x = std::strtoull(item.c_str(), &end, 10);
-    if (item.empty() || item[0] == '-' || *end != '\0' || errno != 0) {
+    const std::optional<std::uint64_t> x = parse_number<std::uint64_t>(item);
+    if (!x) {
       if (error_.empty()) {
         error_ = "--" + key + " expects whole numbers separated by commas, got '" + *found + "'";
       }
       return def;
     }
-    if (x < min || x > max) {
+    if (*x < min || *x > max) {
       if (error_.empty()) error_ = range_error(key, min, max, item);
       return def;
     }
-    out.push_back(x);
+    out.push_back(*x);
   }
   return out;
 }
 
-std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t min,
-                         std::uint64_t max) {
+template <typename T>
+T Flags::number(std::string_view name, T def, T min, T max, const char* expects) {
   const std::string key(name);
   const std::string* found = lookup(key);
   if (found == nullptr) return def;
-  const std::string& v = *found;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-  if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0) {
-    if (error_.empty()) error_ = "--" + key + " expects a whole number, got '" + v + "'";
+  const std::optional<T> x = parse_number<T>(*found);
+  if (!x) {
+    if (error_.empty()) error_ = "--" + key + " expects " + expects + ", got '" + *found + "'";
     return def;
   }
-  if (x < min || x > max) {
-    if (error_.empty()) error_ = range_error(key, min, max, v);
+  if (*x < min || *x > max) {
+    if (error_.empty()) error_ = range_error(key, min, max, *found);
     return def;
   }
-  return x;
+  return *x;
+}
+
+std::uint64_t Flags::u64(std::string_view name, std::uint64_t def, std::uint64_t min,
+                         std::uint64_t max) {
+  return number<std::uint64_t>(name, def, min, max, "a whole number");
 }
 
 double Flags::f64(std::string_view name, double def, double min, double max) {
-  const std::string key(name);
-  const std::string* found = lookup(key);
-  if (found == nullptr) return def;
-  const std::string& v = *found;
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || errno != 0 || !std::isfinite(x)) {
-    if (error_.empty()) error_ = "--" + key + " expects a number, got '" + v + "'";
-    return def;
-  }
-  if (x < min || x > max) {
-    if (error_.empty()) error_ = range_error(key, min, max, v);
-    return def;
-  }
-  return x;
+  return number<double>(name, def, min, max, "a number");
 }
 
 const std::string* Flags::lookup(const std::string& key) {

@@ -44,6 +44,10 @@ class Flags {
   bool finish(std::string* error) const;
 
  private:
+  // --name as a T in [min, max], def when absent; a malformed or out-of-range value records the
+  // first error for finish() (`expects` says what was expected) and answers def.
+  template <typename T>
+  T number(std::string_view name, T def, T min, T max, const char* expects);
   // The value given for --key (marking the flag as known), or null.
   const std::string* lookup(const std::string& key);
 

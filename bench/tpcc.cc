@@ -1070,17 +1070,7 @@ class TpccGenerator : public TxnGenerator {
 
 }  // namespace
 
-const char* mix_name(TpccMix mix) {
-  switch (mix) {
-    case TpccMix::kTpccR:
-      return "tpcc-r";
-    case TpccMix::kTpccH:
-      return "tpcc-h";
-    case TpccMix::kTpcc:
-      break;
-  }
-  return "tpcc";
-}
+const char* mix_name(TpccMix mix) { return util::enum_name(mix, kTpccMixNames, "tpcc"); }
 
 const char* type_name(TpccType t) {
   static constexpr const char* kNames[] = {"NewOrder", "Payment",    "OrderStatus",

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "report.h"
+#include "util/enum_names.h"
 
 namespace braid::bench {
 
@@ -22,6 +23,8 @@ int tpcc_main(int argc, char** argv, int first);
 const char* tpcc_usage();
 
 enum class TpccMix : std::uint8_t { kTpcc, kTpccR, kTpccH };
+inline constexpr const char* kTpccMixNames[] = {"tpcc", "tpcc-r", "tpcc-h"};
+static_assert(util::names_every(kTpccMixNames, TpccMix::kTpccH));
 const char* mix_name(TpccMix mix);
 
 // Transaction types, in the order of every per-type array.

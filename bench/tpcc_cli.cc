@@ -12,65 +12,9 @@
 #include "flags.h"
 #include "report.h"
 #include "tpcc.h"
+#include "util/assert.h"
 
 namespace braid::bench {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-// "hybrid" is interleaved with multi_get (CoroBase's Hybrid), so it can run beside the others
-// on the same data; --hybrid applies multi_get to every listed mode instead.
-std::vector<std::string> tpcc_modes() {
-  std::vector<std::string> m = exec_mode_names();
-  m.push_back("hybrid");
-  return m;
-}
-const std::vector<std::string> kMixes = {"tpcc", "tpcc-r", "tpcc-h"};
-
-ExecMode exec_mode_of(const std::string& m) {
-  if (m == "hybrid") return ExecMode::kInterleaved;
-  ExecMode mode = ExecMode::kSequential;
-  (void)parse_exec_mode(m, &mode);
-  return mode;
-}
-
-TpccMix mix_of(const std::string& m) {
-  if (m == "tpcc-r") return TpccMix::kTpccR;
-  if (m == "tpcc-h") return TpccMix::kTpccH;
-  return TpccMix::kTpcc;
-}
-
-struct Config {
-  TpccScale scale;
-  std::uint32_t threads;
-  double seconds;
-  std::vector<std::string> mixes;
-  std::vector<std::string> modes;
-  std::uint32_t repeat;
-  std::string scheduler;
-  std::uint32_t batch;
-  bool hybrid;
-  std::uint32_t suppliers;
-  bool verify;
-  std::uint64_t seed;
-  std::string json;
-  DbFlags db;
-};
-
-JsonObject type_json(const TpccTypeStats& t, double run_s) {
-  const std::uint64_t done = t.commits + t.rollbacks;
-  const double attempts = static_cast<double>(done + t.aborts);
-  JsonObject o;
-  o.add("txn_per_s", static_cast<double>(done) / run_s);
-  o.add("commits", t.commits).add("rollbacks", t.rollbacks).add("aborts", t.aborts);
-  o.add("abort_rate", attempts > 0 ? static_cast<double>(t.aborts) / attempts : 0.0);
-  o.add("p50_us", t.latency.quantile(0.50) / 1000.0);
-  o.add("p99_us", t.latency.quantile(0.99) / 1000.0);
-  return o;
-}
-
-}  // namespace
 
 const char* tpcc_usage() {
   return R"(usage: braid-bench tpcc [flags]
@@ -111,6 +55,60 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
 }
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// "hybrid" is interleaved with multi_get (CoroBase's Hybrid), so it can run beside the others
+// on the same data; --hybrid applies multi_get to every listed mode instead.
+std::vector<std::string> tpcc_modes() {
+  std::vector<std::string> m = exec_mode_names();
+  m.push_back("hybrid");
+  return m;
+}
+const std::vector<std::string> kMixes(std::begin(kTpccMixNames), std::end(kTpccMixNames));
+
+ExecMode exec_mode_of(const std::string& m) {
+  if (m == "hybrid") return ExecMode::kInterleaved;
+  ExecMode mode = ExecMode::kSequential;
+  (void)parse_exec_mode(m, &mode);
+  return mode;
+}
+
+// A name parse_name_list accepted from kMixes.
+TpccMix mix_of(const std::string& m) {
+  const auto at = std::find(kMixes.begin(), kMixes.end(), m);
+  BRAID_ASSERT(at != kMixes.end());
+  return static_cast<TpccMix>(at - kMixes.begin());
+}
+
+struct Config {
+  TpccScale scale;
+  std::uint32_t threads;
+  double seconds;
+  std::vector<std::string> mixes;
+  std::vector<std::string> modes;
+  std::uint32_t repeat;
+  std::string scheduler;
+  std::uint32_t batch;
+  bool hybrid;
+  std::uint32_t suppliers;
+  bool verify;
+  std::uint64_t seed;
+  std::string json;
+  DbFlags db;
+};
+
+JsonObject type_json(const TpccTypeStats& t, double run_s) {
+  const std::uint64_t done = t.commits + t.rollbacks;
+  const double attempts = static_cast<double>(done + t.aborts);
+  JsonObject o;
+  o.add("txn_per_s", static_cast<double>(done) / run_s);
+  o.add("commits", t.commits).add("rollbacks", t.rollbacks).add("aborts", t.aborts);
+  o.add("abort_rate", attempts > 0 ? static_cast<double>(t.aborts) / attempts : 0.0);
+  o.add("p50_us", t.latency.quantile(0.50) / 1000.0);
+  o.add("p99_us", t.latency.quantile(0.99) / 1000.0);
+  return o;
+}
 
 // Parse: the command line into a Config. Answers "" or the error to print above the usage.
 std::string parse_config(int argc, char** argv, int first, Config* cfg) {

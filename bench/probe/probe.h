@@ -15,6 +15,8 @@
 #include <optional>
 #include <string_view>
 
+#include "util/enum_names.h"
+
 namespace braid::probe {
 
 enum class Technique : std::uint8_t { kNaive, kGp, kAmac, kCoro };
@@ -22,19 +24,10 @@ enum class Technique : std::uint8_t { kNaive, kGp, kAmac, kCoro };
 inline constexpr Technique kTechniques[] = {Technique::kNaive, Technique::kGp, Technique::kAmac,
                                             Technique::kCoro};
 
-inline const char* technique_name(Technique t) {
-  switch (t) {
-    case Technique::kNaive:
-      return "naive";
-    case Technique::kGp:
-      return "gp";
-    case Technique::kAmac:
-      return "amac";
-    case Technique::kCoro:
-      return "coro";
-  }
-  return "?";
-}
+inline constexpr const char* kTechniqueNames[] = {"naive", "gp", "amac", "coro"};
+static_assert(util::names_every(kTechniqueNames, Technique::kCoro));
+
+inline const char* technique_name(Technique t) { return util::enum_name(t, kTechniqueNames, "?"); }
 
 inline std::optional<Technique> technique_of(std::string_view name) {
   for (Technique t : kTechniques) {

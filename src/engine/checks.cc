@@ -10,32 +10,18 @@
 #include "engine/table.h"
 #include "mvcc/txn.h"
 #include "sched/policy.h"
+#include "util/enum_names.h"
 
 namespace braid::engine {
 
 namespace {
 
+constexpr const char* kOpNames[] = {"get",    "insert", "update",    "put",
+                                    "remove", "scan",   "multi_get", "index scan"};
+static_assert(util::names_every(kOpNames, detail::OpState::Kind::kIndexScan));
+
 const char* op_name(detail::OpState::Kind kind) {
-  using Kind = detail::OpState::Kind;
-  switch (kind) {
-    case Kind::kGet:
-      return "get";
-    case Kind::kInsert:
-      return "insert";
-    case Kind::kUpdate:
-      return "update";
-    case Kind::kPut:
-      return "put";
-    case Kind::kRemove:
-      return "remove";
-    case Kind::kScan:
-      return "scan";
-    case Kind::kIndexScan:
-      return "index scan";
-    case Kind::kMultiGet:
-      return "multi_get";
-  }
-  return "operation";
+  return util::enum_name(kind, kOpNames, "operation");
 }
 
 Status check_key(std::string_view key) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "util/assert.h"
+#include "util/enum_names.h"
 
 namespace braid::sched {
 
@@ -24,20 +25,12 @@ enum class SlotState : std::uint8_t {
   kWaitingDurable,  // an explicit commit waiting for the durable clock: not resumable
 };
 
+inline constexpr const char* kSlotStateNames[] = {"free", "runnable", "parked-memory", "parked-io",
+                                                  "waiting-durable"};
+static_assert(util::names_every(kSlotStateNames, SlotState::kWaitingDurable));
+
 constexpr const char* slot_state_name(SlotState s) {
-  switch (s) {
-    case SlotState::kFree:
-      return "free";
-    case SlotState::kRunnable:
-      return "runnable";
-    case SlotState::kParkedMemory:
-      return "parked-memory";
-    case SlotState::kParkedIo:
-      return "parked-io";
-    case SlotState::kWaitingDurable:
-      return "waiting-durable";
-  }
-  return "?";
+  return util::enum_name(s, kSlotStateNames, "?");
 }
 
 // A slot the scheduler may resume now.

@@ -3,29 +3,17 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "util/enum_names.h"
+
 namespace braid {
 
-std::string_view code_name(Code code) {
-  switch (code) {
-    case Code::kOk:
-      return "OK";
-    case Code::kNotFound:
-      return "NotFound";
-    case Code::kDuplicate:
-      return "Duplicate";
-    case Code::kConflict:
-      return "Conflict";
-    case Code::kInvalidArgument:
-      return "InvalidArgument";
-    case Code::kIOError:
-      return "IOError";
-    case Code::kBusy:
-      return "Busy";
-    case Code::kCorruption:
-      return "Corruption";
-  }
-  return "Unknown";
-}
+namespace {
+constexpr const char* kCodeNames[] = {
+    "OK", "NotFound", "Duplicate", "Conflict", "InvalidArgument", "IOError", "Busy", "Corruption"};
+static_assert(util::names_every(kCodeNames, Code::kCorruption));
+}  // namespace
+
+std::string_view code_name(Code code) { return util::enum_name(code, kCodeNames, "Unknown"); }
 
 Status::Status(Code code, std::string_view message) : code_(code) {
   if (!message.empty()) message_ = std::make_unique<std::string>(message);
