@@ -153,7 +153,7 @@ struct FenceKey {
 //            lines are still in flight, and the fewer of them it reads, the less it waits), and
 //            for the tree's own inserts and removes, which the engine issues right after its
 //            lookup of the same key has brought the path into the cache.
-// Measured (YCSB read-only, 1 worker, alternated processes; docs/architecture.md): sequential
+// Measured (YCSB read-only, 1 worker, alternated processes; docs/experiments.md): sequential
 // with kCount 1.03x / 1.26x / 1.26x kBisect at 10^4 / 10^6 / 2*10^7 records; interleaved and
 // nested with kCount lose ~30 % at 2*10^7.
 enum class NodeSearch : std::uint8_t { kCount, kBisect };
