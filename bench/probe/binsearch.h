@@ -99,7 +99,10 @@ inline std::uint64_t naive_one(const std::uint32_t* a, std::size_t n, std::uint3
   return result;
 }
 
-inline Task<std::uint64_t> coro_one(const std::uint32_t* a, std::size_t n, std::uint32_t key) {
+// Internal linkage, not inline: g++-12 emits an inline coroutine's frame table outside the
+// COMDAT group of its actor, so two translation units that instantiate it fail to link
+// ("defined in discarded section").
+static Task<std::uint64_t> coro_one(const std::uint32_t* a, std::size_t n, std::uint32_t key) {
   Range r{0, n};
   std::uint64_t result;
   for (;;) {

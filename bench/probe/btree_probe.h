@@ -31,7 +31,10 @@ inline std::string_view key_view(const std::uint64_t& k) {
 
 inline std::uint64_t answer(const index::Lookup& l) { return l.found() ? l.value() : kNotFound; }
 
-inline Task<std::uint64_t> coro_one(const index::BTree& tree, std::string_view key) {
+// Internal linkage, not inline: g++-12 emits an inline coroutine's frame table outside the
+// COMDAT group of its actor, so two translation units that instantiate it fail to link
+// ("defined in discarded section").
+static Task<std::uint64_t> coro_one(const index::BTree& tree, std::string_view key) {
   index::Lookup l(tree, key, index::NodeSearch::kBisect);
   while (l.step()) {
     co_await runtime::Yield{l.next(), index::kNodeBytes};
