@@ -438,7 +438,7 @@ namespace {
 std::uint32_t record_bytes(const TxnContext* ctx) {
   std::uint64_t n = storage::kTxnHeaderBytes;
   for (const mvcc::WriteEntry& w : ctx->writes) {
-    n += storage::kWriteHeaderBytes + w.key_len + (w.version->tombstone() ? 0 : w.version->size);
+    n += storage::record_size(w.key_len, w.version->tombstone() ? 0 : w.version->size);
   }
   return n > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(n);
 }
@@ -450,15 +450,11 @@ void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes
   char* p = out + sizeof h;
   for (const mvcc::WriteEntry& w : ctx->writes) {
     const bool tomb = w.version->tombstone();
-    const storage::WriteHeader wh{
-        static_cast<std::uint8_t>(tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut), 0,
-        w.key_len, w.table->id(), tomb ? 0 : w.version->size};
-    std::memcpy(p, &wh, sizeof wh);
-    p += sizeof wh;
-    std::memcpy(p, ctx->staged_keys.data() + w.key_off, w.key_len);
-    p += w.key_len;
-    if (wh.value_len != 0) std::memcpy(p, w.version->payload(), wh.value_len);
-    p += wh.value_len;
+    const std::string_view key(ctx->staged_keys.data() + w.key_off, w.key_len);
+    const std::string_view value = tomb ? std::string_view() : w.version->value();
+    storage::encode_record(p, tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut,
+                           w.table->id(), key, value, cts);
+    p += storage::record_size(w.key_len, static_cast<std::uint32_t>(value.size()));
   }
   BRAID_ASSERT(p == out + bytes);
 }

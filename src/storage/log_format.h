@@ -7,7 +7,7 @@
 //                              application-thread log = number of workers), segment S
 //
 // A log segment is a 4 KiB segment header followed by blocks. A block is what one group
-// commit writes: a 40-byte header, then transaction records, then padding to `padded_len`
+// commit writes: a 48-byte header, then transaction records, then padding to `padded_len`
 // (4 KiB multiples when the log is written with O_DIRECT). One CRC covers a block's header and
 // payload, so a torn or corrupt group commit is detected as a whole.
 //
@@ -27,13 +27,17 @@
 
 namespace braid::storage {
 
-inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kFormatVersion = 3;
 inline constexpr std::uint64_t kSegmentMagic = 0x474f4c4449415242ull;  // "BRAIDLOG"
 inline constexpr std::uint32_t kBlockMagic = 0x314b4c42u;              // "BLK1"
 inline constexpr std::uint32_t kSegmentHeaderBytes = 4096;
-inline constexpr std::uint32_t kBlockHeaderBytes = 40;
+inline constexpr std::uint32_t kBlockHeaderBytes = 48;
 inline constexpr std::uint32_t kTxnHeaderBytes = 16;
-inline constexpr std::uint32_t kWriteHeaderBytes = 12;
+inline constexpr std::uint32_t kRecordHeaderBytes = 24;
+// Blocks, transaction headers and write records start at multiples of this in a segment file,
+// so a write record's address fits a cold entry (mvcc/version.h: offsets and sizes in 16-byte
+// units).
+inline constexpr std::uint32_t kRecordAlign = 16;
 inline constexpr std::uint32_t kDirectAlign = 4096;
 
 enum class WriteOp : std::uint8_t { kPut = 1, kRemove = 2 };
@@ -63,29 +67,36 @@ struct BlockHeader {
   std::uint32_t padded_len;  // bytes the block occupies, header included
   std::uint64_t block_seq;   // per log, consecutive across segments, from 1
   std::uint32_t txn_count;
-  std::uint32_t kind;   // BlockKind
-  std::uint64_t acked;  // the durable clock at submission: every commit <= it was on disk
+  std::uint32_t kind;      // BlockKind
+  std::uint64_t acked;     // the durable clock at submission: every commit <= it was on disk
+  std::uint64_t reserved;  // 0; keeps the payload 16-byte aligned
 };
 static_assert(sizeof(BlockHeader) == kBlockHeaderBytes);
 
-// A transaction record in a block payload: this header, then `nwrites` writes of
-// {u8 op, u8 0, u16 key_len, u32 table, u32 value_len, key, value}; `len` counts the writes'
-// bytes.
+// A transaction record in a block payload: this header, then `nwrites` write records; `len`
+// counts the write records' bytes (padding included).
 struct TxnHeader {
   std::uint64_t cts;
   std::uint32_t len;
   std::uint32_t nwrites;
 };
 static_assert(sizeof(TxnHeader) == kTxnHeaderBytes);
+static_assert(kTxnHeaderBytes % kRecordAlign == 0 && kBlockHeaderBytes % kRecordAlign == 0);
 
-struct WriteHeader {
-  std::uint8_t op;
+// A write record: this header, the key, the value, zero padding to a multiple of kRecordAlign.
+// It verifies on its own (its CRC covers header, key and value, and it names its table, key and
+// commit timestamp), so a cold read of just these bytes can tell a right record from damage
+// or a wrong address.
+struct RecordHeader {
+  std::uint32_t crc;  // over bytes [4, kRecordHeaderBytes + key_len + value_len) of the record
+  std::uint8_t op;    // WriteOp
   std::uint8_t zero;
   std::uint16_t key_len;
   std::uint32_t table;
-  std::uint32_t value_len;
+  std::uint32_t value_len;  // 0 for a remove
+  std::uint64_t cts;
 };
-static_assert(sizeof(WriteHeader) == kWriteHeaderBytes);
+static_assert(sizeof(RecordHeader) == kRecordHeaderBytes);
 
 inline std::uint64_t round_up(std::uint64_t n, std::uint64_t a) { return (n + a - 1) / a * a; }
 
@@ -95,6 +106,33 @@ T load(const char* p) {
   std::memcpy(&v, p, sizeof(T));
   return v;
 }
+
+inline constexpr std::uint32_t kMaxRecordKey = 255;
+inline constexpr std::uint32_t kMaxRecordValue = 64 * 1024;
+
+// Bytes a write record occupies, padding included.
+inline std::uint32_t record_size(std::uint32_t key_len, std::uint32_t value_len) {
+  return static_cast<std::uint32_t>(
+      round_up(std::uint64_t{kRecordHeaderBytes} + key_len + value_len, kRecordAlign));
+}
+
+// Writes the record of one write at `out` (record_size(key, value) bytes, padding zeroed).
+void encode_record(char* out, WriteOp op, std::uint32_t table, std::string_view key,
+                   std::string_view value, std::uint64_t cts);
+
+// One decoded write record; key and value point into the bytes decoded.
+struct RecordView {
+  WriteOp op;
+  std::uint32_t table;
+  std::uint64_t cts;
+  std::string_view key;
+  std::string_view value;
+  std::uint32_t size;  // bytes occupied, padding included
+};
+
+// Decodes the record at p (at most `avail` bytes). "" or what is wrong with it: a size that
+// cannot be, a record overrunning `avail`, a checksum that does not hold.
+std::string decode_record(const char* p, std::size_t avail, RecordView* out);
 
 struct LogName {
   std::uint64_t generation;

@@ -51,7 +51,9 @@ LogWriter::~LogWriter() {
 }
 
 Status LogWriter::open(std::uint64_t first_segment) {
-  align_ = config_.sync == SyncMethod::kDirect ? kDirectAlign : 1;
+  // Blocks are padded to 16 bytes even when their contents already are (a next block's payload
+  // is 8), so every block, and every record in it, starts at a 16-byte multiple of the file.
+  align_ = config_.sync == SyncMethod::kDirect ? kDirectAlign : kRecordAlign;
   capacity_ = static_cast<std::uint32_t>(round_up(config_.buffer_bytes, kDirectAlign));
   for (char*& b : buffers_) {
     b = static_cast<char*>(std::aligned_alloc(kDirectAlign, capacity_));
@@ -101,7 +103,8 @@ void LogWriter::stamp_block(char* buf, std::uint32_t payload, std::uint32_t padd
                 seq,
                 txns,
                 static_cast<std::uint32_t>(kind),
-                config_.acked ? config_.acked() : 0};
+                config_.acked ? config_.acked() : 0,
+                0};
   std::memcpy(buf, &h, sizeof h);
   h.crc = util::crc32c(buf + 4, kBlockHeaderBytes - 4 + payload);
   std::memcpy(buf, &h.crc, 4);

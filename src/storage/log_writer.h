@@ -134,7 +134,7 @@ class LogWriter {
   LogConfig config_;
   const std::atomic<std::uint64_t>* clock_;
   std::uint32_t capacity_ = 0;
-  std::uint32_t align_ = 1;
+  std::uint32_t align_ = kRecordAlign;
   char* buffers_[2] = {nullptr, nullptr};
   std::uint32_t used_[2] = {0, 0};  // payload bytes (after the block header)
   std::uint32_t txns_[2] = {0, 0};

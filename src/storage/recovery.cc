@@ -25,29 +25,15 @@ Status apply_writes(const char* p, std::uint32_t len, std::uint32_t nwrites, std
                     Applier* apply, const std::string& where) {
   const char* end = p + len;
   for (std::uint32_t i = 0; i < nwrites; ++i) {
-    if (end - p < static_cast<std::ptrdiff_t>(kWriteHeaderBytes)) {
-      return corrupt(where, "write record overruns its transaction");
+    RecordView w;
+    if (std::string e = decode_record(p, static_cast<std::size_t>(end - p), &w); !e.empty()) {
+      return corrupt(where, e);
     }
-    const auto w = load<WriteHeader>(p);
-    p += kWriteHeaderBytes;
-    if (w.op != static_cast<std::uint8_t>(WriteOp::kPut) &&
-        w.op != static_cast<std::uint8_t>(WriteOp::kRemove)) {
-      return corrupt(where, "unknown write kind " + std::to_string(w.op));
-    }
-    if (w.key_len == 0 || w.key_len > 255 || w.value_len > 64 * 1024 ||
-        (w.op == static_cast<std::uint8_t>(WriteOp::kRemove) && w.value_len != 0)) {
-      return corrupt(where, "write record with impossible sizes");
-    }
-    if (end - p < static_cast<std::ptrdiff_t>(w.key_len) + w.value_len) {
-      return corrupt(where, "write record overruns its transaction");
-    }
-    const std::string_view key(p, w.key_len);
-    const std::string_view value(p + w.key_len, w.value_len);
-    p += w.key_len + w.value_len;
+    if (w.cts != cts) return corrupt(where, "write record of another transaction");
+    p += w.size;
     if (apply == nullptr) continue;
-    Status s = w.op == static_cast<std::uint8_t>(WriteOp::kPut)
-                   ? apply->put(w.table, key, value, cts)
-                   : apply->remove(w.table, key, cts);
+    Status s = w.op == WriteOp::kPut ? apply->put(w.table, w.key, w.value, cts)
+                                     : apply->remove(w.table, w.key, cts);
     if (!s.is_ok()) return s;
   }
   if (p != end) return corrupt(where, "transaction record longer than its writes");
