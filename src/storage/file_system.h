@@ -30,15 +30,17 @@ struct OpenOptions {
 
 struct IoRequest {
   enum class Op : std::uint8_t {
-    kWrite,         // pwrite; durable only after a later kSync
-    kSync,          // fdatasync
-    kWriteDsync,    // pwrite with RWF_DSYNC: durable when it completes
-    kWriteThenSync  // pwrite then fdatasync, linked: durable when it completes
+    kWrite,          // pwrite; durable only after a later kSync
+    kSync,           // fdatasync
+    kWriteDsync,     // pwrite with RWF_DSYNC: durable when it completes
+    kWriteThenSync,  // pwrite then fdatasync, linked: durable when it completes
+    kRead            // pread into `out`: what a read of the file would see now (the cold store)
   };
   Op op = Op::kWrite;
   FileId file = -1;
   std::uint64_t offset = 0;
-  const char* data = nullptr;  // must stay valid until the completion
+  const char* data = nullptr;  // writes: must stay valid until the completion
+  char* out = nullptr;         // kRead: `len` bytes, valid until the completion
   std::uint32_t len = 0;
   std::uint64_t user = 0;  // returned in the completion
 };
@@ -46,7 +48,7 @@ struct IoRequest {
 struct IoCompletion {
   std::uint64_t user = 0;
   // Bytes written (possibly fewer than asked: the caller resubmits the rest), 0 for a sync,
-  // or -errno.
+  // bytes read (fewer than asked only at the end of the file), or -errno.
   std::int64_t result = 0;
 };
 

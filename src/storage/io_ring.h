@@ -22,7 +22,7 @@ namespace braid::storage {
 class IoRing {
  public:
   // Channels of a ring. Tags keep 63 bits (IoQueue); the top 7 name the channel.
-  enum Channel : std::uint32_t { kLog = 0, kCheckpoint = 1, kChannels = 2 };
+  enum Channel : std::uint32_t { kLog = 0, kCheckpoint = 1, kColdRead = 2, kChannels = 3 };
   static constexpr int kTagBits = 56;
 
   explicit IoRing(std::unique_ptr<IoQueue> queue);

@@ -33,6 +33,10 @@ std::string dir_of(const std::string& path) {
 std::int64_t execute(const IoRequest& r) {
   using Op = IoRequest::Op;
   if (r.op == Op::kSync) return ::fdatasync(r.file) == 0 ? 0 : -errno;
+  if (r.op == Op::kRead) {
+    const ssize_t n = ::pread(r.file, r.out, r.len, static_cast<off_t>(r.offset));
+    return n < 0 ? -errno : n;
+  }
   ssize_t n;
   if (r.op == Op::kWriteDsync) {
     const iovec iov{const_cast<char*>(r.data), r.len};
@@ -101,6 +105,8 @@ class UringQueue final : public IoQueue {
     if (sqe == nullptr) return Status::io_error("io_uring submission queue full");
     if (r.op == Op::kSync) {
       io_uring_prep_fsync(sqe, r.file, IORING_FSYNC_DATASYNC);
+    } else if (r.op == Op::kRead) {
+      io_uring_prep_read(sqe, r.file, r.out, r.len, r.offset);
     } else {
       io_uring_prep_write(sqe, r.file, r.data, r.len, r.offset);
       if (r.op == Op::kWriteDsync) sqe->rw_flags = RWF_DSYNC;

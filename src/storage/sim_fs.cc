@@ -77,6 +77,7 @@ void SimFileSystem::inject(Fault fault, std::uint64_t nth, bool forever) {
   fault_nth_ = nth;
   fault_forever_ = forever;
   writes_seen_ = 0;
+  reads_seen_ = 0;
   syncs_seen_ = 0;
 }
 
@@ -118,6 +119,15 @@ bool SimFileSystem::begin_op(Kind kind, int* err, std::size_t* short_len, std::s
         return false;
       }
     }
+  }
+  if (kind == Kind::kRead) {
+    // A read changes nothing, so it does not count toward crash_after (end_op is not called).
+    if (fault_ == Fault::kReadEio && fires(++reads_seen_)) {
+      ++faults_fired_;
+      *err = EIO;
+      return false;
+    }
+    return true;
   }
   if (kind == Kind::kSync && fault_ == Fault::kSyncEio && fires(++syncs_seen_)) {
     ++faults_fired_;
@@ -177,12 +187,24 @@ std::int64_t SimFileSystem::do_sync(int ino) {
   return 0;
 }
 
+std::int64_t SimFileSystem::do_read(int ino, std::uint64_t offset, char* out, std::size_t len) {
+  int err = 0;
+  std::size_t unused = 0;
+  if (!begin_op(Kind::kRead, &err, &unused, len)) return -err;
+  const std::string& img = inodes_[static_cast<std::size_t>(ino)].current;
+  const std::size_t got =
+      offset >= img.size() ? 0 : std::min<std::size_t>(len, img.size() - offset);
+  if (got != 0) std::memcpy(out, img.data() + offset, got);
+  return static_cast<std::int64_t>(got);
+}
+
 std::int64_t SimFileSystem::execute(const IoRequest& r) {
   std::lock_guard<std::mutex> g(mu_);
   const int ino = inode_of(r.file);
   if (ino < 0) return -EBADF;
   using Op = IoRequest::Op;
   if (r.op == Op::kSync) return do_sync(ino);
+  if (r.op == Op::kRead) return do_read(ino, r.offset, r.out, r.len);
   const std::int64_t n = do_write(ino, r.offset, r.data, r.len);
   if (n < 0 || r.op == Op::kWrite) return n;
   if (static_cast<std::uint32_t>(n) < r.len) return n;  // short: the sync is not reached

@@ -30,14 +30,14 @@ namespace braid::storage {
 
 class SimFileSystem final : public FileSystem {
  public:
-  enum class Fault : std::uint8_t { kNone, kEio, kEnospc, kShortWrite, kSyncEio };
+  enum class Fault : std::uint8_t { kNone, kEio, kEnospc, kShortWrite, kSyncEio, kReadEio };
   enum class Damage : std::uint8_t { kDropAll, kPersistAll, kTear, kCorrupt, kRandom };
   static constexpr int kDamageKinds = 5;
 
   explicit SimFileSystem(std::uint64_t seed, std::uint32_t max_latency_polls = 3);
 
-  // Fails the n-th write (kEio, kEnospc, kShortWrite) or sync (kSyncEio) counted from now;
-  // `forever`: that one and every later one.
+  // Fails the n-th write (kEio, kEnospc, kShortWrite), sync (kSyncEio) or asynchronous read
+  // (kReadEio) counted from now; `forever`: that one and every later one.
   void inject(Fault fault, std::uint64_t nth, bool forever);
   // Power is lost right after the k-th mutating operation from now (0: never).
   void crash_after(std::uint64_t k);
@@ -91,7 +91,7 @@ class SimFileSystem final : public FileSystem {
     std::string current;
     std::vector<Pending> pending;
   };
-  enum class Kind : std::uint8_t { kWrite, kSync, kMeta };
+  enum class Kind : std::uint8_t { kWrite, kSync, kMeta, kRead };
   // Counts a mutating operation; false (with *err) when it must fail instead.
   bool begin_op(Kind kind, int* err, std::size_t* short_len, std::size_t len);
   // A metadata operation's begin_op: its failure as a Status naming `what`.
@@ -99,6 +99,7 @@ class SimFileSystem final : public FileSystem {
   void end_op();
   std::int64_t do_write(int inode, std::uint64_t offset, const char* data, std::size_t len);
   std::int64_t do_sync(int inode);
+  std::int64_t do_read(int inode, std::uint64_t offset, char* out, std::size_t len);
   int inode_of(FileId f) const;
   static std::string parent(const std::string& path);
 
@@ -119,6 +120,7 @@ class SimFileSystem final : public FileSystem {
   bool fault_forever_ = false;
   std::uint64_t writes_seen_ = 0;
   std::uint64_t syncs_seen_ = 0;
+  std::uint64_t reads_seen_ = 0;
   std::uint64_t faults_fired_ = 0;
   std::atomic<bool> held_{false};
 

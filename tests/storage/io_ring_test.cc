@@ -2,6 +2,12 @@
 // completion order), each getting back exactly its own completions with its own tags.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -83,6 +89,126 @@ TEST_F(IoRingTest, AChannelClosedWithRequestsInFlightWaitsForThem) {
   // The channel can be handed out again.
   auto again = ring_->channel(IoRing::kLog);
   EXPECT_EQ(again->in_flight(), 0u);
+}
+
+// Cold reads go through the same ring as the log's writes, on their own channel: each read
+// gets back the bytes last written there (durable or not: what a read of the file sees),
+// fewer at the end of the file, nothing beyond it.
+TEST_F(IoRingTest, ColdReadsShareTheRingAndSeeWhatWasWritten) {
+  auto log = ring_->channel(IoRing::kLog);
+  auto cold = ring_->channel(IoRing::kColdRead);
+  char pattern[8][64];
+  for (std::uint64_t u = 0; u < 8; ++u) {
+    std::memset(pattern[u], static_cast<int>('a' + u), sizeof pattern[u]);
+    IoRequest w = write(u * 64, u);
+    w.data = pattern[u];
+    ASSERT_TRUE(log->submit(w).is_ok());
+  }
+  IoCompletion c[8];
+  for (std::size_t done = 0; done < 8;) done += log->poll(c, 8, true);
+  char out[10][64] = {};
+  // Log writes in flight meanwhile go to another file: this one's end must stay put.
+  Result<FileId> other = fs_.open("/d/g", {.create = true});
+  ASSERT_TRUE(other.is_ok());
+  for (std::uint64_t u = 0; u < 10; ++u) {
+    IoRequest r;
+    r.op = IoRequest::Op::kRead;
+    r.file = file_;
+    r.offset = u < 8 ? u * 64 : (u == 8 ? 8 * 64 - 16 : 100 * 64);  // 8: the last 16 bytes
+    r.out = out[u];
+    r.len = 64;
+    r.user = 100 + u;
+    ASSERT_TRUE(cold->submit(r).is_ok());
+    IoRequest w = write(u * 64, u);
+    w.file = *other;
+    ASSERT_TRUE(log->submit(w).is_ok());
+  }
+  std::map<std::uint64_t, std::int64_t> results;
+  while (results.size() < 10) {
+    ring_->reap();
+    const std::size_t n = cold->poll(c, 8, false);
+    for (std::size_t i = 0; i < n; ++i) EXPECT_TRUE(results.emplace(c[i].user, c[i].result).second);
+  }
+  for (std::uint64_t u = 0; u < 8; ++u) {
+    EXPECT_EQ(results[100 + u], 64);
+    EXPECT_EQ(std::string(out[u], 64), std::string(pattern[u], 64)) << u;
+  }
+  EXPECT_EQ(results[108], 16);  // short only at the end of the file
+  EXPECT_EQ(std::string(out[8], 16), std::string(pattern[7], 16));
+  EXPECT_EQ(results[109], 0);
+  while (log->in_flight() > 0) log->poll(c, 8, true);
+}
+
+TEST_F(IoRingTest, AFailedReadIsReportedToItsRequestOnly) {
+  auto cold = ring_->channel(IoRing::kColdRead);
+  ASSERT_TRUE(fs_.write(file_, 0, data_, sizeof data_).is_ok());
+  fs_.inject(SimFileSystem::Fault::kReadEio, 2, false);  // the second read fails
+  char out[3][64];
+  for (std::uint64_t u = 0; u < 3; ++u) {
+    IoRequest r;
+    r.op = IoRequest::Op::kRead;
+    r.file = file_;
+    r.out = out[u];
+    r.len = 64;
+    r.user = u;
+    ASSERT_TRUE(cold->submit(r).is_ok());
+    IoCompletion c;
+    ASSERT_EQ(cold->poll(&c, 1, true), 1u);  // one at a time: the n-th read is this one
+    EXPECT_EQ(c.user, u);
+    EXPECT_EQ(c.result, u == 1 ? -EIO : 64) << u;
+  }
+  EXPECT_EQ(fs_.faults_fired(), 1u);
+}
+
+// The real backends: io_uring (when this kernel has it) and the synchronous fallback.
+TEST(PosixQueue, ReadsReturnWhatAWriteLeft) {
+  for (const bool uring : {true, false}) {
+    std::string why;
+    if (uring && !probe_io_uring(&why)) {
+      std::fprintf(stderr, "io_uring unavailable (%s): testing the fallback only\n", why.c_str());
+      continue;
+    }
+    std::unique_ptr<FileSystem> fs = make_posix_file_system(uring);
+    char dir[] = "/tmp/braid-ioreadXXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string path = std::string(dir) + "/f";
+    Result<FileId> f = fs->open(path, {.create = true});
+    ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+    std::string data(10000, '\0');
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
+    ASSERT_TRUE(fs->write(*f, 0, data.data(), data.size()).is_ok());
+    Result<std::unique_ptr<IoQueue>> q = fs->make_queue(8);
+    ASSERT_TRUE(q.is_ok());
+    char out[4][512];
+    const std::uint64_t offsets[4] = {0, 4096, 9600, 20000};
+    for (std::uint64_t u = 0; u < 4; ++u) {
+      IoRequest r;
+      r.op = IoRequest::Op::kRead;
+      r.file = *f;
+      r.offset = offsets[u];
+      r.out = out[u];
+      r.len = 512;
+      r.user = u;
+      ASSERT_TRUE((*q)->submit(r).is_ok());
+    }
+    std::map<std::uint64_t, std::int64_t> got;
+    IoCompletion c[4];
+    while (got.size() < 4) {
+      const std::size_t n = (*q)->poll(c, 4, true);
+      ASSERT_GT(n, 0u);
+      for (std::size_t i = 0; i < n; ++i) got[c[i].user] = c[i].result;
+    }
+    EXPECT_EQ(got[0], 512);
+    EXPECT_EQ(got[1], 512);
+    EXPECT_EQ(got[2], 400);
+    EXPECT_EQ(got[3], 0);
+    EXPECT_EQ(std::string(out[0], 512), data.substr(0, 512)) << uring;
+    EXPECT_EQ(std::string(out[1], 512), data.substr(4096, 512)) << uring;
+    EXPECT_EQ(std::string(out[2], 400), data.substr(9600, 400)) << uring;
+    fs->close(*f);
+    std::remove(path.c_str());
+    ::rmdir(dir);
+  }
 }
 
 }  // namespace
