@@ -31,9 +31,7 @@ inline std::string_view key_view(const std::uint64_t& k) {
 
 inline std::uint64_t answer(const index::Lookup& l) { return l.found() ? l.value() : kNotFound; }
 
-// Internal linkage, not inline: g++-12 emits an inline coroutine's frame table outside the
-// COMDAT group of its actor, so two translation units that instantiate it fail to link
-// ("defined in discarded section").
+// Internal linkage, not inline: the g++-12 link failure binsearch.h's coro_one explains.
 static Task<std::uint64_t> coro_one(const index::BTree& tree, std::string_view key) {
   index::Lookup l(tree, key, index::NodeSearch::kBisect);
   while (l.step()) {

@@ -452,9 +452,8 @@ void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes
     const bool tomb = w.version->tombstone();
     const std::string_view key(ctx->staged_keys.data() + w.key_off, w.key_len);
     const std::string_view value = tomb ? std::string_view() : w.version->value();
-    storage::encode_record(p, tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut,
-                           w.table->id(), key, value, cts);
-    p += storage::record_size(w.key_len, static_cast<std::uint32_t>(value.size()));
+    p += storage::encode_record(p, tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut,
+                                w.table->id(), key, value, cts);
   }
   BRAID_ASSERT(p == out + bytes);
 }

@@ -1,8 +1,8 @@
 // The I/O backend interface: everything the engine does to files goes through a FileSystem, so
 // the same engine code runs on the real disk (PosixFileSystem: plain syscalls for metadata and
-// recovery reads, io_uring for the log and checkpoint writes) and on the simulated disk of the
-// crash tests (SimFileSystem: durable images, pending writes, seeded completion order, power
-// loss with damage).
+// recovery reads, io_uring for the log and checkpoint writes and the cold reads) and on the
+// simulated disk of the crash tests (SimFileSystem: durable images, pending writes, seeded
+// completion order, power loss with damage).
 //
 // Two halves. The synchronous calls are for open, recovery, tools and rare metadata changes;
 // the asynchronous IoQueue is the hot path: one per worker, used only by its thread, so a

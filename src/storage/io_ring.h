@@ -1,8 +1,9 @@
 // One asynchronous I/O queue per worker (DESIGN §4), shared by everything the worker writes or
-// reads: its log, the checkpoints (worker 0), and next the cold store's reads. Each client gets
-// a channel, an IoQueue of its own whose requests go through the worker's one queue (one
-// io_uring ring on the real backend) with the channel's id in the top bits of their tag; the
-// ring routes each completion back to the channel that submitted it.
+// reads: its log, the checkpoints (worker 0) and the cold store's reads (kColdRead, which the
+// engine does not use yet). Each client gets a channel, an IoQueue of its own whose requests go
+// through the worker's one queue (one io_uring ring on the real backend) with the channel's id
+// in the top bits of their tag; the ring routes each completion back to the channel that
+// submitted it.
 //
 // The worker reaps the ring once per scheduler loop (reap()); a channel's poll() then hands out
 // what was routed to it. A poll that finds nothing buffered reaps the ring once more, and a

@@ -5,10 +5,11 @@
 
 namespace braid::storage {
 
-void encode_record(char* out, WriteOp op, std::uint32_t table, std::string_view key,
-                   std::string_view value, std::uint64_t cts) {
-  BRAID_DASSERT(!key.empty() && key.size() <= kMaxRecordKey);
-  BRAID_DASSERT(value.size() <= kMaxRecordValue);
+std::uint32_t encode_record(char* out, WriteOp op, std::uint32_t table, std::string_view key,
+                            std::string_view value, std::uint64_t cts) {
+  BRAID_DASSERT(!key.empty());
+  BRAID_DASSERT(key.size() <= kMaxKeyBytes);
+  BRAID_DASSERT(value.size() <= kMaxValueBytes);
   BRAID_DASSERT(op == WriteOp::kPut || value.empty());
   RecordHeader h{0,     static_cast<std::uint8_t>(op),
                  0,     static_cast<std::uint16_t>(key.size()),
@@ -24,22 +25,24 @@ void encode_record(char* out, WriteOp op, std::uint32_t table, std::string_view 
   std::memset(p, 0, static_cast<std::size_t>(out + size - p));
   h.crc = util::crc32c(out + 4, kRecordHeaderBytes - 4 + key.size() + value.size());
   std::memcpy(out, &h.crc, sizeof h.crc);
+  return size;
 }
 
-std::string decode_record(const char* p, std::size_t avail, RecordView* out) {
+std::string decode_record(const char* p, std::size_t avail, RecordCheck check, RecordView* out) {
   if (avail < kRecordHeaderBytes) return "write record overruns its transaction";
   const auto h = load<RecordHeader>(p);
   if (h.op != static_cast<std::uint8_t>(WriteOp::kPut) &&
       h.op != static_cast<std::uint8_t>(WriteOp::kRemove)) {
     return "unknown write kind " + std::to_string(h.op);
   }
-  if (h.zero != 0 || h.key_len == 0 || h.key_len > kMaxRecordKey || h.value_len > kMaxRecordValue ||
+  if (h.zero != 0 || h.key_len == 0 || h.key_len > kMaxKeyBytes || h.value_len > kMaxValueBytes ||
       (h.op == static_cast<std::uint8_t>(WriteOp::kRemove) && h.value_len != 0)) {
     return "write record with impossible sizes";
   }
   const std::uint32_t size = record_size(h.key_len, h.value_len);
   if (avail < size) return "write record overruns its transaction";
-  if (util::crc32c(p + 4, kRecordHeaderBytes - 4 + h.key_len + h.value_len) != h.crc) {
+  if (check == RecordCheck::kCrc &&
+      util::crc32c(p + 4, kRecordHeaderBytes - 4 + h.key_len + h.value_len) != h.crc) {
     return "write record checksum mismatch";
   }
   out->op = static_cast<WriteOp>(h.op);

@@ -20,6 +20,8 @@
 //     below it was on disk on every log, so a recovery that stops below it lost durable data.
 #pragma once
 
+#include <braid/options.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -107,18 +109,16 @@ T load(const char* p) {
   return v;
 }
 
-inline constexpr std::uint32_t kMaxRecordKey = 255;
-inline constexpr std::uint32_t kMaxRecordValue = 64 * 1024;
-
 // Bytes a write record occupies, padding included.
 inline std::uint32_t record_size(std::uint32_t key_len, std::uint32_t value_len) {
   return static_cast<std::uint32_t>(
       round_up(std::uint64_t{kRecordHeaderBytes} + key_len + value_len, kRecordAlign));
 }
 
-// Writes the record of one write at `out` (record_size(key, value) bytes, padding zeroed).
-void encode_record(char* out, WriteOp op, std::uint32_t table, std::string_view key,
-                   std::string_view value, std::uint64_t cts);
+// Writes the record of one write at `out` (record_size(key, value) bytes, padding zeroed) and
+// answers its size.
+std::uint32_t encode_record(char* out, WriteOp op, std::uint32_t table, std::string_view key,
+                            std::string_view value, std::uint64_t cts);
 
 // One decoded write record; key and value point into the bytes decoded.
 struct RecordView {
@@ -131,8 +131,11 @@ struct RecordView {
 };
 
 // Decodes the record at p (at most `avail` bytes). "" or what is wrong with it: a size that
-// cannot be, a record overrunning `avail`, a checksum that does not hold.
-std::string decode_record(const char* p, std::size_t avail, RecordView* out);
+// cannot be, a record overrunning `avail`, or (with kCrc) a checksum that does not hold.
+// Recovery decodes records inside a block whose own CRC already covered them (kBlockChecked);
+// a record read alone, as a cold read fetches it, needs kCrc.
+enum class RecordCheck : std::uint8_t { kBlockChecked, kCrc };
+std::string decode_record(const char* p, std::size_t avail, RecordCheck check, RecordView* out);
 
 struct LogName {
   std::uint64_t generation;

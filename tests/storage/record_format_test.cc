@@ -27,7 +27,7 @@ std::string encoded(WriteOp op, std::uint32_t table, std::string_view key, std::
 TEST(RecordFormat, RoundTripsEverySizeAndPadsToSixteen) {
   util::Rng rng(7);
   for (int i = 0; i < 2000; ++i) {
-    const std::string key(1 + rng.uniform(kMaxRecordKey), static_cast<char>('a' + i % 26));
+    const std::string key(1 + rng.uniform(kMaxKeyBytes), static_cast<char>('a' + i % 26));
     const bool remove = i % 5 == 0;
     const std::string value = remove ? "" : std::string(rng.uniform(3000), static_cast<char>(i));
     const std::uint64_t cts = rng.next();
@@ -40,7 +40,7 @@ TEST(RecordFormat, RoundTripsEverySizeAndPadsToSixteen) {
       ASSERT_EQ(rec[b], 0) << "padding byte " << b;
     }
     RecordView v;
-    ASSERT_EQ(decode_record(rec.data(), rec.size(), &v), "");
+    ASSERT_EQ(decode_record(rec.data(), rec.size(), RecordCheck::kCrc, &v), "");
     EXPECT_EQ(v.op, remove ? WriteOp::kRemove : WriteOp::kPut);
     EXPECT_EQ(v.table, table);
     EXPECT_EQ(v.cts, cts);
@@ -62,12 +62,12 @@ TEST(RecordFormat, EveryDamagedByteAndEveryTruncationIsRefused) {
       std::string bad = rec;
       bad[at] = static_cast<char>(bad[at] ^ mask);
       RecordView v;
-      EXPECT_NE(decode_record(bad.data(), bad.size(), &v), "") << "byte " << at;
+      EXPECT_NE(decode_record(bad.data(), bad.size(), RecordCheck::kCrc, &v), "") << "byte " << at;
     }
   }
   for (std::size_t n = 0; n < rec.size(); ++n) {
     RecordView v;
-    EXPECT_NE(decode_record(rec.data(), n, &v), "") << n << " bytes";
+    EXPECT_NE(decode_record(rec.data(), n, RecordCheck::kCrc, &v), "") << n << " bytes";
   }
 }
 
@@ -122,7 +122,8 @@ TEST(RecordFormat, RecordsInTheLogAreAddressable) {
             const auto rh = load<RecordHeader>(img.data() + p);
             const std::string alone = img.substr(p, record_size(rh.key_len, rh.value_len));
             RecordView v;
-            ASSERT_EQ(decode_record(alone.data(), alone.size(), &v), "") << name << " at " << p;
+            ASSERT_EQ(decode_record(alone.data(), alone.size(), RecordCheck::kCrc, &v), "")
+                << name << " at " << p;
             ASSERT_EQ(v.cts, th.cts);
             const std::string k(v.key);
             if (newest_cts[k] < v.cts) {
