@@ -60,7 +60,22 @@ Status LogWriter::open(std::uint64_t first_segment) {
     if (b == nullptr) return Status::io_error("cannot allocate the log buffers");
     std::memset(b, 0, capacity_);
   }
-  return open_segment(first_segment);
+  if (Status s = open_segment(first_segment); !s.is_ok()) return s;
+  place_active_block();
+  return Status::ok();
+}
+
+std::uint64_t LogWriter::allocate_segment() {
+  return config_.new_file ? config_.new_file() : segment_ + 1;
+}
+
+void LogWriter::place_active_block() {
+  BRAID_DASSERT(used_[active_] == 0);
+  // A buffer holds at most capacity_ bytes of block: decided now, the block fits wherever it
+  // is placed. A segment keeps at least one block however small it is configured.
+  block_rolls_ = offset_ + capacity_ > config_.segment_bytes && offset_ > kSegmentHeaderBytes;
+  block_segment_ = block_rolls_ ? allocate_segment() : segment_;
+  block_offset_ = block_rolls_ ? kSegmentHeaderBytes : offset_;
 }
 
 Status LogWriter::open_segment(std::uint64_t seq) {
@@ -89,6 +104,7 @@ Status LogWriter::open_segment(std::uint64_t seq) {
   if (Status s = fs_->sync(file_); !s.is_ok()) return s;
   if (Status s = fs_->sync_dir(config_.dir); !s.is_ok()) return s;
   offset_ = kSegmentHeaderBytes;
+  if (config_.created) config_.created(seq, path_);
   std::lock_guard<std::mutex> g(position_mutex_);
   position_ = {seq, sh.first_block};
   return Status::ok();
@@ -125,14 +141,14 @@ Status LogWriter::write_marker(BlockKind kind, std::uint64_t seq, std::uint64_t 
   return Status::ok();
 }
 
-Status LogWriter::roll_segment() {
+Status LogWriter::roll_segment(std::uint64_t next) {
   const std::uint64_t end_block = next_block_++;
   const FileId old_file = file_;
   const std::uint64_t old_offset = offset_;
   const std::string old_path = path_;
   const std::uint64_t old_segment = segment_;
   file_ = -1;
-  Status s = open_segment(segment_ + 1);
+  Status s = open_segment(next);
   const FileId new_file = file_;
   const std::uint64_t new_offset = offset_;
   if (s.is_ok()) {
@@ -206,9 +222,14 @@ Status LogWriter::submit_active() {
   BRAID_ASSERT(payload != 0);
   const auto padded = static_cast<std::uint32_t>(round_up(kBlockHeaderBytes + payload, align_));
   BRAID_ASSERT(!closed_cleanly_);
-  if (offset_ + padded > config_.segment_bytes && offset_ > kSegmentHeaderBytes) {
-    if (Status s = roll_segment(); !s.is_ok()) return s;
+  BRAID_ASSERT(padded <= capacity_);
+  if (block_rolls_) {
+    if (Status s = roll_segment(block_segment_); !s.is_ok()) return s;
+    block_rolls_ = false;
   }
+  // The addresses versions took at commit (address_of) hold.
+  BRAID_ASSERT(segment_ == block_segment_);
+  BRAID_ASSERT(offset_ == block_offset_);
   char* buf = buffers_[b];
   if (padded > kBlockHeaderBytes + payload) {
     std::memset(buf + kBlockHeaderBytes + payload, 0, padded - kBlockHeaderBytes - payload);
@@ -229,6 +250,7 @@ Status LogWriter::submit_active() {
   active_ = 1 - b;
   used_[active_] = 0;
   txns_[active_] = 0;
+  place_active_block();
   bytes_.fetch_add(padded, std::memory_order_relaxed);
   return submit_pending();
 }
@@ -301,6 +323,7 @@ std::uint32_t LogWriter::retire_before(std::uint64_t segment) {
     }
     // A failed unlink only leaves a file recovery skips (it lies before every start).
     (void)fs_->remove(it->path);
+    if (config_.retired) config_.retired(it->segment);
     it = closed_.erase(it);
     ++n;
   }

@@ -46,6 +46,15 @@ struct LogConfig {
   std::uint64_t flush_delay_ns = 0;  // ... or its oldest record waited this long (0: at once)
   // The durable clock, stamped into every block as `acked` (null: 0). See log_format.h.
   std::function<std::uint64_t()> acked;
+  // A fresh database-wide file number for the next segment (null: the previous one + 1).
+  // Segments and checkpoint files share one number space, so a cold entry's file field names
+  // one file for the life of the database.
+  std::function<std::uint64_t()> new_file;
+  // Told of every segment created (its number and path) before any record in it is placed:
+  // the cold store's file table.
+  std::function<void(std::uint64_t, const std::string&)> created;
+  // Told of every segment deleted by retire_before.
+  std::function<void(std::uint64_t)> retired;
 };
 
 class LogWriter {
@@ -70,6 +79,16 @@ class LogWriter {
   Status prepare(std::uint32_t bytes);
   // Copies a record of `bytes` (as passed to prepare) in; returns where to write it.
   char* append(std::uint32_t bytes, std::uint64_t cts);
+  // Where the bytes at `p` (inside the record append() just answered) will be on disk: the
+  // active buffer's segment and file offset are fixed when it becomes active, so a version
+  // learns its record's address at commit (the cold store's eviction needs it).
+  struct Address {
+    std::uint64_t segment;
+    std::uint64_t offset;
+  };
+  Address address_of(const char* p) const {
+    return {block_segment_, block_offset_ + static_cast<std::uint64_t>(p - buffers_[active_])};
+  }
 
   // Completes finished I/O and submits the next block when the policy says so; with `wait`,
   // blocks for the block in flight first. `force`: submit whatever is buffered now (the
@@ -116,9 +135,14 @@ class LogWriter {
   };
   // Creates segment `seq` (header durable, directory synced) and makes it the open one.
   Status open_segment(std::uint64_t seq);
-  // Closes the open segment for the next: the next one is created first, then the old one
-  // gets its kNext block, so a kNext block always names a segment that exists durably.
-  Status roll_segment();
+  // Closes the open segment for the next (number `next`): the next one is created first, then
+  // the old one gets its kNext block, so a kNext block always names a segment that exists
+  // durably.
+  Status roll_segment(std::uint64_t next);
+  // Fixes where the buffer that just became active will be written: after the block in flight
+  // in the open segment, or at the start of a new one when a full buffer might not fit there.
+  void place_active_block();
+  std::uint64_t allocate_segment();
   // Writes the header of the block in `buf` (payload already there) and its checksum.
   void stamp_block(char* buf, std::uint32_t payload, std::uint32_t padded, std::uint64_t seq,
                    std::uint32_t txns, BlockKind kind) const;
@@ -147,6 +171,11 @@ class LogWriter {
   std::uint64_t segment_ = 0;
   std::uint64_t offset_ = 0;  // where the next block goes
   std::uint64_t next_block_ = 1;
+  // The active buffer's block: its segment and file offset (fixed at activation), and whether
+  // that segment is a new one the submit must roll to.
+  std::uint64_t block_segment_ = 0;
+  std::uint64_t block_offset_ = 0;
+  bool block_rolls_ = false;
   bool closed_cleanly_ = false;
   mutable std::mutex position_mutex_;
   Position position_{0, 1};

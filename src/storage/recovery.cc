@@ -105,8 +105,8 @@ class Damage {
 
 // One log: its segments from the checkpoint's start on, read one at a time, as a stream of
 // transactions. Checks the chain the writer leaves (log_format.h): the start segment and block
-// the checkpoint names, consecutive segments, each closed segment's kNext block naming the next
-// one, consecutive block numbers, and the close block as the very last.
+// the checkpoint names, each closed segment's kNext block naming the next one, block numbers
+// consecutive across segments, and the close block as the very last.
 class LogCursor {
  public:
   LogCursor(FileSystem* fs, std::string dir, std::uint32_t log, std::uint64_t generation,
@@ -119,7 +119,7 @@ class LogCursor {
         damage_(damage) {}
   void add_segment(std::uint64_t seq, std::string name) { segments_.emplace(seq, std::move(name)); }
 
-  // Before reading: the start segment and every later one are there (names only).
+  // Before reading: the start segment is there (names only).
   Status check_segments() {
     it_ = segments_.begin();
     const std::string log =
@@ -129,16 +129,9 @@ class LogCursor {
       return (*damage_)(dir_ + "/" + log_file_name({generation_, log_, start_.segment}) +
                         " is missing: the checkpoint names it as where " + log + " continues it");
     }
-    std::uint64_t prev = start_.segment;
-    for (auto it = std::next(segments_.begin()); it != segments_.end(); ++it) {
-      if (it->first != prev + 1) {
-        done_ = true;
-        return (*damage_)(dir_ + "/" + log_file_name({generation_, log_, prev + 1}) +
-                          " is missing (" + log + " has segment " + std::to_string(it->first) +
-                          ")");
-      }
-      prev = it->first;
-    }
+    // Segment numbers are database-wide (a log's segments are increasing, not consecutive):
+    // a missing one shows as a kNext block naming a file that is not there, or as a segment
+    // whose first block is not the one expected.
     return Status::ok();
   }
 
@@ -293,10 +286,10 @@ class LogCursor {
               h.payload_len == sizeof(std::uint64_t)
                   ? load<std::uint64_t>(image_.data() + here + kBlockHeaderBytes)
                   : 0;
-          if (next != it_->first + 1 || block_after(image_, off_)) {
+          if (next <= it_->first || block_after(image_, off_)) {
             return stop(at(path(), here) + ": malformed segment-end block");
           }
-          if (last()) {
+          if (last() || std::next(it_)->first != next) {
             return stop(at(path(), here) + " names " + log_file_name({generation_, log_, next}) +
                         " as the next segment, which is missing");
           }
@@ -651,6 +644,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     if (parse_log_file_name(name, &ln)) {
       files.push_back({ln, name});
       r->max_generation = std::max(r->max_generation, ln.generation);
+      r->max_file = std::max(r->max_file, ln.segment);
     }
   }
 

@@ -60,6 +60,7 @@ struct RecoveryReport {
   std::uint32_t checkpoint_fallbacks = 0;  // slots present but torn or corrupt
   std::uint64_t generation = 0;            // the log generation replayed
   std::uint64_t max_generation = 0;        // the highest generation of any file present
+  std::uint64_t max_file = 0;              // the highest file number of any segment present
   std::uint32_t logs = 0;
   std::uint64_t log_files = 0;
   std::uint64_t log_bytes = 0;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -62,14 +63,37 @@ void strip_close_blocks(SimFileSystem& fs) {
   }
 }
 
+// The k-th segment (by number) of log `log` in the newest generation: segment numbers are
+// database-wide, so a log's segments are not numbered 0, 1, 2.
+std::string segment_name(SimFileSystem& fs, std::uint32_t log, std::size_t k) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(fs.list("/db", &names).is_ok());
+  std::uint64_t newest = 0;
+  for (const std::string& n : names) {
+    storage::LogName ln{};
+    if (storage::parse_log_file_name(n, &ln)) newest = std::max(newest, ln.generation);
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> segs;
+  for (const std::string& n : names) {
+    storage::LogName ln{};
+    if (storage::parse_log_file_name(n, &ln) && ln.generation == newest && ln.log == log) {
+      segs.emplace_back(ln.segment, n);
+    }
+  }
+  std::sort(segs.begin(), segs.end());
+  EXPECT_LT(k, segs.size());
+  return k < segs.size() ? "/db/" + segs[k].second : std::string("/db/none");
+}
+
 TEST(Recovery, TornTailIsTheEndOfTheLog) {
   auto fs = written(100);
   strip_close_blocks(*fs);
+  const std::string seg = segment_name(*fs, 0, 0);
   std::string img;
-  ASSERT_TRUE(fs->peek("/db/log-000001-0000-0000000000", &img));
+  ASSERT_TRUE(fs->peek(seg, &img));
   // Garbage over the last 100 bytes: the last block fails its checksum, as a group commit in
   // flight at a crash would, and no later block vouches for it.
-  fs->poke("/db/log-000001-0000-0000000000", img.size() - 100, std::string(100, '\x77'), false);
+  fs->poke(seg, img.size() - 100, std::string(100, '\x77'), false);
   auto db = open_sim(wl_options(0), fs);
   ASSERT_TRUE(db.is_ok()) << db.status().to_string();
   EXPECT_EQ((*db)->durability_stats().recovery_torn_tails, 1u);
@@ -81,21 +105,22 @@ TEST(Recovery, TornTailIsTheEndOfTheLog) {
 
 TEST(Recovery, DamagedLastBlockAfterACleanCloseIsCorruption) {
   auto fs = written(100);
+  const std::string seg = segment_name(*fs, 0, 0);
   std::string img;
-  ASSERT_TRUE(fs->peek("/db/log-000001-0000-0000000000", &img));
+  ASSERT_TRUE(fs->peek(seg, &img));
   // The same damage without a crash: the close blocks vouch for every commit.
-  fs->poke("/db/log-000001-0000-0000000000", img.size() - 100, std::string(100, '\x77'), false);
+  fs->poke(seg, img.size() - 100, std::string(100, '\x77'), false);
   auto db = open_sim(wl_options(0), fs);
   ASSERT_FALSE(db.is_ok());
   EXPECT_EQ(db.code(), Code::kCorruption);
-  EXPECT_NE(db.status().message().find("log-000001-0000-0000000000 at offset"), std::string::npos)
+  EXPECT_NE(db.status().message().find(seg.substr(4) + " at offset"), std::string::npos)
       << db.status().to_string();
 }
 
 TEST(Recovery, CorruptMiddleIsAnError) {
   auto fs = written(100);
   // One byte inside the first block; good blocks follow it.
-  fs->poke("/db/log-000001-0000-0000000000", storage::kSegmentHeaderBytes + 40, "\x01", false);
+  fs->poke(segment_name(*fs, 0, 0), storage::kSegmentHeaderBytes + 40, "\x01", false);
   auto db = open_sim(wl_options(0), fs);
   ASSERT_FALSE(db.is_ok());
   EXPECT_EQ(db.code(), Code::kCorruption);
@@ -105,10 +130,12 @@ TEST(Recovery, CorruptMiddleIsAnError) {
 
 TEST(Recovery, WrongVersionIsAnError) {
   auto fs = written(20);
-  storage::SegmentHeader h{storage::kSegmentMagic, 99, 0, 1, 0, 1, 0, 0};
+  const std::string seg = segment_name(*fs, 0, 0);
+  storage::LogName ln{};
+  ASSERT_TRUE(storage::parse_log_file_name(seg.substr(4), &ln));
+  storage::SegmentHeader h{storage::kSegmentMagic, 99, 0, 1, ln.segment, 1, 0, 0};
   h.crc = util::crc32c(&h, offsetof(storage::SegmentHeader, crc));
-  fs->poke("/db/log-000001-0000-0000000000", 0,
-           std::string(reinterpret_cast<const char*>(&h), sizeof h), false);
+  fs->poke(seg, 0, std::string(reinterpret_cast<const char*>(&h), sizeof h), false);
   auto db = open_sim(wl_options(0), fs);
   ASSERT_FALSE(db.is_ok());
   EXPECT_EQ(db.code(), Code::kCorruption);
@@ -117,7 +144,8 @@ TEST(Recovery, WrongVersionIsAnError) {
 
 TEST(Recovery, MissingSegmentOrCatalogIsAnError) {
   auto fs = written(600);  // 64 KiB segments: several per log
-  ASSERT_TRUE(fs->remove("/db/log-000001-0000-0000000001").is_ok());
+  // A middle segment of log 0: its predecessor's kNext block names it.
+  ASSERT_TRUE(fs->remove(segment_name(*fs, 0, 1)).is_ok());
   ASSERT_TRUE(fs->sync_dir("/db").is_ok());
   auto db = open_sim(wl_options(0), fs);
   ASSERT_FALSE(db.is_ok());

@@ -1,0 +1,61 @@
+// The database's files by number (the cold store, DESIGN §5): a cold entry names its record's
+// file by a database-wide number (mvcc/version.h), and a reader needs an open handle for it.
+// Log segments take their numbers here when they are created; the table opens a file for
+// reading on its first cold read, with O_DIRECT where the file system allows it (a cold read
+// then measures the device, not the page cache), buffered otherwise, and keeps it open until
+// the file is forgotten.
+//
+// Any thread: numbers are handed out by an atomic counter, the map is under a mutex (one lock
+// per cold read, beside an I/O of tens of microseconds).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "storage/file_system.h"
+
+namespace braid::storage {
+
+class FileTable {
+ public:
+  FileTable(FileSystem* fs, bool try_direct) : fs_(fs), try_direct_(try_direct) {}
+  ~FileTable();
+  FileTable(const FileTable&) = delete;
+  FileTable& operator=(const FileTable&) = delete;
+
+  // A number no file of the database has had (above every one passed to reserve_through).
+  std::uint64_t allocate() { return next_.fetch_add(1, std::memory_order_relaxed); }
+  // Numbers up to n are taken (files found at open).
+  void reserve_through(std::uint64_t n);
+
+  // File `number` is at `path` (created, or found at open).
+  void add(std::uint64_t number, std::string path);
+  // File `number` is gone (retired): its handle is closed.
+  void forget(std::uint64_t number);
+
+  struct Handle {
+    FileId id = -1;
+    bool direct = false;  // reads must be kDirectAlign-aligned in offset, length and buffer
+  };
+  // The read handle of file `number`, opened on first use. IOError naming the file when the
+  // number is unknown or the file cannot be opened.
+  Result<Handle> get(std::uint64_t number);
+
+  std::size_t size() const;
+
+ private:
+  struct Entry {
+    std::string path;
+    Handle handle;
+  };
+  FileSystem* fs_;
+  const bool try_direct_;
+  std::atomic<std::uint64_t> next_{0};
+  mutable std::mutex mutex_;
+  std::unordered_map<std::uint64_t, Entry> files_;
+};
+
+}  // namespace braid::storage
