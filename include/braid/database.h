@@ -154,6 +154,15 @@ struct DatabaseStats {
   std::uint64_t index_nodes = 0;
   std::uint64_t open_transactions = 0;
   std::uint64_t commit_clock = 0;
+  // The cold store (Options::memory_budget_bytes).
+  std::uint64_t memory_budget_bytes = 0;
+  std::uint64_t cold_reads = 0;       // records read back from storage (each one I/O)
+  std::uint64_t cold_read_bytes = 0;  // bytes those reads transferred
+  std::uint64_t cold_read_joins = 0;  // misses that waited for a read already in flight
+  std::uint64_t cold_read_errors =
+      0;                        // reads that failed (I/O error or a record that did not verify)
+  std::uint64_t evictions = 0;  // records turned back into cold entries
+  std::uint64_t cold_read_wait_ns = 0;  // sum over reads of the time each was in flight
 };
 
 // Durability of a database with a directory (all zero for an in-memory one).

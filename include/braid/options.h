@@ -149,6 +149,13 @@ struct Options {
   // none. At most max_version_bytes; open fails with IOError when the memory cannot be had.
   std::uint64_t prefault_version_bytes = 0;
 
+  // The cold store (DESIGN §5): version memory the database keeps resident, in bytes (0:
+  // unlimited, every record in memory). Past it, workers (and application threads at commit)
+  // evict records whose newest version is committed, durable and seen by every snapshot: the
+  // entry then holds the address of that version's log record, and the next access reads it
+  // back. Needs a directory; evictable records are those whose log record is at most 64 KiB.
+  std::uint64_t memory_budget_bytes = 0;
+
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).
   // Falls back quietly when the kernel refuses.
   bool huge_pages = true;

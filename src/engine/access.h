@@ -55,7 +55,7 @@ class ChainWalk {
  public:
   ChainWalk(DatabaseImpl* db, const mvcc::TxnContext* ctx, std::uint64_t entry)
       : db_(db), ctx_(ctx), v_(mvcc::entry::is_hot(entry) ? mvcc::entry::hot(entry) : nullptr) {
-    BRAID_ASSERT(!mvcc::entry::is_cold(entry));  // the cold store does not exist yet
+    BRAID_ASSERT(!mvcc::entry::is_cold(entry));  // the caller fetched a cold record first
   }
   bool step() {
     if (!started_) {
@@ -118,6 +118,19 @@ bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary
                    std::string_view value);
 // The smallest key above every key that starts with `prefix` (empty: none, unbounded).
 std::string prefix_successor(std::string_view prefix);
+
+// The storage path (engine/cold_store.h): makes the record in `slot` (of `table`, key `key`)
+// not cold, reading it back if it is; OK, or the read's failure. The memory path never enters
+// these (MosaicDB's selective nesting: only a miss pays for the nested coroutine). *e receives
+// the entry as the fetch left it (hot or empty): re-reading the slot could find it evicted again.
+// Plain modes and application threads read synchronously (a worker thread keeps completing its
+// own ring's reads while it waits on another transaction's load).
+Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table& table,
+                       std::string_view key, std::uint64_t* e);
+// Coroutine modes: the read goes on the worker's ring and the slot parks until it is back.
+// `key` must stay valid until the task completes (it is awaited at once).
+Task<Status> cold_fetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table& table,
+                        std::string_view key, std::uint64_t* e);
 
 // Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
 inline constexpr std::size_t kMultiGetWidth = 16;

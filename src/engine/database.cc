@@ -5,7 +5,9 @@
 #include <string>
 #include <thread>
 
+#include "engine/access.h"
 #include "engine/checks.h"
+#include "engine/cold_store.h"
 #include "engine/database_impl.h"
 #include "engine/durability.h"
 #include "engine/worker.h"
@@ -78,8 +80,10 @@ void DatabaseImpl::check_invariants() {
     std::size_t live = 0;
     t->index().for_each([&](std::string_view, std::uint64_t oid) {
       BRAID_ASSERT(oid < t->oids().allocated());
-      // A key names a chain (a deleted record keeps its tombstone until pruned).
-      live += mvcc::Protocol::check_chain(t->oids().entry(oid).load()) != 0 ? 1 : 0;
+      // A key names a chain (a deleted record keeps its tombstone until pruned) or a cold
+      // record's address.
+      const std::uint64_t e = t->oids().entry(oid).load();
+      live += mvcc::entry::is_cold(e) || mvcc::Protocol::check_chain(e) != 0 ? 1 : 0;
     });
     BRAID_ASSERT(live == keys);
     for (std::uint32_t i = 0; i < t->index_count(); ++i) {
@@ -162,6 +166,22 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
   if (o.read_only && o.directory.empty()) {
     return Status::invalid_argument("Options::read_only needs Options::directory");
   }
+  if (o.memory_budget_bytes != 0) {
+    // Evicted records are read back from the log: there must be one.
+    if (o.directory.empty()) {
+      return Status::invalid_argument(
+          "Options::memory_budget_bytes needs Options::directory (evicted records are read back "
+          "from the log)");
+    }
+    if (o.memory_budget_bytes < (std::uint64_t{1} << 20)) {
+      return Status::invalid_argument("Options::memory_budget_bytes must be 0 or at least 1 MiB");
+    }
+    if (d.log_segment_bytes > mvcc::entry::kMaxColdOffset) {
+      return Status::invalid_argument(
+          "Options::durability.log_segment_bytes must be at most 256 MiB with a memory budget (a "
+          "cold entry addresses 256 MiB of a segment)");
+    }
+  }
   std::unique_ptr<DatabaseImpl> db(new DatabaseImpl(o));
   if (Status s = db->txns_.init_heap(o.max_version_bytes, o.huge_pages, o.prefault_version_bytes);
       !s.is_ok()) {
@@ -197,6 +217,9 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
     }
     fs = storage::make_posix_file_system(uring);
   }
+  // Loads in flight at once: one per transaction context, and a multi_get's fan-out on each.
+  const std::uint32_t loads = txns_.size() + options_.workers * kMultiGetWidth;
+  cold_ = std::make_unique<ColdStore>(this, fs, loads, options_.memory_budget_bytes);
   durability_ = std::make_unique<Durability>(this, options_, std::move(fs));
   std::vector<storage::CatalogEntry> catalog;
   if (Status s = durability_->open_directory(&catalog); !s.is_ok()) return s;
@@ -358,6 +381,7 @@ DatabaseStats DatabaseImpl::stats() const {
   std::lock_guard<std::mutex> guard(catalog_mutex_);
   for (const auto& t : tables_) s.index_nodes += t->index().node_count();
   s.commit_clock = txns_.clock_now();
+  if (cold_ != nullptr) cold_->add_stats(&s);
   return s;
 }
 
@@ -422,10 +446,21 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       oid = existing;
     }
     Status status;
-    if (protocol_.install(ctx, &table, table.oids().entry(oid), oid, key, value, kind, &status,
-                          prev) == mvcc::Install::kDone) {
+    const mvcc::Install r = protocol_.install(ctx, &table, table.oids().entry(oid), oid, key, value,
+                                              kind, &status, prev);
+    if (r == mvcc::Install::kDone) {
       *oid_out = oid;
       return status;
+    }
+    if (r == mvcc::Install::kCold) {
+      // Evicted since the operation looked (the coroutine modes fetched it already, so this
+      // is a narrow race there): read it back synchronously and write again.
+      std::uint64_t e;
+      if (Status s = cold_fetch_sync(OpEnv{this, ctx, nullptr, nullptr, nullptr},
+                                     &table.oids().entry(oid), table, key, &e);
+          !s.is_ok()) {
+        return s;
+      }
     }
   }
   return Status::busy("write retried too often");
@@ -443,7 +478,10 @@ std::uint32_t record_bytes(const TxnContext* ctx) {
   return n > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(n);
 }
 
-void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes, char* out) {
+// Also tells each version where its record will be on disk (its cold address, or 0 when the
+// record is too big for one): eviction turns the entry into that address.
+void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes,
+                   const storage::LogWriter& log, char* out) {
   const storage::TxnHeader h{cts, bytes - storage::kTxnHeaderBytes,
                              static_cast<std::uint32_t>(ctx->writes.size())};
   std::memcpy(out, &h, sizeof h);
@@ -452,8 +490,15 @@ void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes
     const bool tomb = w.version->tombstone();
     const std::string_view key(ctx->staged_keys.data() + w.key_off, w.key_len);
     const std::string_view value = tomb ? std::string_view() : w.version->value();
-    p += storage::encode_record(p, tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut,
-                                w.table->id(), key, value, cts);
+    const std::uint32_t size =
+        storage::encode_record(p, tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut,
+                               w.table->id(), key, value, cts);
+    const storage::LogWriter::Address at = log.address_of(p);
+    const entry::ColdAddress home{static_cast<std::uint32_t>(at.segment), at.offset, size};
+    w.version->home = at.segment <= entry::kMaxColdSegment && entry::cold_encodable(home)
+                          ? entry::from_cold(home)
+                          : 0;
+    p += size;
   }
   BRAID_ASSERT(p == out + bytes);
 }
@@ -486,7 +531,7 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
     }
     cts = protocol_.publish_commit(ctx);
     // Our versions stay allocated until finish (this context pins the reclamation epoch).
-    if (w != nullptr) encode_record(ctx, cts, bytes, w->append(bytes, cts));
+    if (w != nullptr) encode_record(ctx, cts, bytes, *w, w->append(bytes, cts));
   }
   ctx->commits.fetch_add(1, std::memory_order_relaxed);
   finish_txn(ctx, log);
@@ -495,6 +540,11 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
 }
 
 void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
+  // Application threads evict too (workers do between rounds): a workload that only runs
+  // through Transaction must stay within its budget.
+  if (cold_ != nullptr && log == external_log() && cold_->over_budget()) {
+    (void)cold_->sweep(ctx, 64);
+  }
   if (txns_.finish(ctx)) logged_tick(log);
 }
 

@@ -38,6 +38,7 @@ struct LookupHint {
 
 class Worker;
 class Durability;
+class ColdStore;
 
 class DatabaseImpl {
  public:
@@ -73,6 +74,8 @@ class DatabaseImpl {
   void abort(mvcc::TxnContext* ctx, std::uint32_t log);
   std::uint32_t external_log() const { return options_.workers; }
   Durability* durability() { return durability_.get(); }
+  // The cold store: null without a directory.
+  ColdStore* cold() { return cold_.get(); }
   // Thread-per-transaction commit: logs, and under CommitMode::kDurable waits for the disk.
   Status commit_external(mvcc::TxnContext* ctx, std::uint64_t* cts);
   void abort_external(mvcc::TxnContext* ctx);
@@ -131,6 +134,7 @@ class DatabaseImpl {
   std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(true);
   mvcc::TxnTable txns_;
   mvcc::Protocol protocol_;
+  std::unique_ptr<ColdStore> cold_;  // with a directory; outlives the durability layer
   std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
   std::vector<std::unique_ptr<Table>> tables_;

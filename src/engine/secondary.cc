@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "engine/access.h"
+#include "engine/cold_store.h"
 #include "engine/database_impl.h"
 #include "util/assert.h"
 
@@ -128,17 +129,26 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   table.index().for_each([&](std::string_view key, std::uint64_t oid) {
     if (!status.is_ok()) return;
     const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
-    if (!entry::is_hot(e)) return;
-    for (const Version* v = entry::hot(e); v != nullptr;
-         v = v->next.load(std::memory_order_acquire)) {
-      if (v->tombstone()) continue;
+    auto add = [&](std::string_view value) {
       Key secondary;
-      if (!sec->extract(key, v->value(), &secondary)) continue;
+      if (!sec->extract(key, value, &secondary)) return;
       status = check_entry_size(*sec, secondary.size(), key.size());
       if (!status.is_ok()) return;
       char buf[kMaxKeyBytes];
       std::string_view entry;
       (void)insert_entry(sec, secondary.view(), key, oid, buf, &entry);
+    };
+    if (entry::is_cold(e)) {
+      // Evicted: its one version, read without bringing it back into memory.
+      std::string value;
+      status = cold_->read_value(e, table.id(), key, &value);
+      if (status.is_ok()) add(value);
+      return;
+    }
+    if (!entry::is_hot(e)) return;
+    for (const Version* v = entry::hot(e); v != nullptr && status.is_ok();
+         v = v->next.load(std::memory_order_acquire)) {
+      if (!v->tombstone()) add(v->value());
     }
   });
   if (!status.is_ok()) return status;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -37,6 +38,14 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
     durable_ = durability_->durable_commits();
     waiters_.resize(options.durability.max_commit_waiters);
   }
+  cold_ = db->cold();
+  if (cold_ != nullptr && ring_ != nullptr) {
+    cold_queue_ = ring_->channel(storage::IoRing::kColdRead);
+    cold_backlog_.reserve(std::size_t{options.slots_per_worker} * detail::TxState::kMaxIoWaits);
+  }
+  // The first slot's context: its limbo holds what this worker's sweeps evict (freed as the
+  // horizon passes, like anything that context's transactions retire).
+  evict_ctx_ = &db->txns().at(index * options.slots_per_worker);
 }
 
 Worker::~Worker() {
@@ -131,14 +140,22 @@ bool Worker::idle() const {
          (index_ != 0 || durability_ == nullptr || !durability_->checkpoint_pending());
 }
 
+namespace {
+thread_local Worker* tls_current = nullptr;
+}  // namespace
+
+Worker* Worker::current() { return tls_current; }
+
 void Worker::main() {
   DatabaseImpl::enter_worker_thread(db_);
+  tls_current = this;
   if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
   runtime::FrameAllocator::set_current(&frames_);
   for (;;) {
     take_posted_run();
     admit();
-    if (log_ != nullptr) service_log(live_ - waiting_slots_);
+    if (log_ != nullptr) service_log(live_ - waiting_slots_ - parked_io_);
+    if (cold_ != nullptr) service_cold();
     if (live_ != 0) {
       if (live_ == waiting_slots_) {
         // Every open transaction waits for the disk: wait with it.
@@ -220,6 +237,7 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   slot.state.wait_cts = 0;
   slot.state.wait_failed = false;
   slot.state.failure = Status::ok();
+  slot.state.io_waits = 0;
   slot.state.resume = task.handle();
   slot.task = std::move(task);
   set_state(i, sched::SlotState::kRunnable);
@@ -267,6 +285,12 @@ void Worker::check_slots() const {
   }
   BRAID_ASSERT(open_slots == live_);
   BRAID_ASSERT(durable_waits == waiting_slots_);
+  std::uint32_t io = 0;
+  for (std::uint32_t i = 0; i < options_.slots_per_worker; ++i) {
+    io += states_[i] == sched::SlotState::kParkedIo ? 1 : 0;
+    BRAID_ASSERT((states_[i] == sched::SlotState::kParkedIo) == (slots_[i].state.io_waits != 0));
+  }
+  BRAID_ASSERT(io == parked_io_);
 #endif
 }
 
@@ -378,6 +402,81 @@ void Worker::add_stats(ExecStats* out) const {
   out->commit_waits += published_.commit_waits.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
+}
+
+// ---- The cold store
+// ------------------------------------------------------------------------------
+
+void Worker::submit_cold(ColdLoad* load) {
+  BRAID_ASSERT(cold_queue_ != nullptr);
+  cold_backlog_.push_back(load);
+  service_cold();
+}
+
+void Worker::park_io(detail::TxState* tx, ColdLoad* load) {
+  BRAID_ASSERT(tx->io_waits < detail::TxState::kMaxIoWaits);
+  tx->io_wait[tx->io_waits++] = load;
+  if (states_[tx->slot] != sched::SlotState::kParkedIo) {
+    set_state(tx->slot, sched::SlotState::kParkedIo);
+    ++parked_io_;
+  }
+}
+
+void Worker::poll_cold() {
+  if (ring_ != nullptr) (void)ring_->reap();
+  if (cold_queue_ == nullptr) return;
+  storage::IoCompletion done[16];
+  for (;;) {
+    const std::size_t n = cold_queue_->poll(done, 16, false);
+    for (std::size_t k = 0; k < n; ++k) {
+      // The tag names the load and its generation; a load is reused only after its read
+      // completed, so a tag that does not match is a bug, not a late completion.
+      ColdLoad* l = cold_->load_at(static_cast<std::uint32_t>(done[k].user >> 32));
+      BRAID_ASSERT(l->generation == static_cast<std::uint32_t>(done[k].user));
+      BRAID_ASSERT(cold_in_flight_ > 0);
+      --cold_in_flight_;
+      cold_->complete(l, done[k].result);
+    }
+    if (n < 16) break;
+  }
+}
+
+void Worker::service_cold() {
+  // Nothing in flight or waiting: nothing to reap (service_log reaped the ring already).
+  if (cold_queue_ != nullptr && (cold_in_flight_ != 0 || !cold_backlog_.empty())) {
+    poll_cold();
+    // Bounded by the ring: what does not fit waits here (each load is issued once).
+    constexpr std::uint32_t kMaxColdInFlight = 64;
+    std::size_t issued = 0;
+    for (; issued < cold_backlog_.size() && cold_in_flight_ < kMaxColdInFlight; ++issued) {
+      ColdLoad* l = cold_backlog_[issued];
+      storage::IoRequest r;
+      if (!cold_->prepare(l, &r)) continue;  // failed and completed
+      r.user = (std::uint64_t{l->index} << 32) | l->generation;
+      if (Status s = cold_queue_->submit(r); !s.is_ok()) {
+        cold_->complete(l, -EIO);
+        continue;
+      }
+      ++cold_in_flight_;
+    }
+    cold_backlog_.erase(cold_backlog_.begin(),
+                        cold_backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
+  }
+  if (parked_io_ != 0) wake_io_slots();
+  if (cold_->budget() != 0 && cold_->over_budget()) (void)cold_->sweep(evict_ctx_, 256);
+}
+
+void Worker::wake_io_slots() {
+  for (std::uint32_t i = 0; i < options_.slots_per_worker && parked_io_ != 0; ++i) {
+    if (states_[i] != sched::SlotState::kParkedIo) continue;
+    detail::TxState& st = slots_[i].state;
+    bool ready = false;
+    for (std::uint32_t k = 0; k < st.io_waits && !ready; ++k) ready = !st.io_wait[k]->pending();
+    if (!ready) continue;
+    st.io_waits = 0;
+    set_state(i, sched::SlotState::kRunnable);
+    --parked_io_;
+  }
 }
 
 }  // namespace braid::engine

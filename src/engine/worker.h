@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/cold_store.h"
 #include "engine/database_impl.h"
 #include "engine/durability.h"
 #include "runtime/frame_allocator.h"
@@ -51,6 +52,11 @@ struct TxState {
   std::uint64_t wait_cts = 0;
   bool wait_failed = false;  // the engine halted while it waited
   Status failure;            // a write that failed the transaction (its commit aborts)
+  // Cold reads the parked slot waits for (a multi_get's children may wait on several): the
+  // worker makes the slot runnable once any of them is back.
+  static constexpr std::uint32_t kMaxIoWaits = 17;
+  engine::ColdLoad* io_wait[kMaxIoWaits] = {};
+  std::uint32_t io_waits = 0;
 };
 // The commit's answer for a transaction a failed write failed.
 Status failed_commit(const Status& failure);
@@ -118,6 +124,19 @@ class Worker {
     ++waiting_slots_;
     ++commit_waits_;
   }
+  // ---- The cold store (engine/cold_store.h) ----
+  // Issues the leader's read of `load` on this worker's ring (or queues it while the ring is
+  // full); a read that cannot be issued fails the load.
+  void submit_cold(ColdLoad* load);
+  // Parks the slot until `load` (or another load it waits on) is back.
+  void park_io(detail::TxState* tx, ColdLoad* load);
+  // Reaps the ring and completes the cold reads that came back (also called by a synchronous
+  // miss that waits on a load this worker leads).
+  void poll_cold();
+  bool has_ring() const { return cold_queue_ != nullptr; }
+  // The worker whose thread this is (null on other threads).
+  static Worker* current();
+
   // A read-only commit in a durable database waits until its snapshot is durable: it may have
   // read versions whose commits a crash would still lose (usually they are on disk already).
   // 0: no wait needed, else the timestamp to wait for.
@@ -207,6 +226,15 @@ class Worker {
   std::uint32_t waiting_slots_ = 0;  // slots parked in an explicit durable commit
   bool checkpointing_ = false;
   std::uint64_t commit_waits_ = 0;
+  // The cold store: reads go through the ring's kColdRead channel.
+  ColdStore* cold_ = nullptr;
+  std::unique_ptr<storage::IoQueue> cold_queue_;
+  std::vector<ColdLoad*> cold_backlog_;  // reads waiting for room in the ring
+  std::uint32_t cold_in_flight_ = 0;
+  std::uint32_t parked_io_ = 0;            // slots in kParkedIo
+  mvcc::TxnContext* evict_ctx_ = nullptr;  // retires what this worker's sweeps evict
+  void wake_io_slots();
+  void service_cold();
 
   // The posted run (written by the poster before `run_posted_` is set).
   TxnGenerator* posted_generator_ = nullptr;

@@ -72,7 +72,7 @@ Install Protocol::install(TxnContext* ctx, Table* table, std::atomic<std::uint64
     std::uint64_t e = slot.load(std::memory_order_acquire);
     // Empty: an aborted insert is taking this key's index entry away; look the key up again.
     if (entry::is_empty(e)) return Install::kRelookup;
-    BRAID_ASSERT(entry::is_hot(e));
+    if (entry::is_cold(e)) return Install::kCold;
     Version* head = entry::hot(e);
     const std::uint64_t stamp = head->stamp.load(std::memory_order_acquire);
 

@@ -31,7 +31,8 @@ inline constexpr int kMaxWriteRetries = 1 << 16;
 enum class Vis : std::uint8_t { kVisible, kInvisible, kRetry, kOwnerAborting };
 enum class WriteKind : std::uint8_t { kInsert, kUpdate, kPut, kRemove };
 // kRelookup: the record's entry was emptied by an aborting insert; look the key up again.
-enum class Install : std::uint8_t { kDone, kRelookup };
+// kCold: the record is cold (evicted); read it back, then write again.
+enum class Install : std::uint8_t { kDone, kRelookup, kCold };
 
 class Protocol {
  public:

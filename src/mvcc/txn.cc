@@ -124,7 +124,7 @@ Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
   v->stamp.store(ctx->tag, std::memory_order_relaxed);
   v->next.store(nullptr, std::memory_order_relaxed);
   v->size = static_cast<std::uint32_t>(payload);
-  v->write_index = 0;
+  v->home = 0;
   v->flags = 0;
   ctx->versions_live.fetch_add(1, std::memory_order_relaxed);
   ctx->version_bytes_live.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);

@@ -25,15 +25,25 @@ inline std::uint64_t stamp_xid(std::uint64_t s) { return s & ~kOwnerBit; }
 // Header + inline payload, one allocation. Newest first: `next` points to the older version.
 // The payload is immutable once the version is published; `stamp` changes once at commit (or
 // abort) and `next` only when pruning cuts the chain below it.
+//
+// `write_index` and `home` share a word: the owner's write-set slot while the version is
+// uncommitted, then (set once, at commit, by the committer) the address of the version's
+// durable record in the cold entry's form, or 0 when it has none (no log, or a record too big
+// for an address). Eviction reads `home` only of a version whose commit is durable: the log's
+// durability bound is published after the committer set it (LogWriter::safe, seq_cst), so
+// the evictor that read that bound reads the address.
 struct Version {
   static constexpr std::uint8_t kTombstone = 1;
 
   std::atomic<std::uint64_t> stamp;
   std::atomic<Version*> next;
+  union {
+    std::uint32_t write_index;
+    std::uint64_t home;
+  };
   std::uint32_t size;
-  std::uint32_t write_index;  // owner's write-set slot while uncommitted
   std::uint8_t flags;
-  std::uint8_t pad[7];
+  std::uint8_t pad[3];
 
   char* payload() { return reinterpret_cast<char*>(this + 1); }
   const char* payload() const { return reinterpret_cast<const char*>(this + 1); }
@@ -43,6 +53,7 @@ struct Version {
 };
 static_assert(sizeof(Version) == 32);
 static_assert(alignof(Version) == 8);
+static_assert(offsetof(Version, size) == 24, "header layout: two words, home, size and flags");
 
 // ---- Entries ------------------------------------------------------------------------------------
 // An OID-array entry ("swip"): one word, three meanings, told apart by tag bits:
@@ -51,8 +62,7 @@ static_assert(alignof(Version) == 8);
 //   bit 0 set          cold: the durable log address of the newest committed version:
 //                        bits  1..12  size in 16-byte units (payload + header, up to 64 KiB)
 //                        bits 13..36  offset in the segment in 16-byte units (256 MiB segments)
-//                        bits 37..63  segment number
-// The cold form is part of the format now; the cold store that produces it comes later.
+//                        bits 37..63  file number (a log segment; database-wide numbers)
 namespace entry {
 inline constexpr std::uint64_t kEmpty = 0;
 inline constexpr std::uint64_t kColdBit = 1;

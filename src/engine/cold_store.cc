@@ -1,0 +1,390 @@
+#include "engine/cold_store.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "engine/database_impl.h"
+#include "engine/durability.h"
+#include "engine/table.h"
+#include "storage/log_format.h"
+#include "util/assert.h"
+#include "util/bits.h"
+
+namespace braid::engine {
+
+namespace entry = mvcc::entry;
+
+namespace {
+// A miss retries when the entry changed under it (installed, evicted again) or every load was
+// in use; past this many times something is wrong and the operation answers Busy.
+constexpr int kMaxMissRetries = 1 << 14;
+// Eviction runs from `budget` (high water) down to 90 % of it (low water), so a sweep frees a
+// batch instead of one record per allocation.
+constexpr std::uint64_t kLowWaterPercent = 90;
+
+std::string where(std::uint64_t e) {
+  const entry::ColdAddress a = entry::cold(e);
+  return "file " + std::to_string(a.segment) + " at offset " + std::to_string(a.offset) + " (" +
+         std::to_string(a.size) + " bytes)";
+}
+}  // namespace
+
+ColdStore::ColdStore(DatabaseImpl* db, std::shared_ptr<storage::FileSystem> fs,
+                     std::uint32_t max_loads, std::uint64_t budget_bytes)
+    : db_(db),
+      fs_(std::move(fs)),
+      files_(fs_.get(), true),
+      budget_(budget_bytes),
+      pool_(std::make_unique<ColdLoad[]>(max_loads)),
+      max_loads_(max_loads) {
+  BRAID_ASSERT(max_loads > 0);
+  free_.reserve(max_loads);
+  active_.reserve(max_loads);
+  for (std::uint32_t i = max_loads; i-- > 0;) {
+    ColdLoad& l = pool_[i];
+    l.index = i;
+    l.key.reserve(kMaxKeyBytes);
+    l.buf = static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, ColdLoad::kBufBytes));
+    BRAID_ASSERT(l.buf != nullptr);
+    free_.push_back(i);
+  }
+}
+
+ColdStore::~ColdStore() {
+  for (std::uint32_t i = 0; i < max_loads_; ++i) {
+    BRAID_ASSERT(!pool_[i].pending());  // the workers drained their reads before we go
+    std::free(pool_[i].buf);
+  }
+}
+
+ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t e,
+                                mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key) {
+  BRAID_DASSERT(entry::is_cold(e));
+  std::lock_guard<std::mutex> g(mutex_);
+  // Under the mutex: a load is installed before it leaves active_, so an entry that still
+  // holds `e` with no load in active_ has none in flight.
+  if (slot->load(std::memory_order_acquire) != e) return {};
+  for (std::uint32_t i : active_) {
+    ColdLoad& l = pool_[i];
+    if (l.slot == slot && l.entry == e) {
+      ++l.refs;
+      joins_.fetch_add(1, std::memory_order_relaxed);
+      return {&l, false, false};
+    }
+  }
+  if (free_.empty()) return {nullptr, false, true};
+  const std::uint32_t i = free_.back();
+  free_.pop_back();
+  active_.push_back(i);
+  ColdLoad& l = pool_[i];
+  BRAID_DASSERT(l.refs == 0);
+  ++l.generation;
+  l.slot = slot;
+  l.entry = e;
+  l.table = table;
+  l.ctx = ctx;
+  l.key.assign(key);
+  l.failure = Status::ok();
+  l.refs = 2;  // the caller's, and the read's (dropped when it completes)
+  l.big = nullptr;
+  l.skip = 0;
+  l.state.store(ColdLoad::kPending, std::memory_order_relaxed);
+  return {&l, true, false};
+}
+
+bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
+  BRAID_ASSERT(l->pending());
+  const entry::ColdAddress a = entry::cold(l->entry);
+  Result<storage::FileTable::Handle> h = files_.get(a.segment);
+  if (!h.is_ok()) {
+    fail(l, Status::io_error(std::string(h.status().message()) + " (cold record at " +
+                             where(l->entry) + ")"));
+    complete(l, 0);
+    return false;
+  }
+  std::uint64_t start = a.offset;
+  std::uint64_t len = a.size;
+  if (h->direct) {
+    // O_DIRECT: whole aligned blocks around the record.
+    start = a.offset / storage::kDirectAlign * storage::kDirectAlign;
+    len = storage::round_up(a.offset + a.size, storage::kDirectAlign) - start;
+  }
+  l->skip = static_cast<std::uint32_t>(a.offset - start);
+  if (len > ColdLoad::kBufBytes) {
+    l->big = static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, len));
+    if (l->big == nullptr) {
+      fail(l,
+           Status::io_error("cannot allocate a buffer for the cold record at " + where(l->entry)));
+      complete(l, 0);
+      return false;
+    }
+  }
+  r->op = storage::IoRequest::Op::kRead;
+  r->file = h->id;
+  r->offset = start;
+  r->out = l->data();
+  r->len = static_cast<std::uint32_t>(len);
+  l->issued = std::chrono::steady_clock::now();
+  return true;
+}
+
+void ColdStore::fail(ColdLoad* l, Status why) {
+  if (l->failure.is_ok()) l->failure = std::move(why);
+}
+
+void ColdStore::complete(ColdLoad* l, std::int64_t result) {
+  BRAID_ASSERT(l->pending());
+  const entry::ColdAddress a = entry::cold(l->entry);
+  if (!l->failure.is_ok()) {
+    // prepare() failed: nothing was read
+  } else if (result < 0) {
+    fail(l, Status::io_error("cold read of " + where(l->entry) +
+                             " failed: " + std::strerror(static_cast<int>(-result))));
+  } else if (static_cast<std::uint64_t>(result) < std::uint64_t{l->skip} + a.size) {
+    fail(l, Status::corruption("cold read of " + where(l->entry) + " came back short (" +
+                               std::to_string(result) + " bytes): the file ends before it"));
+  } else {
+    storage::RecordView rv;
+    const std::string why =
+        storage::decode_record(l->data() + l->skip, a.size, storage::RecordCheck::kCrc, &rv);
+    if (!why.empty()) {
+      fail(l, Status::corruption("cold record at " + where(l->entry) + ": " + why));
+    } else if (rv.table != l->table || rv.key != l->key || rv.size != a.size) {
+      fail(l, Status::corruption("cold record at " + where(l->entry) +
+                                 " is not the record its entry belongs to"));
+    } else {
+      mvcc::Version* v = db_->txns().alloc_version(l->ctx, rv.value.size());
+      if (v == nullptr) {
+        fail(l, db_->protocol().out_of_version_memory());
+      } else {
+        if (!rv.value.empty()) std::memcpy(v->payload(), rv.value.data(), rv.value.size());
+        v->flags = rv.op == storage::WriteOp::kRemove ? mvcc::Version::kTombstone : 0;
+        v->home = l->entry;  // evicting it again needs no write
+        v->stamp.store(rv.cts, std::memory_order_relaxed);
+        std::uint64_t expect = l->entry;
+        // Only a load changes a cold entry (writers load first), so this CAS fails only if
+        // the entry was replaced by another path; then our copy was never published.
+        if (!l->slot->compare_exchange_strong(expect, entry::from_version(v),
+                                              std::memory_order_acq_rel)) {
+          db_->txns().free_version(l->ctx, v);
+        }
+      }
+    }
+  }
+  if (result > 0)
+    read_bytes_.fetch_add(static_cast<std::uint64_t>(result), std::memory_order_relaxed);
+  reads_.fetch_add(1, std::memory_order_relaxed);
+  if (!l->failure.is_ok()) errors_.fetch_add(1, std::memory_order_relaxed);
+  if (l->issued != std::chrono::steady_clock::time_point{}) {
+    wait_ns_.fetch_add(
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - l->issued)
+                                       .count()),
+        std::memory_order_relaxed);
+    l->issued = {};
+  }
+  if (l->big != nullptr) {
+    std::free(l->big);
+    l->big = nullptr;
+  }
+  l->state.store(l->failure.is_ok() ? ColdLoad::kDone : ColdLoad::kFailed,
+                 std::memory_order_release);
+  std::lock_guard<std::mutex> g(mutex_);
+  for (std::size_t k = 0; k < active_.size(); ++k) {
+    if (active_[k] == l->index) {
+      active_[k] = active_.back();
+      active_.pop_back();
+      break;
+    }
+  }
+  BRAID_ASSERT(l->refs > 0);
+  if (--l->refs == 0) free_.push_back(l->index);
+}
+
+void ColdStore::release(ColdLoad* l) {
+  std::lock_guard<std::mutex> g(mutex_);
+  BRAID_ASSERT(l->refs > 0);
+  if (--l->refs == 0) {
+    BRAID_ASSERT(!l->pending());
+    free_.push_back(l->index);
+  }
+}
+
+Status ColdStore::outcome(const ColdLoad* l) const {
+  BRAID_ASSERT(!l->pending());
+  return l->failure.is_ok() ? Status::ok() : Status(l->failure.code(), l->failure.message());
+}
+
+Status ColdStore::read_sync(ColdLoad* l) {
+  storage::IoRequest r;
+  if (!prepare(l, &r)) return l->failure;  // failed and completed
+  std::size_t got = 0;
+  Status s = fs_->read(r.file, r.offset, r.len, r.out, &got);
+  if (!s.is_ok()) {
+    fail(l, Status::io_error("cold read of " + where(l->entry) + ": " + std::string(s.message())));
+  }
+  complete(l, static_cast<std::int64_t>(got));
+  return Status::ok();
+}
+
+Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
+                            mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key,
+                            void (*progress)(void*), void* progress_arg) {
+  for (int attempt = 0; attempt < kMaxMissRetries; ++attempt) {
+    const Miss m = join(slot, e, ctx, table, key);
+    if (m.busy) {
+      if (progress != nullptr) progress(progress_arg);
+      std::this_thread::yield();
+      continue;
+    }
+    if (m.load == nullptr) return Status::ok();
+    if (m.lead) (void)read_sync(m.load);
+    for (std::uint32_t spins = 0; m.load->pending(); ++spins) {
+      if (progress != nullptr) progress(progress_arg);
+      util::backoff(spins);
+    }
+    Status s = outcome(m.load);
+    release(m.load);
+    return s;
+  }
+  return Status::busy("cold read retried too often");
+}
+
+Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_view key,
+                             std::string* out) {
+  // A private load, never in active_: nobody joins it and nothing is installed.
+  const entry::ColdAddress a = entry::cold(e);
+  Result<storage::FileTable::Handle> h = files_.get(a.segment);
+  if (!h.is_ok()) return h.status();
+  std::uint64_t start = a.offset;
+  std::uint64_t len = a.size;
+  if (h->direct) {
+    start = a.offset / storage::kDirectAlign * storage::kDirectAlign;
+    len = storage::round_up(a.offset + a.size, storage::kDirectAlign) - start;
+  }
+  char* buf = static_cast<char*>(
+      std::aligned_alloc(storage::kDirectAlign, storage::round_up(len, storage::kDirectAlign)));
+  if (buf == nullptr) return Status::io_error("cannot allocate a cold-read buffer");
+  std::size_t got = 0;
+  Status s = fs_->read(h->id, start, len, buf, &got);
+  reads_.fetch_add(1, std::memory_order_relaxed);
+  read_bytes_.fetch_add(got, std::memory_order_relaxed);
+  if (s.is_ok() && got < a.offset - start + a.size) {
+    s = Status::corruption("cold read of " + where(e) + " came back short: the file ends first");
+  }
+  if (s.is_ok()) {
+    storage::RecordView rv;
+    const std::string why =
+        storage::decode_record(buf + (a.offset - start), a.size, storage::RecordCheck::kCrc, &rv);
+    if (!why.empty()) {
+      s = Status::corruption("cold record at " + where(e) + ": " + why);
+    } else if (rv.table != table || rv.key != key || rv.size != a.size ||
+               rv.op != storage::WriteOp::kPut) {
+      s = Status::corruption("cold record at " + where(e) +
+                             " is not the record its entry belongs to");
+    } else {
+      out->assign(rv.value);
+    }
+  }
+  std::free(buf);
+  if (!s.is_ok()) errors_.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+// ---- Eviction -------------------------------------------------------------------------------
+
+bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
+                      std::uint64_t durable, std::uint64_t horizon) {
+  std::uint64_t e = slot.load(std::memory_order_acquire);
+  if (!entry::is_hot(e)) return false;
+  mvcc::Version* v = entry::hot(e);
+  const std::uint64_t stamp = v->stamp.load(std::memory_order_acquire);
+  // Committed, seen by every snapshot there is or will be (so nothing older is needed), and
+  // on disk (so `home` is set and names a record that survives a crash).
+  if (mvcc::is_owner_stamp(stamp) || stamp > horizon || stamp > durable) return false;
+  // A removed record keeps its tombstone in memory: a cold entry always names a value.
+  if (v->tombstone()) return false;
+  const std::uint64_t home = v->home;
+  if (home == 0) return false;  // no log record it could be read back from
+  BRAID_DASSERT(entry::is_cold(home));
+  if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
+  // Readers that loaded the entry before the CAS may still walk these versions: retire them
+  // (freed once the horizon passes), as pruning does.
+  for (mvcc::Version* x = v; x != nullptr;) {
+    mvcc::Version* next = x->next.load(std::memory_order_acquire);
+    db_->txns().retire(ctx, x);
+    x = next;
+  }
+  evictions_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+std::uint64_t ColdStore::live_bytes() const {
+  std::int64_t bytes = 0;
+  const mvcc::TxnTable& t = db_->txns();
+  for (std::uint32_t i = 0; i < t.size(); ++i) {
+    bytes += t.at(i).version_bytes_live.load(std::memory_order_relaxed);
+  }
+  return bytes < 0 ? 0 : static_cast<std::uint64_t>(bytes);
+}
+
+bool ColdStore::over_budget() {
+  if (budget_ == 0) return false;
+  // The sum reads every context's counter (a line each): sample it every 64th call.
+  if (sample_countdown_.fetch_add(1, std::memory_order_relaxed) % 64 == 0) {
+    const std::uint64_t live = live_bytes();
+    sampled_bytes_.store(live, std::memory_order_relaxed);
+    if (live > budget_) evicting_.store(true, std::memory_order_relaxed);
+    if (live < budget_ / 100 * kLowWaterPercent) evicting_.store(false, std::memory_order_relaxed);
+  }
+  return evicting_.load(std::memory_order_relaxed);
+}
+
+std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
+  Table* table = nullptr;
+  std::uint64_t from = 0, to = 0;
+  {
+    // One chunk of the hand per call: sweepers on several threads visit disjoint entries.
+    std::lock_guard<std::mutex> g(hand_mutex_);
+    const std::uint32_t tables = db_->table_count();
+    for (std::uint32_t tried = 0; tried <= tables && table == nullptr; ++tried) {
+      if (hand_table_ >= tables) {
+        hand_table_ = 0;
+        hand_oid_ = 0;
+      }
+      Table* t = tables == 0 ? nullptr : db_->table_at(hand_table_);
+      if (t == nullptr || hand_oid_ >= t->oids().allocated()) {
+        ++hand_table_;
+        hand_oid_ = 0;
+        continue;
+      }
+      table = t;
+      from = hand_oid_;
+      to = std::min(from + visits, t->oids().allocated());
+      hand_oid_ = to;
+    }
+  }
+  if (table == nullptr) return 0;
+  const std::uint64_t durable = db_->durability()->durable_clock();
+  // The cached horizon lags by design (reclamation refreshes it now and then); a sweep, which
+  // only runs over budget, can afford the fresh one, and without it evicts nothing new.
+  const std::uint64_t horizon = db_->txns().refresh_horizon();
+  std::uint32_t n = 0;
+  for (std::uint64_t oid = from; oid < to; ++oid) {
+    n += evict(table->oids().entry(oid), ctx, durable, horizon) ? 1 : 0;
+  }
+  return n;
+}
+
+void ColdStore::add_stats(DatabaseStats* out) const {
+  out->memory_budget_bytes = budget_;
+  out->cold_reads = reads_.load(std::memory_order_relaxed);
+  out->cold_read_bytes = read_bytes_.load(std::memory_order_relaxed);
+  out->cold_read_joins = joins_.load(std::memory_order_relaxed);
+  out->cold_read_errors = errors_.load(std::memory_order_relaxed);
+  out->evictions = evictions_.load(std::memory_order_relaxed);
+  out->cold_read_wait_ns = wait_ns_.load(std::memory_order_relaxed);
+}
+
+}  // namespace braid::engine

@@ -1,0 +1,152 @@
+// The cold store (DESIGN §5; MosaicDB §2.1, §4.1; Umbra §2–3): records whose newest version
+// lives only in its log record, read back on demand and evicted under a memory budget.
+//
+// A cold OID entry holds the address of a durable log record (mvcc/version.h). A transaction
+// that meets one joins the record's *load*: the first to miss leads it (issues the read), and
+// every other transaction, on any worker or application thread, that misses on the same entry
+// while the read is in flight waits for that read instead of issuing another (Umbra's
+// de-duplicated loads). The read is verified (record CRC, table, key) and installed by CAS
+// cold→hot, so the next access is a memory access; a load that fails gives every transaction
+// waiting on it the failure (IOError, Corruption) and leaves the entry cold.
+//
+// Who reads how: the coroutine modes submit the read on their worker's ring (kColdRead) and
+// park the slot (the worker completes the load when the completion comes back and wakes the
+// slots waiting on it, without resuming them to ask); sequential, prefetch and application
+// threads read synchronously (pread), as plain code would.
+//
+// Eviction (bounded steps, run by workers between scheduler rounds and by application threads
+// at commit): a record whose head version is committed, durable, seen by every snapshot and
+// has a log address turns back into a cold entry; its versions are retired like pruned ones,
+// so readers that still hold them are safe (DESIGN §2's reclamation epochs).
+#pragma once
+
+#include <braid/database.h>
+#include <braid/status.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mvcc/txn.h"
+#include "mvcc/version.h"
+#include "storage/file_table.h"
+
+namespace braid::engine {
+
+class DatabaseImpl;
+
+struct ColdLoad {
+  enum : std::uint32_t { kPending = 0, kDone = 1, kFailed = 2 };
+  // Buffers up to this size are kept with the load; a bigger record borrows one per read.
+  static constexpr std::uint32_t kBufBytes = 8192;
+
+  std::atomic<std::uint32_t> state{kDone};
+  std::uint32_t index = 0;       // in the pool
+  std::uint32_t generation = 0;  // bumped per use: a completion tag names index + generation
+  std::atomic<std::uint64_t>* slot = nullptr;
+  std::uint64_t entry = 0;
+  std::uint32_t table = 0;
+  mvcc::TxnContext* ctx = nullptr;  // the leader's: the new version is allocated through it
+  std::string key;                  // capacity kMaxKeyBytes, reserved once
+  Status failure;                   // written before state turns kFailed
+  std::uint32_t refs = 0;           // under ColdStore::mutex_
+  char* buf = nullptr;              // kDirectAlign-aligned, kBufBytes
+  char* big = nullptr;              // this read's own buffer when kBufBytes is too small
+  std::uint32_t skip = 0;           // where the record starts in the buffer
+  std::chrono::steady_clock::time_point issued;
+
+  char* data() { return big != nullptr ? big : buf; }
+  bool pending() const { return state.load(std::memory_order_acquire) == kPending; }
+};
+
+class ColdStore {
+ public:
+  // `max_loads`: loads in flight at once (more misses wait for a free one).
+  ColdStore(DatabaseImpl* db, std::shared_ptr<storage::FileSystem> fs, std::uint32_t max_loads,
+            std::uint64_t budget_bytes);
+  ~ColdStore();
+  ColdStore(const ColdStore&) = delete;
+  ColdStore& operator=(const ColdStore&) = delete;
+
+  storage::FileTable& files() { return files_; }
+  std::uint64_t budget() const { return budget_; }
+
+  // ---- Loads ----
+  struct Miss {
+    ColdLoad* load = nullptr;  // null: the entry is no longer `e` (read it again), or busy
+    bool lead = false;         // the caller issues the read (prepare, then complete)
+    bool busy = false;         // every load is in use: try again after a pause
+  };
+  // A transaction met cold entry `e` in `slot` (of table `table`, key `key`). With a load, the
+  // caller holds a reference to it until release().
+  Miss join(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
+            std::uint32_t table, std::string_view key);
+  // The leader's read request (the worker sets the tag). False: the file cannot be read; the
+  // load has failed (complete() was called).
+  bool prepare(ColdLoad* l, storage::IoRequest* r);
+  // The read came back with `result` (bytes, or -errno): verify, install, publish, wake.
+  void complete(ColdLoad* l, std::int64_t result);
+  // Drops a reference; the last one returns the load to the pool.
+  void release(ColdLoad* l);
+  // What a finished load means to a transaction that waited on it: OK (read the entry again)
+  // or the load's failure.
+  Status outcome(const ColdLoad* l) const;
+  ColdLoad* load_at(std::uint32_t index) { return &pool_[index]; }
+
+  // The whole miss synchronously: leads a load with pread, or waits for the one in flight
+  // (`progress` is called while waiting: a worker thread completes its own reads meanwhile).
+  // OK once `slot` no longer holds `e`.
+  Status load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
+                   std::uint32_t table, std::string_view key, void (*progress)(void*),
+                   void* progress_arg);
+
+  // A cold record's value without installing it (checkpoints, index builds): reads, verifies.
+  Status read_value(std::uint64_t e, std::uint32_t table, std::string_view key, std::string* out);
+
+  // ---- Eviction ----
+  // Turns the record in `slot` cold if its head may go (see the file comment). `durable`:
+  // the durable clock, `horizon`: the reclamation horizon.
+  bool evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx, std::uint64_t durable,
+             std::uint64_t horizon);
+  // Whether version memory is past the high-water mark (sampled: cheap to call often).
+  bool over_budget();
+  // One bounded CLOCK step: visits up to `visits` entries from the shared hand and evicts
+  // what it may, while version memory is above the low-water mark. Answers the evictions.
+  std::uint32_t sweep(mvcc::TxnContext* ctx, std::uint32_t visits);
+
+  void add_stats(DatabaseStats* out) const;
+
+ private:
+  Status read_sync(ColdLoad* l);
+  void fail(ColdLoad* l, Status why);
+  std::uint64_t live_bytes() const;
+
+  DatabaseImpl* db_;
+  std::shared_ptr<storage::FileSystem> fs_;  // outlives the file table's handles
+  storage::FileTable files_;
+  const std::uint64_t budget_;
+  std::unique_ptr<ColdLoad[]> pool_;
+  const std::uint32_t max_loads_;
+
+  std::mutex mutex_;
+  std::vector<std::uint32_t> free_;    // pool indexes
+  std::vector<std::uint32_t> active_;  // loads in flight (linear search: max_loads is small)
+
+  // CLOCK hand: table and OID, advanced in chunks by whoever sweeps.
+  std::mutex hand_mutex_;
+  std::uint32_t hand_table_ = 0;
+  std::uint64_t hand_oid_ = 0;
+  std::atomic<std::uint64_t> sampled_bytes_{0};
+  std::atomic<std::uint32_t> sample_countdown_{0};
+  std::atomic<bool> evicting_{false};  // between the high- and low-water marks
+
+  std::atomic<std::uint64_t> reads_{0}, read_bytes_{0}, joins_{0}, errors_{0}, evictions_{0},
+      wait_ns_{0};
+};
+
+}  // namespace braid::engine
