@@ -23,10 +23,40 @@ constexpr int kMaxMissRetries = 1 << 14;
 // batch instead of one record per allocation.
 constexpr std::uint64_t kLowWaterPercent = 90;
 
+// The bytes to read for record `a`: O_DIRECT reads whole aligned blocks around it.
+struct Span {
+  std::uint64_t start;
+  std::uint64_t len;
+  std::uint32_t skip;  // where the record starts in what is read
+};
+Span span_of(const entry::ColdAddress& a, bool direct) {
+  if (!direct) return {a.offset, a.size, 0};
+  const std::uint64_t start = a.offset / storage::kDirectAlign * storage::kDirectAlign;
+  return {start, storage::round_up(a.offset + a.size, storage::kDirectAlign) - start,
+          static_cast<std::uint32_t>(a.offset - start)};
+}
+
 std::string where(std::uint64_t e) {
   const entry::ColdAddress a = entry::cold(e);
   return "file " + std::to_string(a.segment) + " at offset " + std::to_string(a.offset) + " (" +
          std::to_string(a.size) + " bytes)";
+}
+// Checks `got` bytes read for cold entry `e` (the record at `p`): it must be whole, verify, and
+// be the record of `table`/`key` the entry belongs to; Corruption saying what is wrong.
+Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t table,
+              std::string_view key, storage::RecordView* rv) {
+  const entry::ColdAddress a = entry::cold(e);
+  if (got < a.size) {
+    return Status::corruption("cold read of " + where(e) + " came back short (" +
+                              std::to_string(got) + " bytes): the file ends before it");
+  }
+  const std::string why = storage::decode_record(p, a.size, storage::RecordCheck::kCrc, rv);
+  if (!why.empty()) return Status::corruption("cold record at " + where(e) + ": " + why);
+  if (rv->table != table || rv->key != key || rv->size != a.size) {
+    return Status::corruption("cold record at " + where(e) +
+                              " is not the record its entry belongs to");
+  }
+  return Status::ok();
 }
 }  // namespace
 
@@ -103,16 +133,11 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
     complete(l, 0);
     return false;
   }
-  std::uint64_t start = a.offset;
-  std::uint64_t len = a.size;
-  if (h->direct) {
-    // O_DIRECT: whole aligned blocks around the record.
-    start = a.offset / storage::kDirectAlign * storage::kDirectAlign;
-    len = storage::round_up(a.offset + a.size, storage::kDirectAlign) - start;
-  }
-  l->skip = static_cast<std::uint32_t>(a.offset - start);
-  if (len > ColdLoad::kBufBytes) {
-    l->big = static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, len));
+  const Span sp = span_of(a, h->direct);
+  l->skip = sp.skip;
+  if (sp.len > ColdLoad::kBufBytes) {
+    l->big = static_cast<char*>(std::aligned_alloc(
+        storage::kDirectAlign, storage::round_up(sp.len, storage::kDirectAlign)));
     if (l->big == nullptr) {
       fail(l,
            Status::io_error("cannot allocate a buffer for the cold record at " + where(l->entry)));
@@ -122,9 +147,9 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
   }
   r->op = storage::IoRequest::Op::kRead;
   r->file = h->id;
-  r->offset = start;
+  r->offset = sp.start;
   r->out = l->data();
-  r->len = static_cast<std::uint32_t>(len);
+  r->len = static_cast<std::uint32_t>(sp.len);
   l->issued = std::chrono::steady_clock::now();
   return true;
 }
@@ -135,24 +160,18 @@ void ColdStore::fail(ColdLoad* l, Status why) {
 
 void ColdStore::complete(ColdLoad* l, std::int64_t result) {
   BRAID_ASSERT(l->pending());
-  const entry::ColdAddress a = entry::cold(l->entry);
   if (!l->failure.is_ok()) {
     // prepare() failed: nothing was read
   } else if (result < 0) {
     fail(l, Status::io_error("cold read of " + where(l->entry) +
                              " failed: " + std::strerror(static_cast<int>(-result))));
-  } else if (static_cast<std::uint64_t>(result) < std::uint64_t{l->skip} + a.size) {
-    fail(l, Status::corruption("cold read of " + where(l->entry) + " came back short (" +
-                               std::to_string(result) + " bytes): the file ends before it"));
   } else {
     storage::RecordView rv;
-    const std::string why =
-        storage::decode_record(l->data() + l->skip, a.size, storage::RecordCheck::kCrc, &rv);
-    if (!why.empty()) {
-      fail(l, Status::corruption("cold record at " + where(l->entry) + ": " + why));
-    } else if (rv.table != l->table || rv.key != l->key || rv.size != a.size) {
-      fail(l, Status::corruption("cold record at " + where(l->entry) +
-                                 " is not the record its entry belongs to"));
+    const std::uint64_t got = static_cast<std::uint64_t>(result);
+    Status bad = verify(l->entry, l->data() + l->skip, got < l->skip ? 0 : got - l->skip, l->table,
+                        l->key, &rv);
+    if (!bad.is_ok()) {
+      fail(l, std::move(bad));
     } else {
       mvcc::Version* v = db_->txns().alloc_version(l->ctx, rv.value.size());
       if (v == nullptr) {
@@ -257,36 +276,20 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
   const entry::ColdAddress a = entry::cold(e);
   Result<storage::FileTable::Handle> h = files_.get(a.segment);
   if (!h.is_ok()) return h.status();
-  std::uint64_t start = a.offset;
-  std::uint64_t len = a.size;
-  if (h->direct) {
-    start = a.offset / storage::kDirectAlign * storage::kDirectAlign;
-    len = storage::round_up(a.offset + a.size, storage::kDirectAlign) - start;
-  }
+  const Span sp = span_of(a, h->direct);
   char* buf = static_cast<char*>(
-      std::aligned_alloc(storage::kDirectAlign, storage::round_up(len, storage::kDirectAlign)));
+      std::aligned_alloc(storage::kDirectAlign, storage::round_up(sp.len, storage::kDirectAlign)));
   if (buf == nullptr) return Status::io_error("cannot allocate a cold-read buffer");
   std::size_t got = 0;
-  Status s = fs_->read(h->id, start, len, buf, &got);
+  Status s = fs_->read(h->id, sp.start, sp.len, buf, &got);
   reads_.fetch_add(1, std::memory_order_relaxed);
   read_bytes_.fetch_add(got, std::memory_order_relaxed);
-  if (s.is_ok() && got < a.offset - start + a.size) {
-    s = Status::corruption("cold read of " + where(e) + " came back short: the file ends first");
+  storage::RecordView rv;
+  if (s.is_ok()) s = verify(e, buf + sp.skip, got < sp.skip ? 0 : got - sp.skip, table, key, &rv);
+  if (s.is_ok() && rv.op != storage::WriteOp::kPut) {
+    s = Status::corruption("cold record at " + where(e) + " is a removal, not a value");
   }
-  if (s.is_ok()) {
-    storage::RecordView rv;
-    const std::string why =
-        storage::decode_record(buf + (a.offset - start), a.size, storage::RecordCheck::kCrc, &rv);
-    if (!why.empty()) {
-      s = Status::corruption("cold record at " + where(e) + ": " + why);
-    } else if (rv.table != table || rv.key != key || rv.size != a.size ||
-               rv.op != storage::WriteOp::kPut) {
-      s = Status::corruption("cold record at " + where(e) +
-                             " is not the record its entry belongs to");
-    } else {
-      out->assign(rv.value);
-    }
-  }
+  if (s.is_ok()) out->assign(rv.value);
   std::free(buf);
   if (!s.is_ok()) errors_.fetch_add(1, std::memory_order_relaxed);
   return s;
