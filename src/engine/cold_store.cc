@@ -119,7 +119,7 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
   l.refs = 2;  // the caller's, and the read's (dropped when it completes)
   l.big = nullptr;
   l.skip = 0;
-  l.state.store(ColdLoad::kPending, std::memory_order_relaxed);
+  l.in_flight.store(true, std::memory_order_relaxed);
   return {&l, true, false};
 }
 
@@ -207,8 +207,7 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     std::free(l->big);
     l->big = nullptr;
   }
-  l->state.store(l->failure.is_ok() ? ColdLoad::kDone : ColdLoad::kFailed,
-                 std::memory_order_release);
+  l->in_flight.store(false, std::memory_order_release);
   std::lock_guard<std::mutex> g(mutex_);
   for (std::size_t k = 0; k < active_.size(); ++k) {
     if (active_[k] == l->index) {
@@ -235,16 +234,15 @@ Status ColdStore::outcome(const ColdLoad* l) const {
   return l->failure.is_ok() ? Status::ok() : Status(l->failure.code(), l->failure.message());
 }
 
-Status ColdStore::read_sync(ColdLoad* l) {
+void ColdStore::read_sync(ColdLoad* l) {
   storage::IoRequest r;
-  if (!prepare(l, &r)) return l->failure;  // failed and completed
+  if (!prepare(l, &r)) return;  // failed and completed
   std::size_t got = 0;
   Status s = fs_->read(r.file, r.offset, r.len, r.out, &got);
   if (!s.is_ok()) {
     fail(l, Status::io_error("cold read of " + where(l->entry) + ": " + std::string(s.message())));
   }
   complete(l, static_cast<std::int64_t>(got));
-  return Status::ok();
 }
 
 Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
@@ -258,7 +256,7 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
       continue;
     }
     if (m.load == nullptr) return Status::ok();
-    if (m.lead) (void)read_sync(m.load);
+    if (m.lead) read_sync(m.load);
     for (std::uint32_t spins = 0; m.load->pending(); ++spins) {
       if (progress != nullptr) progress(progress_arg);
       util::backoff(spins);

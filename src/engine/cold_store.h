@@ -41,19 +41,18 @@ namespace braid::engine {
 class DatabaseImpl;
 
 struct ColdLoad {
-  enum : std::uint32_t { kPending = 0, kDone = 1, kFailed = 2 };
   // Buffers up to this size are kept with the load; a bigger record borrows one per read.
   static constexpr std::uint32_t kBufBytes = 8192;
 
-  std::atomic<std::uint32_t> state{kDone};
-  std::uint32_t index = 0;       // in the pool
-  std::uint32_t generation = 0;  // bumped per use: a completion tag names index + generation
+  std::atomic<bool> in_flight{false};  // until complete(); `failure` says how it ended
+  std::uint32_t index = 0;             // in the pool
+  std::uint32_t generation = 0;        // bumped per use: a completion tag names index + generation
   std::atomic<std::uint64_t>* slot = nullptr;
   std::uint64_t entry = 0;
   std::uint32_t table = 0;
   mvcc::TxnContext* ctx = nullptr;  // the leader's: the new version is allocated through it
   std::string key;                  // capacity kMaxKeyBytes, reserved once
-  Status failure;                   // written before state turns kFailed
+  Status failure;                   // written before in_flight turns false
   std::uint32_t refs = 0;           // under ColdStore::mutex_
   char* buf = nullptr;              // kDirectAlign-aligned, kBufBytes
   char* big = nullptr;              // this read's own buffer when kBufBytes is too small
@@ -61,7 +60,7 @@ struct ColdLoad {
   std::chrono::steady_clock::time_point issued;
 
   char* data() { return big != nullptr ? big : buf; }
-  bool pending() const { return state.load(std::memory_order_acquire) == kPending; }
+  bool pending() const { return in_flight.load(std::memory_order_acquire); }
 };
 
 class ColdStore {
@@ -122,7 +121,7 @@ class ColdStore {
   void add_stats(DatabaseStats* out) const;
 
  private:
-  Status read_sync(ColdLoad* l);
+  void read_sync(ColdLoad* l);
   void fail(ColdLoad* l, Status why);
   std::uint64_t live_bytes() const;
 

@@ -24,14 +24,9 @@ namespace cstate = mvcc::cstate;
 
 using mvcc::kMaxWriteRetries;
 
-namespace {
-thread_local const DatabaseImpl* tls_worker_of = nullptr;
-}  // namespace
-
-void DatabaseImpl::enter_worker_thread(const DatabaseImpl* db) { tls_worker_of = db; }
-
 Status DatabaseImpl::refuse_on_worker(const char* what) const {
-  if (tls_worker_of != this) return Status::ok();
+  const Worker* w = Worker::current();
+  if (w == nullptr || w->db() != this) return Status::ok();
   return Status::invalid_argument(
       std::string(what) +
       " called on one of the database's worker threads (from a transaction body): it would "
@@ -540,11 +535,6 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
 }
 
 void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
-  // Application threads evict too (workers do between rounds): a workload that only runs
-  // through Transaction must stay within its budget.
-  if (cold_ != nullptr && log == external_log() && cold_->over_budget()) {
-    (void)cold_->sweep(ctx, 64);
-  }
   if (txns_.finish(ctx)) logged_tick(log);
 }
 
@@ -588,6 +578,9 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
 
 Status DatabaseImpl::commit_external(TxnContext* ctx, std::uint64_t* cts) {
   if (durability_ == nullptr) return commit(ctx, external_log(), cts);
+  // Application threads evict too (workers do between rounds), so a workload that runs only
+  // through Transaction stays within its budget; before the log's mutex, which others wait on.
+  if (cold_->budget() != 0 && cold_->over_budget()) (void)cold_->sweep(ctx, 64);
   storage::LogWriter* w = durability_->log(external_log());
   if (ctx->writes.empty()) {
     // Read-only: acknowledged once its snapshot is durable (what it read survives a crash).

@@ -89,9 +89,9 @@ class DatabaseImpl {
   Table* table_at(std::uint32_t id) const;
   std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }
 
-  // Worker threads mark themselves, so that blocking calls made from a transaction body (which
-  // would wait for the very worker they run on) answer InvalidArgument instead of hanging.
-  static void enter_worker_thread(const DatabaseImpl* db);
+  // Blocking calls made from a transaction body (which would wait for the very worker they run
+  // on) answer InvalidArgument instead of hanging: worker threads know their worker
+  // (Worker::current).
   Status refuse_on_worker(const char* what) const;
 
   // The MVCC protocol over this database's contexts (src/mvcc/protocol.h).

@@ -175,7 +175,6 @@ Status Durability::recover_and_open_logs() {
     c.flush_bytes = options_.durability.flush_bytes;
     c.flush_delay_ns = options_.durability.flush_delay_us * 1000;
     c.acked = [this] { return durable_clock(); };
-    storage::FileTable* files = &db_->cold()->files();
     c.new_file = [files] { return files->allocate(); };
     c.created = [files](std::uint64_t n, const std::string& path) { files->add(n, path); };
     c.retired = [files](std::uint64_t n) { files->forget(n); };
@@ -295,18 +294,20 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
     for (; c.pos < c.batch.entries.size() && budget > 0; ++c.pos, --budget) {
       const auto& e = c.batch.entries[c.pos];
       const std::uint64_t entry = t->oids().entry(e.value).load(std::memory_order_acquire);
+      std::string cold_value;
+      std::string_view value;
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: its version is seen by every snapshot, ours included. The value is read
         // without bringing the record back into memory.
-        std::string value;
-        Status s = db_->cold()->read_value(entry, t->id(), c.batch.key(e), &value);
+        Status s = db_->cold()->read_value(entry, t->id(), c.batch.key(e), &cold_value);
         if (!s.is_ok()) return s;
-        if (s = c.writer->add(t->id(), c.batch.key(e), value); !s.is_ok()) return s;
-        continue;
+        value = cold_value;
+      } else {
+        const mvcc::Version* v = visible_version(db_, c.ctx, entry);
+        if (v == nullptr || v->tombstone()) continue;
+        value = v->value();
       }
-      const mvcc::Version* v = visible_version(db_, c.ctx, entry);
-      if (v == nullptr || v->tombstone()) continue;
-      if (Status s = c.writer->add(t->id(), c.batch.key(e), v->value()); !s.is_ok()) return s;
+      if (Status s = c.writer->add(t->id(), c.batch.key(e), value); !s.is_ok()) return s;
     }
     if (c.pos < c.batch.entries.size()) break;
     c.batch_loaded = false;

@@ -147,7 +147,6 @@ thread_local Worker* tls_current = nullptr;
 Worker* Worker::current() { return tls_current; }
 
 void Worker::main() {
-  DatabaseImpl::enter_worker_thread(db_);
   tls_current = this;
   if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
   runtime::FrameAllocator::set_current(&frames_);
@@ -410,7 +409,7 @@ void Worker::add_stats(ExecStats* out) const {
 void Worker::submit_cold(ColdLoad* load) {
   BRAID_ASSERT(cold_queue_ != nullptr);
   cold_backlog_.push_back(load);
-  service_cold();
+  issue_cold();
 }
 
 void Worker::park_io(detail::TxState* tx, ColdLoad* load) {
@@ -423,7 +422,7 @@ void Worker::park_io(detail::TxState* tx, ColdLoad* load) {
 }
 
 void Worker::poll_cold() {
-  if (ring_ != nullptr) (void)ring_->reap();
+  // The channel's poll reaps the ring itself when nothing of ours is buffered yet.
   if (cold_queue_ == nullptr) return;
   storage::IoCompletion done[16];
   for (;;) {
@@ -433,8 +432,6 @@ void Worker::poll_cold() {
       // completed, so a tag that does not match is a bug, not a late completion.
       ColdLoad* l = cold_->load_at(static_cast<std::uint32_t>(done[k].user >> 32));
       BRAID_ASSERT(l->generation == static_cast<std::uint32_t>(done[k].user));
-      BRAID_ASSERT(cold_in_flight_ > 0);
-      --cold_in_flight_;
       cold_->complete(l, done[k].result);
     }
     if (n < 16) break;
@@ -442,28 +439,28 @@ void Worker::poll_cold() {
 }
 
 void Worker::service_cold() {
-  // Nothing in flight or waiting: nothing to reap (service_log reaped the ring already).
-  if (cold_queue_ != nullptr && (cold_in_flight_ != 0 || !cold_backlog_.empty())) {
+  // Nothing in flight or waiting: nothing to complete (service_log reaped the ring already).
+  if (cold_queue_ != nullptr && (cold_queue_->in_flight() != 0 || !cold_backlog_.empty())) {
     poll_cold();
-    // Bounded by the ring: what does not fit waits here (each load is issued once).
-    constexpr std::uint32_t kMaxColdInFlight = 64;
-    std::size_t issued = 0;
-    for (; issued < cold_backlog_.size() && cold_in_flight_ < kMaxColdInFlight; ++issued) {
-      ColdLoad* l = cold_backlog_[issued];
-      storage::IoRequest r;
-      if (!cold_->prepare(l, &r)) continue;  // failed and completed
-      r.user = (std::uint64_t{l->index} << 32) | l->generation;
-      if (Status s = cold_queue_->submit(r); !s.is_ok()) {
-        cold_->complete(l, -EIO);
-        continue;
-      }
-      ++cold_in_flight_;
-    }
-    cold_backlog_.erase(cold_backlog_.begin(),
-                        cold_backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
+    issue_cold();
   }
   if (parked_io_ != 0) wake_io_slots();
   if (cold_->budget() != 0 && cold_->over_budget()) (void)cold_->sweep(evict_ctx_, 256);
+}
+
+void Worker::issue_cold() {
+  // Bounded in flight: what does not fit waits here (each load is issued once).
+  constexpr std::uint32_t kMaxColdInFlight = 64;
+  std::size_t issued = 0;
+  for (; issued < cold_backlog_.size() && cold_queue_->in_flight() < kMaxColdInFlight; ++issued) {
+    ColdLoad* l = cold_backlog_[issued];
+    storage::IoRequest r;
+    if (!cold_->prepare(l, &r)) continue;  // failed and completed
+    r.user = (std::uint64_t{l->index} << 32) | l->generation;
+    if (!cold_queue_->submit(r).is_ok()) cold_->complete(l, -EIO);
+  }
+  cold_backlog_.erase(cold_backlog_.begin(),
+                      cold_backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
 }
 
 void Worker::wake_io_slots() {

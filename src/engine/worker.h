@@ -126,16 +126,18 @@ class Worker {
   }
   // ---- The cold store (engine/cold_store.h) ----
   // Issues the leader's read of `load` on this worker's ring (or queues it while the ring is
-  // full); a read that cannot be issued fails the load.
+  // full); a read that cannot be issued fails the load. Nothing else: it runs inside the
+  // transaction that missed.
   void submit_cold(ColdLoad* load);
   // Parks the slot until `load` (or another load it waits on) is back.
   void park_io(detail::TxState* tx, ColdLoad* load);
-  // Reaps the ring and completes the cold reads that came back (also called by a synchronous
-  // miss that waits on a load this worker leads).
+  // Completes the cold reads that came back (also called by a synchronous miss that waits on a
+  // load this worker leads).
   void poll_cold();
   bool has_ring() const { return cold_queue_ != nullptr; }
   // The worker whose thread this is (null on other threads).
   static Worker* current();
+  const DatabaseImpl* db() const { return db_; }
 
   // A read-only commit in a durable database waits until its snapshot is durable: it may have
   // read versions whose commits a crash would still lose (usually they are on disk already).
@@ -229,12 +231,13 @@ class Worker {
   // The cold store: reads go through the ring's kColdRead channel.
   ColdStore* cold_ = nullptr;
   std::unique_ptr<storage::IoQueue> cold_queue_;
-  std::vector<ColdLoad*> cold_backlog_;  // reads waiting for room in the ring
-  std::uint32_t cold_in_flight_ = 0;
+  std::vector<ColdLoad*> cold_backlog_;    // reads waiting for room in the ring
   std::uint32_t parked_io_ = 0;            // slots in kParkedIo
   mvcc::TxnContext* evict_ctx_ = nullptr;  // retires what this worker's sweeps evict
-  void wake_io_slots();
+  // Each loop: completes returned reads, issues waiting ones, wakes slots, sweeps.
   void service_cold();
+  void issue_cold();
+  void wake_io_slots();
 
   // The posted run (written by the poster before `run_posted_` is set).
   TxnGenerator* posted_generator_ = nullptr;
