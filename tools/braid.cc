@@ -224,19 +224,30 @@ int stats(const std::string& dir) {
       continue;
     }
     storage::CheckpointInfo info;
-    Status s = storage::read_checkpoint(img, &info, nullptr);
+    Status s = storage::read_checkpoint(img, &info);
     if (!s.is_ok() || !info.valid) {
       std::printf("  checkpoint slot %u: INVALID (%s), %s\n", slot,
                   s.is_ok() ? info.problem.c_str() : s.to_string().c_str(),
                   mib(img.size()).c_str());
       continue;
     }
-    std::printf("  checkpoint slot %u: #%llu at commit %llu, generation %llu, %llu records, %s\n",
-                slot, static_cast<unsigned long long>(info.header.seq),
-                static_cast<unsigned long long>(info.header.cts),
-                static_cast<unsigned long long>(info.header.generation),
-                static_cast<unsigned long long>(info.trailer.records), mib(img.size()).c_str());
+    std::uint64_t bytes = 0;
+    for (const storage::CkptPart& p : info.parts) bytes += p.bytes;
+    std::printf(
+        "  checkpoint slot %u: #%llu at commit %llu, generation %llu, %llu records in %zu "
+        "parts (%s), needs %zu other files\n",
+        slot, static_cast<unsigned long long>(info.header.seq),
+        static_cast<unsigned long long>(info.header.cts),
+        static_cast<unsigned long long>(info.header.generation),
+        static_cast<unsigned long long>(info.trailer.records), info.parts.size(),
+        mib(bytes).c_str(), info.live.size());
   }
+  std::size_t parts = 0;
+  for (const auto& n : names) {
+    std::uint64_t number = 0;
+    parts += storage::parse_part_file_name(n, &number) ? 1 : 0;
+  }
+  std::printf("  checkpoint parts present: %zu\n", parts);
   std::map<std::string, storage::LogName> logs;
   for (const auto& n : names) {
     storage::LogName ln{};

@@ -1,5 +1,6 @@
 #include "engine/cold_store.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -55,6 +56,10 @@ Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t t
   if (rv->table != table || rv->key != key || rv->size != a.size) {
     return Status::corruption("cold record at " + where(e) +
                               " is not the record its entry belongs to");
+  }
+  // A cold entry names a value: a reference (checkpoint parts only) would be an address bug.
+  if (rv->op != storage::WriteOp::kPut) {
+    return Status::corruption("cold record at " + where(e) + " holds no value");
   }
   return Status::ok();
 }
@@ -178,7 +183,7 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
         fail(l, db_->protocol().out_of_version_memory());
       } else {
         if (!rv.value.empty()) std::memcpy(v->payload(), rv.value.data(), rv.value.size());
-        v->flags = rv.op == storage::WriteOp::kRemove ? mvcc::Version::kTombstone : 0;
+        v->flags = 0;        // verify() admits values only
         v->home = l->entry;  // evicting it again needs no write
         v->stamp.store(rv.cts, std::memory_order_relaxed);
         std::uint64_t expect = l->entry;
@@ -284,9 +289,6 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
   read_bytes_.fetch_add(got, std::memory_order_relaxed);
   storage::RecordView rv;
   if (s.is_ok()) s = verify(e, buf + sp.skip, got < sp.skip ? 0 : got - sp.skip, table, key, &rv);
-  if (s.is_ok() && rv.op != storage::WriteOp::kPut) {
-    s = Status::corruption("cold record at " + where(e) + " is a removal, not a value");
-  }
   if (s.is_ok()) out->assign(rv.value);
   std::free(buf);
   if (!s.is_ok()) errors_.fetch_add(1, std::memory_order_relaxed);
@@ -296,7 +298,7 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
 // ---- Eviction -------------------------------------------------------------------------------
 
 bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
-                      std::uint64_t durable, std::uint64_t horizon) {
+                      std::uint64_t durable, std::uint64_t horizon, std::uint64_t* to) {
   std::uint64_t e = slot.load(std::memory_order_acquire);
   if (!entry::is_hot(e)) return false;
   mvcc::Version* v = entry::hot(e);
@@ -306,10 +308,13 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
   if (mvcc::is_owner_stamp(stamp) || stamp > horizon || stamp > durable) return false;
   // A removed record keeps its tombstone in memory: a cold entry always names a value.
   if (v->tombstone()) return false;
-  const std::uint64_t home = v->home;
-  if (home == 0) return false;  // no log record it could be read back from
+  // The checkpoint rewrites `home` as its chunks are written (ColdStore::gate).
+  const std::uint64_t home =
+      std::atomic_ref<std::uint64_t>(v->home).load(std::memory_order_relaxed);
+  if (home == 0) return false;  // no record it could be read back from
   BRAID_DASSERT(entry::is_cold(home));
   if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
+  *to = home;
   // Readers that loaded the entry before the CAS may still walk these versions: retire them
   // (freed once the horizon passes), as pruning does.
   for (mvcc::Version* x = v; x != nullptr;) {
@@ -367,15 +372,40 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
     }
   }
   if (table == nullptr) return 0;
+  std::shared_lock<std::shared_mutex> gate(gate_, std::try_to_lock);
+  if (!gate.owns_lock()) return 0;  // a checkpoint is deleting files: sweep again later
   const std::uint64_t durable = db_->durability()->durable_clock();
   // The cached horizon lags by design (reclamation refreshes it now and then); a sweep, which
   // only runs over budget, can afford the fresh one, and without it evicts nothing new.
   const std::uint64_t horizon = db_->txns().refresh_horizon();
   std::uint32_t n = 0;
+  std::vector<std::uint64_t> files;
   for (std::uint64_t oid = from; oid < to; ++oid) {
-    n += evict(table->oids().entry(oid), ctx, durable, horizon) ? 1 : 0;
+    std::uint64_t home = 0;
+    if (!evict(table->oids().entry(oid), ctx, durable, horizon, &home)) continue;
+    ++n;
+    if (noting_) files.push_back(entry::cold(home).segment);
+  }
+  if (!files.empty()) {
+    std::lock_guard<std::mutex> g(noted_mutex_);
+    noted_.insert(noted_.end(), files.begin(), files.end());
+    std::sort(noted_.begin(), noted_.end());
+    noted_.erase(std::unique(noted_.begin(), noted_.end()), noted_.end());
   }
   return n;
+}
+
+void ColdStore::start_noting() {
+  std::unique_lock<std::shared_mutex> g(gate_);
+  noting_ = true;
+  std::lock_guard<std::mutex> n(noted_mutex_);
+  noted_.clear();
+}
+
+std::vector<std::uint64_t> ColdStore::stop_noting() {
+  noting_ = false;
+  std::lock_guard<std::mutex> n(noted_mutex_);
+  return std::move(noted_);
 }
 
 void ColdStore::add_stats(DatabaseStats* out) const {

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,14 +110,28 @@ class ColdStore {
 
   // ---- Eviction ----
   // Turns the record in `slot` cold if its head may go (see the file comment). `durable`:
-  // the durable clock, `horizon`: the reclamation horizon.
+  // the durable clock, `horizon`: the reclamation horizon. True (and *to: the cold entry it
+  // left) when it did.
   bool evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx, std::uint64_t durable,
-             std::uint64_t horizon);
+             std::uint64_t horizon, std::uint64_t* to);
   // Whether version memory is past the high-water mark (sampled: cheap to call often).
   bool over_budget();
   // One bounded CLOCK step: visits up to `visits` entries from the shared hand and evicts
   // what it may, while version memory is above the low-water mark. Answers the evictions.
   std::uint32_t sweep(mvcc::TxnContext* ctx, std::uint32_t visits);
+
+  // ---- Checkpoints and file deletion (durability.cc) ----
+  // A file may be deleted only when no cold entry and no evictable version's `home` names it.
+  // The checkpoint rewrites `home`s as its chunks are written and lists the files its
+  // references need; what it cannot see is an eviction that read a `home` before the rewrite
+  // and turned the entry cold after the record was visited. So while a checkpoint runs, the
+  // files that evictions point entries into are noted, and a sweep step holds the gate shared
+  // from reading a `home` to noting its file: the checkpoint's end takes it exclusively, so
+  // every eviction is either noted or reads the rewritten `home`.
+  void start_noting();
+  // Stops noting; answers the files noted. The caller holds gate() exclusively.
+  std::vector<std::uint64_t> stop_noting();
+  std::shared_mutex& gate() { return gate_; }
 
   void add_stats(DatabaseStats* out) const;
 
@@ -143,6 +158,11 @@ class ColdStore {
   std::atomic<std::uint64_t> sampled_bytes_{0};
   std::atomic<std::uint32_t> sample_countdown_{0};
   std::atomic<bool> evicting_{false};  // between the high- and low-water marks
+
+  std::shared_mutex gate_;
+  bool noting_ = false;  // under gate_ (written exclusively)
+  std::mutex noted_mutex_;
+  std::vector<std::uint64_t> noted_;  // file numbers, sorted and unique per merge
 
   std::atomic<std::uint64_t> reads_{0}, read_bytes_{0}, joins_{0}, errors_{0}, evictions_{0},
       wait_ns_{0};

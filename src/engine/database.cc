@@ -264,7 +264,8 @@ Table* DatabaseImpl::table_at(std::uint32_t id) const {
 }
 
 Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
-                                   std::string_view value, bool tombstone, std::uint64_t cts) {
+                                   std::string_view value, bool tombstone, std::uint64_t cts,
+                                   std::uint64_t cold) {
   Table* t = table < tables_.size() ? tables_[table].get() : nullptr;
   if (t == nullptr) {
     return Status::corruption("recovery: a record names table " + std::to_string(table) +
@@ -282,25 +283,32 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
     slot.store(entry::kEmpty, std::memory_order_relaxed);
     return Status::ok();
   }
-  Version* v = protocol_.make_version(ctx, value, false);
-  if (v == nullptr) {
-    return Status::io_error(
-        "version memory exhausted during recovery (Options::max_version_bytes = " +
-        std::to_string(options_.max_version_bytes) + ")");
+  // A cold entry keeps only the record's address: recovery under a memory budget reads no
+  // value (MosaicDB §2.1).
+  std::uint64_t e = cold;
+  if (e == 0) {
+    Version* v = protocol_.make_version(ctx, value, false);
+    if (v == nullptr) {
+      return Status::io_error(
+          "version memory exhausted during recovery (Options::max_version_bytes = " +
+          std::to_string(options_.max_version_bytes) + ")");
+    }
+    v->stamp.store(cts, std::memory_order_relaxed);
+    e = entry::from_version(v);
   }
-  v->stamp.store(cts, std::memory_order_relaxed);
+  BRAID_ASSERT(entry::is_cold(e) == (cold != 0));
   if (found) {
     auto& slot = t->oids().entry(oid);
     free_chain(ctx, slot.load(std::memory_order_relaxed));
-    slot.store(entry::from_version(v), std::memory_order_relaxed);
+    slot.store(e, std::memory_order_relaxed);
     return Status::ok();
   }
   Result<std::uint64_t> fresh = t->oids().allocate();
   if (!fresh.is_ok()) {
-    txns_.free_version(ctx, v);
+    free_chain(ctx, e);
     return fresh.status();
   }
-  t->oids().entry(*fresh).store(entry::from_version(v), std::memory_order_relaxed);
+  t->oids().entry(*fresh).store(e, std::memory_order_relaxed);
   std::uint64_t existing;
   const bool inserted = t->index().insert_if_absent(key, *fresh, &existing);
   BRAID_ASSERT(inserted);

@@ -83,8 +83,9 @@ class DatabaseImpl {
   DurabilityStats durability_stats() const;
 
   // Recovery and checkpoints (single-threaded at open; checkpoints read under a snapshot).
+  // `cold` != 0: install that cold entry instead of a version of `value`.
   Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
-                       bool tombstone, std::uint64_t cts);
+                       bool tombstone, std::uint64_t cts, std::uint64_t cold = 0);
   std::uint32_t table_count() const;
   Table* table_at(std::uint32_t id) const;
   std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }

@@ -1,8 +1,11 @@
 #include "engine/durability.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <deque>
+#include <shared_mutex>
 #include <thread>
 
 #include "engine/access.h"
@@ -27,27 +30,48 @@ storage::SyncMethod sync_method(LogSync s) {
 }
 
 // Replays records into the engine's tables (single-threaded, before the workers start).
+// Under a memory budget a record is installed as its address, not its value (MosaicDB §2.1):
+// an open costs time in proportion to the index and stays within the budget.
 class EngineApplier final : public storage::Applier {
  public:
-  explicit EngineApplier(DatabaseImpl* db) : db_(db) {}
-  Status put(std::uint32_t table, std::string_view key, std::string_view value,
-             std::uint64_t cts) override {
+  EngineApplier(DatabaseImpl* db, bool cold) : db_(db), cold_(cold) {}
+  Status put(std::uint32_t table, std::string_view key, std::string_view value, std::uint64_t cts,
+             std::uint64_t address) override {
     ++writes;
-    return db_->recover_write(table, key, value, false, cts);
+    return db_->recover_write(table, key, value, false, cts, cold_ ? address : 0);
   }
   Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) override {
     ++writes;
     return db_->recover_write(table, key, {}, true, cts);
   }
+  Status ref(std::uint32_t table, std::string_view key, std::uint64_t entry) override {
+    ++writes;
+    return db_->recover_write(table, key, {}, false, 0, entry);
+  }
   std::uint64_t writes = 0;
 
  private:
   DatabaseImpl* db_;
+  const bool cold_;
 };
 
 }  // namespace
 
 // A running checkpoint: a snapshot transaction walking every table in key order.
+//
+// What it writes per record (DESIGN §5, the log is the database): a hot version's value; a
+// cold record in a checkpoint part as a reference (its part stays); a cold record in a log
+// segment as its value, read back without installing it (so log segments always go once a
+// checkpoint covers them: they are mostly dead records, parts mostly live ones). Once a chunk
+// is written, every version whose value it holds learns that address as its `home`, and every
+// cold entry it copied is moved there (Fixup), so the files they named can go.
+struct Durability::Fixup {
+  std::atomic<std::uint64_t>* slot;  // a copied cold entry: moved from `old` to the new address
+  std::uint64_t old;
+  mvcc::Version* version;  // or a version whose home becomes the new address
+  bool done;
+};
+
 struct Durability::Ckpt {
   std::unique_ptr<storage::CheckpointWriter> writer;
   mvcc::TxnContext* ctx = nullptr;
@@ -62,6 +86,11 @@ struct Durability::Ckpt {
   std::size_t pos = 0;
   bool batch_loaded = false;
   bool scanning = true;
+  // Fixups by cookie: cookie c is fixups[c - first_cookie]; the done prefix is dropped.
+  std::deque<Fixup> fixups;
+  std::uint64_t first_cookie = 1;
+  std::vector<std::uint64_t> keep;                   // files a fixup could not move everyone out of
+  std::map<std::uint64_t, std::uint64_t> ref_bytes;  // per older part: bytes referred to
 };
 
 Durability::Durability(DatabaseImpl* db, const Options& options,
@@ -130,7 +159,7 @@ Status Durability::persist_catalog(const std::vector<storage::CatalogEntry>& ent
 }
 
 Status Durability::recover_and_open_logs() {
-  EngineApplier apply(db_);
+  EngineApplier apply(db_, options_.memory_budget_bytes != 0);
   const storage::RecoveryMode mode = options_.recovery == RecoveryMode::kSalvage
                                          ? storage::RecoveryMode::kSalvage
                                          : storage::RecoveryMode::kStrict;
@@ -145,6 +174,16 @@ Status Durability::recover_and_open_logs() {
   last_checkpoint_cts_.store(recovery_.checkpoint_cts, std::memory_order_relaxed);
   auto& clock = db_->txns().clock();
   clock.store(std::max(recovery_.cutoff, clock.load()), std::memory_order_seq_cst);
+  storage::FileTable* files = &db_->cold()->files();
+  // Cold entries may point into any numbered file present until the open's checkpoint says
+  // which ones it still needs.
+  for (const auto& [number, name] : recovery_.numbered_files) {
+    files->add(number, dir_ + "/" + name);
+    old_files_.emplace(number, name);
+    std::uint64_t part = 0;
+    // A part found at open counts as whole until the open's checkpoint measures it.
+    if (storage::parse_part_file_name(name, &part)) parts_[number] = {1, 1};
+  }
   if (options_.read_only) return Status::ok();
 
   // Seal the recovered state in a new generation, above every generation present, so that no
@@ -159,11 +198,11 @@ Status Durability::recover_and_open_logs() {
   const std::uint64_t generation = recovery_.max_generation + 1;
   // File numbers are database-wide and never reused: the new logs' start above every file
   // present.
-  storage::FileTable* files = &db_->cold()->files();
   files->reserve_through(recovery_.max_file);
   const std::uint32_t n = options_.workers + 1;
-  retired_upto_.assign(n, 0);
-  retire_before_ = std::make_unique<std::atomic<std::uint64_t>[]>(n);
+  retired_epoch_.assign(n, 0);
+  retire_before_.assign(n, 0);
+  retire_keep_ = std::make_shared<const std::vector<std::uint64_t>>();
   for (std::uint32_t i = 0; i < n; ++i) {
     storage::LogConfig c;
     c.dir = dir_;
@@ -199,9 +238,8 @@ Status Durability::recover_and_open_logs() {
   sealed.generation = generation;
   if (Status s = storage::write_catalog(*fs_, dir_, sealed); !s.is_ok()) return s;
   catalog_ = std::move(sealed);
-  for (const std::string& name : recovery_.old_files) {
-    if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
-  }
+  // The old generation's files go, but for those the checkpoint's references need.
+  if (Status s = delete_unneeded(last_live_); !s.is_ok()) return s;
   if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
   open_ = true;
   recovery_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -270,15 +308,61 @@ Status Durability::start_checkpoint() {
   c->seq = checkpoint_seq_ + 1;
   c->tables = db_->table_count();
   storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
-  c->writer =
-      std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), dir_, h, c->starts);
+  storage::CheckpointConfig config;
+  config.dir = dir_;
+  // Parts as big as log segments (at least two chunks), never past a cold address's reach.
+  config.part_bytes = std::min<std::uint64_t>(
+      std::max<std::uint64_t>(options_.durability.log_segment_bytes, std::uint64_t{2} << 20),
+      mvcc::entry::kMaxColdOffset);
+  storage::FileTable* files = &db_->cold()->files();
+  config.new_file = [files] { return files->allocate(); };
+  config.created = [this, files](std::uint64_t n, const std::string& path) {
+    files->add(n, path);
+    // Not referred to before its checkpoint is durable: a failed one's parts may never be.
+    parts_[n] = {1, 0};
+    old_files_.emplace(n, path.substr(dir_.size() + 1));
+  };
+  config.written = [this](std::uint64_t cookie, std::uint64_t address) { fix(cookie, address); };
+  c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), h,
+                                                          c->starts, std::move(config));
   ckpt_ = std::move(c);
   ckpt_log_bytes_at_last_ = log_bytes_total();
-  return ckpt_->writer->begin();
+  // Evictions from here on are noted (ColdStore::gate).
+  if (options_.memory_budget_bytes != 0) db_->cold()->start_noting();
+  return Status::ok();
+}
+
+std::uint64_t Durability::add_fixup(const Fixup& f) {
+  Ckpt& c = *ckpt_;
+  c.fixups.push_back(f);
+  return c.first_cookie + c.fixups.size() - 1;
+}
+
+void Durability::fix(std::uint64_t cookie, std::uint64_t address) {
+  Ckpt& c = *ckpt_;
+  BRAID_ASSERT(cookie >= c.first_cookie);
+  Fixup& f = c.fixups[cookie - c.first_cookie];
+  if (f.version != nullptr) {
+    // Versions the checkpoint saw are not freed before it ends (its snapshot holds the horizon).
+    std::atomic_ref<std::uint64_t>(f.version->home).store(address, std::memory_order_relaxed);
+  } else {
+    std::uint64_t expect = f.old;
+    // Fails when a reader loaded the record meanwhile (its version's home is the old address)
+    // or a writer replaced it: the old file then stays until a later checkpoint.
+    if (!f.slot->compare_exchange_strong(expect, address, std::memory_order_acq_rel)) {
+      c.keep.push_back(mvcc::entry::cold(f.old).segment);
+    }
+  }
+  f.done = true;
+  while (!c.fixups.empty() && c.fixups.front().done) {
+    c.fixups.pop_front();
+    ++c.first_cookie;
+  }
 }
 
 Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
   Ckpt& c = *ckpt_;
+  const bool homes = options_.memory_budget_bytes != 0;  // only eviction reads them
   while (c.scanning && budget > 0) {
     if (!wait && !c.writer->ready()) return false;
     if (!c.batch_loaded) {
@@ -293,21 +377,36 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
     Table* t = db_->table_at(c.table);
     for (; c.pos < c.batch.entries.size() && budget > 0; ++c.pos, --budget) {
       const auto& e = c.batch.entries[c.pos];
-      const std::uint64_t entry = t->oids().entry(e.value).load(std::memory_order_acquire);
-      std::string cold_value;
-      std::string_view value;
+      auto& slot = t->oids().entry(e.value);
+      const std::uint64_t entry = slot.load(std::memory_order_acquire);
+      const std::string_view key = c.batch.key(e);
       if (mvcc::entry::is_cold(entry)) {
-        // Evicted: its version is seen by every snapshot, ours included. The value is read
-        // without bringing the record back into memory.
-        Status s = db_->cold()->read_value(entry, t->id(), c.batch.key(e), &cold_value);
-        if (!s.is_ok()) return s;
-        value = cold_value;
-      } else {
-        const mvcc::Version* v = visible_version(db_, c.ctx, entry);
-        if (v == nullptr || v->tombstone()) continue;
-        value = v->value();
+        // Evicted: its version is seen by every snapshot, ours included.
+        const mvcc::entry::ColdAddress a = mvcc::entry::cold(entry);
+        const auto part = parts_.find(a.segment);
+        // Referred to while its part was at least half live at the last checkpoint; copied
+        // out of a sparser one, which then goes (the cleaner: parts stay mostly live).
+        if (part != parts_.end() && part->second.live * 2 >= part->second.bytes) {
+          if (Status s = c.writer->add_ref(t->id(), key, entry); !s.is_ok()) return s;
+          c.ref_bytes[a.segment] += a.size;
+          continue;
+        }
+        std::string value;
+        if (Status s = db_->cold()->read_value(entry, t->id(), key, &value); !s.is_ok()) return s;
+        const std::uint64_t cookie = add_fixup({&slot, entry, nullptr, false});
+        Result<std::uint64_t> at = c.writer->add(t->id(), key, value, c.cts, cookie);
+        if (!at.is_ok()) return at.status();
+        if (*at == 0) fix(cookie, 0);  // unaddressable: the old file stays (CAS to 0 fails)
+        continue;
       }
-      if (Status s = c.writer->add(t->id(), c.batch.key(e), value); !s.is_ok()) return s;
+      const mvcc::Version* v = visible_version(db_, c.ctx, entry);
+      if (v == nullptr || v->tombstone()) continue;
+      const std::uint64_t cookie =
+          homes ? add_fixup({nullptr, 0, const_cast<mvcc::Version*>(v), false}) : 0;
+      Result<std::uint64_t> at =
+          c.writer->add(t->id(), key, v->value(), v->stamp.load(std::memory_order_relaxed), cookie);
+      if (!at.is_ok()) return at.status();
+      if (cookie != 0 && *at == 0) fix(cookie, 0);  // no address: not evictable
     }
     if (c.pos < c.batch.entries.size()) break;
     c.batch_loaded = false;
@@ -322,18 +421,60 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
   return c.writer->finish(wait);
 }
 
+Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
+  Status first;
+  for (auto it = old_files_.begin(); it != old_files_.end();) {
+    if (std::binary_search(keep.begin(), keep.end(), it->first)) {
+      ++it;
+      continue;
+    }
+    // A failed unlink leaves a file the next open finds unneeded again.
+    if (Status s = fs_->remove(dir_ + "/" + it->second); !s.is_ok() && first.is_ok()) first = s;
+    db_->cold()->files().forget(it->first);
+    parts_.erase(it->first);
+    it = old_files_.erase(it);
+  }
+  return first;
+}
+
 void Durability::end_checkpoint(const Status& s) {
   Ckpt& c = *ckpt_;
+  std::vector<std::uint64_t> keep;
+  std::unique_lock<std::shared_mutex> gate;
+  if (options_.memory_budget_bytes != 0) {
+    // No sweep step runs from here to the deletions: each one before was noted or read the
+    // homes the chunks rewrote.
+    gate = std::unique_lock<std::shared_mutex>(db_->cold()->gate());
+    keep = db_->cold()->stop_noting();
+  }
   (void)db_->txns().finish(c.ctx);  // read-only: nothing retired, no tick wanted
   if (s.is_ok()) {
     checkpoint_seq_ = c.seq;
     last_checkpoint_cts_.store(c.cts, std::memory_order_relaxed);
     checkpoints_.fetch_add(1, std::memory_order_relaxed);
-    // Durable now: the segments before its starts are no longer needed (and the older slot,
-    // whose starts they were, can no longer be continued; recovery detects that by name).
-    for (const storage::LogStart& st : c.starts) {
-      retire_before_[st.log].store(st.segment, std::memory_order_release);
+    // Durable now: the files no cold record needs go — log segments before its starts (and the
+    // older slot, whose starts they were, can no longer be continued; recovery detects that by
+    // name), older parts — but for those its references, evictions made meanwhile and the
+    // records loaded back meanwhile still name.
+    keep.insert(keep.end(), c.keep.begin(), c.keep.end());
+    keep.insert(keep.end(), c.writer->live().begin(), c.writer->live().end());
+    for (const storage::CkptPart& p : c.writer->parts()) keep.push_back(p.file);
+    std::sort(keep.begin(), keep.end());
+    keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+    last_live_ = keep;
+    for (auto& [number, part] : parts_) {
+      const auto r = c.ref_bytes.find(number);
+      part.live = r == c.ref_bytes.end() ? 0 : r->second;
     }
+    for (const storage::CkptPart& p : c.writer->parts()) parts_[p.file] = {p.bytes, p.bytes};
+    // At open the old generation goes only once the catalog names the new one.
+    if (open_) (void)delete_unneeded(keep);
+    {
+      std::lock_guard<std::mutex> g(retire_mutex_);
+      retire_keep_ = std::make_shared<const std::vector<std::uint64_t>>(keep);
+      for (const storage::LogStart& st : c.starts) retire_before_[st.log] = st.segment;
+    }
+    retire_epoch_.fetch_add(1, std::memory_order_release);
   }
   const std::uint64_t ticket = c.ticket;
   ckpt_.reset();
@@ -397,19 +538,22 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
 }
 
 void Durability::retire_segments(std::uint32_t log) {
-  // Cold entries point into the log segments, and nothing yet tells a checkpoint which ones
-  // they need: with a memory budget the segments stay (issue 19: the checkpoint's live-file
-  // set lifts this).
-  if (options_.memory_budget_bytes != 0) return;
-  const std::uint64_t before = retire_before_[log].load(std::memory_order_acquire);
-  if (before <= retired_upto_[log]) return;
-  retired_upto_[log] = before;
-  logs_[log]->retire_before(before);
+  const std::uint64_t epoch = retire_epoch_.load(std::memory_order_acquire);
+  if (epoch == retired_epoch_[log]) return;
+  retired_epoch_[log] = epoch;
+  std::uint64_t before = 0;
+  std::shared_ptr<const std::vector<std::uint64_t>> keep;
+  {
+    std::lock_guard<std::mutex> g(retire_mutex_);
+    before = retire_before_[log];
+    keep = retire_keep_;
+  }
+  logs_[log]->retire_before(before, *keep);
 }
 
 void Durability::retire_external() {
   const std::uint32_t ext = options_.workers;
-  if (retire_before_[ext].load(std::memory_order_acquire) <= retired_upto_[ext]) return;
+  if (retire_epoch_.load(std::memory_order_acquire) == retired_epoch_[ext]) return;
   // Application threads hold the mutex across a sync; worker 0 does not wait for it.
   std::unique_lock<std::mutex> g(external_mutex_, std::try_to_lock);
   if (g.owns_lock()) retire_segments(ext);

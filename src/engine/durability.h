@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -85,7 +86,13 @@ class Durability {
 
  private:
   struct Ckpt;
+  struct Fixup;
   Status write_checkpoint_sync(std::uint64_t generation);
+  std::uint64_t add_fixup(const Fixup& f);
+  void fix(std::uint64_t cookie, std::uint64_t address);
+  // Deletes the numbered files not owned by a log writer (older generations' segments,
+  // checkpoint parts) that `keep` (sorted) does not name.
+  Status delete_unneeded(const std::vector<std::uint64_t>& keep);
   Status start_checkpoint();
   Result<bool> advance_checkpoint(bool wait, std::uint32_t budget);
   void end_checkpoint(const Status& s);
@@ -119,10 +126,23 @@ class Durability {
   std::atomic<std::uint64_t> last_checkpoint_cts_{0};
   mutable std::mutex ckpt_mutex_;
   Status ckpt_last_status_;
-  // Per log: the start segment of the newest durable checkpoint (segments below it may go),
-  // and how far each log's owner has deleted.
-  std::unique_ptr<std::atomic<std::uint64_t>[]> retire_before_;
-  std::vector<std::uint64_t> retired_upto_;
+  // Per log: the start segment of the newest durable checkpoint (segments below it may go
+  // unless `retire_keep_` names them), published under the mutex with a new epoch; each log's
+  // owner retires when it sees a newer epoch.
+  std::mutex retire_mutex_;
+  std::vector<std::uint64_t> retire_before_;
+  std::shared_ptr<const std::vector<std::uint64_t>> retire_keep_;
+  std::atomic<std::uint64_t> retire_epoch_{0};
+  std::vector<std::uint64_t> retired_epoch_;  // per log, its owner's
+  // Worker 0's: numbered files no log writer owns (older generations' segments, checkpoint
+  // parts), the parts among them, and the newest checkpoint's needed files.
+  std::map<std::uint64_t, std::string> old_files_;
+  struct PartUse {
+    std::uint64_t bytes;  // the part's size
+    std::uint64_t live;   // bytes of it the newest checkpoint referred to (or wrote)
+  };
+  std::map<std::uint64_t, PartUse> parts_;
+  std::vector<std::uint64_t> last_live_;
 
   storage::RecoveryReport recovery_;
   std::uint64_t recovered_writes_ = 0;

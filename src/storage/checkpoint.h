@@ -1,11 +1,19 @@
-// Writing a checkpoint into one of the two slots, chunk by chunk through an IoQueue, so a
-// worker can interleave it with transactions (DESIGN §5: a system transaction, no thread of
-// its own). The slot written is seq % 2: the other one keeps the previous checkpoint whole
-// until this one is durable, so a crash mid-write falls back to it.
+// Writing a checkpoint chunk by chunk through an IoQueue, so a worker can interleave it with
+// transactions (DESIGN §5: a system transaction, no thread of its own).
+//
+// A checkpoint is its parts and a manifest (log_format.h). Records go into numbered part files
+// (database-wide numbers, at most `part_bytes` each, so a cold entry can name any record in
+// them); each record's place is fixed when it is added, so its address is known at once. When
+// every part is written and synced (and the directory entries are durable), the manifest —
+// header, log starts, the parts, the files the checkpoint's references point into — goes into
+// slot seq % 2 and is synced: only then does the checkpoint exist. The other slot keeps the
+// previous checkpoint whole until then, so a crash mid-write falls back to it.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,53 +23,92 @@
 
 namespace braid::storage {
 
+struct CheckpointConfig {
+  std::string dir;
+  std::uint64_t part_bytes = 64u << 20;     // at most kMaxColdOffset (mvcc/version.h)
+  std::uint32_t chunk_bytes = 1u << 20;     // payload per chunk
+  std::function<std::uint64_t()> new_file;  // a part's number
+  std::function<void(std::uint64_t, const std::string&)> created;  // a part exists
+  // A record added with a cookie is written (readable, not yet durable) at `address`, a cold
+  // entry (mvcc/version.h). Called from reap, on the writer's thread.
+  std::function<void(std::uint64_t cookie, std::uint64_t address)> written;
+};
+
 class CheckpointWriter {
  public:
   // `starts`: where each log of the header's generation continues the checkpoint.
-  CheckpointWriter(FileSystem* fs, IoQueue* queue, std::string dir, const CkptHeader& header,
-                   std::vector<LogStart> starts, std::uint32_t chunk_bytes = 1u << 20);
+  CheckpointWriter(FileSystem* fs, IoQueue* queue, const CkptHeader& header,
+                   std::vector<LogStart> starts, CheckpointConfig config);
   ~CheckpointWriter();
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
-  // Opens and empties the slot, queues the header chunk.
-  Status begin();
   // True when add() may be called now (a chunk buffer is free).
   bool ready();
-  Status add(std::uint32_t table, std::string_view key, std::string_view value);
-  // After the last add: queues the last chunk and the trailer, then the sync. Call until it
-  // answers true (done) or an error; with `wait`, blocks on the device meanwhile.
+  // A value record. The answer is its address (a cold entry), or 0 when it cannot have one;
+  // with `cookie` != 0 and an address, config.written(cookie, address) follows once the chunk
+  // holding it is written.
+  Result<std::uint64_t> add(std::uint32_t table, std::string_view key, std::string_view value,
+                            std::uint64_t cts, std::uint64_t cookie = 0);
+  // A reference to the record's newest version at cold entry `entry` (a log segment or an
+  // older part): its file joins the live set.
+  Status add_ref(std::uint32_t table, std::string_view key, std::uint64_t entry);
+  // A file outside the checkpoint that must outlive it (a cold entry made during the scan).
+  void keep(std::uint64_t file) { live_.insert(file); }
+  // After the last add: writes the last chunk, syncs the parts, writes and syncs the manifest.
+  // Call until it answers true (done) or an error; with `wait`, blocks on the device meanwhile.
   Result<bool> finish(bool wait);
 
   std::uint64_t records() const { return records_; }
-  std::uint64_t bytes() const { return offset_; }
-  const std::string& path() const { return path_; }
+  std::uint64_t bytes() const { return bytes_; }
+  const std::vector<CkptPart>& parts() const { return parts_; }
+  // Files outside the checkpoint its references need (valid once finish() answered true).
+  const std::set<std::uint64_t>& live() const { return live_; }
+  const std::string& path() const { return manifest_path_; }
 
  private:
-  Status submit_chunk(std::uint32_t magic, std::uint32_t count);
+  struct Part {
+    std::uint64_t number;
+    std::string path;
+    FileId file;
+  };
+  // Room for one more record of `need` bytes in the active chunk; places a new chunk (and a
+  // new part when the chunk might not fit the current one).
+  Status make_room(std::uint32_t need);
+  Status place_chunk();
+  Status submit_chunk();
+  Status submit_write(int buffer, FileId file, std::uint64_t offset, const char* data,
+                      std::uint32_t len);
+  Status submit_sync(FileId file);
   Status reap(bool wait);
+  Status write_manifest();
 
   FileSystem* fs_;
   IoQueue* queue_;
-  std::string dir_;
-  std::string path_;
   CkptHeader header_;
   std::vector<LogStart> starts_;
-  std::uint32_t chunk_bytes_;
-  FileId file_ = -1;
+  CheckpointConfig config_;
+  std::string manifest_path_;
   std::unique_ptr<char[]> buffers_[2];
   bool busy_[2] = {false, false};
-  IoRequest requests_[2];  // each buffer's write, advanced past short writes
+  IoRequest requests_[3];  // each buffer's write and the manifest's, advanced past short writes
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pending_[2];  // (cookie, address)
   int active_ = 0;
+  bool placed_ = false;  // the active chunk has its part and offset
   std::uint32_t used_ = 0;
   std::uint32_t count_ = 0;
-  std::uint64_t chunk_index_ = 0;
-  std::uint64_t data_chunks_ = 0;
+  std::vector<Part> files_;
+  std::vector<CkptPart> parts_;
+  std::uint64_t part_offset_ = 0;  // where the active chunk goes in the last part
   std::uint64_t records_ = 0;
-  std::uint64_t offset_ = 0;
-  enum class Phase : std::uint8_t { kData, kSyncing, kDone } phase_ = Phase::kData;
-  bool trailer_queued_ = false;
+  std::uint64_t bytes_ = 0;
+  std::set<std::uint64_t> live_;
+  enum class Phase : std::uint8_t { kData, kSyncParts, kManifest, kSyncManifest, kDone };
+  Phase phase_ = Phase::kData;
   std::uint32_t writes_in_flight_ = 0;
+  std::uint32_t syncs_in_flight_ = 0;
+  FileId manifest_ = -1;
+  std::string manifest_image_;
   Status failure_;
 };
 

@@ -1,5 +1,7 @@
 #include "storage/log_format.h"
 
+#include <cstdio>
+
 #include "util/assert.h"
 #include "util/crc32c.h"
 
@@ -10,7 +12,8 @@ std::uint32_t encode_record(char* out, WriteOp op, std::uint32_t table, std::str
   BRAID_DASSERT(!key.empty());
   BRAID_DASSERT(key.size() <= kMaxKeyBytes);
   BRAID_DASSERT(value.size() <= kMaxValueBytes);
-  BRAID_DASSERT(op == WriteOp::kPut || value.empty());
+  BRAID_DASSERT(op != WriteOp::kRemove || value.empty());
+  BRAID_DASSERT(op != WriteOp::kRef || value.size() == kRefValueBytes);
   RecordHeader h{0,     static_cast<std::uint8_t>(op),
                  0,     static_cast<std::uint16_t>(key.size()),
                  table, static_cast<std::uint32_t>(value.size()),
@@ -32,11 +35,13 @@ std::string decode_record(const char* p, std::size_t avail, RecordCheck check, R
   if (avail < kRecordHeaderBytes) return "write record overruns its transaction";
   const auto h = load<RecordHeader>(p);
   if (h.op != static_cast<std::uint8_t>(WriteOp::kPut) &&
-      h.op != static_cast<std::uint8_t>(WriteOp::kRemove)) {
+      h.op != static_cast<std::uint8_t>(WriteOp::kRemove) &&
+      h.op != static_cast<std::uint8_t>(WriteOp::kRef)) {
     return "unknown write kind " + std::to_string(h.op);
   }
   if (h.zero != 0 || h.key_len == 0 || h.key_len > kMaxKeyBytes || h.value_len > kMaxValueBytes ||
-      (h.op == static_cast<std::uint8_t>(WriteOp::kRemove) && h.value_len != 0)) {
+      (h.op == static_cast<std::uint8_t>(WriteOp::kRemove) && h.value_len != 0) ||
+      (h.op == static_cast<std::uint8_t>(WriteOp::kRef) && h.value_len != kRefValueBytes)) {
     return "write record with impossible sizes";
   }
   const std::uint32_t size = record_size(h.key_len, h.value_len);
@@ -52,6 +57,22 @@ std::string decode_record(const char* p, std::size_t avail, RecordCheck check, R
   out->value = {p + kRecordHeaderBytes + h.key_len, h.value_len};
   out->size = size;
   return "";
+}
+
+std::string part_file_name(std::uint64_t number) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "ckpt-%010llu", static_cast<unsigned long long>(number));
+  return buf;
+}
+
+bool parse_part_file_name(std::string_view name, std::uint64_t* number) {
+  if (name.size() != 15 || name.substr(0, 5) != "ckpt-") return false;
+  *number = 0;
+  for (std::size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    *number = *number * 10 + static_cast<std::uint64_t>(name[i] - '0');
+  }
+  return true;
 }
 
 }  // namespace braid::storage

@@ -2,7 +2,9 @@
 // two in step). All integers little-endian; every checksum is CRC32C.
 //
 //   CATALOG                    table ids and names (rewritten atomically: tmp, sync, rename)
-//   CHECKPOINT-0, CHECKPOINT-1 two alternating checkpoint slots
+//   CHECKPOINT-0, CHECKPOINT-1 two alternating checkpoint manifests (header, log starts, the
+//                              checkpoint's parts and the files its references need)
+//   ckpt-SSSSSSSSSS            a checkpoint part: addressable records; S is its file number
 //   log-GGGGGG-LLLL-SSSSSSSSSS redo log segments: generation G, log L (worker, or the
 //                              application-thread log = number of workers), segment S
 //
@@ -29,7 +31,7 @@
 
 namespace braid::storage {
 
-inline constexpr std::uint32_t kFormatVersion = 3;
+inline constexpr std::uint32_t kFormatVersion = 4;
 inline constexpr std::uint64_t kSegmentMagic = 0x474f4c4449415242ull;  // "BRAIDLOG"
 inline constexpr std::uint32_t kBlockMagic = 0x314b4c42u;              // "BLK1"
 inline constexpr std::uint32_t kSegmentHeaderBytes = 4096;
@@ -42,7 +44,10 @@ inline constexpr std::uint32_t kRecordHeaderBytes = 24;
 inline constexpr std::uint32_t kRecordAlign = 16;
 inline constexpr std::uint32_t kDirectAlign = 4096;
 
-enum class WriteOp : std::uint8_t { kPut = 1, kRemove = 2 };
+// kRef appears only in checkpoint parts: the record's newest version lives elsewhere (a log
+// segment or an older part), and the 8-byte value is its cold entry (mvcc/version.h).
+enum class WriteOp : std::uint8_t { kPut = 1, kRemove = 2, kRef = 3 };
+inline constexpr std::uint32_t kRefValueBytes = 8;
 
 struct SegmentHeader {
   std::uint64_t magic;
@@ -146,30 +151,42 @@ std::string log_file_name(const LogName& n);
 // False for names that are not log segments.
 bool parse_log_file_name(std::string_view name, LogName* out);
 
-// Checkpoint files: chunks of {u32 crc over [4, 24 + len), u32 magic, u32 len, u32 count,
-// u64 index} + payload. The first chunk is the header (kCkptHeaderMagic, payload
-// CkptHeader), then data chunks of records {u32 table, u16 key_len, u32 value_len, key,
-// value}, then the trailer (kCkptTrailerMagic, payload CkptTrailer). Valid only when every
-// chunk checks and the trailer matches the header.
+// Checkpoints. A checkpoint is its parts (numbered files of records, written as the scan goes)
+// and a manifest written last into slot seq % 2. Both are sequences of chunks: a ChunkHeader,
+// `len` payload bytes, zero padding to a multiple of kRecordAlign (so every record in a part
+// starts at a 16-byte multiple of its file and a cold entry can name it).
+//   part:     data chunks (kCkptDataMagic) of write records (kPut with the value, or kRef);
+//             chunk indexes from 0 within the part; every chunk carries the checkpoint's seq.
+//   manifest: the header chunk (CkptHeader, then `logs` LogStarts), the parts chunk (CkptPart
+//             per part, in order), the live chunk (u64 numbers of the files outside the
+//             checkpoint that its kRef records point into), the trailer (CkptTrailer).
+// A manifest is valid when every chunk checks and the trailer matches it; its parts are
+// verified as they are read (they were durable before the manifest was written).
 inline constexpr std::uint32_t kCkptHeaderMagic = 0x31484b43u;   // "CKH1"
 inline constexpr std::uint32_t kCkptDataMagic = 0x31444b43u;     // "CKD1"
+inline constexpr std::uint32_t kCkptPartsMagic = 0x31504b43u;    // "CKP1"
+inline constexpr std::uint32_t kCkptLiveMagic = 0x314c4b43u;     // "CKL1"
 inline constexpr std::uint32_t kCkptTrailerMagic = 0x31544b43u;  // "CKT1"
-inline constexpr std::uint32_t kChunkHeaderBytes = 24;
-inline constexpr std::uint32_t kCkptRecordHeaderBytes = 10;
+inline constexpr std::uint32_t kChunkHeaderBytes = 32;
 
 struct ChunkHeader {
-  std::uint32_t crc;
+  std::uint32_t crc;  // over bytes [4, kChunkHeaderBytes + len)
   std::uint32_t magic;
-  std::uint32_t len;
-  std::uint32_t count;
+  std::uint32_t len;    // payload bytes, padding excluded
+  std::uint32_t count;  // records (data chunks) or entries
   std::uint64_t index;  // chunk number in the file, from 0
+  std::uint64_t seq;    // the checkpoint's
 };
 static_assert(sizeof(ChunkHeader) == kChunkHeaderBytes);
+static_assert(kChunkHeaderBytes % kRecordAlign == 0);
+inline std::uint64_t chunk_bytes(std::uint32_t len) {
+  return kChunkHeaderBytes + round_up(len, kRecordAlign);
+}
 
 struct CkptHeader {
   std::uint32_t version;
   std::uint32_t tables;
-  std::uint64_t seq;         // checkpoint number, from 1; the slot is seq % 2
+  std::uint64_t seq;         // checkpoint number, from 1; the manifest's slot is seq % 2
   std::uint64_t cts;         // snapshot: every transaction with a commit timestamp <= cts
   std::uint64_t generation;  // the log generation that continues after it
   std::uint32_t logs;        // log starts that follow the header in its chunk
@@ -179,7 +196,8 @@ static_assert(sizeof(CkptHeader) == 40);
 
 // Where log `log` of the checkpoint's generation continues it: every record with a commit
 // timestamp above the checkpoint's is in segment `segment` or a later one, and that segment's
-// first block is `block`. Segments before it may be deleted; it and every later one must exist.
+// first block is `block`. Segments before it may be deleted (unless the live chunk names
+// them); it and every later one must exist.
 struct LogStart {
   std::uint32_t log;
   std::uint32_t reserved;
@@ -189,16 +207,28 @@ struct LogStart {
 static_assert(sizeof(LogStart) == 24);
 inline constexpr std::uint32_t kMaxLogs = 4096;
 
+struct CkptPart {
+  std::uint64_t file;  // its number: the file is ckpt-<file>
+  std::uint64_t bytes;
+  std::uint64_t records;
+  std::uint64_t chunks;
+};
+static_assert(sizeof(CkptPart) == 32);
+
 struct CkptTrailer {
   std::uint64_t seq;
-  std::uint64_t records;
-  std::uint64_t chunks;  // data chunks
+  std::uint64_t records;  // over all parts
+  std::uint64_t parts;
+  std::uint64_t live;  // entries of the live chunk
 };
-static_assert(sizeof(CkptTrailer) == 24);
+static_assert(sizeof(CkptTrailer) == 32);
 
 inline std::string checkpoint_file_name(std::uint32_t slot) {
   return "CHECKPOINT-" + std::to_string(slot);
 }
+std::string part_file_name(std::uint64_t number);
+// False for names that are not checkpoint parts.
+bool parse_part_file_name(std::string_view name, std::uint64_t* number);
 inline constexpr std::string_view kCatalogName = "CATALOG";
 inline constexpr std::uint32_t kCatalogMagic = 0x43445242u;  // "BRDC"
 

@@ -1,5 +1,6 @@
 #include "storage/log_writer.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -314,10 +315,11 @@ Status LogWriter::poll(bool wait, bool force) {
   return Status::ok();
 }
 
-std::uint32_t LogWriter::retire_before(std::uint64_t segment) {
+std::uint32_t LogWriter::retire_before(std::uint64_t segment,
+                                       const std::vector<std::uint64_t>& keep) {
   std::uint32_t n = 0;
   for (auto it = closed_.begin(); it != closed_.end();) {
-    if (it->segment >= segment) {
+    if (it->segment >= segment || std::binary_search(keep.begin(), keep.end(), it->segment)) {
       ++it;
       continue;
     }

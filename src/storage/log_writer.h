@@ -100,8 +100,9 @@ class LogWriter {
   bool in_flight() const { return in_flight_; }
   const Status& failure() const { return failure_; }
 
-  // Deletes the closed segments numbered below `segment` (a durable checkpoint's start).
-  std::uint32_t retire_before(std::uint64_t segment);
+  // Deletes the closed segments numbered below `segment` (a durable checkpoint's start) except
+  // those in `keep` (sorted: files cold records still live in; a later call may delete them).
+  std::uint32_t retire_before(std::uint64_t segment, const std::vector<std::uint64_t>& keep = {});
 
   // Where the log continues now: the open segment and its first block. Any thread; a record
   // whose timestamp is taken after this call lands in that segment or a later one.

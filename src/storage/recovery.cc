@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 
+#include "mvcc/version.h"
+#include "util/assert.h"
 #include "util/crc32c.h"
 
 namespace braid::storage {
@@ -20,9 +23,18 @@ void put_raw(std::string* s, const T& v) {
   s->append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
-// Applies (or, with apply == nullptr, only checks) the writes of one transaction record.
+// The cold entry of the record of `size` bytes at `offset` in file `file`, or 0.
+std::uint64_t address_of(std::uint64_t file, std::uint64_t offset, std::uint32_t size) {
+  const mvcc::entry::ColdAddress a{static_cast<std::uint32_t>(file), offset, size};
+  if (file > mvcc::entry::kMaxColdSegment || !mvcc::entry::cold_encodable(a)) return 0;
+  return mvcc::entry::from_cold(a);
+}
+
+// Applies (or, with apply == nullptr, only checks) the writes of one transaction record; `base`
+// is where file `file` starts in memory (the records' addresses).
 Status apply_writes(const char* p, std::uint32_t len, std::uint32_t nwrites, std::uint64_t cts,
-                    Applier* apply, const std::string& where) {
+                    Applier* apply, const std::string& where, const char* base,
+                    std::uint64_t file) {
   const char* end = p + len;
   for (std::uint32_t i = 0; i < nwrites; ++i) {
     RecordView w;
@@ -33,10 +45,13 @@ Status apply_writes(const char* p, std::uint32_t len, std::uint32_t nwrites, std
       return corrupt(where, e);
     }
     if (w.cts != cts) return corrupt(where, "write record of another transaction");
+    if (w.op == WriteOp::kRef) return corrupt(where, "a checkpoint reference in a log");
+    const auto offset = static_cast<std::uint64_t>(p - base);
     p += w.size;
     if (apply == nullptr) continue;
-    Status s = w.op == WriteOp::kPut ? apply->put(w.table, w.key, w.value, cts)
-                                     : apply->remove(w.table, w.key, cts);
+    Status s = w.op == WriteOp::kPut
+                   ? apply->put(w.table, w.key, w.value, cts, address_of(file, offset, w.size))
+                   : apply->remove(w.table, w.key, cts);
     if (!s.is_ok()) return s;
   }
   if (p != end) return corrupt(where, "transaction record longer than its writes");
@@ -146,7 +161,9 @@ class LogCursor {
   std::uint64_t acked() const { return acked_; }
   const std::string& acked_where() const { return acked_where_; }
 
-  Status apply(Applier* a) { return apply_writes(writes_, len_, nwrites_, cts_, a, where()); }
+  Status apply(Applier* a) {
+    return apply_writes(writes_, len_, nwrites_, cts_, a, where(), image_.data(), it_->first);
+  }
 
   // Moves to the next transaction (done() at the end of the log).
   Status advance() {
@@ -415,111 +432,177 @@ Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& cata
 
 // ---- Checkpoints --------------------------------------------------------------------------------
 
-Status read_checkpoint(std::string_view img, CheckpointInfo* info, Applier* apply) {
+Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
   *info = {};
   info->bytes = img.size();
-  std::vector<std::pair<std::size_t, ChunkHeader>> chunks;
+  // The manifest's four chunks, in order.
+  constexpr std::uint32_t kMagics[] = {kCkptHeaderMagic, kCkptPartsMagic, kCkptLiveMagic,
+                                       kCkptTrailerMagic};
   std::size_t at = 0;
-  bool trailer = false;
-  while (at < img.size() && !trailer) {
+  for (std::uint32_t i = 0; i < 4; ++i) {
     if (img.size() - at < kChunkHeaderBytes) {
-      info->problem = "truncated chunk header";
+      info->problem = at == img.size() ? "no trailer (torn)" : "truncated chunk header";
       return Status::ok();
     }
     const auto c = load<ChunkHeader>(img.data() + at);
     if (img.size() - at - kChunkHeaderBytes < c.len ||
-        util::crc32c(img.data() + at + 4, kChunkHeaderBytes - 4 + c.len) != c.crc ||
-        c.index != chunks.size()) {
-      info->problem =
-          "bad chunk " + std::to_string(chunks.size()) + " at offset " + std::to_string(at);
+        util::crc32c(img.data() + at + 4, kChunkHeaderBytes - 4 + c.len) != c.crc || c.index != i) {
+      info->problem = "bad chunk " + std::to_string(i) + " at offset " + std::to_string(at);
       return Status::ok();
     }
-    if (chunks.empty() != (c.magic == kCkptHeaderMagic)) {
+    if (c.magic != kMagics[i]) {
       info->problem = "chunk out of place";
       return Status::ok();
     }
-    if (c.magic == kCkptHeaderMagic) {
-      if (c.len < sizeof(std::uint32_t)) {
-        info->problem = "bad header chunk";
-        return Status::ok();
-      }
-      const auto version = load<std::uint32_t>(img.data() + at + kChunkHeaderBytes);
-      if (version != kFormatVersion) {
-        return Status::corruption("checkpoint format version " + std::to_string(version) +
-                                  " is not supported (this build reads version " +
-                                  std::to_string(kFormatVersion) + ")");
-      }
-      if (c.len < sizeof(CkptHeader)) {
-        info->problem = "bad header chunk";
-        return Status::ok();
-      }
-      info->header = load<CkptHeader>(img.data() + at + kChunkHeaderBytes);
-      if (info->header.logs > kMaxLogs ||
-          c.len != sizeof(CkptHeader) + std::uint64_t{info->header.logs} * sizeof(LogStart)) {
-        info->problem = "bad header chunk";
-        return Status::ok();
-      }
-      for (std::uint32_t i = 0; i < info->header.logs; ++i) {
-        info->starts.push_back(load<LogStart>(img.data() + at + kChunkHeaderBytes +
-                                              sizeof(CkptHeader) + i * sizeof(LogStart)));
-        if (info->starts.back().log != i) {
-          info->problem = "bad log starts in the header chunk";
+    const char* p = img.data() + at + kChunkHeaderBytes;
+    switch (i) {
+      case 0: {
+        if (c.len < sizeof(std::uint32_t)) {
+          info->problem = "bad header chunk";
           return Status::ok();
         }
+        const auto version = load<std::uint32_t>(p);
+        if (version != kFormatVersion) {
+          return Status::corruption("checkpoint format version " + std::to_string(version) +
+                                    " is not supported (this build reads version " +
+                                    std::to_string(kFormatVersion) + ")");
+        }
+        if (c.len < sizeof(CkptHeader)) {
+          info->problem = "bad header chunk";
+          return Status::ok();
+        }
+        info->header = load<CkptHeader>(p);
+        if (info->header.logs > kMaxLogs ||
+            c.len != sizeof(CkptHeader) + std::uint64_t{info->header.logs} * sizeof(LogStart)) {
+          info->problem = "bad header chunk";
+          return Status::ok();
+        }
+        for (std::uint32_t l = 0; l < info->header.logs; ++l) {
+          info->starts.push_back(load<LogStart>(p + sizeof(CkptHeader) + l * sizeof(LogStart)));
+          if (info->starts.back().log != l) {
+            info->problem = "bad log starts in the header chunk";
+            return Status::ok();
+          }
+        }
+        break;
       }
-    } else if (c.magic == kCkptTrailerMagic) {
-      if (c.len != sizeof(CkptTrailer)) {
-        info->problem = "bad trailer chunk";
-        return Status::ok();
-      }
-      info->trailer = load<CkptTrailer>(img.data() + at + kChunkHeaderBytes);
-      trailer = true;
-    } else if (c.magic != kCkptDataMagic) {
-      info->problem = "unknown chunk kind";
+      case 1:
+        if (c.len != std::uint64_t{c.count} * sizeof(CkptPart)) {
+          info->problem = "bad parts chunk";
+          return Status::ok();
+        }
+        for (std::uint32_t k = 0; k < c.count; ++k) {
+          info->parts.push_back(load<CkptPart>(p + k * sizeof(CkptPart)));
+        }
+        break;
+      case 2:
+        if (c.len != std::uint64_t{c.count} * sizeof(std::uint64_t)) {
+          info->problem = "bad live-file chunk";
+          return Status::ok();
+        }
+        for (std::uint32_t k = 0; k < c.count; ++k) {
+          info->live.push_back(load<std::uint64_t>(p + k * sizeof(std::uint64_t)));
+        }
+        break;
+      default:
+        if (c.len != sizeof(CkptTrailer)) {
+          info->problem = "bad trailer chunk";
+          return Status::ok();
+        }
+        info->trailer = load<CkptTrailer>(p);
+        break;
+    }
+    if (c.seq != info->header.seq) {
+      info->problem = "chunk of another checkpoint";
       return Status::ok();
     }
-    chunks.emplace_back(at, c);
-    at += kChunkHeaderBytes + c.len;
-  }
-  if (!trailer) {
-    info->problem = "no trailer (torn)";
-    return Status::ok();
+    at += chunk_bytes(c.len);
   }
   std::uint64_t records = 0;
-  for (const auto& [off, c] : chunks) {
-    if (c.magic == kCkptDataMagic) records += c.count;
-  }
+  for (const CkptPart& part : info->parts) records += part.records;
   if (info->trailer.seq != info->header.seq || info->trailer.records != records ||
-      info->trailer.chunks + 2 != chunks.size()) {
-    info->problem = "trailer does not match the chunks";
+      info->trailer.parts != info->parts.size() || info->trailer.live != info->live.size() ||
+      at != img.size()) {
+    info->problem = "trailer does not match the manifest";
     return Status::ok();
   }
-  // Whole and consistent: only now may records be applied.
-  for (const auto& [off, c] : chunks) {
-    if (c.magic != kCkptDataMagic) continue;
-    const char* p = img.data() + off + kChunkHeaderBytes;
-    const char* end = p + c.len;
-    for (std::uint32_t i = 0; i < c.count; ++i) {
-      if (end - p < static_cast<std::ptrdiff_t>(kCkptRecordHeaderBytes)) {
-        return Status::corruption("checkpoint record overruns its chunk");
-      }
-      const auto table = load<std::uint32_t>(p);
-      const auto klen = load<std::uint16_t>(p + 4);
-      const auto vlen = load<std::uint32_t>(p + 6);
-      p += kCkptRecordHeaderBytes;
-      if (klen == 0 || klen > 255 || vlen > 64 * 1024 ||
-          end - p < klen + static_cast<std::ptrdiff_t>(vlen)) {
-        return Status::corruption("checkpoint record with impossible sizes");
-      }
-      if (apply != nullptr) {
-        Status s = apply->put(table, {p, klen}, {p + klen, vlen}, info->header.cts);
-        if (!s.is_ok()) return s;
-      }
-      p += klen + vlen;
-    }
-    if (p != end) return Status::corruption("checkpoint chunk longer than its records");
-  }
   info->valid = true;
+  return Status::ok();
+}
+
+Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const CheckpointInfo& info,
+                             Applier* apply) {
+  BRAID_ASSERT(info.valid);
+  std::string buf;
+  for (const CkptPart& part : info.parts) {
+    const std::string path = dir + "/" + part_file_name(part.file);
+    Result<FileId> f = fs.open(path, {});
+    if (!f.is_ok()) {
+      return Status::corruption(path + " cannot be read (" + f.status().to_string() +
+                                "): checkpoint #" + std::to_string(info.header.seq) +
+                                " names it as its part");
+    }
+    std::uint64_t off = 0;
+    std::uint64_t records = 0;
+    Status s;
+    for (std::uint64_t chunk = 0; chunk < part.chunks && s.is_ok(); ++chunk) {
+      char h_bytes[kChunkHeaderBytes];
+      std::size_t got = 0;
+      s = fs.read(*f, off, kChunkHeaderBytes, h_bytes, &got);
+      if (!s.is_ok()) break;
+      const auto h = load<ChunkHeader>(h_bytes);
+      if (got != kChunkHeaderBytes || h.magic != kCkptDataMagic || h.index != chunk ||
+          h.seq != info.header.seq || h.len > part.bytes) {
+        s = corrupt(at(path, off), "bad checkpoint chunk header");
+        break;
+      }
+      buf.resize(kChunkHeaderBytes + h.len);
+      std::memcpy(buf.data(), h_bytes, kChunkHeaderBytes);
+      s = fs.read(*f, off + kChunkHeaderBytes, h.len, buf.data() + kChunkHeaderBytes, &got);
+      if (!s.is_ok()) break;
+      if (got != h.len || util::crc32c(buf.data() + 4, kChunkHeaderBytes - 4 + h.len) != h.crc) {
+        s = corrupt(at(path, off), "checkpoint chunk checksum mismatch");
+        break;
+      }
+      const char* p = buf.data() + kChunkHeaderBytes;
+      const char* end = p + h.len;
+      for (std::uint32_t i = 0; i < h.count; ++i) {
+        RecordView w;
+        if (std::string e =
+                decode_record(p, static_cast<std::size_t>(end - p), RecordCheck::kBlockChecked, &w);
+            !e.empty() || w.op == WriteOp::kRemove) {
+          s = corrupt(at(path, off), e.empty() ? "a removal in a checkpoint" : e);
+          break;
+        }
+        const std::uint64_t record_off = off + static_cast<std::uint64_t>(p - buf.data());
+        p += w.size;
+        if (apply == nullptr) continue;
+        if (w.op == WriteOp::kRef) {
+          const auto e = load<std::uint64_t>(w.value.data());
+          if (!mvcc::entry::is_cold(e)) {
+            s = corrupt(at(path, off), "a checkpoint reference that is not an address");
+            break;
+          }
+          s = apply->ref(w.table, w.key, e);
+        } else {
+          s = apply->put(w.table, w.key, w.value, w.cts, address_of(part.file, record_off, w.size));
+        }
+        if (!s.is_ok()) break;
+      }
+      if (s.is_ok() && p != end) s = corrupt(at(path, off), "chunk longer than its records");
+      records += h.count;
+      off += chunk_bytes(h.len);
+    }
+    fs.close(*f);
+    if (!s.is_ok()) return s;
+    if (off != part.bytes || records != part.records) {
+      return corrupt(path, "does not match checkpoint #" + std::to_string(info.header.seq) +
+                               "'s manifest (" + std::to_string(off) + " bytes, " +
+                               std::to_string(records) + " records; the manifest says " +
+                               std::to_string(part.bytes) + " and " + std::to_string(part.records) +
+                               ")");
+    }
+  }
   return Status::ok();
 }
 
@@ -558,7 +641,8 @@ Status scan_segment(std::string_view image, SegmentScan* out, Applier* apply) {
       if (txn_at(p, end, &t) == nullptr) {
         return Status::corruption("transaction record overruns its block");
       }
-      if (Status s = apply_writes(p + kTxnHeaderBytes, t.len, t.nwrites, t.cts, apply, "segment");
+      if (Status s = apply_writes(p + kTxnHeaderBytes, t.len, t.nwrites, t.cts, apply, "segment",
+                                  image.data(), out->header.segment);
           !s.is_ok()) {
         return s;
       }
@@ -595,7 +679,23 @@ bool holds_block(FileSystem& fs, const std::string& path) {
 // log data (a newer generation's segments without blocks are what an open that crashed before
 // its checkpoint was durable leaves behind).
 bool continues(FileSystem& fs, const std::string& dir, const CheckpointInfo& c,
-               const std::vector<LogFile>& files, std::string* why) {
+               const std::vector<LogFile>& files,
+               const std::map<std::uint64_t, std::string>& numbered, std::string* why) {
+  for (const CkptPart& p : c.parts) {
+    const auto it = numbered.find(p.file);
+    if (it == numbered.end() || it->second != part_file_name(p.file)) {
+      *why = dir + "/" + part_file_name(p.file) + " is missing: checkpoint #" +
+             std::to_string(c.header.seq) + " names it as its part";
+      return false;
+    }
+  }
+  for (std::uint64_t f : c.live) {
+    if (numbered.count(f) == 0) {
+      *why = dir + ": file number " + std::to_string(f) + " is missing: checkpoint #" +
+             std::to_string(c.header.seq) + " refers to records in it";
+      return false;
+    }
+  }
   const std::uint64_t g = c.header.generation;
   for (const LogFile& f : files) {
     if (f.n.generation > g) {
@@ -641,23 +741,28 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   std::vector<LogFile> files;
   for (const std::string& name : names) {
     LogName ln{};
+    std::uint64_t part = 0;
     if (parse_log_file_name(name, &ln)) {
       files.push_back({ln, name});
       r->max_generation = std::max(r->max_generation, ln.generation);
       r->max_file = std::max(r->max_file, ln.segment);
+      r->numbered_files[ln.segment] = name;
+    } else if (parse_part_file_name(name, &part)) {
+      r->max_file = std::max(r->max_file, part);
+      r->numbered_files[part] = name;
     }
   }
 
   // Both checkpoint slots, newest valid first.
   CheckpointInfo slots[2];
-  std::string images[2];
   std::string slot_problems;
   std::vector<int> valid;
   for (std::uint32_t slot = 0; slot < 2; ++slot) {
     const std::string name = checkpoint_file_name(slot);
     if (std::find(names.begin(), names.end(), name) == names.end()) continue;
-    if (Status s = read_file(fs, dir + "/" + name, &images[slot]); !s.is_ok()) return s;
-    if (Status s = read_checkpoint(images[slot], &slots[slot], nullptr); !s.is_ok()) {
+    std::string image;
+    if (Status s = read_file(fs, dir + "/" + name, &image); !s.is_ok()) return s;
+    if (Status s = read_checkpoint(image, &slots[slot]); !s.is_ok()) {
       return Status::corruption(dir + "/" + name + ": " + std::string(s.message()));
     }
     if (!slots[slot].valid) {
@@ -685,7 +790,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
                 std::to_string(slots[slot].header.generation) + ", but the catalog says the " +
                 "database reached generation " + std::to_string(catalog_generation) +
                 ": its newer checkpoint is missing or damaged" + slot_problems;
-    } else if (continues(fs, dir, slots[slot], files, &why_not)) {
+    } else if (continues(fs, dir, slots[slot], files, r->numbered_files, &why_not)) {
       chosen = slot;
       break;
     }
@@ -727,9 +832,8 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   std::uint64_t base = base_clock;
   std::vector<LogStart> starts;
   if (chosen >= 0) {
-    CheckpointInfo again;
-    if (Status s = read_checkpoint(images[chosen], &again, &apply); !s.is_ok()) return s;
     const CheckpointInfo& c = slots[chosen];
+    if (Status s = read_checkpoint_parts(fs, dir, c, &apply); !s.is_ok()) return s;
     r->checkpoint = true;
     r->checkpoint_seq = c.header.seq;
     r->checkpoint_cts = c.header.cts;
@@ -738,11 +842,6 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     base = c.header.cts;
     starts = c.starts;
   }
-  for (auto& img : images) {
-    img.clear();
-    img.shrink_to_fit();
-  }
-
   // The logs that continue the checkpoint; everything else present is obsolete.
   std::vector<std::unique_ptr<LogCursor>> logs;
   for (const LogStart& st : starts) {
@@ -753,8 +852,6 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
         f.n.segment >= starts[f.n.log].segment) {
       logs[f.n.log]->add_segment(f.n.segment, f.name);
       ++r->log_files;
-    } else {
-      r->old_files.push_back(f.name);
     }
   }
   r->logs = static_cast<std::uint32_t>(logs.size());

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,9 +42,13 @@ Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& cata
 class Applier {
  public:
   virtual ~Applier() = default;
+  // `address`: where the record lies, as a cold entry (mvcc/version.h), or 0 when it cannot
+  // be named (the engine may then keep only the value).
   virtual Status put(std::uint32_t table, std::string_view key, std::string_view value,
-                     std::uint64_t cts) = 0;
+                     std::uint64_t cts, std::uint64_t address) = 0;
   virtual Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) = 0;
+  // A checkpoint's reference: the record's newest version is at cold entry `entry`.
+  virtual Status ref(std::uint32_t table, std::string_view key, std::uint64_t entry) = 0;
 };
 
 // Strict: any missing or damaged file that held durable data is Corruption (naming file and
@@ -67,14 +72,17 @@ struct RecoveryReport {
   std::uint64_t blocks = 0;
   std::uint64_t txns_replayed = 0;
   std::uint64_t writes_replayed = 0;
-  std::uint64_t txns_dropped = 0;      // durable on their log, but after the first hole
-  std::uint32_t torn_tails = 0;        // logs that ended in a torn or corrupt last block
-  std::uint32_t clean_logs = 0;        // logs that ended in their close block
-  std::uint64_t cutoff = 1;            // the newest commit timestamp recovered
-  std::uint64_t acked = 0;             // the highest durable clock any block records
-  std::vector<std::string> torn;       // where each torn tail starts ("file at offset N")
-  std::vector<std::string> problems;   // damage found (only kSalvage gets this far with any)
-  std::vector<std::string> old_files;  // files the next generation makes obsolete
+  std::uint64_t txns_dropped = 0;     // durable on their log, but after the first hole
+  std::uint32_t torn_tails = 0;       // logs that ended in a torn or corrupt last block
+  std::uint32_t clean_logs = 0;       // logs that ended in their close block
+  std::uint64_t cutoff = 1;           // the newest commit timestamp recovered
+  std::uint64_t acked = 0;            // the highest durable clock any block records
+  std::vector<std::string> torn;      // where each torn tail starts ("file at offset N")
+  std::vector<std::string> problems;  // damage found (only kSalvage gets this far with any)
+  // Every log segment and checkpoint part present, by number: cold entries may point into
+  // any of them until the open's checkpoint says which ones it still needs; the next
+  // generation makes the rest obsolete.
+  std::map<std::uint64_t, std::string> numbered_files;
   double seconds = 0;
 };
 
@@ -90,11 +98,19 @@ struct CheckpointInfo {
   std::string problem;  // why not valid
   CkptHeader header{};
   std::vector<LogStart> starts;
+  std::vector<CkptPart> parts;
+  std::vector<std::uint64_t> live;  // files outside the checkpoint its references need
   CkptTrailer trailer{};
   std::uint64_t bytes = 0;
 };
-// Validates a checkpoint image; with `apply`, then applies its records.
-Status read_checkpoint(std::string_view image, CheckpointInfo* info, Applier* apply);
+// Validates a checkpoint manifest image (log_format.h); Corruption only for another format
+// version, otherwise `valid` and `problem` say.
+Status read_checkpoint(std::string_view image, CheckpointInfo* info);
+// Reads the parts of a valid manifest chunk by chunk, verifying each (checksum, order, the
+// checkpoint's seq, the manifest's counts) and, with `apply`, applying the records as it goes:
+// the parts were durable before the manifest, so any mismatch is Corruption naming the part.
+Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const CheckpointInfo& info,
+                             Applier* apply);
 
 // Statistics of one log segment image without applying it (tools, fuzzing).
 struct SegmentScan {

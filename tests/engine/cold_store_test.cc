@@ -3,6 +3,7 @@
 // the same values, verified — through the simulated disk. Seeded; deterministic values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ Options budget_options() {
   o.memory_budget_bytes = 1u << 20;
   o.durability.log_buffer_bytes = 256 << 10;  // a 50-put transaction's record fits
   o.durability.log_segment_bytes = 1 << 20;
-  o.durability.checkpoint_log_bytes = 0;  // segments stay anyway under a budget
+  o.durability.checkpoint_log_bytes = 0;  // checkpoints when a test asks
   return o;
 }
 
@@ -222,6 +223,95 @@ TEST(ColdStore, DamagedColdRecordFailsOnlyItsReader) {
   Result<std::string_view> r = tx->get(**t, key_of(k));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(*r, value_of(k, 0));
+}
+
+// Bytes of the files of one kind in /db ("log-", "ckpt-").
+std::uint64_t bytes_of(storage::SimFileSystem& fs, const std::string& prefix, int* count) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(fs.list("/db", &names).is_ok());
+  std::uint64_t bytes = 0;
+  *count = 0;
+  for (const std::string& n : names) {
+    if (n.rfind(prefix, 0) != 0) continue;
+    std::string img;
+    EXPECT_TRUE(fs.peek("/db/" + n, &img));
+    bytes += img.size();
+    ++*count;
+  }
+  return bytes;
+}
+
+void expect_round(Database& db, Table* t, const std::vector<int>& rounds) {
+  for (int i = 0; i < kRecords; i += 500) {
+    Result<Transaction> tx = db.begin();
+    ASSERT_TRUE(tx.is_ok());
+    for (int k = i; k < i + 500; ++k) {
+      Result<std::string_view> r = tx->get(*t, key_of(k));
+      ASSERT_TRUE(r.is_ok()) << k << ": " << r.status().to_string();
+      ASSERT_EQ(*r, value_of(k, rounds[k])) << k;
+    }
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+}
+
+// The log is the database: checkpoints under a budget refer to the records that live in
+// checkpoint parts, copy the cold ones out of log segments, and the files nothing needs go —
+// round after round the directory stays a small multiple of the data. An open under the budget
+// installs addresses, not values; an open without one reads the same records.
+TEST(ColdStore, CheckpointsKeepOnlyTheFilesColdRecordsNeed) {
+  auto fs = std::make_shared<storage::SimFileSystem>(17);
+  std::vector<int> rounds(kRecords, 0);
+  const std::uint64_t data = std::uint64_t{kRecords} * (kValueBytes + 40);
+  {
+    auto db = test::open_sim(budget_options(), fs);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    Result<Table*> t = (*db)->create_table("t");
+    ASSERT_TRUE(t.is_ok());
+    load(**db, *t, 0);
+    for (int round = 1; round <= 12; ++round) {
+      // A third of the records changes each round; every record is read back in between.
+      for (int i = round % 3; i < kRecords; i += 150) {
+        Result<Transaction> tx = (*db)->begin();
+        ASSERT_TRUE(tx.is_ok());
+        for (int k = i; k < std::min(kRecords, i + 150); k += 3) {
+          ASSERT_TRUE(tx->put(**t, key_of(k), value_of(k, round)).is_ok());
+          rounds[k] = round;
+        }
+        ASSERT_TRUE(tx->commit().is_ok());
+      }
+      ASSERT_TRUE((*db)->checkpoint().is_ok());
+      expect_round(**db, *t, rounds);
+      int logs = 0, parts = 0;
+      const std::uint64_t log_bytes = bytes_of(*fs, "log-", &logs);
+      const std::uint64_t part_bytes = bytes_of(*fs, "ckpt-", &parts);
+      EXPECT_GT(parts, 0);
+      // Without deletion the log alone would hold (round + 1) copies of a third or more.
+      EXPECT_LT(log_bytes + part_bytes, 4 * data)
+          << "round " << round << ": " << logs << " segments, " << parts << " parts";
+    }
+    EXPECT_GT((*db)->stats().evictions, std::uint64_t{kRecords});
+  }
+  {
+    auto db = test::open_sim(budget_options(), fs);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    const DatabaseStats s = (*db)->stats();
+    EXPECT_EQ((*db)->durability_stats().recovered_checkpoint_records, std::uint64_t{kRecords});
+    // Addresses, not values: well under the budget, let alone the data.
+    EXPECT_LT(s.live_version_bytes, std::uint64_t{256} << 10);
+    Result<Table*> t = (*db)->open_table("t");
+    ASSERT_TRUE(t.is_ok());
+    expect_round(**db, *t, rounds);
+    EXPECT_GT((*db)->stats().cold_reads, std::uint64_t{kRecords} / 2);
+  }
+  {
+    Options o = budget_options();
+    o.memory_budget_bytes = 0;
+    auto db = test::open_sim(o, fs);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    Result<Table*> t = (*db)->open_table("t");
+    ASSERT_TRUE(t.is_ok());
+    expect_round(**db, *t, rounds);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ColdStoreModes, ::testing::ValuesIn(testing::all_cases()),

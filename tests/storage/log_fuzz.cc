@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Status direct = storage::scan_segment(img, &scan, nullptr);
   check(direct.is_ok() || direct.code() == Code::kCorruption, "scan_segment: unexpected status");
   storage::CheckpointInfo info;
-  const Status ck = storage::read_checkpoint(img, &info, nullptr);
+  const Status ck = storage::read_checkpoint(img, &info);
   check(ck.is_ok() || ck.code() == Code::kCorruption, "read_checkpoint: unexpected status");
 
   auto fs = std::make_shared<storage::SimFileSystem>(1);
