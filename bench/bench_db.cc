@@ -14,6 +14,7 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
   d.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
   d.prefault_mib = flags.u64("prefault-mib", 0, 0, std::uint64_t{1} << 20);  // max_version_bytes
+  d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
   return d;
 }
 
@@ -24,7 +25,13 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->external_transactions = std::max<std::uint32_t>(threads, 4);
   options->exec.batch = batch;
   options->prefault_version_bytes = db.prefault_mib << 20;
-  if (db.dir.empty()) return "";
+  if (db.dir.empty()) {
+    if (db.memory_budget_mib != 0) {
+      return "--memory-budget-mib needs --dir (evicted records are read back from it)";
+    }
+    return "";
+  }
+  options->memory_budget_bytes = db.memory_budget_mib << 20;
   std::error_code ec;
   if (std::filesystem::exists(db.dir, ec) && !std::filesystem::is_empty(db.dir, ec)) {
     return "--dir " + db.dir + " exists and is not empty; give a new path";
@@ -48,6 +55,25 @@ std::unique_ptr<Database> open_bench_db(const Options& options) {
     return nullptr;
   }
   return std::move(opened).value();
+}
+
+ColdFigures ColdFigures::of(const DatabaseStats& before, const DatabaseStats& after,
+                            std::uint64_t accesses, double seconds) {
+  ColdFigures f;
+  const std::uint64_t reads = after.cold_reads - before.cold_reads;
+  const std::uint64_t misses = reads + (after.cold_read_joins - before.cold_read_joins);
+  if (accesses > 0) {
+    f.hit_ratio = 1 - std::min(1.0, static_cast<double>(misses) / static_cast<double>(accesses));
+  }
+  if (seconds > 0) {
+    f.cold_reads_per_s = static_cast<double>(reads) / seconds;
+    f.cold_read_bytes_per_s =
+        static_cast<double>(after.cold_read_bytes - before.cold_read_bytes) / seconds;
+    f.io_depth =
+        static_cast<double>(after.cold_read_wait_ns - before.cold_read_wait_ns) / (seconds * 1e9);
+  }
+  f.evictions = after.evictions - before.evictions;
+  return f;
 }
 
 }  // namespace braid::bench

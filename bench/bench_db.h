@@ -12,13 +12,14 @@
 
 namespace braid::bench {
 
-// --dir / --commit / --log-sync / --checkpoint-mib / --prefault-mib.
+// --dir / --commit / --log-sync / --checkpoint-mib / --prefault-mib / --memory-budget-mib.
 struct DbFlags {
   std::string dir;       // database directory ("": in memory)
   std::string commit;    // durable | async
   std::string log_sync;  // fdatasync | dsync | direct
   std::uint64_t checkpoint_mib = 1024;
-  std::uint64_t prefault_mib = 0;  // Options::prefault_version_bytes, in MiB
+  std::uint64_t prefault_mib = 0;       // Options::prefault_version_bytes, in MiB
+  std::uint64_t memory_budget_mib = 0;  // Options::memory_budget_bytes, in MiB (0: none)
 
   static DbFlags parse(Flags& flags);
 };
@@ -32,5 +33,17 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
 
 // Opens the benchmark's database; on failure prints why (to stderr) and answers null.
 std::unique_ptr<Database> open_bench_db(const Options& options);
+
+// The cold store's figures over one run (between two stats() snapshots): `accesses` is the
+// number of record accesses the run made (a miss is a cold read led or joined).
+struct ColdFigures {
+  double hit_ratio = 1;
+  double cold_reads_per_s = 0;
+  double cold_read_bytes_per_s = 0;
+  double io_depth = 0;  // mean cold reads in flight (Little's law: total wait / run time)
+  std::uint64_t evictions = 0;
+  static ColdFigures of(const DatabaseStats& before, const DatabaseStats& after,
+                        std::uint64_t accesses, double seconds);
+};
 
 }  // namespace braid::bench

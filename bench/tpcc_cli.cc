@@ -49,6 +49,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
   --checkpoint-mib N checkpoint after N MiB of log (with --dir; default 1024)
   --prefault-mib N   make N MiB of version memory resident at open, so that the runs do not
                      pay for first-touch page faults as the database grows (default 0)
+  --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
+                     evicted and read back from DIR (default 0: no bound)
   --seed N           seed of the population and the inputs (default 1)
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl; 'none')
 )";
@@ -196,6 +198,8 @@ struct RunFigures {
   double log_mb_s = 0;
   double syncs_s = 0;
   std::uint64_t checkpoints = 0;
+  ColdFigures cold;  // its hit ratio is not known here (TPC-C does not count record accesses)
+  double cold_misses_per_txn = 0;
 };
 
 // Run: one mix in one mode for cfg.seconds.
@@ -211,8 +215,15 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const std::s
   run->seconds = cfg.seconds;
   run->seed = run_seed;
   const DurabilityStats before = s->db->durability_stats();
+  const DatabaseStats sbefore = s->db->stats();
   if (Status st = tpcc_run(*s->db, s->tables, cfg.scale, *run, r); !st.is_ok()) return st;
   const DurabilityStats after = s->db->durability_stats();
+  const DatabaseStats safter = s->db->stats();
+  f->cold = ColdFigures::of(sbefore, safter, 0, r->run_s);
+  const std::uint64_t misses =
+      (safter.cold_reads - sbefore.cold_reads) + (safter.cold_read_joins - sbefore.cold_read_joins);
+  const std::uint64_t txns = r->completed() + r->aborts();
+  f->cold_misses_per_txn = txns == 0 ? 0 : static_cast<double>(misses) / static_cast<double>(txns);
   f->tps = static_cast<double>(r->completed()) / r->run_s;
   f->log_mb_s = static_cast<double>(after.log_bytes - before.log_bytes) / 1e6 / r->run_s;
   f->syncs_s = static_cast<double>(after.log_flushes - before.log_flushes) / r->run_s;
@@ -260,6 +271,11 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
                 f.log_mb_s, f.syncs_s, with_commas(f.checkpoints).c_str(),
                 f.checkpoints == 1 ? "" : "s");
   }
+  if (cfg.db.memory_budget_mib != 0) {
+    std::printf("  %-12s %.2f cold misses/txn, %.0f cold reads/s (%.1f MB/s), io depth %.1f\n", "",
+                f.cold_misses_per_txn, f.cold.cold_reads_per_s, f.cold.cold_read_bytes_per_s / 1e6,
+                f.cold.io_depth);
+  }
   std::fflush(stdout);
   if (cfg.json == "none") return "";
 
@@ -296,6 +312,12 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add_object("types", types);
   o.add_bool("verified", cfg.verify);
   o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
+  o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  o.add("memory_budget_mib", cfg.db.memory_budget_mib);
+  o.add("cold_misses_per_txn", f.cold_misses_per_txn);
+  o.add("cold_reads_per_s", f.cold.cold_reads_per_s).add("io_depth", f.cold.io_depth);
+  o.add("cold_read_bytes_per_s", f.cold.cold_read_bytes_per_s);
+  o.add("live_version_bytes", st.live_version_bytes);
   o.add_object("machine", machine_description());
   return append_json_line(cfg.json, o);
 }

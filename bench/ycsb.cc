@@ -411,6 +411,8 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --checkpoint-mib M checkpoint after the logs grew M MiB (default 1024; 0: never)
   --prefault-mib M   make M MiB of version memory resident at open, so that runs do not
                      pay for first-touch page faults (default 0: faulted in as used)
+  --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
+                     evicted and read back from the directory (default 0: no bound)
   --mode M           plain | sequential | prefetch | nested | interleaved | auto | all,
                      or a comma-separated list of them (default interleaved). Several
                      modes run on the same loaded data, one after another, and print
@@ -517,6 +519,7 @@ struct ModeResult {
   ExecStats exec;
   double log_bytes_per_s = 0;
   double syncs_per_s = 0;
+  ColdFigures cold;
 };
 
 // Runs one mode at one batch size for cfg.seconds over the loaded table.
@@ -529,6 +532,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   for (std::uint32_t t = 0; t < cfg.threads; ++t) results[t].next_insert = (*inserts)[t];
   const ExecStats before = db.exec_stats();
   const DurabilityStats dbefore = db.durability_stats();
+  const DatabaseStats sbefore = db.stats();
   const auto start = Clock::now();
   Status status;
   if (mode == "plain") {
@@ -582,6 +586,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   const DurabilityStats dafter = db.durability_stats();
   res->log_bytes_per_s = static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / res->run_s;
   res->syncs_per_s = static_cast<double>(dafter.log_flushes - dbefore.log_flushes) / res->run_s;
+  res->cold = ColdFigures::of(sbefore, db.stats(), res->total.ops, res->run_s);
   if (dafter.halted) status = Status::io_error(dafter.halt_reason);
   return status;
 }
@@ -725,6 +730,13 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
     std::printf("  %-14s log %.1f MB/s, %.0f syncs/s, commit latency p50 %.0f us, p99 %.0f us\n",
                 "", m.log_bytes_per_s / 1e6, m.syncs_per_s, c50, c99);
   }
+  if (cfg.db.memory_budget_mib != 0) {
+    std::printf(
+        "  %-14s hit ratio %.4f, %.0f cold reads/s (%.1f MB/s), io depth %.1f, "
+        "%s evictions\n",
+        "", m.cold.hit_ratio, m.cold.cold_reads_per_s, m.cold.cold_read_bytes_per_s / 1e6,
+        m.cold.io_depth, with_commas(m.cold.evictions).c_str());
+  }
   std::fflush(stdout);
   if (cfg.json == "none") return "";
 
@@ -753,6 +765,11 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
   o.add("auto_decisions", m.exec.auto_decisions);
   o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
+  o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
+  o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);
+  o.add("cold_read_bytes_per_s", m.cold.cold_read_bytes_per_s);
+  o.add("evictions", m.cold.evictions).add("live_version_bytes", st.live_version_bytes);
   o.add("index_nodes", st.index_nodes);
   o.add("lines_per_txn", s.lines_per_txn).add("line_fetches_per_s", line_rate);
   if (s.roof_rate > 0) {

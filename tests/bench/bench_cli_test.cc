@@ -319,7 +319,9 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
                         Case{"tpcc --items 10", "--items must be"},
                         Case{"tpcc --verify --bogus 1", "unknown flag --bogus"},
                         Case{"tpcc --prefault-mib x", "--prefault-mib expects a whole number"},
-                        Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"}}) {
+                        Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"},
+                        Case{"ycsb --memory-budget-mib 4", "needs --dir"},
+                        Case{"tpcc --memory-budget-mib 4", "needs --dir"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
@@ -334,6 +336,57 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
 namespace {
 
 RunResult run_tool(const std::string& args) { return run_binary(BRAID_TOOL_BIN, args); }
+
+std::vector<std::string> json_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+void expect_fields(const std::string& line, std::initializer_list<const char*> fields) {
+  for (const char* f : fields) {
+    EXPECT_NE(line.find(f), std::string::npos) << f << " missing in " << line;
+  }
+}
+
+// A database bigger than its budget: the run reads records back from the directory and
+// reports the cold store's figures; the directory then checks.
+TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
+  const std::string json = temp_path("budget.jsonl");
+  const std::string dir = temp_path("db-budget");
+  std::system(("rm -rf " + dir).c_str());
+  // 60,000 records of 64-byte values: ~6 MiB of versions against a 2 MiB budget.
+  RunResult r =
+      run("ycsb --records 60000 --value-bytes 64 --seconds 0.3 --mode "
+          "sequential,interleaved --rmw 20 --read 80 --dir " +
+          dir + " --memory-budget-mib 2 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("hit ratio"), std::string::npos) << r.out;
+  RunResult c = run_tool("check " + dir);
+  EXPECT_EQ(c.code, 0) << c.out;
+  std::system(("rm -rf " + dir).c_str());
+  RunResult t =
+      run("tpcc --warehouses 1 --items 2000 --customers 300 --seconds 0.2 --verify "
+          "--json " +
+          json + " --dir " + dir + " --memory-budget-mib 1");
+  EXPECT_EQ(t.code, 0) << t.out;
+  EXPECT_NE(t.out.find("cold misses/txn"), std::string::npos) << t.out;
+  std::system(("rm -rf " + dir).c_str());
+  const std::vector<std::string> lines = json_lines(json);
+  for (const std::string& line : lines) {
+    expect_fields(
+        line,
+        {"\"memory_budget_mib\":", "\"cold_reads_per_s\":", "\"io_depth\":", "\"peak_rss_mib\":"});
+    if (line.find("\"ycsb\"") != std::string::npos) {
+      EXPECT_NE(line.find("\"hit_ratio\":"), std::string::npos) << line;
+      // The data is three times the budget: some reads miss.
+      EXPECT_EQ(line.find("\"cold_reads_per_s\":0,"), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(lines.size(), 3u);
+  std::remove(json.c_str());
+}
 
 TEST(BenchCli, DurableYcsbThenBraidCheckAndStats) {
   const std::string json = temp_path("durable.jsonl");
@@ -354,17 +407,12 @@ TEST(BenchCli, DurableYcsbThenBraidCheckAndStats) {
     EXPECT_NE(s.out.find("checkpoint slot"), std::string::npos) << s.out;
     std::system(("rm -rf " + dir).c_str());
   }
-  std::ifstream in(json);
-  std::string line;
-  int lines = 0;
-  while (std::getline(in, line)) {
-    ++lines;
-    for (const char* f : {"\"commit\":", "\"log_bytes_per_s\":", "\"syncs_per_s\":",
-                          "\"commit_p50_us\":", "\"commit_p99_us\":"}) {
-      EXPECT_NE(line.find(f), std::string::npos) << f << " missing in " << line;
-    }
+  const std::vector<std::string> lines = json_lines(json);
+  for (const std::string& line : lines) {
+    expect_fields(line, {"\"commit\":", "\"log_bytes_per_s\":", "\"syncs_per_s\":",
+                         "\"commit_p50_us\":", "\"commit_p99_us\":"});
   }
-  EXPECT_EQ(lines, 2);
+  EXPECT_EQ(lines.size(), 2u);
   std::remove(json.c_str());
 }
 
