@@ -365,6 +365,7 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
   EXPECT_NE(r.out.find("hit ratio"), std::string::npos) << r.out;
   RunResult c = run_tool("check " + dir);
   EXPECT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("cold"), std::string::npos) << c.out;
   std::system(("rm -rf " + dir).c_str());
   RunResult t =
       run("tpcc --warehouses 1 --items 2000 --customers 300 --seconds 0.2 --verify "
