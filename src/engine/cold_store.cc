@@ -140,7 +140,8 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
   }
   const Span sp = span_of(a, h->direct);
   l->skip = sp.skip;
-  if (sp.len > ColdLoad::kBufBytes) {
+  // A load may be prepared again when the ring had no room for its read (Worker::issue_cold).
+  if (sp.len > ColdLoad::kBufBytes && l->big == nullptr) {
     l->big = static_cast<char*>(std::aligned_alloc(
         storage::kDirectAlign, storage::round_up(sp.len, storage::kDirectAlign)));
     if (l->big == nullptr) {

@@ -86,8 +86,8 @@ class ColdStore {
   // caller holds a reference to it until release().
   Miss join(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
             std::uint32_t table, std::string_view key);
-  // The leader's read request (the worker sets the tag). False: the file cannot be read; the
-  // load has failed (complete() was called).
+  // The leader's read request (the worker sets the tag); may be called again for the same
+  // read. False: the file cannot be read; the load has failed (complete() was called).
   bool prepare(ColdLoad* l, storage::IoRequest* r);
   // The read came back with `result` (bytes, or -errno): verify, install, publish, wake.
   void complete(ColdLoad* l, std::int64_t result);

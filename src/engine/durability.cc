@@ -220,7 +220,9 @@ Status Durability::recover_and_open_logs() {
     // Worker i's log goes through worker i's ring; the application threads' log (i ==
     // workers) is driven by whichever thread commits, so it keeps a queue of its own.
     std::unique_ptr<storage::IoQueue> queue;
-    Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(i < options_.workers ? 32 : 8);
+    // A worker's ring carries its log's block and sync, the checkpoint's chunks and up to 64
+    // cold reads (Worker::issue_cold).
+    Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(i < options_.workers ? 96 : 8);
     if (!q.is_ok()) return q.status();
     if (i < options_.workers) {
       rings_.push_back(std::make_unique<storage::IoRing>(std::move(*q)));

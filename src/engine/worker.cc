@@ -457,7 +457,12 @@ void Worker::issue_cold() {
     storage::IoRequest r;
     if (!cold_->prepare(l, &r)) continue;  // failed and completed
     r.user = (std::uint64_t{l->index} << 32) | l->generation;
-    if (!cold_queue_->submit(r).is_ok()) cold_->complete(l, -EIO);
+    if (Status s = cold_queue_->submit(r); !s.is_ok()) {
+      // A full ring (the log's requests share it) is not the read's failure: it waits for
+      // our reads in flight to make room. With none in flight the ring refuses for good.
+      if (cold_queue_->in_flight() > 0) break;
+      cold_->complete(l, -EIO);
+    }
   }
   cold_backlog_.erase(cold_backlog_.begin(),
                       cold_backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
