@@ -349,9 +349,11 @@ void Durability::fix(std::uint64_t cookie, std::uint64_t address) {
     std::atomic_ref<std::uint64_t>(f.version->home).store(address, std::memory_order_relaxed);
   } else {
     std::uint64_t expect = f.old;
-    // Fails when a reader loaded the record meanwhile (its version's home is the old address)
-    // or a writer replaced it: the old file then stays until a later checkpoint.
-    if (!f.slot->compare_exchange_strong(expect, address, std::memory_order_acq_rel)) {
+    // No address (the copy cannot be named) leaves the entry as it is. The CAS fails when a
+    // reader loaded the record meanwhile (its version's home is the old address) or a writer
+    // replaced it. Either way the old file stays until a later checkpoint.
+    if (address == 0 ||
+        !f.slot->compare_exchange_strong(expect, address, std::memory_order_acq_rel)) {
       c.keep.push_back(mvcc::entry::cold(f.old).segment);
     }
   }
@@ -398,7 +400,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
         const std::uint64_t cookie = add_fixup({&slot, entry, nullptr, false});
         Result<std::uint64_t> at = c.writer->add(t->id(), key, value, c.cts, cookie);
         if (!at.is_ok()) return at.status();
-        if (*at == 0) fix(cookie, 0);  // unaddressable: the old file stays (CAS to 0 fails)
+        if (*at == 0) fix(cookie, 0);  // no address: the entry and its file stay
         continue;
       }
       const mvcc::Version* v = visible_version(db_, c.ctx, entry);
