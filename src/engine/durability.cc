@@ -179,7 +179,7 @@ Status Durability::recover_and_open_logs() {
   // which ones it still needs.
   for (const auto& [number, name] : recovery_.numbered_files) {
     files->add(number, dir_ + "/" + name);
-    old_files_.emplace(number, name);
+    unowned_files_.emplace(number, name);
     std::uint64_t part = 0;
     // A part found at open counts as whole until the open's checkpoint measures it.
     if (storage::parse_part_file_name(name, &part)) parts_[number] = {1, 1};
@@ -322,7 +322,7 @@ Status Durability::start_checkpoint() {
     files->add(n, path);
     // Not referred to before its checkpoint is durable: a failed one's parts may never be.
     parts_[n] = {1, 0};
-    old_files_.emplace(n, path.substr(dir_.size() + 1));
+    unowned_files_.emplace(n, path.substr(dir_.size() + 1));
   };
   config.written = [this](std::uint64_t cookie, std::uint64_t address) { fix(cookie, address); };
   c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), h,
@@ -427,7 +427,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
 
 Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
   Status first;
-  for (auto it = old_files_.begin(); it != old_files_.end();) {
+  for (auto it = unowned_files_.begin(); it != unowned_files_.end();) {
     if (std::binary_search(keep.begin(), keep.end(), it->first)) {
       ++it;
       continue;
@@ -436,7 +436,7 @@ Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
     if (Status s = fs_->remove(dir_ + "/" + it->second); !s.is_ok() && first.is_ok()) first = s;
     db_->cold()->files().forget(it->first);
     parts_.erase(it->first);
-    it = old_files_.erase(it);
+    it = unowned_files_.erase(it);
   }
   return first;
 }

@@ -136,7 +136,7 @@ class Durability {
   std::vector<std::uint64_t> retired_epoch_;  // per log, its owner's
   // Worker 0's: numbered files no log writer owns (older generations' segments, checkpoint
   // parts), the parts among them, and the newest checkpoint's needed files.
-  std::map<std::uint64_t, std::string> old_files_;
+  std::map<std::uint64_t, std::string> unowned_files_;
   struct PartUse {
     std::uint64_t bytes;  // the part's size
     std::uint64_t live;   // bytes of it the newest checkpoint referred to (or wrote)

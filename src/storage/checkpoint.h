@@ -53,8 +53,6 @@ class CheckpointWriter {
   // A reference to the record's newest version at cold entry `entry` (a log segment or an
   // older part): its file joins the live set.
   Status add_ref(std::uint32_t table, std::string_view key, std::uint64_t entry);
-  // A file outside the checkpoint that must outlive it (a cold entry made during the scan).
-  void keep(std::uint64_t file) { live_.insert(file); }
   // After the last add: writes the last chunk, syncs the parts, writes and syncs the manifest.
   // Call until it answers true (done) or an error; with `wait`, blocks on the device meanwhile.
   Result<bool> finish(bool wait);
