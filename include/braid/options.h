@@ -154,6 +154,8 @@ struct Options {
   // evict records whose newest version is committed, durable and seen by every snapshot: the
   // entry then holds the address of that version's log record, and the next access reads it
   // back. Needs a directory; evictable records are those whose log record is at most 64 KiB.
+  // Any size is valid: one below what the open transactions touch evicts every record it may
+  // as soon as it may (correct, and every access a cold read: the tests' setting).
   std::uint64_t memory_budget_bytes = 0;
 
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).

@@ -10,8 +10,12 @@
 namespace braid::engine {
 
 namespace {
-// An entry evicted again between our read and our look at it sends us round again; this bounds
-// how often before the operation answers Busy.
+// An entry that changed between our look and the load's install (a writer, or an eviction
+// before we joined) sends us round again; this bounds how often before the operation answers
+// Busy. A load that installed hands its version to every waiter, so an eviction between the
+// install and a waiter's resumption (a sweep runs between scheduler rounds) costs no round:
+// the version stays allocated while the waiter's snapshot pins the horizon, and it is what
+// that snapshot sees (a writer that put a newer one on top committed after we began).
 constexpr int kMaxColdRounds = 64;
 
 // Suspends the transaction on a pending load: the slot parks (kParkedIo) and the worker makes
@@ -44,9 +48,14 @@ Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table&
       *out = e;  // its versions stay allocated while our snapshot pins the horizon
       return Status::ok();
     }
+    std::uint64_t installed = 0;
     Status s = cold->load_sync(slot, e, env.ctx, table.id(), key,
-                               w != nullptr ? &drive_worker : nullptr, w);
+                               w != nullptr ? &drive_worker : nullptr, w, &installed);
     if (!s.is_ok()) return s;
+    if (installed != 0) {
+      *out = installed;
+      return Status::ok();
+    }
   }
   return Status::busy("record evicted again on every read of it");
 }
@@ -72,8 +81,13 @@ Task<Status> cold_fetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table
     if (m.lead) w->submit_cold(m.load);
     while (m.load->pending()) co_await IoPark{env, m.load};
     Status s = cold->outcome(m.load);
+    const std::uint64_t installed = m.load->installed;
     cold->release(m.load);
     if (!s.is_ok()) co_return s;
+    if (installed != 0) {
+      *out = installed;
+      co_return Status::ok();
+    }
   }
   co_return Status::busy("record evicted again on every read of it");
 }

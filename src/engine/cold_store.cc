@@ -121,8 +121,10 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
   l.ctx = ctx;
   l.key.assign(key);
   l.failure = Status::ok();
+  l.installed = 0;
   l.refs = 2;  // the caller's, and the read's (dropped when it completes)
   l.big = nullptr;
+  l.holds_file = false;
   l.skip = 0;
   l.in_flight.store(true, std::memory_order_relaxed);
   return {&l, true, false};
@@ -131,13 +133,19 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
 bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
   BRAID_ASSERT(l->pending());
   const entry::ColdAddress a = entry::cold(l->entry);
-  Result<storage::FileTable::Handle> h = files_.get(a.segment);
-  if (!h.is_ok()) {
-    fail(l, Status::io_error(std::string(h.status().message()) + " (cold record at " +
-                             where(l->entry) + ")"));
-    complete(l, 0);
-    return false;
+  // Prepared again (the ring was full): the handle is still ours.
+  if (!l->holds_file) {
+    Result<storage::FileTable::Handle> h = files_.acquire(a.segment);
+    if (!h.is_ok()) {
+      fail(l, Status::io_error(std::string(h.status().message()) + " (cold record at " +
+                               where(l->entry) + ")"));
+      complete(l, 0);
+      return false;
+    }
+    l->file = *h;
+    l->holds_file = true;
   }
+  const storage::FileTable::Handle* h = &l->file;
   const Span sp = span_of(a, h->direct);
   l->skip = sp.skip;
   // A load may be prepared again when the ring had no room for its read (Worker::issue_cold).
@@ -166,6 +174,7 @@ void ColdStore::fail(ColdLoad* l, Status why) {
 
 void ColdStore::complete(ColdLoad* l, std::int64_t result) {
   BRAID_ASSERT(l->pending());
+  mvcc::Version* v = nullptr;
   if (!l->failure.is_ok()) {
     // prepare() failed: nothing was read
   } else if (result < 0) {
@@ -179,7 +188,7 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     if (!bad.is_ok()) {
       fail(l, std::move(bad));
     } else {
-      mvcc::Version* v = db_->txns().alloc_version(l->ctx, rv.value.size());
+      v = db_->txns().alloc_version(l->ctx, rv.value.size());
       if (v == nullptr) {
         fail(l, db_->protocol().out_of_version_memory());
       } else {
@@ -187,15 +196,13 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
         v->flags = 0;        // verify() admits values only
         v->home = l->entry;  // evicting it again needs no write
         v->stamp.store(rv.cts, std::memory_order_relaxed);
-        std::uint64_t expect = l->entry;
-        // Only a load changes a cold entry (writers load first), so this CAS fails only if
-        // the entry was replaced by another path; then our copy was never published.
-        if (!l->slot->compare_exchange_strong(expect, entry::from_version(v),
-                                              std::memory_order_acq_rel)) {
-          db_->txns().free_version(l->ctx, v);
-        }
       }
     }
+  }
+  if (!l->failure.is_ok() && l->slot->load(std::memory_order_acquire) != l->entry) {
+    // The entry moved while we read (a checkpoint copied the record and deleted the file we
+    // were too late to open): not a failure — the waiters read the entry again.
+    l->failure = Status::ok();
   }
   if (result > 0)
     read_bytes_.fetch_add(static_cast<std::uint64_t>(result), std::memory_order_relaxed);
@@ -213,17 +220,40 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     std::free(l->big);
     l->big = nullptr;
   }
-  l->in_flight.store(false, std::memory_order_release);
-  std::lock_guard<std::mutex> g(mutex_);
-  for (std::size_t k = 0; k < active_.size(); ++k) {
-    if (active_[k] == l->index) {
-      active_[k] = active_.back();
-      active_.pop_back();
-      break;
-    }
+  if (l->holds_file) {
+    files_.release(entry::cold(l->entry).segment);
+    l->holds_file = false;
   }
-  BRAID_ASSERT(l->refs > 0);
-  if (--l->refs == 0) free_.push_back(l->index);
+  bool published = false;
+  mvcc::TxnContext* const ctx = l->ctx;  // `l` may be reused once it is back in the pool
+  {
+    // Install, finish and leave active_ in one step under the mutex join() holds. Otherwise a
+    // transaction that began after the installed version was evicted again (the entry holding
+    // `entry` once more) could still find this load in active_, join it, and take the
+    // version it installed — memory retired before that transaction's pin, so freed under it.
+    // This way every joiner joined before the install, so it pins the version's epoch.
+    std::lock_guard<std::mutex> g(mutex_);
+    if (v != nullptr) {
+      std::uint64_t expect = l->entry;
+      // Only a load changes a cold entry (writers load first) — and a checkpoint moving it
+      // to its copy; if that happened, our version was never published.
+      published = l->slot->compare_exchange_strong(expect, entry::from_version(v),
+                                                   std::memory_order_acq_rel);
+      if (published) l->installed = entry::from_version(v);
+    }
+    l->in_flight.store(false, std::memory_order_release);
+    for (std::size_t k = 0; k < active_.size(); ++k) {
+      if (active_[k] == l->index) {
+        active_[k] = active_.back();
+        active_.pop_back();
+        break;
+      }
+    }
+    BRAID_ASSERT(l->refs > 0);
+    if (--l->refs == 0) free_.push_back(l->index);
+  }
+  // Freed by the thread that allocated it, outside the lock: it was never reachable.
+  if (v != nullptr && !published) db_->txns().free_version(ctx, v);
 }
 
 void ColdStore::release(ColdLoad* l) {
@@ -253,7 +283,8 @@ void ColdStore::read_sync(ColdLoad* l) {
 
 Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
                             mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key,
-                            void (*progress)(void*), void* progress_arg) {
+                            void (*progress)(void*), void* progress_arg, std::uint64_t* installed) {
+  *installed = 0;
   for (int attempt = 0; attempt < kMaxMissRetries; ++attempt) {
     const Miss m = join(slot, e, ctx, table, key);
     if (m.busy) {
@@ -268,6 +299,7 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
       util::backoff(spins);
     }
     Status s = outcome(m.load);
+    *installed = m.load->installed;
     release(m.load);
     return s;
   }
@@ -275,22 +307,29 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
 }
 
 Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_view key,
-                             std::string* out) {
+                             std::string* out, std::uint64_t* cts) {
   // A private load, never in active_: nobody joins it and nothing is installed.
   const entry::ColdAddress a = entry::cold(e);
-  Result<storage::FileTable::Handle> h = files_.get(a.segment);
+  Result<storage::FileTable::Handle> h = files_.acquire(a.segment);
   if (!h.is_ok()) return h.status();
   const Span sp = span_of(a, h->direct);
   char* buf = static_cast<char*>(
       std::aligned_alloc(storage::kDirectAlign, storage::round_up(sp.len, storage::kDirectAlign)));
-  if (buf == nullptr) return Status::io_error("cannot allocate a cold-read buffer");
+  if (buf == nullptr) {
+    files_.release(a.segment);
+    return Status::io_error("cannot allocate a cold-read buffer");
+  }
   std::size_t got = 0;
   Status s = fs_->read(h->id, sp.start, sp.len, buf, &got);
+  files_.release(a.segment);
   reads_.fetch_add(1, std::memory_order_relaxed);
   read_bytes_.fetch_add(got, std::memory_order_relaxed);
   storage::RecordView rv;
   if (s.is_ok()) s = verify(e, buf + sp.skip, got < sp.skip ? 0 : got - sp.skip, table, key, &rv);
-  if (s.is_ok()) out->assign(rv.value);
+  if (s.is_ok()) {
+    out->assign(rv.value);
+    if (cts != nullptr) *cts = rv.cts;
+  }
   std::free(buf);
   if (!s.is_ok()) errors_.fetch_add(1, std::memory_order_relaxed);
   return s;

@@ -54,10 +54,13 @@ struct ColdLoad {
   mvcc::TxnContext* ctx = nullptr;  // the leader's: the new version is allocated through it
   std::string key;                  // capacity kMaxKeyBytes, reserved once
   Status failure;                   // written before in_flight turns false
+  std::uint64_t installed = 0;      // the hot entry complete() published (0: none); likewise
   std::uint32_t refs = 0;           // under ColdStore::mutex_
   char* buf = nullptr;              // kDirectAlign-aligned, kBufBytes
   char* big = nullptr;              // this read's own buffer when kBufBytes is too small
   std::uint32_t skip = 0;           // where the record starts in the buffer
+  storage::FileTable::Handle file;  // held from prepare() to complete() (FileTable::acquire)
+  bool holds_file = false;
   std::chrono::steady_clock::time_point issued;
 
   char* data() { return big != nullptr ? big : buf; }
@@ -100,13 +103,16 @@ class ColdStore {
 
   // The whole miss synchronously: leads a load with pread, or waits for the one in flight
   // (`progress` is called while waiting: a worker thread completes its own reads meanwhile).
-  // OK once `slot` no longer holds `e`.
+  // OK once `slot` no longer holds `e`; *installed: the hot entry the load published, or 0
+  // (the entry changed some other way: read it again).
   Status load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
                    std::uint32_t table, std::string_view key, void (*progress)(void*),
-                   void* progress_arg);
+                   void* progress_arg, std::uint64_t* installed);
 
   // A cold record's value without installing it (checkpoints, index builds): reads, verifies.
-  Status read_value(std::uint64_t e, std::uint32_t table, std::string_view key, std::string* out);
+  // *cts (optional): the record's commit timestamp.
+  Status read_value(std::uint64_t e, std::uint32_t table, std::string_view key, std::string* out,
+                    std::uint64_t* cts = nullptr);
 
   // ---- Eviction ----
   // Turns the record in `slot` cold if its head may go (see the file comment). `durable`:

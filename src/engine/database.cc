@@ -38,9 +38,10 @@ Status DatabaseImpl::refuse_on_worker(const char* what) const {
 
 DatabaseImpl::DatabaseImpl(const Options& options)
     : options_(options),
-      // One reserved context beyond the workers' slots: the checkpoint's snapshot.
-      txns_(options.workers * options.slots_per_worker + 1, options.external_transactions,
-            options.max_txn_writes),
+      // Reserved contexts beyond the workers' slots: the checkpoint's snapshot, and one per
+      // worker for its eviction sweeps.
+      txns_(options.workers * options.slots_per_worker + 1 + options.workers,
+            options.external_transactions, options.max_txn_writes),
       protocol_(&txns_, options.max_version_bytes) {
   tables_.reserve(options.max_tables);
 }
@@ -49,7 +50,7 @@ DatabaseImpl::~DatabaseImpl() {
   // Application threads' transactions still open are aborted now, and their handles answer
   // "database closed" from here on (Transaction::usable).
   open_->store(false, std::memory_order_release);
-  for (std::uint32_t i = checkpoint_context() + 1; i < txns_.size(); ++i) {
+  for (std::uint32_t i = eviction_context(options_.workers); i < txns_.size(); ++i) {
     TxnContext& c = txns_.at(i);
     if (c.in_use.load(std::memory_order_acquire) && c.state.load() == cstate::kActive) {
       abort_external(&c);
@@ -167,9 +168,6 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
       return Status::invalid_argument(
           "Options::memory_budget_bytes needs Options::directory (evicted records are read back "
           "from the log)");
-    }
-    if (o.memory_budget_bytes < (std::uint64_t{1} << 20)) {
-      return Status::invalid_argument("Options::memory_budget_bytes must be 0 or at least 1 MiB");
     }
     if (d.log_segment_bytes > mvcc::entry::kMaxColdOffset) {
       return Status::invalid_argument(
@@ -489,7 +487,8 @@ void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes
                              static_cast<std::uint32_t>(ctx->writes.size())};
   std::memcpy(out, &h, sizeof h);
   char* p = out + sizeof h;
-  for (const mvcc::WriteEntry& w : ctx->writes) {
+  for (std::size_t i = 0; i < ctx->writes.size(); ++i) {
+    const mvcc::WriteEntry& w = ctx->writes[i];
     const bool tomb = w.version->tombstone();
     const std::string_view key(ctx->staged_keys.data() + w.key_off, w.key_len);
     const std::string_view value = tomb ? std::string_view() : w.version->value();
@@ -498,9 +497,18 @@ void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes
                                w.table->id(), key, value, cts);
     const storage::LogWriter::Address at = log.address_of(p);
     const entry::ColdAddress home{static_cast<std::uint32_t>(at.segment), at.offset, size};
-    w.version->home = at.segment <= entry::kMaxColdSegment && entry::cold_encodable(home)
-                          ? entry::from_cold(home)
-                          : 0;
+    // The version is visible already (the timestamp was published first), so a running
+    // checkpoint may have written it and moved `home` to its copy (Durability::fix): then
+    // that stays, since the checkpoint may delete the segment this record lies in. Before
+    // either write the word still holds the write-set index (version.h).
+    std::uint64_t unset = i;
+    const std::uint64_t address =
+        at.segment <= entry::kMaxColdSegment && entry::cold_encodable(home) ? entry::from_cold(home)
+                                                                            : 0;
+    if (!std::atomic_ref<std::uint64_t>(w.version->home)
+             .compare_exchange_strong(unset, address, std::memory_order_relaxed)) {
+      BRAID_DASSERT(entry::is_cold(unset));  // the checkpoint's copy
+    }
     p += size;
   }
   BRAID_ASSERT(p == out + bytes);
@@ -619,7 +627,12 @@ Status DatabaseImpl::commit_external(TxnContext* ctx, std::uint64_t* cts) {
       }
     } while (durability_->durable_commits() && w->safe() < *cts);
   }
-  if (!durability_->durable_commits()) return s;
+  if (!durability_->durable_commits()) {
+    // Our block is in flight and nobody waits for it: worker 0 reaps it (and submits what
+    // later commits append), so the durable clock moves without another application commit.
+    workers_[0]->wake_if_sleeping();
+    return s;
+  }
   // Every earlier commit must be on disk too (other logs; their workers flush them).
   while (durability_->durable_clock() < *cts) {
     if (durability_->halted()) return durability_->halt_status();

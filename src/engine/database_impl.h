@@ -89,6 +89,15 @@ class DatabaseImpl {
   std::uint32_t table_count() const;
   Table* table_at(std::uint32_t id) const;
   std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }
+  // Worker i's eviction sweeps run as tiny system transactions in this context: pinned while
+  // they read versions (another sweep may evict and free one under an unpinned reader), and
+  // its limbo holds what they evict until the horizon passes.
+  std::uint32_t eviction_context(std::uint32_t worker) const {
+    return checkpoint_context() + 1 + worker;
+  }
+  // Ends a transaction's context (after its commit or abort, or a system transaction's work):
+  // frees what the horizon allows, and logs a tick on `log` when reclamation asks for one.
+  void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
 
   // Blocking calls made from a transaction body (which would wait for the very worker they run
   // on) answer InvalidArgument instead of hanging: worker threads know their worker
@@ -121,7 +130,6 @@ class DatabaseImpl {
   Table* add_table(std::string_view name);
   // Frees a whole version chain; only where no reader can hold it (closing, recovery).
   void free_chain(mvcc::TxnContext* ctx, std::uint64_t entry);
-  void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
   // Debug tier (BRAID_DEBUG_CHECKS), with no transaction open: every tree's structural
   // invariants, every primary key naming a live chain, every chain ordered. Run after open
   // (recovery included) and before close, so every test that opens a database runs it.

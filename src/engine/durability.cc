@@ -396,9 +396,14 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
           continue;
         }
         std::string value;
-        if (Status s = db_->cold()->read_value(entry, t->id(), key, &value); !s.is_ok()) return s;
+        std::uint64_t cts = 0;
+        if (Status s = db_->cold()->read_value(entry, t->id(), key, &value, &cts); !s.is_ok()) {
+          return s;
+        }
         const std::uint64_t cookie = add_fixup({&slot, entry, nullptr, false});
-        Result<std::uint64_t> at = c.writer->add(t->id(), key, value, c.cts, cookie);
+        // The copy keeps the record's own timestamp: the entry moves to it, and a reader whose
+        // snapshot predates this checkpoint may load it and must still see it.
+        Result<std::uint64_t> at = c.writer->add(t->id(), key, value, cts, cookie);
         if (!at.is_ok()) return at.status();
         if (*at == 0) fix(cookie, 0);  // no address: the entry and its file stay
         continue;
@@ -519,7 +524,7 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
     }
     return false;
   }
-  retire_external();
+  drive_external();
   if (ckpt_ == nullptr) {
     const bool asked = ckpt_requested_.load(std::memory_order_acquire) >
                        ckpt_done_.load(std::memory_order_acquire);
@@ -555,12 +560,23 @@ void Durability::retire_segments(std::uint32_t log) {
   logs_[log]->retire_before(before, *keep);
 }
 
-void Durability::retire_external() {
+void Durability::drive_external() {
   const std::uint32_t ext = options_.workers;
-  if (retire_epoch_.load(std::memory_order_acquire) == retired_epoch_[ext]) return;
+  // An asynchronous commit of an application thread submits its block and returns; nobody
+  // would reap that block (or submit what later commits appended) until the next application
+  // commit, and the durable clock — which every log's safe() bounds — would stall: evictions
+  // and acknowledgements on the workers with it. So worker 0 drives the log while it holds
+  // records not yet durable.
+  const bool pending = external_pending();
+  const bool retire = retire_epoch_.load(std::memory_order_acquire) != retired_epoch_[ext];
+  if (!pending && !retire) return;
   // Application threads hold the mutex across a sync; worker 0 does not wait for it.
   std::unique_lock<std::mutex> g(external_mutex_, std::try_to_lock);
-  if (g.owns_lock()) retire_segments(ext);
+  if (!g.owns_lock()) return;
+  if (pending) {
+    if (Status s = logs_[ext]->poll(false, true); !s.is_ok()) halt(s);
+  }
+  if (retire) retire_segments(ext);
 }
 
 void Durability::add_stats(DurabilityStats* out) const {

@@ -96,7 +96,20 @@ class Durability {
   Status start_checkpoint();
   Result<bool> advance_checkpoint(bool wait, std::uint32_t budget);
   void end_checkpoint(const Status& s);
-  void retire_external();
+  // Worker 0, each loop: reaps and submits the application threads' log when it holds
+  // records not yet durable, and retires its segments (without waiting for its mutex).
+  void drive_external();
+
+ public:
+  // Asynchronous commits only: the application threads' log holds records not yet durable,
+  // and worker 0 stays awake to drive it (such a commit does not wait for its block; a
+  // durable one drives the log itself until its block is on disk).
+  bool external_pending() const {
+    return !durable_commits() && logs_.size() > options_.workers &&
+           logs_[options_.workers]->safe() != storage::LogWriter::kAllDurable;
+  }
+
+ private:
   std::uint64_t log_bytes_total() const;
 
   DatabaseImpl* db_;

@@ -43,9 +43,7 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
     cold_queue_ = ring_->channel(storage::IoRing::kColdRead);
     cold_backlog_.reserve(std::size_t{options.slots_per_worker} * detail::TxState::kMaxIoWaits);
   }
-  // The first slot's context: its limbo holds what this worker's sweeps evict (freed as the
-  // horizon passes, like anything that context's transactions retire).
-  evict_ctx_ = &db->txns().at(index * options.slots_per_worker);
+  evict_ctx_ = db->eviction_context(index);
 }
 
 Worker::~Worker() {
@@ -137,7 +135,8 @@ bool Worker::idle() const {
   return live_ == 0 && queue_.empty_hint() && (generator_ == nullptr || generator_done_) &&
          !run_posted_.load(std::memory_order_acquire) && waiter_count_ == 0 &&
          (log_ == nullptr || log_->idle() || !log_->failure().is_ok()) && !checkpointing_ &&
-         (index_ != 0 || durability_ == nullptr || !durability_->checkpoint_pending());
+         (index_ != 0 || durability_ == nullptr ||
+          (!durability_->checkpoint_pending() && !durability_->external_pending()));
 }
 
 namespace {
@@ -445,7 +444,12 @@ void Worker::service_cold() {
     issue_cold();
   }
   if (parked_io_ != 0) wake_io_slots();
-  if (cold_->budget() != 0 && cold_->over_budget()) (void)cold_->sweep(evict_ctx_, 256);
+  if (cold_->budget() != 0 && cold_->over_budget()) {
+    mvcc::TxnContext* ctx = db_->txns().begin_at(evict_ctx_);
+    (void)cold_->sweep(ctx, 256);
+    // Frees what earlier sweeps evicted once the horizon passed it.
+    db_->finish_txn(ctx, index_);
+  }
 }
 
 void Worker::issue_cold() {

@@ -89,6 +89,11 @@ class Worker {
   void stop();
   // Wakes the thread if it sleeps (work arrived by another path than the queue).
   void wake() { ring(); }
+  // Wakes the worker if it sleeps (a caller that just published work the idle check reads).
+  void wake_if_sleeping() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst)) ring();
+  }
 
   // Any thread. False when the queue is full.
   bool enqueue(detail::Request* r);
@@ -231,9 +236,9 @@ class Worker {
   // The cold store: reads go through the ring's kColdRead channel.
   ColdStore* cold_ = nullptr;
   std::unique_ptr<storage::IoQueue> cold_queue_;
-  std::vector<ColdLoad*> cold_backlog_;    // reads waiting for room in the ring
-  std::uint32_t parked_io_ = 0;            // slots in kParkedIo
-  mvcc::TxnContext* evict_ctx_ = nullptr;  // retires what this worker's sweeps evict
+  std::vector<ColdLoad*> cold_backlog_;  // reads waiting for room in the ring
+  std::uint32_t parked_io_ = 0;          // slots in kParkedIo
+  std::uint32_t evict_ctx_ = 0;          // DatabaseImpl::eviction_context of this worker
   // Each loop: completes returned reads, issues waiting ones, wakes slots, sweeps.
   void service_cold();
   void issue_cold();

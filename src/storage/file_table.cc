@@ -1,5 +1,7 @@
 #include "storage/file_table.h"
 
+#include "util/assert.h"
+
 namespace braid::storage {
 
 FileTable::~FileTable() {
@@ -18,40 +20,67 @@ void FileTable::add(std::uint64_t number, std::string path) {
   reserve_through(number);
   std::lock_guard<std::mutex> g(mutex_);
   Entry& e = files_[number];
-  if (e.handle.id >= 0) fs_->close(e.handle.id);
+  BRAID_ASSERT(e.uses == 0);  // numbers are never reused: nobody reads a file not yet added
+  close_entry(e);
   e = Entry{std::move(path), Handle{}};
+}
+
+void FileTable::close_entry(Entry& e) {
+  if (e.handle.id >= 0) fs_->close(e.handle.id);
+  e.handle = Handle{};
 }
 
 void FileTable::forget(std::uint64_t number) {
   std::lock_guard<std::mutex> g(mutex_);
   auto it = files_.find(number);
   if (it == files_.end()) return;
-  if (it->second.handle.id >= 0) fs_->close(it->second.handle.id);
+  if (it->second.uses != 0) {
+    it->second.forgotten = true;
+    return;
+  }
+  close_entry(it->second);
   files_.erase(it);
 }
 
-Result<FileTable::Handle> FileTable::get(std::uint64_t number) {
+Result<FileTable::Handle> FileTable::acquire(std::uint64_t number) {
   std::lock_guard<std::mutex> g(mutex_);
   auto it = files_.find(number);
-  if (it == files_.end()) {
+  if (it == files_.end() || it->second.forgotten) {
     return Status::io_error("cold read: no file numbered " + std::to_string(number) +
                             " in the database");
   }
   Entry& e = it->second;
-  if (e.handle.id >= 0) return e.handle;
-  OpenOptions o;
-  if (try_direct_) {
-    o.direct = true;
-    if (Result<FileId> f = fs_->open(e.path, o); f.is_ok()) {
-      e.handle = Handle{*f, true};
-      return e.handle;
+  if (e.handle.id < 0) {
+    OpenOptions o;
+    o.direct = try_direct_;
+    Result<FileId> f = fs_->open(e.path, o);
+    if (!f.is_ok() && o.direct) {
+      o.direct = false;  // the file system refuses O_DIRECT (tmpfs): read through the cache
+      if (Result<FileId> buffered = fs_->open(e.path, o); buffered.is_ok()) {
+        e.handle = Handle{*buffered, false};
+      } else {
+        return buffered.status();
+      }
+    } else if (!f.is_ok()) {
+      return f.status();
+    } else {
+      e.handle = Handle{*f, o.direct};
     }
-    o.direct = false;  // the file system refuses O_DIRECT (tmpfs): read through the cache
   }
-  Result<FileId> f = fs_->open(e.path, o);
-  if (!f.is_ok()) return f.status();
-  e.handle = Handle{*f, false};
+  ++e.uses;
   return e.handle;
+}
+
+void FileTable::release(std::uint64_t number) {
+  std::lock_guard<std::mutex> g(mutex_);
+  auto it = files_.find(number);
+  BRAID_ASSERT(it != files_.end());
+  Entry& e = it->second;
+  BRAID_ASSERT(e.uses > 0);
+  if (--e.uses == 0 && e.forgotten) {
+    close_entry(e);
+    files_.erase(it);
+  }
 }
 
 std::size_t FileTable::size() const {
