@@ -396,9 +396,10 @@ Status SimFileSystem::read(FileId f, std::uint64_t offset, std::size_t len, char
   std::lock_guard<std::mutex> g(mu_);
   const int ino = inode_of(f);
   if (ino < 0) return sim_error("read", EBADF);
-  const std::string& img = inodes_[static_cast<std::size_t>(ino)].current;
-  *got = offset >= img.size() ? 0 : std::min<std::size_t>(len, img.size() - offset);
-  if (*got != 0) std::memcpy(out, img.data() + offset, *got);
+  *got = 0;
+  const std::int64_t n = do_read(ino, offset, out, len);
+  if (n < 0) return sim_error("read", static_cast<int>(-n));
+  *got = static_cast<std::size_t>(n);
   return Status::ok();
 }
 

@@ -36,8 +36,8 @@ class SimFileSystem final : public FileSystem {
 
   explicit SimFileSystem(std::uint64_t seed, std::uint32_t max_latency_polls = 3);
 
-  // Fails the n-th write (kEio, kEnospc, kShortWrite), sync (kSyncEio) or asynchronous read
-  // (kReadEio) counted from now; `forever`: that one and every later one.
+  // Fails the n-th write (kEio, kEnospc, kShortWrite), sync (kSyncEio) or read, synchronous or
+  // asynchronous (kReadEio), counted from now; `forever`: that one and every later one.
   void inject(Fault fault, std::uint64_t nth, bool forever);
   // Power is lost right after the k-th mutating operation from now (0: never).
   void crash_after(std::uint64_t k);

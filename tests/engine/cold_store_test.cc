@@ -150,6 +150,63 @@ void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out) {
   load(*out->db, out->t, 0);
 }
 
+// An EIO on a cold read, in every mode (the ring's read or the synchronous one), fails the
+// transaction that met it with IOError — not a crash, not a halt, not a wrong value — and the
+// record reads once the disk answers again; a disk that fails every read fails every cold
+// transaction the same way while the records in memory still serve.
+TEST_P(ColdStoreModes, ReadErrorFailsOnlyTheTransactionThatMetIt) {
+  auto fs = std::make_shared<storage::SimFileSystem>(19);
+  Loaded l;
+  open_loaded(fs, &l);
+  std::uint64_t e = 0;
+  const int k = l.first_cold(&e);
+  ASSERT_GE(k, 0);
+  auto get_one = [&](int key) {
+    std::vector<testing::ListGenerator::Body> bodies;
+    std::string got;
+    bodies.push_back([&, key](Tx& tx) -> Task<Status> {
+      Result<std::string_view> r = co_await tx.get(*l.t, key_of(key));
+      if (!r.is_ok()) co_return r.status();
+      got = std::string(*r);
+      co_return co_await tx.commit();
+    });
+    testing::ListGenerator gen(std::move(bodies));
+    TxnGenerator* gens[] = {&gen};
+    EXPECT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+    EXPECT_EQ(gen.outcomes.size(), 1u);
+    return std::make_pair(gen.outcomes.empty() ? Code::kOk : gen.outcomes[0], got);
+  };
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
+  EXPECT_EQ(get_one(k).first, Code::kIOError);
+  EXPECT_EQ(fs->faults_fired(), 1u);
+  EXPECT_EQ(l.db->stats().cold_read_errors, 1u);
+  const auto again = get_one(k);
+  EXPECT_EQ(again.first, Code::kOk);
+  EXPECT_EQ(again.second, value_of(k, 0));
+
+  // Every read fails: cold records answer IOError, while what is in memory still serves and
+  // writes commit (the log is not a read).
+  std::uint64_t e2 = 0;
+  const int k2 = l.first_cold(&e2);
+  ASSERT_GE(k2, 0);
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, true);
+  EXPECT_EQ(get_one(k2).first, Code::kIOError);
+  {
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    ASSERT_TRUE(tx->insert(*l.t, "fresh", "value").is_ok());
+    Result<std::string_view> r = tx->get(*l.t, "fresh");
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(*r, "value");
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+  EXPECT_FALSE(l.db->durability_stats().halted);
+  fs->inject(storage::SimFileSystem::Fault::kNone, 0, false);
+  const auto healed = get_one(k2);
+  EXPECT_EQ(healed.first, Code::kOk);
+  EXPECT_EQ(healed.second, value_of(k2, 0));
+}
+
 // Umbra's de-duplicated loads: transactions that miss on the same cold record while its read is
 // in flight wait for that read; one I/O serves them all.
 TEST(ColdStore, ConcurrentMissesShareOneRead) {

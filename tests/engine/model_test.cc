@@ -15,6 +15,7 @@
 
 #include "engine/ref_model.h"
 #include "engine/test_util.h"
+#include "storage/durability_util.h"
 #include "util/random.h"
 
 namespace braid {
@@ -31,10 +32,21 @@ struct OpenTx {
 
 class Model {
  public:
-  explicit Model(std::uint64_t seed) : rng_(seed), keys_(RefModel::make_keys(48)) {}
+  // `budget`: run on a simulated directory with Options::memory_budget_bytes = 1, so records
+  // are evicted as soon as they may be (at every commit) and keep being read back.
+  Model(std::uint64_t seed, bool budget)
+      : rng_(seed), keys_(RefModel::make_keys(48)), budget_(budget) {}
 
   void run(std::uint64_t ops) {
-    db_ = testing::open_db();
+    if (budget_) {
+      Options o = test::wl_options(0);
+      o.memory_budget_bytes = 1;
+      auto db = test::open_sim(o, std::make_shared<storage::SimFileSystem>(rng_.next()));
+      ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+      db_ = std::move(db).value();
+    } else {
+      db_ = testing::open_db();
+    }
     table_ = testing::make_table(*db_, "model");
     for (std::uint64_t i = 0; i < ops; ++i) {
       step_ = i;
@@ -158,12 +170,18 @@ class Model {
     const DatabaseStats st = db_->stats();
     EXPECT_EQ(st.open_transactions, 0u);
     EXPECT_LT(st.live_versions, 4 * keys_.size() + 1024) << "versions leak";
+    if (budget_) {
+      EXPECT_GT(st.evictions, 1000u);
+      EXPECT_GT(st.cold_reads, 1000u);
+      EXPECT_EQ(st.cold_read_errors, 0u);
+    }
   }
 
   std::string where() const { return "step " + std::to_string(step_) + ": "; }
 
   util::Rng rng_;
   std::vector<std::string> keys_;
+  bool budget_;
   RefModel model_;
   std::unique_ptr<Database> db_;
   Table* table_ = nullptr;
@@ -178,7 +196,14 @@ class ModelTest : public ::testing::TestWithParam<std::uint64_t> {};
 TEST_P(ModelTest, MatchesReferenceModel) {
   const std::uint64_t seed = env_u64("BRAID_MODEL_SEED", GetParam());
   SCOPED_TRACE("replay with BRAID_MODEL_SEED=" + std::to_string(seed));
-  Model m(seed);
+  Model m(seed, false);
+  m.run(env_u64("BRAID_MODEL_OPS", 30000));
+}
+
+TEST_P(ModelTest, MatchesReferenceModelUnderATinyBudget) {
+  const std::uint64_t seed = env_u64("BRAID_MODEL_SEED", GetParam());
+  SCOPED_TRACE("replay with BRAID_MODEL_SEED=" + std::to_string(seed));
+  Model m(seed, true);
   m.run(env_u64("BRAID_MODEL_OPS", 30000));
 }
 

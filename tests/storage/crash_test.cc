@@ -10,6 +10,8 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <span>
+#include <vector>
 
 #include "storage/damage_util.h"
 #include "storage/durability_util.h"
@@ -159,13 +161,19 @@ Sampling sampling() {
   return s;
 }
 
-TEST(Crash, EveryCrashPointEveryDamage) {
-  const Options o = wl_options(kEnumCheckpointBytes);
+// The enumeration over one configuration; `stride` multiplies the build's sampling stride.
+void enumerate_crashes(const Options& o, std::uint64_t stride, const char* label) {
   // The full run's operation count bounds the crash points.
   auto full = std::make_shared<SimFileSystem>(seed());
-  ASSERT_EQ(wl_run(full, kEnumTxns, o).acked, kEnumTxns);
+  const WlRun run = wl_run(full, kEnumTxns, o);
+  ASSERT_EQ(run.acked, kEnumTxns);
+  // Under a budget, the records keep going cold (about one eviction per commit).
+  if (o.memory_budget_bytes != 0) {
+    EXPECT_GT(run.evictions, std::uint64_t{kEnumTxns} / 2);
+  }
   const std::uint64_t ops = full->ops();
-  const Sampling sample = sampling();
+  Sampling sample = sampling();
+  sample.stride *= stride;
   std::uint64_t points = 0, states = 0, failures = 0, checked_twice = 0;
   std::uint64_t tried[kFileDamages] = {}, refused[kFileDamages] = {}, torn[kFileDamages] = {};
   for (std::uint64_t k = 1; k <= ops; k += sample.stride) {
@@ -227,9 +235,9 @@ TEST(Crash, EveryCrashPointEveryDamage) {
                 static_cast<unsigned long long>(refused[f]));
   }
   std::printf(
-      "crash-state enumeration: %llu of %llu crash points x %d of %d variants (%d power-loss "
+      "crash-state enumeration%s: %llu of %llu crash points x %d of %d variants (%d power-loss "
       "damages, %d file damages) = %llu crash states, %llu failures (%llu recovered twice)\n",
-      static_cast<unsigned long long>(points), static_cast<unsigned long long>(ops),
+      label, static_cast<unsigned long long>(points), static_cast<unsigned long long>(ops),
       sample.variants, kVariants, SimFileSystem::kDamageKinds, kFileDamages - 1,
       static_cast<unsigned long long>(states), static_cast<unsigned long long>(failures),
       static_cast<unsigned long long>(checked_twice));
@@ -245,19 +253,32 @@ TEST(Crash, EveryCrashPointEveryDamage) {
   for (int f = 1; f < kFileDamages; ++f) EXPECT_GT(tried[f], 0u) << kFileDamageNames[f];
 }
 
+TEST(Crash, EveryCrashPointEveryDamage) {
+  enumerate_crashes(wl_options(kEnumCheckpointBytes), 1, "");
+}
+
+// The same under a one-byte memory budget: every record is evicted as soon as its commit is
+// durable, checkpoints refer to records in parts and copy them out of segments, segments stay
+// while cold entries need them, and recovery installs addresses that the check then reads
+// back. Every other crash point (the runs are slower: each read of the check is a cold read).
+Options budget_options(std::uint64_t checkpoint_bytes) {
+  Options o = wl_options(checkpoint_bytes);
+  o.memory_budget_bytes = 1;
+  return o;
+}
+
+TEST(Crash, EveryCrashPointEveryDamageUnderAMemoryBudget) {
+  enumerate_crashes(budget_options(kEnumCheckpointBytes), 2, " under a memory budget");
+}
+
 struct FaultCase {
   SimFileSystem::Fault fault;
   const char* name;
 };
 
-TEST(Crash, FailTheNthIo) {
-  const Options o = wl_options();
-  const FaultCase cases[] = {{SimFileSystem::Fault::kEio, "EIO"},
-                             {SimFileSystem::Fault::kEnospc, "ENOSPC"},
-                             {SimFileSystem::Fault::kShortWrite, "short write"},
-                             {SimFileSystem::Fault::kSyncEio, "EIO on sync"}};
+void fail_the_nth_io(const Options& o, std::span<const FaultCase> cases, const char* label) {
   const std::uint64_t nths[] = {1, 2, 3, 5, 8, 13, 21, 34, 55, 89};
-  int runs = 0, halts = 0;
+  int runs = 0, halts = 0, read_errors = 0;
   for (const FaultCase& fc : cases) {
     for (const bool forever : {false, true}) {
       for (std::uint64_t nth : nths) {
@@ -273,6 +294,12 @@ TEST(Crash, FailTheNthIo) {
           EXPECT_EQ(r.acked, kTxns) << what;
           EXPECT_FALSE(r.halted) << what << ": " << r.why;
         }
+        if (fc.fault == SimFileSystem::Fault::kReadEio) {
+          // A failed cold read fails its transaction, never the engine.
+          EXPECT_TRUE(r.opened) << what;
+          EXPECT_FALSE(r.halted) << what << ": " << r.why;
+          if (r.acked < kTxns) ++read_errors;
+        }
         if (r.halted) {
           ++halts;
           EXPECT_LT(r.acked, kTxns) << what;
@@ -284,9 +311,28 @@ TEST(Crash, FailTheNthIo) {
     }
   }
   std::printf(
-      "fail-the-Nth-I/O: %d runs, %d halted the engine; every acknowledged commit recovered\n",
-      runs, halts);
+      "fail-the-Nth-I/O%s: %d runs, %d halted the engine, %d stopped at a failed cold read; "
+      "every acknowledged commit recovered\n",
+      label, runs, halts, read_errors);
   EXPECT_GT(halts, 0);
+  if (o.memory_budget_bytes != 0) {
+    EXPECT_GT(read_errors, 0);
+  }
+}
+
+constexpr FaultCase kWriteFaults[] = {{SimFileSystem::Fault::kEio, "EIO"},
+                                      {SimFileSystem::Fault::kEnospc, "ENOSPC"},
+                                      {SimFileSystem::Fault::kShortWrite, "short write"},
+                                      {SimFileSystem::Fault::kSyncEio, "EIO on sync"}};
+
+TEST(Crash, FailTheNthIo) { fail_the_nth_io(wl_options(), kWriteFaults, ""); }
+
+// Under a one-byte budget the workload's writes read their records back first, so reads fail
+// too: the transaction that met the error fails (IOError), the engine runs on.
+TEST(Crash, FailTheNthIoUnderAMemoryBudget) {
+  std::vector<FaultCase> cases(std::begin(kWriteFaults), std::end(kWriteFaults));
+  cases.push_back({SimFileSystem::Fault::kReadEio, "EIO on read"});
+  fail_the_nth_io(budget_options(32 << 10), cases, " under a memory budget");
 }
 
 TEST(Crash, OpenWithAFailingDiskIsAClearError) {

@@ -306,9 +306,10 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
 
 // The child: durable transfers; each acknowledgement goes to `acks` (synced) before the next
 // batch is submitted. Never returns.
-[[noreturn]] void child(const std::string& dir, int round) {
+[[noreturn]] void child(const std::string& dir, int round, std::uint64_t budget) {
   Options o;
   o.directory = dir;
+  o.memory_budget_bytes = budget;
   o.workers = 2;
   o.huge_pages = false;
   o.max_version_bytes = std::uint64_t{256} << 20;
@@ -353,9 +354,13 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
   }
 }
 
-TEST(Recovery, KillLoop) {
+// `budget`: Options::memory_budget_bytes of the child and the check (1: every record evicted
+// as soon as it may be, so transfers read accounts back from the log and recovery installs
+// addresses that the check's scan reads).
+void kill_loop(std::uint64_t budget, int default_kills) {
   const char* env = std::getenv("BRAID_KILLS");
-  const int kills = env != nullptr ? std::atoi(env) : 50;
+  const int kills = env != nullptr ? std::atoi(env) : default_kills;
+  std::uint64_t cold_reads = 0;
   const std::string root = temp_dir();
   const std::string dir = root + "/db";
   util::Rng rng(12345);
@@ -364,7 +369,7 @@ TEST(Recovery, KillLoop) {
   for (int round = 0; round < kills; ++round) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) child(dir, round);
+    if (pid == 0) child(dir, round, budget);
     std::this_thread::sleep_for(std::chrono::microseconds(20000 + rng.uniform(180000)));
     ::kill(pid, SIGKILL);
     int status = 0;
@@ -374,6 +379,7 @@ TEST(Recovery, KillLoop) {
     // Reopen and check.
     Options o;
     o.directory = dir;
+    o.memory_budget_bytes = budget;
     o.workers = 1;
     o.huge_pages = false;
     o.max_version_bytes = std::uint64_t{256} << 20;
@@ -427,13 +433,22 @@ TEST(Recovery, KillLoop) {
     }
     ASSERT_LE(acked, history);
     acked_total = acked;
+    cold_reads += (*db)->stats().cold_reads;
   }
   std::printf(
-      "kill loop: %d SIGKILLs, %llu acknowledged transfers all recovered, bank total "
+      "kill loop%s: %d SIGKILLs, %llu acknowledged transfers all recovered, bank total "
       "conserved, slowest recovery %.3f s\n",
-      kills, static_cast<unsigned long long>(acked_total), recovery_max);
+      budget != 0 ? " under a memory budget" : "", kills,
+      static_cast<unsigned long long>(acked_total), recovery_max);
+  // Recovery under the budget installed addresses: the check's scans read records back.
+  if (budget != 0) {
+    EXPECT_GT(cold_reads, 0u);
+  }
   std::system(("rm -rf " + root).c_str());
 }
+
+TEST(Recovery, KillLoop) { kill_loop(0, 50); }
+TEST(Recovery, KillLoopUnderAMemoryBudget) { kill_loop(1, 30); }
 
 }  // namespace
 }  // namespace braid::test
