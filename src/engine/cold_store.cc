@@ -124,7 +124,7 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
   l.installed = 0;
   l.refs = 2;  // the caller's, and the read's (dropped when it completes)
   l.big = nullptr;
-  l.holds_file = false;
+  l.file = {};
   l.skip = 0;
   l.in_flight.store(true, std::memory_order_relaxed);
   return {&l, true, false};
@@ -134,7 +134,7 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
   BRAID_ASSERT(l->pending());
   const entry::ColdAddress a = entry::cold(l->entry);
   // Prepared again (the ring was full): the handle is still ours.
-  if (!l->holds_file) {
+  if (l->file.id < 0) {
     Result<storage::FileTable::Handle> h = files_.acquire(a.segment);
     if (!h.is_ok()) {
       fail(l, Status::io_error(std::string(h.status().message()) + " (cold record at " +
@@ -143,7 +143,6 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
       return false;
     }
     l->file = *h;
-    l->holds_file = true;
   }
   const storage::FileTable::Handle* h = &l->file;
   const Span sp = span_of(a, h->direct);
@@ -220,9 +219,9 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     std::free(l->big);
     l->big = nullptr;
   }
-  if (l->holds_file) {
+  if (l->file.id >= 0) {
     files_.release(entry::cold(l->entry).segment);
-    l->holds_file = false;
+    l->file = {};
   }
   bool published = false;
   mvcc::TxnContext* const ctx = l->ctx;  // `l` may be reused once it is back in the pool

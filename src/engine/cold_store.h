@@ -54,13 +54,13 @@ struct ColdLoad {
   mvcc::TxnContext* ctx = nullptr;  // the leader's: the new version is allocated through it
   std::string key;                  // capacity kMaxKeyBytes, reserved once
   Status failure;                   // written before in_flight turns false
-  std::uint64_t installed = 0;      // the hot entry complete() published (0: none); likewise
+  std::uint64_t installed = 0;      // the entry complete() installed (0: none), as `failure`
   std::uint32_t refs = 0;           // under ColdStore::mutex_
   char* buf = nullptr;              // kDirectAlign-aligned, kBufBytes
   char* big = nullptr;              // this read's own buffer when kBufBytes is too small
   std::uint32_t skip = 0;           // where the record starts in the buffer
-  storage::FileTable::Handle file;  // held from prepare() to complete() (FileTable::acquire)
-  bool holds_file = false;
+  // Held from prepare() to complete() (FileTable::acquire); id < 0 while none is.
+  storage::FileTable::Handle file;
   std::chrono::steady_clock::time_point issued;
 
   char* data() { return big != nullptr ? big : buf; }

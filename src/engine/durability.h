@@ -81,6 +81,13 @@ class Durability {
   // also those of the application threads' log, when its mutex is free).
   void retire_segments(std::uint32_t log);
   bool checkpoint_pending() const;
+  // Asynchronous commits only: the application threads' log holds records not yet durable,
+  // and worker 0 stays awake to drive it (such a commit does not wait for its block; a
+  // durable one drives the log itself until its block is on disk).
+  bool external_pending() const {
+    return !durable_commits() && logs_.size() > options_.workers &&
+           logs_[options_.workers]->safe() != storage::LogWriter::kAllDurable;
+  }
 
   void add_stats(DurabilityStats* out) const;
 
@@ -100,16 +107,6 @@ class Durability {
   // records not yet durable, and retires its segments (without waiting for its mutex).
   void drive_external();
 
- public:
-  // Asynchronous commits only: the application threads' log holds records not yet durable,
-  // and worker 0 stays awake to drive it (such a commit does not wait for its block; a
-  // durable one drives the log itself until its block is on disk).
-  bool external_pending() const {
-    return !durable_commits() && logs_.size() > options_.workers &&
-           logs_[options_.workers]->safe() != storage::LogWriter::kAllDurable;
-  }
-
- private:
   std::uint64_t log_bytes_total() const;
 
   DatabaseImpl* db_;

@@ -69,10 +69,7 @@ void Worker::ring() {
 
 bool Worker::enqueue(detail::Request* r) {
   if (!queue_.push(r)) return false;
-  // Pairs with the fence after the worker's sleeping_ store and its queue re-check: either it
-  // sees the request or we see it asleep and wake it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleeping_.load(std::memory_order_seq_cst)) ring();
+  wake_if_sleeping();
   return true;
 }
 

@@ -89,7 +89,9 @@ class Worker {
   void stop();
   // Wakes the thread if it sleeps (work arrived by another path than the queue).
   void wake() { ring(); }
-  // Wakes the worker if it sleeps (a caller that just published work the idle check reads).
+  // Wakes the worker if it sleeps, after the caller published work its idle check reads.
+  // Pairs with the fence after the worker's sleeping_ store and its re-check: either it sees
+  // the work or we see it asleep and wake it.
   void wake_if_sleeping() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleeping_.load(std::memory_order_seq_cst)) ring();

@@ -42,6 +42,18 @@ void FileTable::forget(std::uint64_t number) {
   files_.erase(it);
 }
 
+Result<FileTable::Handle> FileTable::open_handle(const std::string& path) {
+  OpenOptions o;
+  if (try_direct_) {
+    o.direct = true;
+    if (Result<FileId> f = fs_->open(path, o); f.is_ok()) return Handle{*f, true};
+    o.direct = false;  // the file system refuses O_DIRECT (tmpfs): read through the cache
+  }
+  Result<FileId> f = fs_->open(path, o);
+  if (!f.is_ok()) return f.status();
+  return Handle{*f, false};
+}
+
 Result<FileTable::Handle> FileTable::acquire(std::uint64_t number) {
   std::lock_guard<std::mutex> g(mutex_);
   auto it = files_.find(number);
@@ -51,21 +63,9 @@ Result<FileTable::Handle> FileTable::acquire(std::uint64_t number) {
   }
   Entry& e = it->second;
   if (e.handle.id < 0) {
-    OpenOptions o;
-    o.direct = try_direct_;
-    Result<FileId> f = fs_->open(e.path, o);
-    if (!f.is_ok() && o.direct) {
-      o.direct = false;  // the file system refuses O_DIRECT (tmpfs): read through the cache
-      if (Result<FileId> buffered = fs_->open(e.path, o); buffered.is_ok()) {
-        e.handle = Handle{*buffered, false};
-      } else {
-        return buffered.status();
-      }
-    } else if (!f.is_ok()) {
-      return f.status();
-    } else {
-      e.handle = Handle{*f, o.direct};
-    }
+    Result<Handle> h = open_handle(e.path);
+    if (!h.is_ok()) return h.status();
+    e.handle = *h;
   }
   ++e.uses;
   return e.handle;

@@ -60,6 +60,7 @@ class FileTable {
     bool forgotten = false;  // closed and erased when the last use is released
   };
   void close_entry(Entry& e);
+  Result<Handle> open_handle(const std::string& path);
   FileSystem* fs_;
   const bool try_direct_;
   std::atomic<std::uint64_t> next_{0};
