@@ -337,7 +337,8 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
 // ---- Eviction -------------------------------------------------------------------------------
 
 bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
-                      std::uint64_t durable, std::uint64_t horizon, std::uint64_t* to) {
+                      std::uint64_t durable, std::uint64_t horizon, std::uint64_t* to,
+                      std::uint64_t* bytes) {
   std::uint64_t e = slot.load(std::memory_order_acquire);
   if (!entry::is_hot(e)) return false;
   mvcc::Version* v = entry::hot(e);
@@ -358,6 +359,7 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
   // (freed once the horizon passes), as pruning does.
   for (mvcc::Version* x = v; x != nullptr;) {
     mvcc::Version* next = x->next.load(std::memory_order_acquire);
+    *bytes += mvcc::Version::bytes_for(x->size);
     db_->txns().retire(ctx, x);
     x = next;
   }
@@ -368,16 +370,21 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
 std::uint64_t ColdStore::live_bytes() const {
   std::int64_t bytes = 0;
   const mvcc::TxnTable& t = db_->txns();
+  // Retired versions are freed once the horizon passes them, whatever eviction does: counting
+  // them would evict more while they wait (every sweep until the next sample: the whole cache).
   for (std::uint32_t i = 0; i < t.size(); ++i) {
-    bytes += t.at(i).version_bytes_live.load(std::memory_order_relaxed);
+    bytes += t.at(i).version_bytes_live.load(std::memory_order_relaxed) -
+             t.at(i).retired_bytes.load(std::memory_order_relaxed);
   }
   return bytes < 0 ? 0 : static_cast<std::uint64_t>(bytes);
 }
 
 bool ColdStore::over_budget() {
   if (budget_ == 0) return false;
-  // The sum reads every context's counter (a line each): sample it every 64th call.
-  if (sample_countdown_.fetch_add(1, std::memory_order_relaxed) % 64 == 0) {
+  // The sum reads every context's counter (a line each): sample it every 16th call (an
+  // application commit of 50 puts adds ~30 KiB, and coarser sampling let memory run past the
+  // budget by megabytes between samples).
+  if (sample_countdown_.fetch_add(1, std::memory_order_relaxed) % 16 == 0) {
     const std::uint64_t live = live_bytes();
     sampled_bytes_.store(live, std::memory_order_relaxed);
     if (live > budget_) evicting_.store(true, std::memory_order_relaxed);
@@ -418,12 +425,23 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
   // only runs over budget, can afford the fresh one, and without it evicts nothing new.
   const std::uint64_t horizon = db_->txns().refresh_horizon();
   std::uint32_t n = 0;
+  std::uint64_t bytes = 0;
   std::vector<std::uint64_t> files;
   for (std::uint64_t oid = from; oid < to; ++oid) {
     std::uint64_t home = 0;
-    if (!evict(table->oids().entry(oid), ctx, durable, horizon, &home)) continue;
+    if (!evict(table->oids().entry(oid), ctx, durable, horizon, &home, &bytes)) continue;
     ++n;
     if (noting_) files.push_back(entry::cold(home).segment);
+  }
+  if (bytes != 0) {
+    // The sample is refreshed only every 64th over_budget(): debit what this step evicted, so
+    // sweeps stop at the low-water mark instead of running on until the next sample.
+    std::uint64_t seen = sampled_bytes_.load(std::memory_order_relaxed);
+    std::uint64_t left;
+    do {
+      left = seen > bytes ? seen - bytes : 0;
+    } while (!sampled_bytes_.compare_exchange_weak(seen, left, std::memory_order_relaxed));
+    if (left < budget_ / 100 * kLowWaterPercent) evicting_.store(false, std::memory_order_relaxed);
   }
   if (!files.empty()) {
     std::lock_guard<std::mutex> g(noted_mutex_);

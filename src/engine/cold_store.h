@@ -117,9 +117,9 @@ class ColdStore {
   // ---- Eviction ----
   // Turns the record in `slot` cold if its head may go (see the file comment). `durable`:
   // the durable clock, `horizon`: the reclamation horizon. True (and *to: the cold entry it
-  // left) when it did.
+  // left; *bytes grows by the version memory it retired) when it did.
   bool evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx, std::uint64_t durable,
-             std::uint64_t horizon, std::uint64_t* to);
+             std::uint64_t horizon, std::uint64_t* to, std::uint64_t* bytes);
   // Whether version memory is past the high-water mark (sampled: cheap to call often).
   bool over_budget();
   // One bounded CLOCK step: visits up to `visits` entries from the shared hand and evicts

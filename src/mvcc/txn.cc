@@ -145,6 +145,8 @@ void TxnTable::retire(TxnContext* ctx, Version* v) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   ctx->limbo.push_back({clock_.load(std::memory_order_seq_cst), v});
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
+  ctx->retired_bytes.fetch_add(static_cast<std::int64_t>(Version::bytes_for(v->size)),
+                               std::memory_order_relaxed);
 }
 
 bool TxnTable::reclaim(TxnContext* ctx) {
@@ -167,10 +169,13 @@ bool TxnTable::reclaim(TxnContext* ctx) {
 
 void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {
   std::size_t n = 0;
+  std::int64_t bytes = 0;
   while (n < ctx->limbo.size() && ctx->limbo[n].clock < horizon) {
+    bytes += static_cast<std::int64_t>(Version::bytes_for(ctx->limbo[n].version->size));
     free_version(ctx, ctx->limbo[n].version);
     ++n;
   }
+  if (bytes != 0) ctx->retired_bytes.fetch_sub(bytes, std::memory_order_relaxed);
   ctx->limbo.erase(ctx->limbo.begin(), ctx->limbo.begin() + static_cast<std::ptrdiff_t>(n));
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
 }

@@ -87,6 +87,9 @@ struct alignas(64) TxnContext {
   std::atomic<std::uint64_t> aborts{0};
   std::atomic<std::uint64_t> pruned{0};
   std::atomic<std::uint64_t> retired{0};  // limbo.size(), readable by stats()
+  // Bytes of the limbo's versions: counted in version_bytes_live until freed, but no longer
+  // anybody's to evict (the cold store's budget leaves them out).
+  std::atomic<std::int64_t> retired_bytes{0};
 
   // ---- Private to the occupant ----
   alignas(64) std::uint32_t index = 0;
