@@ -49,6 +49,7 @@ struct Config {
   std::string scheduler;
   std::vector<std::uint32_t> batches;  // --batch, one or a list (swept for interleaving modes)
   bool multi_get;
+  std::string load;  // "txn" | "bulk"
   DbFlags db;
 };
 
@@ -155,7 +156,33 @@ std::string mix_name(const Config& c) {
   return s;
 }
 
+// Database::bulk_load of the same records, in key order, from one thread.
+Status bulk_load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
+  std::atomic<std::uint64_t> done{0};
+  const auto start = Clock::now();
+  Status s;
+  {
+    Progress progress("loading to storage", &done, cfg.records);
+    std::vector<char> value(cfg.value_bytes);
+    char key[kMaxKeyBytes];
+    std::uint64_t i = 0;
+    s = db.bulk_load(table, [&](std::string_view* k, std::string_view* v) {
+      if (i == cfg.records) return false;
+      make_key(i, cfg.key_bytes, key);
+      fill_value(value.data(), cfg.value_bytes, i);
+      *k = {key, cfg.key_bytes};
+      *v = {value.data(), value.size()};
+      if (++i % 4096 == 0) done.store(i, std::memory_order_relaxed);
+      return true;
+    });
+    done.store(i, std::memory_order_relaxed);
+  }
+  *load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return s;
+}
+
 Status load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
+  if (cfg.load == "bulk") return bulk_load(db, table, cfg, load_seconds);
   std::atomic<std::uint64_t> done{0};
   std::vector<std::thread> threads;
   std::vector<Status> status(cfg.threads);
@@ -413,6 +440,10 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      pay for first-touch page faults (default 0: faulted in as used)
   --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
                      evicted and read back from the directory (default 0: no bound)
+  --load L           txn | bulk: load through transactions of 1000 inserts on --threads
+                     threads, or with Database::bulk_load straight to storage (records kept
+                     in memory up to the budget, the rest cold; needs --dir). Default: bulk
+                     with --memory-budget-mib, txn otherwise
   --mode M           plain | sequential | prefetch | nested | interleaved | auto | all,
                      or a comma-separated list of them (default interleaved). Several
                      modes run on the same loaded data, one after another, and print
@@ -626,7 +657,13 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   }
   cfg->multi_get = flags.u64("multi-get", 0, 0, 1) != 0;
   cfg->db = DbFlags::parse(flags);
+  // Straight to storage by default under a budget: a table many times the budget never has
+  // to pass through memory.
+  cfg->load =
+      flags.choice("load", cfg->db.dir.empty() || cfg->db.memory_budget_mib == 0 ? "txn" : "bulk",
+                   {"txn", "bulk"});
   if (!err.empty() || !flags.finish(&err)) return err;
+  if (cfg->load == "bulk" && cfg->db.dir.empty()) return "--load bulk needs --dir";
   const std::uint32_t sum = cfg->read + cfg->update + cfg->rmw + cfg->scan + cfg->insert;
   if (sum != 100) {
     return "--read + --update + --rmw + --scan + --insert must sum to 100, got " +
@@ -693,7 +730,7 @@ void print_header(const Config& cfg, const Setup& s) {
       mix_name(cfg).c_str(), cfg.multi_get ? " (multi_get)" : "", cfg.dist.c_str(),
       cfg.dist == "zipf" ? (" theta " + std::to_string(cfg.theta).substr(0, 4)).c_str() : "",
       cfg.key_bytes, cfg.value_bytes, cfg.scheduler.c_str(), batch_list.c_str());
-  std::printf("  load: %.2f s (%.0f records/s)\n", s.load_s,
+  std::printf("  load (%s): %.2f s (%.0f records/s)\n", cfg.load.c_str(), s.load_s,
               static_cast<double>(cfg.records) / s.load_s);
   if (!cfg.db.dir.empty()) {
     const DurabilityStats ds = s.db->durability_stats();
@@ -747,7 +784,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
   o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
   o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
-  o.add("multi_get", cfg.multi_get ? 1 : 0);
+  o.add("multi_get", cfg.multi_get ? 1 : 0).add("load", cfg.load);
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
   o.add("prefault_mib", cfg.db.prefault_mib);
   if (!cfg.db.dir.empty()) {

@@ -250,6 +250,17 @@ struct SubmitOptions {
   std::uint32_t conflict_retries = 0;
 };
 
+// A bulk load's records (Database::bulk_load), one per call: sets *key and *value and answers
+// true, or answers false after the last. The views must stay valid until the next call.
+using BulkSource = FunctionRef<bool(std::string_view* key, std::string_view* value)>;
+
+struct BulkLoadOptions {
+  // Keep records in memory while version memory is within Options::memory_budget_bytes (every
+  // record without a budget), as if transactions had loaded them and eviction had run; false:
+  // every record starts cold and is read back on its first access (a cold table).
+  bool keep_in_memory = true;
+};
+
 class Database {
  public:
   // Opens (creating when allowed) a database. Errors: InvalidArgument for bad options, IOError
@@ -302,6 +313,22 @@ class Database {
   // durable; the log segments it covers are deleted. InvalidArgument for an in-memory
   // database.
   [[nodiscard]] Status checkpoint();
+
+  // Loads a table straight to storage (DESIGN §5): records are written into checkpoint parts,
+  // not through the log, and the table's entries name them (cold) unless kept in memory, so a
+  // table many times larger than memory loads in bounded memory, and checkpoints refer to the
+  // parts instead of copying them. For a table created for it: InvalidArgument when the table
+  // holds keys or has secondary indexes (create them after the load), or the database has no
+  // directory or is read-only; Busy while another load fills it. Keys in any order; a key
+  // given twice is Duplicate, an invalid key or value InvalidArgument (both name the record's
+  // position). While it runs, writes to the table and create_index on it answer Busy and no
+  // checkpoint starts; readers may read the table and see records as they are loaded (all with
+  // one commit timestamp, taken at the start). It ends with a checkpoint: on OK every record is
+  // durable, a crash before loses every one, and a load that fails removes what it added. Only
+  // a transaction already writing the table when the load begins escapes the Busy: start a load
+  // on a table nobody writes.
+  [[nodiscard]] Status bulk_load(Table& table, BulkSource next,
+                                 const BulkLoadOptions& options = {});
   DurabilityStats durability_stats() const;
 
   DatabaseStats stats() const;

@@ -24,25 +24,6 @@ const char* op_name(detail::OpState::Kind kind) {
   return util::enum_name(kind, kOpNames, "operation");
 }
 
-Status check_key(std::string_view key) {
-  if (key.empty()) return Status::invalid_argument("key is empty");
-  if (key.size() > kMaxKeyBytes) {
-    return Status::invalid_argument("key is " + std::to_string(key.size()) +
-                                    " bytes; the limit is " + std::to_string(kMaxKeyBytes) +
-                                    " (a braid::Key built past the limit has " +
-                                    std::to_string(kMaxKeyBytes + 1) + ")");
-  }
-  return Status::ok();
-}
-
-Status check_value(std::string_view value) {
-  if (value.size() > kMaxValueBytes) {
-    return Status::invalid_argument("value is " + std::to_string(value.size()) +
-                                    " bytes; the limit is " + std::to_string(kMaxValueBytes));
-  }
-  return Status::ok();
-}
-
 Status check_table(const DatabaseImpl* db, const detail::OpState& op) {
   const Table* t = op.index != nullptr ? &op.index->table() : op.table;
   if (t == nullptr) return Status::invalid_argument("operation without a table");
@@ -93,6 +74,25 @@ Status check_op(const detail::OpState& op) {
 }
 
 }  // namespace
+
+Status check_key(std::string_view key) {
+  if (key.empty()) return Status::invalid_argument("key is empty");
+  if (key.size() > kMaxKeyBytes) {
+    return Status::invalid_argument("key is " + std::to_string(key.size()) +
+                                    " bytes; the limit is " + std::to_string(kMaxKeyBytes) +
+                                    " (a braid::Key built past the limit has " +
+                                    std::to_string(kMaxKeyBytes + 1) + ")");
+  }
+  return Status::ok();
+}
+
+Status check_value(std::string_view value) {
+  if (value.size() > kMaxValueBytes) {
+    return Status::invalid_argument("value is " + std::to_string(value.size()) +
+                                    " bytes; the limit is " + std::to_string(kMaxValueBytes));
+  }
+  return Status::ok();
+}
 
 Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const detail::OpState& op) {
   if (ctx == nullptr) {

@@ -22,6 +22,10 @@ class DatabaseImpl;
 // made from its scan callback, the table is this database's, the arguments are in range.
 Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const detail::OpState& op);
 
+// A key and a value as every write takes them (also Database::bulk_load).
+Status check_key(std::string_view key);
+Status check_value(std::string_view value);
+
 // The enums of ExecOptions (`where` prefixes the message).
 Status check_exec(const ExecOptions& exec, const std::string& where);
 

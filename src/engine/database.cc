@@ -393,6 +393,9 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
   if (options_.read_only) [[unlikely]] {
     return Status::invalid_argument("the database was opened read-only (Options::read_only)");
   }
+  if (table.loading()) [[unlikely]] {
+    return Status::busy("table '" + table.name() + "' is being bulk-loaded (Database::bulk_load)");
+  }
   if (ctx->writes.size() >= txns_.max_writes()) {
     return Status::busy("transaction write set is full (Options::max_txn_writes = " +
                         std::to_string(txns_.max_writes()) + ")");
@@ -554,11 +557,11 @@ void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
   if (txns_.finish(ctx)) logged_tick(log);
 }
 
-void DatabaseImpl::logged_tick(std::uint32_t log) {
+std::uint64_t DatabaseImpl::logged_tick(std::uint32_t log) {
   // Reclamation needs the clock to move; in a durable database every timestamp is logged (an
   // empty transaction record), or recovery would read the gap as the end of the log.
   storage::LogWriter* w = durability_->log(log);
-  if (durability_->halted() || !w->prepare(storage::kTxnHeaderBytes).is_ok()) return;
+  if (durability_->halted() || !w->prepare(storage::kTxnHeaderBytes).is_ok()) return 0;
   const std::uint64_t cts = txns_.clock().fetch_add(1, std::memory_order_seq_cst) + 1;
   const storage::TxnHeader h{cts, 0, 0};
   std::memcpy(w->append(storage::kTxnHeaderBytes, cts), &h, sizeof h);
@@ -568,10 +571,11 @@ void DatabaseImpl::logged_tick(std::uint32_t log) {
     while (w->safe() < cts) {
       if (Status s = w->poll(true, true); !s.is_ok()) {
         durability_->halt(s);
-        return;
+        return 0;
       }
     }
   }
+  return cts;
 }
 
 void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {

@@ -80,6 +80,7 @@ class DatabaseImpl {
   Status commit_external(mvcc::TxnContext* ctx, std::uint64_t* cts);
   void abort_external(mvcc::TxnContext* ctx);
   Status checkpoint();
+  Status bulk_load(Table* table, BulkSource next, const BulkLoadOptions& options);
   DurabilityStats durability_stats() const;
 
   // Recovery and checkpoints (single-threaded at open; checkpoints read under a snapshot).
@@ -98,6 +99,9 @@ class DatabaseImpl {
   // Ends a transaction's context (after its commit or abort, or a system transaction's work):
   // frees what the horizon allows, and logs a tick on `log` when reclamation asks for one.
   void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
+  // Takes and logs a timestamp (on the application threads' log, under its mutex: on disk when
+  // it returns). 0: halted, or no room in the log.
+  std::uint64_t logged_tick(std::uint32_t log);
 
   // Blocking calls made from a transaction body (which would wait for the very worker they run
   // on) answer InvalidArgument instead of hanging: worker threads know their worker
@@ -106,6 +110,7 @@ class DatabaseImpl {
 
   // The MVCC protocol over this database's contexts (src/mvcc/protocol.h).
   const mvcc::Protocol& protocol() const { return protocol_; }
+  mvcc::Protocol& protocol() { return protocol_; }
 
  private:
   // A write's secondary keys, derived before the write changes anything (secondary.cc).
@@ -134,7 +139,6 @@ class DatabaseImpl {
   // invariants, every primary key naming a live chain, every chain ordered. Run after open
   // (recovery included) and before close, so every test that opens a database runs it.
   void check_invariants();
-  void logged_tick(std::uint32_t log);
   Status start_workers();
   void stop_workers();
 

@@ -291,8 +291,33 @@ Status Durability::wait_checkpoint(std::uint64_t ticket) {
 }
 
 bool Durability::checkpoint_pending() const {
-  return ckpt_ != nullptr || ckpt_requested_.load(std::memory_order_acquire) >
-                                 ckpt_done_.load(std::memory_order_acquire);
+  if (ckpt_ != nullptr) return true;
+  // A requested checkpoint waits for the bulk loads; the last one's end wakes worker 0.
+  return bulk_loads_.load(std::memory_order_acquire) == 0 &&
+         ckpt_requested_.load(std::memory_order_acquire) >
+             ckpt_done_.load(std::memory_order_acquire);
+}
+
+Status Durability::begin_bulk_load() {
+  bulk_loads_.fetch_add(1, std::memory_order_seq_cst);
+  while (ckpt_active_.load(std::memory_order_seq_cst)) {
+    if (halted()) {
+      end_bulk_load();
+      return halt_status();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return Status::ok();
+}
+
+void Durability::adopt_parts(const std::vector<storage::CkptPart>& parts) {
+  std::lock_guard<std::mutex> g(adopted_mutex_);
+  adopted_.insert(adopted_.end(), parts.begin(), parts.end());
+}
+
+void Durability::end_bulk_load() {
+  BRAID_ASSERT(bulk_loads_.load(std::memory_order_relaxed) > 0);
+  bulk_loads_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 Status Durability::start_checkpoint() {
@@ -310,14 +335,8 @@ Status Durability::start_checkpoint() {
   c->seq = checkpoint_seq_ + 1;
   c->tables = db_->table_count();
   storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
-  storage::CheckpointConfig config;
-  config.dir = dir_;
-  // Parts as big as log segments (at least two chunks), never past a cold address's reach.
-  config.part_bytes = std::min<std::uint64_t>(
-      std::max<std::uint64_t>(options_.durability.log_segment_bytes, std::uint64_t{2} << 20),
-      mvcc::entry::kMaxColdOffset);
+  storage::CheckpointConfig config = part_config();
   storage::FileTable* files = &db_->cold()->files();
-  config.new_file = [files] { return files->allocate(); };
   config.created = [this, files](std::uint64_t n, const std::string& path) {
     files->add(n, path);
     // Not referred to before its checkpoint is durable: a failed one's parts may never be.
@@ -327,11 +346,32 @@ Status Durability::start_checkpoint() {
   config.written = [this](std::uint64_t cookie, std::uint64_t address) { fix(cookie, address); };
   c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), h,
                                                           c->starts, std::move(config));
+  {
+    // Finished bulk loads' parts: wholly live, like a part this checkpoint wrote.
+    std::lock_guard<std::mutex> g(adopted_mutex_);
+    for (const storage::CkptPart& p : adopted_) {
+      parts_[p.file] = {p.bytes, p.bytes};
+      unowned_files_.emplace(p.file, storage::part_file_name(p.file));
+    }
+    adopted_.clear();
+  }
   ckpt_ = std::move(c);
   ckpt_log_bytes_at_last_ = log_bytes_total();
   // Evictions from here on are noted (ColdStore::gate).
   if (options_.memory_budget_bytes != 0) db_->cold()->start_noting();
   return Status::ok();
+}
+
+storage::CheckpointConfig Durability::part_config() {
+  storage::CheckpointConfig config;
+  config.dir = dir_;
+  // Parts as big as log segments (at least two chunks), never past a cold address's reach.
+  config.part_bytes = std::min<std::uint64_t>(
+      std::max<std::uint64_t>(options_.durability.log_segment_bytes, std::uint64_t{2} << 20),
+      mvcc::entry::kMaxColdOffset);
+  storage::FileTable* files = &db_->cold()->files();
+  config.new_file = [files] { return files->allocate(); };
+  return config;
 }
 
 std::uint64_t Durability::add_fixup(const Fixup& f) {
@@ -487,6 +527,7 @@ void Durability::end_checkpoint(const Status& s) {
   }
   const std::uint64_t ticket = c.ticket;
   ckpt_.reset();
+  ckpt_active_.store(false, std::memory_order_release);
   {
     std::lock_guard<std::mutex> g(ckpt_mutex_);
     ckpt_last_status_ = s.is_ok() ? Status::ok() : Status(s.code(), s.message());
@@ -531,6 +572,11 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
     const std::uint64_t every = options_.durability.checkpoint_log_bytes;
     const bool grown = every != 0 && log_bytes_total() - ckpt_log_bytes_at_last_ >= every;
     if (!asked && !grown) return false;
+    ckpt_active_.store(true, std::memory_order_seq_cst);
+    if (bulk_loads_.load(std::memory_order_seq_cst) != 0) {
+      ckpt_active_.store(false, std::memory_order_release);
+      return false;
+    }
     if (Status s = start_checkpoint(); !s.is_ok()) {
       end_checkpoint(s);
       return false;

@@ -89,6 +89,20 @@ class Durability {
            logs_[options_.workers]->safe() != storage::LogWriter::kAllDurable;
   }
 
+  // ---- Bulk loads (Database::bulk_load, on application threads) ----
+  // No checkpoint starts while a load runs, so every checkpoint holds all of a load or none of
+  // it; begin_bulk_load waits for a running one to end (IOError once halted). Pair each
+  // successful call with end_bulk_load.
+  Status begin_bulk_load();
+  // The load's parts, durable: the next checkpoint counts them as wholly live, so it refers to
+  // their records instead of copying them, and deletes them only when they thin out.
+  void adopt_parts(const std::vector<storage::CkptPart>& parts);
+  void end_bulk_load();
+  // Where parts go, how big, and their numbers (checkpoints and bulk loads alike); the writer
+  // adds its own callbacks.
+  storage::CheckpointConfig part_config();
+  std::uint64_t generation() const { return generation_; }
+
   void add_stats(DurabilityStats* out) const;
 
  private:
@@ -134,6 +148,12 @@ class Durability {
   std::atomic<std::uint64_t> ckpt_done_{0};
   std::atomic<std::uint64_t> checkpoints_{0};
   std::atomic<std::uint64_t> last_checkpoint_cts_{0};
+  // Bulk loads against checkpoints (Dekker: each side announces itself, then looks at the
+  // other, both sequentially consistent, so at least one of them backs off).
+  std::atomic<std::uint32_t> bulk_loads_{0};
+  std::atomic<bool> ckpt_active_{false};
+  std::mutex adopted_mutex_;
+  std::vector<storage::CkptPart> adopted_;  // drained by the next start_checkpoint
   mutable std::mutex ckpt_mutex_;
   Status ckpt_last_status_;
   // Per log: the start segment of the newest durable checkpoint (segments below it may go

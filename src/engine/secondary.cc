@@ -117,6 +117,10 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   if (index_by_name_.count(std::string(name)) != 0) {
     return Status::duplicate("index '" + std::string(name) + "' exists");
   }
+  if (table.loading()) {
+    return Status::busy("create_index: table '" + table.name() +
+                        "' is being bulk-loaded (Database::bulk_load)");
+  }
   if (table.index_count() >= kMaxIndexesPerTable) {
     return Status::busy("table '" + table.name() + "' has " + std::to_string(kMaxIndexesPerTable) +
                         " indexes (kMaxIndexesPerTable)");

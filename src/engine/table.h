@@ -87,6 +87,15 @@ class Table {
     index_count_.store(n + 1, std::memory_order_release);
   }
 
+  // Set while Database::bulk_load fills the table (one load at a time): writes and index
+  // builds answer Busy meanwhile, so every record past the load's first OID is the load's.
+  bool loading() const { return loading_.load(std::memory_order_acquire); }
+  bool begin_loading() {
+    bool idle = false;
+    return loading_.compare_exchange_strong(idle, true, std::memory_order_seq_cst);
+  }
+  void end_loading() { loading_.store(false, std::memory_order_release); }
+
  private:
   const void* owner_;
   std::uint32_t id_;
@@ -95,6 +104,7 @@ class Table {
   mvcc::OidArray oids_;
   std::array<Index*, kMaxIndexesPerTable> secondaries_{};
   std::atomic<std::uint32_t> index_count_{0};
+  std::atomic<bool> loading_{false};
 };
 
 }  // namespace braid

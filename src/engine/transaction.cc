@@ -229,6 +229,9 @@ Status Database::execute(TxnFunction fn, const SubmitOptions& options) {
   return p->wait();
 }
 Status Database::checkpoint() { return impl_->checkpoint(); }
+Status Database::bulk_load(Table& table, BulkSource next, const BulkLoadOptions& options) {
+  return impl_->bulk_load(&table, next, options);
+}
 DurabilityStats Database::durability_stats() const { return impl_->durability_stats(); }
 Status Database::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
   return impl_->run(generators, exec);

@@ -13,8 +13,10 @@ namespace {
 constexpr std::uint64_t kManifestTag = 2;
 constexpr std::uint64_t kSyncTag = 7;
 
-std::string io_failure(const char* what, const std::string& path, std::int64_t result) {
-  return std::string(what) + " '" + path + "' failed: " + std::strerror(static_cast<int>(-result));
+std::string io_failure(bool manifest, const char* what, const std::string& path,
+                       std::int64_t result) {
+  return std::string(manifest ? "checkpoint " : "bulk load ") + what + " '" + path +
+         "' failed: " + std::strerror(static_cast<int>(-result));
 }
 
 // Appends one chunk (header, payload, padding) to `out`.
@@ -168,7 +170,9 @@ Status CheckpointWriter::reap(bool wait) {
     if (c[i].user == kSyncTag) {
       --syncs_in_flight_;
       if (c[i].result < 0 && failure_.is_ok()) {
-        failure_ = Status::io_error(io_failure("checkpoint sync of", manifest_path_, c[i].result));
+        failure_ = Status::io_error(io_failure(config_.manifest, "sync of",
+                                               config_.manifest ? manifest_path_ : config_.dir,
+                                               c[i].result));
       }
       continue;
     }
@@ -184,7 +188,7 @@ Status CheckpointWriter::reap(bool wait) {
     --writes_in_flight_;
     if (c[i].user == kManifestTag) {
       if (c[i].result < 0 && failure_.is_ok()) {
-        failure_ = Status::io_error(io_failure("checkpoint write to", manifest_path_, c[i].result));
+        failure_ = Status::io_error(io_failure(true, "write to", manifest_path_, c[i].result));
       }
       continue;
     }
@@ -192,8 +196,8 @@ Status CheckpointWriter::reap(bool wait) {
     // A failed chunk is not retried: this checkpoint fails and the previous one stays in
     // force (the next attempt starts over).
     if (c[i].result < 0 && failure_.is_ok()) {
-      failure_ =
-          Status::io_error(io_failure("checkpoint write to", files_.back().path, c[i].result));
+      failure_ = Status::io_error(
+          io_failure(config_.manifest, "write to", files_.back().path, c[i].result));
     }
     auto& pending = pending_[c[i].user];
     if (failure_.is_ok() && config_.written) {
@@ -299,18 +303,26 @@ Result<bool> CheckpointWriter::finish(bool wait) {
           if (writes_in_flight_ > 0) return false;
         }
         // Every chunk is written: one sync per part makes them durable.
-        for (const Part& p : files_) {
-          if (Status s = submit_sync(p.file); !s.is_ok()) return s;
-        }
         phase_ = Phase::kSyncParts;
         break;
       case Phase::kSyncParts:
       case Phase::kSyncManifest:
+        // A few at a time: a load may have many parts, and the queue is short.
+        while (phase_ == Phase::kSyncParts && next_sync_ < files_.size() &&
+               syncs_in_flight_ < kSyncsInFlight) {
+          if (Status s = submit_sync(files_[next_sync_++].file); !s.is_ok()) return s;
+        }
         if (syncs_in_flight_ > 0) {
           if (Status s = reap(wait); !s.is_ok()) return s;
           if (syncs_in_flight_ > 0) return false;
         }
+        if (phase_ == Phase::kSyncParts && next_sync_ < files_.size()) break;
         if (phase_ == Phase::kSyncManifest) {
+          phase_ = Phase::kDone;
+          return true;
+        }
+        if (!config_.manifest) {
+          if (Status s = fs_->sync_dir(config_.dir); !s.is_ok()) return s;
           phase_ = Phase::kDone;
           return true;
         }

@@ -32,6 +32,9 @@ struct CheckpointConfig {
   // A record added with a cookie is written (readable, not yet durable) at `address`, a cold
   // entry (mvcc/version.h). Called from reap, on the writer's thread.
   std::function<void(std::uint64_t cookie, std::uint64_t address)> written;
+  // False: parts only (a bulk load, Database::bulk_load). finish() stops once the parts and
+  // their directory entries are durable; a later checkpoint refers to their records.
+  bool manifest = true;
 };
 
 class CheckpointWriter {
@@ -105,6 +108,8 @@ class CheckpointWriter {
   Phase phase_ = Phase::kData;
   std::uint32_t writes_in_flight_ = 0;
   std::uint32_t syncs_in_flight_ = 0;
+  static constexpr std::uint32_t kSyncsInFlight = 2;
+  std::size_t next_sync_ = 0;  // files_[next_sync_] is the next part to sync
   FileId manifest_ = -1;
   std::string manifest_image_;
   Status failure_;

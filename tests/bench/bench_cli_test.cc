@@ -321,7 +321,9 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
                         Case{"tpcc --prefault-mib x", "--prefault-mib expects a whole number"},
                         Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"},
                         Case{"ycsb --memory-budget-mib 4", "needs --dir"},
-                        Case{"tpcc --memory-budget-mib 4", "needs --dir"}}) {
+                        Case{"tpcc --memory-budget-mib 4", "needs --dir"},
+                        Case{"ycsb --load bulk", "--load bulk needs --dir"},
+                        Case{"ycsb --load fast", "--load must be one of"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
@@ -379,6 +381,14 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
   row >> name >> values >> refs;
   EXPECT_EQ(values + refs, 60000u) << st.out;
   std::system(("rm -rf " + dir).c_str());
+  // The same through transactions (the default without a budget is this; with one, bulk).
+  RunResult tl =
+      run("ycsb --records 40000 --value-bytes 64 --seconds 0.2 --mode interleaved "
+          "--load txn --dir " +
+          dir + " --memory-budget-mib 1 --json " + json);
+  ASSERT_EQ(tl.code, 0) << tl.out;
+  EXPECT_NE(tl.out.find("load (txn)"), std::string::npos) << tl.out;
+  std::system(("rm -rf " + dir).c_str());
   RunResult t =
       run("tpcc --warehouses 1 --items 2000 --customers 300 --seconds 0.2 --verify "
           "--json " +
@@ -393,11 +403,14 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
         {"\"memory_budget_mib\":", "\"cold_reads_per_s\":", "\"io_depth\":", "\"peak_rss_mib\":"});
     if (line.find("\"ycsb\"") != std::string::npos) {
       EXPECT_NE(line.find("\"hit_ratio\":"), std::string::npos) << line;
+      EXPECT_TRUE(line.find("\"load\":\"bulk\"") != std::string::npos ||
+                  line.find("\"load\":\"txn\"") != std::string::npos)
+          << line;
       // The data is three times the budget: some reads miss.
       EXPECT_EQ(line.find("\"cold_reads_per_s\":0,"), std::string::npos) << line;
     }
   }
-  EXPECT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines.size(), 4u);
   std::remove(json.c_str());
 }
 

@@ -1,0 +1,306 @@
+// Bulk loads straight to storage (DESIGN §5; MosaicDB builds its cold table this way, §6.1).
+//
+// Records go into checkpoint parts (the log's record format, so each has an address a cold
+// entry can name), not through the log and not through version memory, so a table many times
+// its budget loads in the memory of its index and OID array. Each record's entry is stored
+// once the chunk holding it is written: its cold address, or a version kept in memory while
+// version memory is within the budget (its `home` set to the same address, so eviction can
+// let it go). Every record carries one commit timestamp, logged (an empty transaction record)
+// before the first part is written, so recovery's dense timestamps hold.
+//
+// All or nothing on disk: no checkpoint starts while a load runs (Durability::begin_bulk_load),
+// and the load ends with one that refers to every record of its parts; until that checkpoint
+// is durable no manifest names the parts, so a crash loses the whole load and the next open
+// deletes its files as unneeded. A load that fails removes its keys again and deletes its
+// parts; writes to the table answer Busy meanwhile (Table::loading), so every OID from the
+// load's first one on is the load's.
+#include <braid/database.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/checks.h"
+#include "engine/cold_store.h"
+#include "engine/database_impl.h"
+#include "engine/durability.h"
+#include "storage/checkpoint.h"
+#include "util/assert.h"
+
+namespace braid::engine {
+
+namespace {
+
+using mvcc::Version;
+namespace entry = mvcc::entry;
+
+// Records per context a kept version is allocated through: the context pins the reclamation
+// horizon while it is open, so it is finished and begun again this often.
+constexpr std::uint32_t kRecordsPerContext = 1024;
+
+class BulkLoader {
+ public:
+  BulkLoader(DatabaseImpl* db, Table* table, const BulkLoadOptions& options)
+      : db_(db), table_(table), options_(options), first_oid_(table->oids().allocated()) {}
+  ~BulkLoader() { end_context(); }
+  BulkLoader(const BulkLoader&) = delete;
+  BulkLoader& operator=(const BulkLoader&) = delete;
+
+  Status run(BulkSource next);
+  // After a failed run: removes every key the load added and deletes its parts.
+  void rollback();
+  const std::vector<storage::CkptPart>& parts() const { return parts_; }
+
+ private:
+  // Cookies name what an address belongs to: a kept version (its pointer, 16-byte aligned, so
+  // even) or a cold record's OID (odd).
+  static std::uint64_t version_cookie(Version* v) { return reinterpret_cast<std::uint64_t>(v); }
+  static std::uint64_t oid_cookie(std::uint64_t oid) { return oid << 1 | 1; }
+  void written(std::uint64_t cookie, std::uint64_t address);
+  // A version of `value` with the load's timestamp, or null when no context is free (the
+  // record then starts cold) or version memory is exhausted (*failure says so).
+  Version* keep(std::string_view value, Status* failure);
+  void end_context();
+
+  DatabaseImpl* db_;
+  Table* table_;
+  const BulkLoadOptions options_;
+  const std::uint64_t first_oid_;
+  std::uint64_t cts_ = 0;
+  std::unique_ptr<storage::IoQueue> queue_;
+  std::unique_ptr<storage::CheckpointWriter> writer_;
+  std::vector<std::uint64_t> files_;  // every part created, for the rollback
+  std::vector<storage::CkptPart> parts_;
+  mvcc::TxnContext* ctx_ = nullptr;
+  std::uint32_t ctx_records_ = 0;
+};
+
+void BulkLoader::written(std::uint64_t cookie, std::uint64_t address) {
+  BRAID_DASSERT(entry::is_cold(address));
+  if ((cookie & 1) != 0) {
+    // Readable from here on: until now the entry was empty (a reader found no record).
+    table_->oids().entry(cookie >> 1).store(address, std::memory_order_release);
+    return;
+  }
+  // The version is alive: nothing evicts it before it has a home, and no writer may replace
+  // it while the table is loading.
+  Version* v = reinterpret_cast<Version*>(cookie);
+  std::atomic_ref<std::uint64_t>(v->home).store(address, std::memory_order_relaxed);
+}
+
+Version* BulkLoader::keep(std::string_view value, Status* failure) {
+  if (ctx_ != nullptr && ctx_records_ >= kRecordsPerContext) end_context();
+  if (ctx_ == nullptr) {
+    ctx_ = db_->txns().begin();
+    if (ctx_ == nullptr) return nullptr;  // every application context is open
+    ctx_records_ = 0;
+  }
+  ++ctx_records_;
+  Version* v = db_->protocol().make_version(ctx_, value, false);
+  if (v == nullptr) {
+    *failure = db_->protocol().out_of_version_memory();
+    return nullptr;
+  }
+  v->stamp.store(cts_, std::memory_order_relaxed);
+  return v;
+}
+
+void BulkLoader::end_context() {
+  if (ctx_ == nullptr) return;
+  std::lock_guard<std::mutex> g(db_->durability()->external_mutex());
+  db_->finish_txn(ctx_, db_->external_log());
+  ctx_ = nullptr;
+}
+
+Status BulkLoader::run(BulkSource next) {
+  Durability* d = db_->durability();
+  {
+    std::lock_guard<std::mutex> g(d->external_mutex());
+    cts_ = db_->logged_tick(db_->external_log());
+  }
+  if (cts_ == 0) {
+    return d->halted() ? d->halt_status()
+                       : Status::io_error("bulk_load: no room in the log for the load's timestamp");
+  }
+  Result<std::unique_ptr<storage::IoQueue>> q = d->fs().make_queue(4);
+  if (!q.is_ok()) return q.status();
+  queue_ = std::move(*q);
+  storage::CheckpointConfig config = d->part_config();
+  config.manifest = false;
+  storage::FileTable* files = &db_->cold()->files();
+  config.created = [this, files](std::uint64_t n, const std::string& path) {
+    files->add(n, path);
+    files_.push_back(n);
+  };
+  config.written = [this](std::uint64_t cookie, std::uint64_t address) {
+    written(cookie, address);
+  };
+  // Sequence 0 in the chunk headers: these parts belong to no checkpoint of their own.
+  const storage::CkptHeader header{
+      storage::kFormatVersion, db_->table_count(), 0, cts_, d->generation(), 0, 0};
+  writer_ = std::make_unique<storage::CheckpointWriter>(
+      &d->fs(), queue_.get(), header, std::vector<storage::LogStart>{}, std::move(config));
+  ColdStore* cold = db_->cold();
+  const bool budget = cold->budget() != 0;
+  std::string_view key;
+  std::string_view value;
+  for (std::uint64_t n = 1; next(&key, &value); ++n) {
+    if (Status s = check_key(key); !s.is_ok()) {
+      return Status::invalid_argument("bulk_load: record " + std::to_string(n) + ": " +
+                                      std::string(s.message()));
+    }
+    if (Status s = check_value(value); !s.is_ok()) {
+      return Status::invalid_argument("bulk_load: record " + std::to_string(n) + ": " +
+                                      std::string(s.message()));
+    }
+    Result<std::uint64_t> oid = table_->oids().allocate();
+    if (!oid.is_ok()) return oid.status();
+    std::uint64_t existing = 0;
+    if (!table_->index().insert_if_absent(key, *oid, &existing)) {
+      return Status::duplicate("bulk_load: record " + std::to_string(n) +
+                               " repeats the key of an earlier record");
+    }
+    Status failure;
+    Version* v = nullptr;
+    if (options_.keep_in_memory && !(budget && cold->over_budget())) {
+      v = keep(value, &failure);
+      if (!failure.is_ok()) return failure;
+    }
+    Result<std::uint64_t> at = writer_->add(table_->id(), key, value, cts_,
+                                            v != nullptr ? version_cookie(v) : oid_cookie(*oid));
+    if (!at.is_ok()) return at.status();
+    if (*at == 0 && v == nullptr) {
+      // Too big for a cold address: it can only live in memory (and in the next checkpoint).
+      v = keep(value, &failure);
+      if (!failure.is_ok()) return failure;
+      if (v == nullptr) {
+        return Status::busy("bulk_load: record " + std::to_string(n) +
+                            " must stay in memory and every application transaction context "
+                            "is in use (Options::external_transactions)");
+      }
+    }
+    if (v != nullptr)
+      table_->oids().entry(*oid).store(entry::from_version(v), std::memory_order_release);
+  }
+  end_context();
+  for (;;) {
+    Result<bool> done = writer_->finish(true);
+    if (!done.is_ok()) return done.status();
+    if (*done) break;
+  }
+  parts_ = writer_->parts();
+  writer_.reset();
+  return Status::ok();
+}
+
+void BulkLoader::rollback() {
+  end_context();
+  writer_.reset();  // waits for its requests: their buffers and callbacks are ours
+  mvcc::TxnContext* ctx = nullptr;
+  index::BTree& tree = table_->index();
+  index::LeafBatch batch;
+  std::string from;
+  for (;;) {
+    tree.scan_leaf(from, false, {}, {}, false, &batch);
+    for (const auto& e : batch.entries) {
+      if (e.value < first_oid_) continue;
+      const bool removed = tree.remove(batch.key(e), e.value);
+      BRAID_ASSERT(removed);
+      const std::uint64_t old =
+          table_->oids().entry(e.value).exchange(entry::kEmpty, std::memory_order_acq_rel);
+      if (!entry::is_hot(old)) continue;
+      // Readers that found the record may still walk its chain: retired, freed past the
+      // horizon. A context is free for this: the load's own was finished above, and the
+      // rollback waits for one rather than leak.
+      while (ctx == nullptr) {
+        ctx = db_->txns().begin();
+        if (ctx == nullptr) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      for (Version* x = entry::hot(old); x != nullptr;) {
+        Version* older = x->next.load(std::memory_order_acquire);
+        db_->txns().retire(ctx, x);
+        x = older;
+      }
+    }
+    if (!batch.has_next) break;
+    from = batch.next;
+  }
+  if (ctx != nullptr) {
+    std::lock_guard<std::mutex> g(db_->durability()->external_mutex());
+    db_->finish_txn(ctx, db_->external_log());
+  }
+  // No entry names the parts any more; a read in flight keeps its handle until it completes
+  // (FileTable). A failed unlink leaves a file the next open deletes as unneeded.
+  Durability* d = db_->durability();
+  for (std::uint64_t n : files_) {
+    (void)d->fs().remove(d->dir() + "/" + storage::part_file_name(n));
+    db_->cold()->files().forget(n);
+  }
+}
+
+}  // namespace
+
+Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOptions& options) {
+  if (Status s = refuse_on_worker("Database::bulk_load()"); !s.is_ok()) return s;
+  if (table->owner() != this) {
+    return Status::invalid_argument("bulk_load: table '" + table->name() +
+                                    "' belongs to another database");
+  }
+  if (durability_ == nullptr) {
+    return Status::invalid_argument(
+        "bulk_load: the database has no directory (in-memory): load it with transactions");
+  }
+  if (options_.read_only) {
+    return Status::invalid_argument("bulk_load: the database was opened read-only");
+  }
+  {
+    std::lock_guard<std::mutex> g(catalog_mutex_);  // create_index takes it too
+    if (table->index_count() != 0) {
+      return Status::invalid_argument("bulk_load: table '" + table->name() +
+                                      "' has secondary indexes; create them after the load");
+    }
+    if (!table->begin_loading()) {
+      return Status::busy("bulk_load: table '" + table->name() + "' is being loaded already");
+    }
+  }
+  index::LeafBatch batch;
+  std::string from;
+  for (;;) {
+    table->index().scan_leaf(from, false, {}, {}, false, &batch);
+    if (!batch.entries.empty()) {
+      table->end_loading();
+      return Status::invalid_argument("bulk_load: table '" + table->name() +
+                                      "' holds keys; a load fills a table created for it");
+    }
+    if (!batch.has_next) break;
+    from = batch.next;
+  }
+  if (Status s = durability_->begin_bulk_load(); !s.is_ok()) {
+    table->end_loading();
+    return s;
+  }
+  BulkLoader loader(this, table, options);
+  Status s = loader.run(next);
+  if (s.is_ok()) {
+    durability_->adopt_parts(loader.parts());
+  } else {
+    loader.rollback();
+  }
+  durability_->end_bulk_load();
+  table->end_loading();
+  if (!s.is_ok() || loader.parts().empty()) return s;
+  if (Status c = checkpoint(); !c.is_ok()) {
+    return Status(c.code(),
+                  "bulk_load: the records are loaded but not durable: the checkpoint that would "
+                  "make them so failed (the next one will; a crash before it loses them): " +
+                      std::string(c.message()));
+  }
+  return Status::ok();
+}
+
+}  // namespace braid::engine

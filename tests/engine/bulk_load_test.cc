@@ -1,0 +1,421 @@
+// Database::bulk_load (engine/bulk_load.cc): a table many times its memory budget loads
+// straight to storage, reads back, survives a reopen; a load is all or nothing, through a bad
+// record, a crash at any point and a failed write or sync. Simulated disk, seeded.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/exec_test_util.h"
+#include "storage/durability_util.h"
+#include "util/random.h"
+
+namespace braid {
+namespace {
+
+constexpr std::size_t kValueBytes = 600;
+
+std::string key_of(int i) { return "key" + std::to_string(i); }
+std::string value_of(int i, std::size_t bytes = kValueBytes) {
+  std::string v = "v" + std::to_string(i) + ":";
+  while (v.size() < bytes) v += static_cast<char>('a' + (i + v.size()) % 26);
+  return v;
+}
+
+Options load_options(std::uint64_t budget) {
+  Options o = test::wl_options(0);
+  o.memory_budget_bytes = budget;
+  o.durability.log_segment_bytes = 1 << 20;
+  return o;
+}
+
+// Records 0..n-1 in a seeded shuffled order (a load takes keys in any order); `dup`: the
+// record at that position repeats the first one's key.
+struct Source {
+  explicit Source(int n, std::uint64_t seed = 1, int dup = -1) : dup(dup) {
+    for (int i = 0; i < n; ++i) order.push_back(i);
+    util::Rng rng(seed);
+    for (int i = n - 1; i > 0; --i) {
+      std::swap(order[static_cast<std::size_t>(i)], order[rng.uniform(i + 1)]);
+    }
+  }
+  bool next(std::string_view* k, std::string_view* v) {
+    if (pos >= order.size()) return false;
+    const int i = static_cast<int>(pos) == dup ? order[0] : order[pos];
+    ++pos;
+    key = key_of(i);
+    value = value_of(i, value_bytes);
+    *k = key;
+    *v = value;
+    return true;
+  }
+  Status load(Database& db, Table& t, const BulkLoadOptions& o = {}) {
+    return db.bulk_load(
+        t, [this](std::string_view* k, std::string_view* v) { return next(k, v); }, o);
+  }
+  std::vector<int> order;
+  int dup;
+  std::size_t pos = 0;
+  std::size_t value_bytes = kValueBytes;
+  std::string key, value;
+};
+
+// Every record of table "t" (a scan: cold records are read back).
+std::map<std::string, std::string> contents(Database& db) { return test::wl_read(db); }
+
+void expect_all(Database& db, int n, std::size_t value_bytes = kValueBytes) {
+  const auto got = contents(db);
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+  int wrong = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto it = got.find(key_of(i));
+    if (it == got.end() || it->second != value_of(i, value_bytes)) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+std::vector<std::string> part_names(storage::SimFileSystem& fs) {
+  std::vector<std::string> names;
+  EXPECT_TRUE(fs.list("/db", &names).is_ok());
+  std::erase_if(names, [](const std::string& n) { return n.rfind("ckpt-", 0) != 0; });
+  std::sort(names.begin(), names.end());
+  return names;
+}
+int part_files(storage::SimFileSystem& fs) { return static_cast<int>(part_names(fs).size()); }
+
+TEST(BulkLoad, TwelveTimesTheBudgetLoadsReadsBackAndReopens) {
+  constexpr int kN = 20000;  // ~12.5 MiB of versions against a 1 MiB budget
+  auto fs = std::make_shared<storage::SimFileSystem>(3);
+  {
+    auto db = test::open_sim(load_options(1 << 20), fs);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    Table* t = (*db)->create_table("t").value();
+    const std::vector<std::string> before = part_names(*fs);
+    Source src(kN);
+    const Status loaded = src.load(**db, *t);
+    ASSERT_TRUE(loaded.is_ok()) << loaded.to_string();
+    const DatabaseStats s = (*db)->stats();
+    // Kept in memory up to the budget (and a sampling interval past it), the rest cold.
+    EXPECT_GT(s.live_versions, 0u);
+    EXPECT_LT(s.live_version_bytes, std::uint64_t{2} << 20);
+    EXPECT_EQ(s.cold_reads, 0u);
+    // The load's parts, and its checkpoint's part (references, and the values kept in memory).
+    std::vector<std::string> loaded_parts;
+    std::ranges::set_difference(part_names(*fs), before, std::back_inserter(loaded_parts));
+    EXPECT_GE(loaded_parts.size(), 7u);  // ~12.5 MiB in parts of at most 2 MiB
+    // A second checkpoint refers to them again (they are wholly live): all but the load's
+    // checkpoint's parts stay
+    ASSERT_TRUE((*db)->checkpoint().is_ok());
+    std::vector<std::string> kept;
+    std::ranges::set_intersection(part_names(*fs), loaded_parts, std::back_inserter(kept));
+    // (One or two of them, as the values kept in memory fill them.)
+    EXPECT_GE(kept.size() + 2, loaded_parts.size());
+    EXPECT_GE(kept.size(), 6u);
+    // Point reads of every record through the application-thread API, in a new order.
+    Source again(kN, 2);
+    Transaction tx = (*db)->begin().value();
+    int wrong = 0;
+    for (int i : again.order) {
+      Result<std::string_view> r = tx.get(*t, key_of(i));
+      if (!r.is_ok() || *r != value_of(i)) ++wrong;
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+    EXPECT_EQ(wrong, 0);
+    EXPECT_GT((*db)->stats().cold_reads, std::uint64_t{kN} / 2);
+  }
+  auto db = test::open_sim(load_options(1 << 20), fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  expect_all(**db, kN);
+  // And with no budget: records the checkpoint refers to open cold and stay once read.
+  db->reset();
+  auto whole = test::open_sim(load_options(0), fs);
+  ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
+  expect_all(**whole, kN);
+  EXPECT_EQ((*whole)->stats().live_versions, std::uint64_t{kN});
+}
+
+TEST(BulkLoad, AColdTableStartsWithEveryRecordOnStorage) {
+  constexpr int kN = 3000;
+  auto fs = std::make_shared<storage::SimFileSystem>(4);
+  auto db = test::open_sim(load_options(0), fs);
+  ASSERT_TRUE(db.is_ok());
+  Table* t = (*db)->create_table("t").value();
+  Source src(kN);
+  ASSERT_TRUE(src.load(**db, *t, {.keep_in_memory = false}).is_ok());
+  EXPECT_EQ((*db)->stats().live_versions, 0u);
+  expect_all(**db, kN);
+  // Each record was read once and stays in memory (no budget).
+  EXPECT_EQ((*db)->stats().cold_reads, std::uint64_t{kN});
+  EXPECT_EQ((*db)->stats().live_versions, std::uint64_t{kN});
+  expect_all(**db, kN);
+  EXPECT_EQ((*db)->stats().cold_reads, std::uint64_t{kN});
+}
+
+TEST(BulkLoad, WithoutABudgetEveryRecordStaysInMemory) {
+  constexpr int kN = 3000;
+  auto fs = std::make_shared<storage::SimFileSystem>(5);
+  {
+    auto db = test::open_sim(load_options(0), fs);
+    ASSERT_TRUE(db.is_ok());
+    Table* t = (*db)->create_table("t").value();
+    Source src(kN);
+    ASSERT_TRUE(src.load(**db, *t).is_ok());
+    EXPECT_EQ((*db)->stats().live_versions, std::uint64_t{kN});
+    expect_all(**db, kN);
+    EXPECT_EQ((*db)->stats().cold_reads, 0u);
+    // The records are ordinary ones: updates, removes, more inserts.
+    Transaction tx = (*db)->begin().value();
+    ASSERT_TRUE(tx.update(*t, key_of(7), value_of(7)).is_ok());
+    ASSERT_TRUE(tx.insert(*t, key_of(kN), value_of(kN)).is_ok());
+    ASSERT_EQ(tx.insert(*t, key_of(8), "x").code(), Code::kDuplicate);
+  }
+  auto db = test::open_sim(load_options(0), fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  expect_all(**db, kN);  // the failed insert failed its transaction: nothing of it committed
+}
+
+TEST(BulkLoad, RecordsTooBigForAColdAddressStayInMemory) {
+  constexpr int kN = 40;
+  constexpr std::size_t kBig = kMaxValueBytes;  // with its headers past a cold entry's reach
+  auto fs = std::make_shared<storage::SimFileSystem>(6);
+  {
+    Options o = load_options(1);
+    o.durability.log_segment_bytes = 4 << 20;
+    auto db = test::open_sim(o, fs);
+    ASSERT_TRUE(db.is_ok());
+    Table* t = (*db)->create_table("t").value();
+    Source src(kN);
+    src.value_bytes = kBig;
+    ASSERT_TRUE(src.load(**db, *t, {.keep_in_memory = false}).is_ok());
+    EXPECT_EQ((*db)->stats().live_versions, std::uint64_t{kN});
+    expect_all(**db, kN, kBig);
+  }
+  Options o = load_options(1);
+  o.durability.log_segment_bytes = 4 << 20;
+  auto db = test::open_sim(o, fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  expect_all(**db, kN, kBig);
+}
+
+TEST(BulkLoad, ARepeatedKeyUndoesTheWholeLoad) {
+  constexpr int kN = 5000;
+  auto fs = std::make_shared<storage::SimFileSystem>(8);
+  {
+    auto db = test::open_sim(load_options(1 << 20), fs);
+    ASSERT_TRUE(db.is_ok());
+    Table* t = (*db)->create_table("t").value();
+    const int parts_before = part_files(*fs);
+    Source bad(kN, 1, 4000);  // position 4000 is record 4001
+    const Status s = bad.load(**db, *t);
+    EXPECT_EQ(s.code(), Code::kDuplicate);
+    EXPECT_NE(s.message().find("record 4001"), std::string::npos) << s.to_string();
+    EXPECT_TRUE(contents(**db).empty());
+    EXPECT_EQ(part_files(*fs), parts_before);
+    EXPECT_EQ((*db)->stats().live_versions, 0u);
+    // The table takes a good load after a failed one.
+    Source good(kN, 9);
+    ASSERT_TRUE(good.load(**db, *t).is_ok());
+    expect_all(**db, kN);
+  }
+  auto db = test::open_sim(load_options(1 << 20), fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  expect_all(**db, kN);
+}
+
+TEST(BulkLoad, RefusesWhatItCannotLoad) {
+  auto fs = std::make_shared<storage::SimFileSystem>(10);
+  {
+    Options mem;
+    mem.workers = 1;
+    auto db = Database::open(mem);
+    ASSERT_TRUE(db.is_ok());
+    Table* t = (*db)->create_table("t").value();
+    Source src(10);
+    EXPECT_EQ(src.load(**db, *t).code(), Code::kInvalidArgument);
+  }
+  auto db = test::open_sim(load_options(1 << 20), fs);
+  ASSERT_TRUE(db.is_ok());
+  Table* full = (*db)->create_table("full").value();
+  {
+    Transaction tx = (*db)->begin().value();
+    ASSERT_TRUE(tx.insert(*full, "a", "1").is_ok());
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  Source src(10);
+  const Status not_empty = src.load(**db, *full);
+  EXPECT_EQ(not_empty.code(), Code::kInvalidArgument);
+  EXPECT_NE(not_empty.message().find("holds keys"), std::string::npos);
+
+  Table* indexed = (*db)->create_table("indexed").value();
+  ASSERT_TRUE((*db)
+                  ->create_index(*indexed, "by_value",
+                                 [](std::string_view, std::string_view v, Key* out) {
+                                   out->append_bytes(v);
+                                   return true;
+                                 })
+                  .is_ok());
+  Source src2(10);
+  EXPECT_EQ(src2.load(**db, *indexed).code(), Code::kInvalidArgument);
+
+  // A bad record fails the load and leaves the table as it was.
+  Table* t = (*db)->create_table("t").value();
+  int n = 0;
+  std::string value = "v";
+  Status bad = (*db)->bulk_load(*t, [&](std::string_view* k, std::string_view* v) {
+    if (++n > 100) return false;
+    static std::string key;
+    key = n == 60 ? std::string() : key_of(n);
+    *k = key;
+    *v = value;
+    return true;
+  });
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+  EXPECT_NE(bad.message().find("record 60"), std::string::npos) << bad.to_string();
+  EXPECT_TRUE(contents(**db).empty());
+  std::string big(kMaxValueBytes + 1, 'x');
+  n = 0;
+  bad = (*db)->bulk_load(*t, [&](std::string_view* k, std::string_view* v) {
+    if (++n > 1) return false;
+    *k = "k";
+    *v = big;
+    return true;
+  });
+  EXPECT_EQ(bad.code(), Code::kInvalidArgument);
+
+  // While a load runs: writes to its table, an index build on it and a second load of it are
+  // Busy; other tables are written as usual.
+  Table* other = (*db)->create_table("other").value();
+  Status write, build, second, elsewhere;
+  Source good(2000);
+  n = 0;
+  ASSERT_TRUE((*db)
+                  ->bulk_load(*t,
+                              [&](std::string_view* k, std::string_view* v) {
+                                if (++n == 1000) {
+                                  Transaction tx = (*db)->begin().value();
+                                  write = tx.put(*t, "zz", "1");
+                                  Transaction tx2 = (*db)->begin().value();
+                                  elsewhere = tx2.put(*other, "zz", "1");
+                                  if (elsewhere.is_ok()) elsewhere = tx2.commit();
+                                  build = (*db)
+                                              ->create_index(*t, "i",
+                                                             [](std::string_view, std::string_view,
+                                                                Key*) { return false; })
+                                              .status();
+                                  Source inner(5);
+                                  second = inner.load(**db, *t);
+                                }
+                                return good.next(k, v);
+                              })
+                  .is_ok());
+  EXPECT_EQ(write.code(), Code::kBusy) << write.to_string();
+  EXPECT_EQ(build.code(), Code::kBusy) << build.to_string();
+  EXPECT_EQ(second.code(), Code::kBusy) << second.to_string();
+  EXPECT_TRUE(elsewhere.is_ok()) << elsewhere.to_string();
+  Transaction tx = (*db)->begin().value();
+  Result<std::string_view> r = tx.get(*t, key_of(1999));
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(*r, value_of(1999));
+  EXPECT_TRUE(tx.put(*t, "zz", "1").is_ok());  // writable again
+  EXPECT_TRUE(tx.commit().is_ok());
+}
+
+TEST(BulkLoad, ReadOnlyDatabaseRefusesALoad) {
+  auto fs = std::make_shared<storage::SimFileSystem>(11);
+  {
+    auto db = test::open_sim(load_options(0), fs);
+    ASSERT_TRUE(db.is_ok());
+    ASSERT_TRUE((*db)->create_table("t").is_ok());
+  }
+  Options o = load_options(0);
+  o.read_only = true;
+  auto db = test::open_sim(o, fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  Source src(10);
+  EXPECT_EQ(src.load(**db, *(*db)->open_table("t").value()).code(), Code::kInvalidArgument);
+}
+
+// Power fails after the k-th mutating operation of the load, for every k until the load and
+// its checkpoint complete: the reopened table holds all of it or none of it (all, once the
+// load answered OK), and a lost load's parts are deleted at the open.
+TEST(BulkLoad, ACrashAtAnyPointKeepsAllOfTheLoadOrNone) {
+  constexpr int kN = 4000;  // ~2.5 MiB: two parts of 2 MiB
+  int none = 0, all = 0;
+  for (std::uint64_t k = 1;; ++k) {
+    SCOPED_TRACE("crash after operation " + std::to_string(k));
+    auto fs = std::make_shared<storage::SimFileSystem>(100 + k);
+    bool ok = false;
+    {
+      auto db = test::open_sim(load_options(1 << 20), fs);
+      ASSERT_TRUE(db.is_ok());
+      Table* t = (*db)->create_table("t").value();
+      fs->crash_after(k);
+      Source src(kN, k);
+      ok = src.load(**db, *t).is_ok();
+    }
+    const bool crashed = fs->crashed();
+    fs->power_loss(storage::SimFileSystem::Damage::kRandom, k);
+    auto db = test::open_sim(load_options(1 << 20), fs);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    const std::size_t got = contents(**db).size();
+    if (got == 0) {
+      EXPECT_FALSE(ok);
+      ++none;
+      EXPECT_EQ(part_files(*fs), 0);
+    } else {
+      ++all;
+      expect_all(**db, kN);
+    }
+    if (!crashed) break;  // the load and its close finished before operation k
+    ASSERT_LT(k, 400u);
+  }
+  std::printf("bulk load crash points: %d lost the load, %d kept all of it\n", none, all);
+  EXPECT_GT(none, 5);
+  EXPECT_GT(all, 0);
+}
+
+// The n-th write or sync fails (EIO, ENOSPC, EIO on sync), for every n the load reaches: the
+// load fails with the error and removes what it added — or, when only its final checkpoint
+// failed, says the records are loaded but not yet durable — and the database goes on.
+TEST(BulkLoad, AFailedWriteOrSyncFailsTheLoadCleanly) {
+  constexpr int kN = 4000;
+  using Fault = storage::SimFileSystem::Fault;
+  int failed = 0;
+  for (Fault fault : {Fault::kEio, Fault::kEnospc, Fault::kSyncEio}) {
+    for (std::uint64_t nth = 1;; ++nth) {
+      SCOPED_TRACE("fault " + std::to_string(static_cast<int>(fault)) + " at " +
+                   std::to_string(nth));
+      auto fs = std::make_shared<storage::SimFileSystem>(200 + nth);
+      auto db = test::open_sim(load_options(1 << 20), fs);
+      ASSERT_TRUE(db.is_ok());
+      Table* t = (*db)->create_table("t").value();
+      fs->inject(fault, nth, false);
+      Source src(kN, nth);
+      const Status s = src.load(**db, *t);
+      if (fs->faults_fired() == 0) {
+        ASSERT_TRUE(s.is_ok()) << s.to_string();
+        break;
+      }
+      ++failed;
+      const std::size_t got = contents(**db).size();
+      if (s.is_ok()) {
+        // A fault the engine absorbs (none expected here, but it must then be whole).
+        EXPECT_EQ(got, std::size_t{kN});
+      } else if (s.message().find("loaded but not durable") != std::string::npos) {
+        EXPECT_EQ(got, std::size_t{kN});
+      } else {
+        EXPECT_EQ(got, 0u) << s.to_string();
+      }
+      ASSERT_LT(nth, 200u);
+    }
+  }
+  std::printf("bulk load I/O faults: %d loads met one\n", failed);
+  EXPECT_GT(failed, 10);
+}
+
+}  // namespace
+}  // namespace braid
