@@ -68,6 +68,10 @@ class ChainWalk {
       if (vis == mvcc::Vis::kRetry) continue;  // owner finished: re-read the stamp
       if (vis == mvcc::Vis::kVisible) {
         found_ = v_;
+        // Read since a sweep passed it: keep it (mvcc/version.h, `cooling`).
+        if (v_->cooling.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+          v_->cooling.store(0, std::memory_order_relaxed);
+        }
         return false;
       }
       v_ = v_->next.load(std::memory_order_acquire);

@@ -353,6 +353,12 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
       std::atomic_ref<std::uint64_t>(v->home).load(std::memory_order_relaxed);
   if (home == 0) return false;  // no record it could be read back from
   BRAID_DASSERT(entry::is_cold(home));
+  // Second chance: read since the last pass (clear), it stays and is marked; the next pass
+  // evicts it unless a read clears the mark again (mvcc/version.h).
+  if (v->cooling.load(std::memory_order_relaxed) == 0) {
+    v->cooling.store(1, std::memory_order_relaxed);
+    return false;
+  }
   if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
   *to = home;
   // Readers that loaded the entry before the CAS may still walk these versions: retire them

@@ -229,6 +229,7 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
   }
   // A read-only database logs nothing, ticks included (it writes no version either).
   txns_.set_logged_ticks(!options_.read_only);
+  txns_.set_cooling(options_.memory_budget_bytes != 0);
   return durability_->recover_and_open_logs();
 }
 

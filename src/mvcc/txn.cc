@@ -126,6 +126,7 @@ Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
   v->size = static_cast<std::uint32_t>(payload);
   v->home = 0;
   v->flags = 0;
+  v->cooling.store(cooling_init_, std::memory_order_relaxed);
   ctx->versions_live.fetch_add(1, std::memory_order_relaxed);
   ctx->version_bytes_live.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
   return v;

@@ -127,6 +127,9 @@ class TxnTable {
   [[nodiscard]] bool finish(TxnContext* ctx);
   // Durable databases: never tick the clock without the caller logging it.
   void set_logged_ticks(bool on) { logged_ticks_ = on; }
+  // Under a memory budget new versions start unreferenced (Version::cooling set): the next
+  // eviction pass takes one nobody read. Without one nothing evicts, and reads never write.
+  void set_cooling(bool on) { cooling_init_ = on ? 1 : 0; }
 
   TxnContext& at(std::uint32_t i) { return contexts_[i]; }
   const TxnContext& at(std::uint32_t i) const { return contexts_[i]; }
@@ -160,6 +163,7 @@ class TxnTable {
   std::uint32_t max_writes_;
   std::unique_ptr<TxnContext[]> contexts_;
   bool logged_ticks_ = false;
+  std::uint8_t cooling_init_ = 0;
   alignas(64) std::atomic<std::uint64_t> clock_{1};
   alignas(64) std::atomic<std::uint64_t> horizon_{1};
 };

@@ -43,7 +43,13 @@ struct Version {
   };
   std::uint32_t size;
   std::uint8_t flags;
-  std::uint8_t pad[3];
+  // CLOCK's reference bit, inverted so that a read writes only when the bit says it must (cold
+  // store): set means "not read since the last eviction pass". Under a budget a version starts
+  // set (TxnTable::set_cooling); a reader that finds it set clears it; a sweep evicts a head
+  // that is still set and sets it on one that is clear. A record read between two passes stays;
+  // one nobody read since it was made goes on the first.
+  mutable std::atomic<std::uint8_t> cooling;
+  std::uint8_t pad[2];
 
   char* payload() { return reinterpret_cast<char*>(this + 1); }
   const char* payload() const { return reinterpret_cast<const char*>(this + 1); }
