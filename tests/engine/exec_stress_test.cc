@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -121,6 +123,51 @@ TEST_P(ExecStress, BankTransfersConserveTheTotal) {
 // account is evicted as soon as its commit is durable and seen by every snapshot, while the
 // workers' transfers read and write them back and an application thread scans the table and
 // checks the total. Run under ThreadSanitizer too.
+// One CI run (TSan, a loaded machine) hung in the test below for its whole 600 s, and 600+
+// repetitions here did not do it again: past `limit` this prints what the engine was doing
+// and aborts, so a next time names where it stopped instead of timing out silently.
+class Watchdog {
+ public:
+  Watchdog(Database& db, std::chrono::seconds limit) : db_(db) {
+    thread_ = std::thread([this, limit] {
+      const auto until = std::chrono::steady_clock::now() + limit;
+      while (!done_.load()) {
+        if (std::chrono::steady_clock::now() > until) bark();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+  ~Watchdog() {
+    done_ = true;
+    thread_.join();
+  }
+  std::atomic<std::uint64_t> scans{0};
+
+ private:
+  [[noreturn]] void bark() {
+    const DatabaseStats s = db_.stats();
+    const DurabilityStats d = db_.durability_stats();
+    const ExecStats e = db_.exec_stats();
+    std::fprintf(stderr,
+                 "watchdog: stuck. commits %lu aborts %lu open txns %lu clock %lu | cold reads "
+                 "%lu joins %lu errors %lu evictions %lu live versions %lu retired %lu | durable "
+                 "clock %lu checkpoints %lu halted %d | worker txns %lu resumes %lu commit waits "
+                 "%lu | scans %lu\n",
+                 (unsigned long)s.commits, (unsigned long)s.aborts,
+                 (unsigned long)s.open_transactions, (unsigned long)s.commit_clock,
+                 (unsigned long)s.cold_reads, (unsigned long)s.cold_read_joins,
+                 (unsigned long)s.cold_read_errors, (unsigned long)s.evictions,
+                 (unsigned long)s.live_versions, (unsigned long)s.retired_versions,
+                 (unsigned long)d.durable_clock, (unsigned long)d.checkpoints, d.halted ? 1 : 0,
+                 (unsigned long)e.transactions, (unsigned long)e.resumes,
+                 (unsigned long)e.commit_waits, (unsigned long)scans.load());
+    std::abort();
+  }
+  Database& db_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 TEST_P(ExecStress, BankTransfersConserveTheTotalUnderATinyBudget) {
   Options o = test::wl_options(64 << 10);  // checkpoints race the sweeps and the reads
   o.workers = 2;
@@ -130,6 +177,7 @@ TEST_P(ExecStress, BankTransfersConserveTheTotalUnderATinyBudget) {
   auto opened = test::open_sim(o, std::make_shared<storage::SimFileSystem>(23));
   ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
   std::unique_ptr<Database> db = std::move(opened).value();
+  Watchdog watchdog(*db, std::chrono::seconds(180));
   Table* t = testing::make_table(*db, "bank");
   std::vector<std::string> keys;
   ASSERT_NO_FATAL_FAILURE(open_accounts(*db, *t, &keys));
@@ -141,7 +189,7 @@ TEST_P(ExecStress, BankTransfersConserveTheTotalUnderATinyBudget) {
   }
   ASSERT_GE(db->durability_stats().durable_clock, loaded);
   std::atomic<bool> done{false};
-  std::uint64_t scans = 0;
+  std::atomic<std::uint64_t>& scans = watchdog.scans;
   std::thread scanner([&] {
     while (!done.load()) {
       Transaction tx = testing::begin(*db);
