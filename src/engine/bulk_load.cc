@@ -29,6 +29,7 @@
 #include "engine/cold_store.h"
 #include "engine/database_impl.h"
 #include "engine/durability.h"
+#include "engine/worker.h"
 #include "storage/checkpoint.h"
 #include "util/assert.h"
 
@@ -292,6 +293,9 @@ Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOpti
     loader.rollback();
   }
   durability_->end_bulk_load();
+  // A checkpoint asked for meanwhile waited for the load (Durability::checkpoint_pending) and
+  // worker 0 may have gone to sleep over it: nothing else wakes it when the load failed.
+  workers_[0]->wake_if_sleeping();
   table->end_loading();
   if (!s.is_ok() || loader.parts().empty()) return s;
   if (Status c = checkpoint(); !c.is_ok()) {

@@ -292,7 +292,7 @@ Status Durability::wait_checkpoint(std::uint64_t ticket) {
 
 bool Durability::checkpoint_pending() const {
   if (ckpt_ != nullptr) return true;
-  // A requested checkpoint waits for the bulk loads; the last one's end wakes worker 0.
+  // A requested checkpoint waits for the bulk loads; each load's end wakes worker 0.
   return bulk_loads_.load(std::memory_order_acquire) == 0 &&
          ckpt_requested_.load(std::memory_order_acquire) >
              ckpt_done_.load(std::memory_order_acquire);

@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/exec_test_util.h"
@@ -322,6 +325,32 @@ TEST(BulkLoad, RefusesWhatItCannotLoad) {
   EXPECT_EQ(*r, value_of(1999));
   EXPECT_TRUE(tx.put(*t, "zz", "1").is_ok());  // writable again
   EXPECT_TRUE(tx.commit().is_ok());
+}
+
+// A checkpoint asked for during a load waits for it, and runs once the load is over, even when
+// the load fails (its own checkpoint is then not asked for).
+TEST(BulkLoad, ACheckpointAskedForDuringALoadRunsAfterIt) {
+  auto fs = std::make_shared<storage::SimFileSystem>(12);
+  auto db = test::open_sim(load_options(1 << 20), fs);
+  ASSERT_TRUE(db.is_ok());
+  Table* t = (*db)->create_table("t").value();
+  const std::uint64_t before = (*db)->durability_stats().checkpoints;
+  std::future<Status> asked;
+  Source bad(3000, 1, 2000);  // fails at record 2001
+  int n = 0;
+  const Status s = (*db)->bulk_load(*t, [&](std::string_view* k, std::string_view* v) {
+    if (++n == 1000) {
+      asked = std::async(std::launch::async, [&] { return (*db)->checkpoint(); });
+      // Long enough for the request to reach worker 0 and for it to go back to sleep.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      EXPECT_EQ(asked.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+    }
+    return bad.next(k, v);
+  });
+  EXPECT_EQ(s.code(), Code::kDuplicate);
+  ASSERT_EQ(asked.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(asked.get().is_ok());
+  EXPECT_EQ((*db)->durability_stats().checkpoints, before + 1);
 }
 
 TEST(BulkLoad, ReadOnlyDatabaseRefusesALoad) {
