@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "coldmix.h"
 #include "probe_bench.h"
 #include "roof.h"
 #include "tpcc.h"
@@ -16,6 +17,8 @@ commands:
   probe    lookups over a hash table, a sorted array or the B+-tree by naive, gp, amac,
            coro (and the engine's interleaved path): the Killer-Nanoseconds suite
   roof     the machine's memory-level-parallelism roof (random line fetches per second)
+  coldmix  hot and cold tables: storage-bound transactions among memory-bound ones, by
+           scheduler (MosaicDB's microbenchmarks)
 
 Run 'braid-bench <command> --help' for the flags of a command.
 )";
@@ -40,7 +43,9 @@ int main(int argc, char** argv) {
   const Command commands[] = {{"ycsb", braid::bench::ycsb_main, braid::bench::ycsb_usage},
                               {"tpcc", braid::bench::tpcc_main, braid::bench::tpcc_usage},
                               {"probe", braid::bench::probe_main, braid::bench::probe_usage},
-                              {"roof", braid::bench::roof_main, braid::bench::roof_usage}};
+                              {"roof", braid::bench::roof_main, braid::bench::roof_usage},
+                              {"coldmix", braid::bench::coldmix_main,
+                               braid::bench::coldmix_usage}};
   for (const Command& c : commands) {
     if (std::strcmp(cmd, c.name) != 0) continue;
     for (int i = 2; i < argc; ++i) {

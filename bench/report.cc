@@ -280,6 +280,7 @@ ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
   d.frame_heap_fallbacks = after.frame_heap_fallbacks - before.frame_heap_fallbacks;
   d.auto_decisions = after.auto_decisions - before.auto_decisions;
   d.commit_waits = after.commit_waits - before.commit_waits;
+  d.io_checks = after.io_checks - before.io_checks;
   return d;
 }
 

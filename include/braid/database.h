@@ -160,8 +160,9 @@ struct DatabaseStats {
   std::uint64_t cold_read_bytes = 0;  // bytes those reads transferred
   std::uint64_t cold_read_joins = 0;  // misses that waited for a read already in flight
   std::uint64_t cold_read_errors =
-      0;                        // reads that failed (I/O error or a record that did not verify)
-  std::uint64_t evictions = 0;  // records turned back into cold entries
+      0;                         // reads that failed (I/O error or a record that did not verify)
+  std::uint64_t evictions = 0;   // records turned back into cold entries
+  std::uint64_t read_drops = 0;  // records read and let go at once (set_cache_reads false)
   std::uint64_t cold_read_wait_ns = 0;  // sum over reads of the time each was in flight
 };
 
@@ -206,6 +207,9 @@ struct ExecStats {
   std::uint64_t auto_decisions = 0;        // ExecMode::kAuto re-decisions
   std::uint32_t auto_batch = 0;            // kAuto's last decision (1: sequential)
   std::uint64_t commit_waits = 0;          // commits that waited for durability
+  // Resumes of a transaction parked on a storage read to let it look whether the read is
+  // back (SchedulerPolicy::kBatch only; the other policies check the read's status instead).
+  std::uint64_t io_checks = 0;
 };
 
 // The secondary key of a record (see Database::create_index): fills `*out` and answers true, or
@@ -329,6 +333,13 @@ class Database {
   // on a table nobody writes.
   [[nodiscard]] Status bulk_load(Table& table, BulkSource next,
                                  const BulkLoadOptions& options = {});
+  // Whether records of `table` that a get reads back from storage stay in memory (the default)
+  // or turn cold again as soon as the reading transaction has them, so every get of a cold
+  // record is an I/O: MosaicDB's uncached cold store (§6.2), for a table read once in a long
+  // while or a benchmark that needs a steady stream of reads. Records written stay in memory
+  // until evicted; scans cache what they read. Not persistent: a reopened table caches.
+  // InvalidArgument for a table of another database.
+  [[nodiscard]] Status set_cache_reads(Table& table, bool cache);
   DurabilityStats durability_stats() const;
 
   DatabaseStats stats() const;

@@ -18,9 +18,17 @@ enum class ExecMode : std::uint8_t {
   kAuto,         // measures online whether suspending pays, and picks mode and batch size
 };
 
+// What the schedulers do with a transaction waiting for a storage read (the cold store) is what
+// tells them apart once records live on disk (MosaicDB §4.2-4.3; docs/architecture.md).
 enum class SchedulerPolicy : std::uint8_t {
-  kBatch,     // CoroBase Algorithm 1: admit a batch, round-robin until all of it finished
-  kPipeline,  // admit a new transaction as soon as a slot frees
+  kBatch,         // CoroBase Algorithm 1: admit a batch, round-robin until all of it finished; a
+                  // transaction parked on a read is resumed to find out whether the read is back
+  kPipeline,      // admit a new transaction as soon as a slot frees; skips slots parked on reads
+  kStorageBatch,  // batch admission, but a slot parked on a read is skipped by checking the
+                  // read's status, not resumed (MosaicDB Fig. 5a)
+  kDualQueue,     // MosaicDB Algorithm 1: a hot queue of `batch` memory-bound transactions, a cold
+                  // queue of `cold_slots` storage-bound ones checked every `cold_check_every` hot
+                  // completions (or when no hot one can run), and a staging area between them
 };
 
 // Names of the modes and schedulers, as braid-bench and the documentation spell them
@@ -40,6 +48,12 @@ struct ExecOptions {
   // Transactions a worker interleaves (at least 1; capped at slots_per_worker). The sequential
   // modes run one at a time.
   std::uint32_t batch = 8;
+  // kDualQueue: the cold queue's size (storage-bound transactions parked on reads) and how many
+  // hot transactions finish between two looks at it (MosaicDB §6.2: 8 / 16, every 8). The hot
+  // queue is `batch`. Under kAuto, which picks the hot queue's size, the cold queue keeps the
+  // ratio cold_slots / batch. batch + cold_slots is capped at slots_per_worker.
+  std::uint32_t cold_slots = 16;
+  std::uint32_t cold_check_every = 8;
   // Debug switches for tests: suspend at every awaiter even where the mode would not (the
   // transaction yields to the scheduler after each operation), and resume the open transactions
   // in a seeded random order instead of round-robin.

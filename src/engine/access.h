@@ -136,6 +136,10 @@ Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table&
 Task<Status> cold_fetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table& table,
                         std::string_view key, std::uint64_t* e);
 
+// A get of a table that does not cache reads (Database::set_cache_reads) read `e` back into
+// `slot`: turn the entry cold again (the version stays valid while the transaction runs).
+void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e);
+
 // Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
 inline constexpr std::size_t kMultiGetWidth = 16;
 

@@ -120,6 +120,13 @@ Status check_exec(const ExecOptions& e, const std::string& where) {
                                     std::to_string(static_cast<int>(e.scheduler)) +
                                     " is not a SchedulerPolicy");
   }
+  if (e.cold_check_every == 0) {
+    return Status::invalid_argument(where + "ExecOptions::cold_check_every must be at least 1");
+  }
+  if (e.scheduler == SchedulerPolicy::kDualQueue && e.cold_slots == 0) {
+    return Status::invalid_argument(where +
+                                    "ExecOptions::cold_slots must be at least 1 under dual-queue");
+  }
   return Status::ok();
 }
 

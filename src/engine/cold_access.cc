@@ -60,6 +60,10 @@ Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table&
   return Status::busy("record evicted again on every read of it");
 }
 
+void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e) {
+  (void)env.db->cold()->drop(*slot, e, env.ctx);
+}
+
 Task<Status> cold_fetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table& table,
                         std::string_view key, std::uint64_t* out) {
   Worker* w = env.tx->worker;

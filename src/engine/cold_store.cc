@@ -373,6 +373,31 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
   return true;
 }
 
+bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx) {
+  if (!entry::is_hot(e)) return false;
+  mvcc::Version* v = entry::hot(e);
+  // Only what a load installed: one committed version read from its durable record (so no
+  // snapshot needs anything older, and reading `home` again gives every snapshot the same).
+  if (v->next.load(std::memory_order_acquire) != nullptr) return false;
+  // The file deletion protocol of sweep(): hold the gate from reading `home` to noting it.
+  std::shared_lock<std::shared_mutex> gate(gate_, std::try_to_lock);
+  if (!gate.owns_lock()) return false;
+  const std::uint64_t home =
+      std::atomic_ref<std::uint64_t>(v->home).load(std::memory_order_relaxed);
+  if (home == 0) return false;
+  BRAID_DASSERT(entry::is_cold(home));
+  if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
+  db_->txns().retire(ctx, v);
+  drops_.fetch_add(1, std::memory_order_relaxed);
+  if (noting_) {
+    std::lock_guard<std::mutex> g(noted_mutex_);
+    const std::uint64_t file = entry::cold(home).segment;
+    const auto at = std::lower_bound(noted_.begin(), noted_.end(), file);
+    if (at == noted_.end() || *at != file) noted_.insert(at, file);
+  }
+  return true;
+}
+
 std::uint64_t ColdStore::live_bytes() const {
   std::int64_t bytes = 0;
   const mvcc::TxnTable& t = db_->txns();
@@ -479,6 +504,7 @@ void ColdStore::add_stats(DatabaseStats* out) const {
   out->cold_read_errors = errors_.load(std::memory_order_relaxed);
   out->evictions = evictions_.load(std::memory_order_relaxed);
   out->cold_read_wait_ns = wait_ns_.load(std::memory_order_relaxed);
+  out->read_drops = drops_.load(std::memory_order_relaxed);
 }
 
 }  // namespace braid::engine

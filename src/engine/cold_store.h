@@ -120,6 +120,12 @@ class ColdStore {
   // left; *bytes grows by the version memory it retired) when it did.
   bool evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx, std::uint64_t durable,
              std::uint64_t horizon, std::uint64_t* to, std::uint64_t* bytes);
+  // A table that does not cache reads (Database::set_cache_reads): turns `slot` back into the
+  // cold entry it was, if it still holds `e`, the lone version a load installed. The caller, a
+  // reader that still uses the version, retires it through its own `ctx` (freed after it
+  // ended). False when the entry moved on (a writer, an eviction) or a checkpoint is deleting
+  // files (the version then stays until a sweep).
+  bool drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx);
   // Whether version memory is past the high-water mark (sampled: cheap to call often).
   bool over_budget();
   // One bounded CLOCK step: visits up to `visits` entries from the shared hand and evicts
@@ -171,7 +177,7 @@ class ColdStore {
   std::vector<std::uint64_t> noted_;  // file numbers, sorted and unique per merge
 
   std::atomic<std::uint64_t> reads_{0}, read_bytes_{0}, joins_{0}, errors_{0}, evictions_{0},
-      wait_ns_{0};
+      wait_ns_{0}, drops_{0};
 };
 
 }  // namespace braid::engine

@@ -96,8 +96,13 @@ class Table {
   }
   void end_loading() { loading_.store(false, std::memory_order_release); }
 
+  // Database::set_cache_reads: false lets a record a get read back turn cold again at once.
+  bool caches_reads() const { return cache_reads_.load(std::memory_order_relaxed); }
+  void set_cache_reads(bool cache) { cache_reads_.store(cache, std::memory_order_relaxed); }
+
  private:
   const void* owner_;
+  std::atomic<bool> cache_reads_{true};
   std::uint32_t id_;
   std::string name_;
   index::BTree index_;

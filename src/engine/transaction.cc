@@ -232,6 +232,14 @@ Status Database::checkpoint() { return impl_->checkpoint(); }
 Status Database::bulk_load(Table& table, BulkSource next, const BulkLoadOptions& options) {
   return impl_->bulk_load(&table, next, options);
 }
+Status Database::set_cache_reads(Table& table, bool cache) {
+  if (table.owner() != impl_.get()) {
+    return Status::invalid_argument("set_cache_reads: table '" + table.name() +
+                                    "' belongs to another database");
+  }
+  table.set_cache_reads(cache);
+  return Status::ok();
+}
 DurabilityStats Database::durability_stats() const { return impl_->durability_stats(); }
 Status Database::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
   return impl_->run(generators, exec);

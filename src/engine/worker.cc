@@ -89,8 +89,9 @@ void Worker::apply_exec(const ExecOptions& exec) {
   // Only between runs, with every slot free: a policy's per-slot bookkeeping starts empty.
   if (policy_ == nullptr || policy_->kind() != exec_.scheduler) {
     BRAID_ASSERT(live_ == 0);
-    policy_ = sched::policy_info(exec_.scheduler).make();
+    policy_ = sched::policy_info(exec_.scheduler).make(exec_);
   }
+  resume_parked_io_ = policy_->resumes_parked_io();
   // The tuner belongs to the worker, not to a run: a run in kAuto continues from the last
   // decision (the workload may change at any moment anyway, and a stretch bounds how long the
   // tuner takes to notice). Restarting cold cost every short run its first explorations, a
@@ -194,9 +195,10 @@ bool Worker::admit() {
   // Backpressure: a full ring of commits waiting for the disk admits nothing new.
   if (waiter_count_ == waiters_.size() && durable_) return false;
   const std::uint32_t cap = capacity();
-  const std::uint32_t target = std::min(policy_->admit_target(live_, cap), cap);
+  const std::uint32_t slots = std::min(policy_->slots(cap), options_.slots_per_worker);
+  const std::uint32_t target = std::min(policy_->admit_target(live_, cap), slots);
   bool any = false;
-  for (std::uint32_t i = 0; i < cap && live_ < target; ++i) {
+  for (std::uint32_t i = 0; i < slots && live_ < target; ++i) {
     if (open(i)) continue;
     if (!fill(slots_[i])) break;
     any = true;
@@ -238,26 +240,36 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   set_state(i, sched::SlotState::kRunnable);
   if (slot.request == nullptr) slot.started = std::chrono::steady_clock::now();
   ++live_;
+  policy_->on_launch(i);
 }
 
 void Worker::round() {
   check_slots();
   const std::uint32_t n = options_.slots_per_worker;
-  bool ordered = policy_->order_round(order_, states_);
+  std::uint32_t count = policy_->order_round(order_, states_);
+  bool ordered = count != sched::Policy::kSlotOrder;
+  if (!ordered) count = n;
+  BRAID_DASSERT(count <= n);
   if (exec_.shuffle_resume) {  // the debug switch shuffles whatever order the policy chose
     if (!ordered) std::iota(order_.begin(), order_.end(), 0u);
-    for (std::uint32_t i = n; i > 1; --i) {
+    for (std::uint32_t i = count; i > 1; --i) {
       std::swap(order_[i - 1], order_[shuffle_rng_.uniform(i)]);
     }
     ordered = true;
   }
   std::uint32_t seen = 0;
   const std::uint32_t live = live_;
-  for (std::uint32_t k = 0; k < n && seen < live; ++k) {
+  for (std::uint32_t k = 0; k < count && seen < live; ++k) {
     const std::uint32_t i = ordered ? order_[k] : k;
     if (!open(i)) continue;
     ++seen;
-    if (!sched::resumable(states_[i])) continue;  // waits for the disk (service_log wakes it)
+    if (!sched::resumable(states_[i])) {
+      // Waits for the disk (service_log and service_cold wake it), unless the policy lets
+      // the transaction look at its read itself.
+      if (states_[i] != sched::SlotState::kParkedIo || !resume_parked_io_) continue;
+      unpark_io(i);
+      ++io_checks_;
+    }
     Slot& slot = slots_[i];
     ++resumes_;
     slot.state.resume.resume();
@@ -384,6 +396,7 @@ void Worker::publish_stats() {
   published_.auto_batch.store(exec_.mode == ExecMode::kAuto ? tuner_.choice() : last_auto_choice_,
                               std::memory_order_relaxed);
   published_.commit_waits.store(commit_waits_, std::memory_order_relaxed);
+  published_.io_checks.store(io_checks_, std::memory_order_relaxed);
 }
 
 void Worker::add_stats(ExecStats* out) const {
@@ -395,6 +408,7 @@ void Worker::add_stats(ExecStats* out) const {
   out->frame_heap_fallbacks += published_.heap_fallbacks.load(std::memory_order_relaxed);
   out->auto_decisions += published_.auto_decisions.load(std::memory_order_relaxed);
   out->commit_waits += published_.commit_waits.load(std::memory_order_relaxed);
+  out->io_checks += published_.io_checks.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
 }
@@ -476,10 +490,15 @@ void Worker::wake_io_slots() {
     bool ready = false;
     for (std::uint32_t k = 0; k < st.io_waits && !ready; ++k) ready = !st.io_wait[k]->pending();
     if (!ready) continue;
-    st.io_waits = 0;
-    set_state(i, sched::SlotState::kRunnable);
-    --parked_io_;
+    unpark_io(i);
   }
+}
+
+void Worker::unpark_io(std::uint32_t i) {
+  BRAID_DASSERT(states_[i] == sched::SlotState::kParkedIo);
+  slots_[i].state.io_waits = 0;
+  set_state(i, sched::SlotState::kRunnable);
+  --parked_io_;
 }
 
 }  // namespace braid::engine

@@ -245,6 +245,10 @@ class Worker {
   void service_cold();
   void issue_cold();
   void wake_io_slots();
+  // kParkedIo -> kRunnable: the read is back, or the policy resumes the slot to look.
+  void unpark_io(std::uint32_t slot);
+  bool resume_parked_io_ = false;  // the policy's resumes_parked_io()
+  std::uint64_t io_checks_ = 0;    // resumes of slots whose read may still be pending
 
   // The posted run (written by the poster before `run_posted_` is set).
   TxnGenerator* posted_generator_ = nullptr;
@@ -267,7 +271,7 @@ class Worker {
   std::uint64_t suspends_ = 0;
   struct Published {
     std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
-        frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0};
+        frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0}, io_checks{0};
     std::atomic<std::uint32_t> auto_batch{0};
   };
   Published published_;

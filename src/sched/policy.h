@@ -6,9 +6,9 @@
 // Adding a policy: a file in src/sched/ named after it that defines a Policy and its factory,
 // a value of braid::SchedulerPolicy, and a line in registry.cc. Nothing else changes.
 //
-// Cost: order_round() and on_finish() are one virtual call per round and per transaction;
-// on_wait() only when a slot leaves or re-enters the resumable states (disk or durability
-// waits), never on a memory suspension, which is every operation's.
+// Cost: order_round() is one virtual call per round, on_launch() and on_finish() one per
+// transaction; on_wait() only when a slot leaves or re-enters the resumable states (disk or
+// durability waits), never on a memory suspension, which is every operation's.
 #pragma once
 
 #include <braid/options.h>
@@ -28,19 +28,34 @@ class Policy {
 
   virtual SchedulerPolicy kind() const = 0;
 
-  // Admission: how many transactions may be open once the worker has filled free slots, given
-  // `live` open now and the mode's `capacity` (the batch size; 1 in the sequential modes). At
-  // most `capacity`; a value at or below `live` admits nothing.
-  virtual std::uint32_t admit_target(std::uint32_t live, std::uint32_t capacity) const = 0;
+  // How many slots (0..n-1) the policy may fill when the mode opens `capacity` transactions
+  // at once (the batch size; 1 in the sequential modes). The worker caps it at its slots.
+  virtual std::uint32_t slots(std::uint32_t capacity) const { return capacity; }
 
-  // Which slot runs next: fills `order` with the slots to visit this round, in order, and
-  // returns true; false keeps slot order (round-robin over the open slots). The worker skips
-  // slots that are free or not resumable, so `order` may name any slot.
-  virtual bool order_round(std::span<std::uint32_t> order, std::span<const SlotState> states) {
+  // Admission: how many transactions may be open once the worker has filled free slots, given
+  // `live` open now and the mode's `capacity`. A value at or below `live` admits nothing.
+  virtual std::uint32_t admit_target(std::uint32_t live, std::uint32_t capacity) = 0;
+
+  // Slot `slot` received a new transaction.
+  virtual void on_launch(std::uint32_t slot) { (void)slot; }
+
+  // Which slots run this round: writes them to `order`, in order, and answers how many, or
+  // kSlotOrder for every slot in slot order (round-robin over the open slots). The worker
+  // skips slots that are free or not resumable, so `order` may name any slot; a slot left out
+  // is not resumed this round.
+  static constexpr std::uint32_t kSlotOrder = ~std::uint32_t{0};
+  virtual std::uint32_t order_round(std::span<std::uint32_t> order,
+                                    std::span<const SlotState> states) {
     (void)order;
     (void)states;
-    return false;
+    return kSlotOrder;
   }
+
+  // Whether the worker resumes a slot parked on a storage read so that the transaction itself
+  // looks whether the read is back (and parks again if not): what a scheduler that knows
+  // nothing of I/O does (MosaicDB §4.2's starting point). Otherwise such a slot is skipped
+  // until the worker saw its read complete.
+  virtual bool resumes_parked_io() const { return false; }
 
   // Slot `slot` entered `now` from a resumable state (kParkedIo, kWaitingDurable), or returned
   // to kRunnable from one.
@@ -58,7 +73,7 @@ class Policy {
 struct PolicyInfo {
   SchedulerPolicy kind;
   std::string_view name;
-  std::unique_ptr<Policy> (*make)();
+  std::unique_ptr<Policy> (*make)(const ExecOptions& exec);
 };
 std::span<const PolicyInfo> policies();
 const PolicyInfo& policy_info(SchedulerPolicy kind);
@@ -66,7 +81,9 @@ const PolicyInfo& policy_info(SchedulerPolicy kind);
 const PolicyInfo* find_policy(std::string_view name);
 
 // The factories, one per policy file.
-std::unique_ptr<Policy> make_batch();
-std::unique_ptr<Policy> make_pipeline();
+std::unique_ptr<Policy> make_batch(const ExecOptions& exec);
+std::unique_ptr<Policy> make_pipeline(const ExecOptions& exec);
+std::unique_ptr<Policy> make_storage_batch(const ExecOptions& exec);
+std::unique_ptr<Policy> make_dual_queue(const ExecOptions& exec);
 
 }  // namespace braid::sched

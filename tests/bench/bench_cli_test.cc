@@ -273,57 +273,64 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
     const char* args;
     const char* message;
   };
-  for (const Case& c : {Case{"", "usage: braid-bench"},
-                        Case{"frobnicate", "unknown command"},
-                        Case{"ycsb --bogus 1", "unknown flag --bogus"},
-                        Case{"ycsb --records abc", "--records expects a whole number"},
-                        Case{"ycsb --records -5", "--records expects a whole number"},
-                        Case{"ycsb --records 0", "--records must be in"},
-                        Case{"ycsb --read 50", "must sum to 100"},
-                        Case{"ycsb --dist pareto", "--dist must be one of"},
-                        Case{"ycsb --theta 1.5", "--theta must be in"},
-                        Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
-                        Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
-                        Case{"ycsb --seconds", "needs a value"},
-                        Case{"ycsb stray", "unexpected argument"},
-                        Case{"ycsb --seed 1 --seed 2", "given twice"},
-                        Case{"ycsb --mode fast", "--mode must be"},
-                        Case{"ycsb --scheduler fifo", "--scheduler must be"},
-                        Case{"ycsb --batch 0", "--batch must be"},
-                        Case{"ycsb --batch 4,65", "--batch must be"},
-                        Case{"ycsb --batch 4,4", "--batch lists 4 twice"},
-                        Case{"ycsb --batch 4,x", "comma"},
-                        Case{"ycsb --multi-get 1 --update 100", "read-only"},
-                        Case{"ycsb --mode sequential,bogus", "--mode must be"},
-                        Case{"ycsb --mode auto,auto", "twice"},
-                        Case{"ycsb --repeat 0", "--repeat must be"},
-                        Case{"probe --structure tree", "--structure must be"},
-                        Case{"probe --technique naive,fast", "--technique must list"},
-                        Case{"probe --technique engine", "only for --structure btree"},
-                        Case{"probe --group 0", "--group must be"},
-                        Case{"probe --group 65", "--group must be"},
-                        Case{"probe --group 4,x", "comma"},
-                        Case{"probe --key-bytes 6", "4 or 8"},
-                        Case{"probe --structure btree --key-bytes 4", "for --structure hash"},
-                        Case{"probe --keys 0", "--keys must be"},
-                        Case{"roof --chains 3", "is not one of"},
-                        Case{"roof --pages 1g", "--pages must be"},
-                        Case{"roof --translation maybe", "--translation must be"},
-                        Case{"roof --mib 0", "--mib must be"},
-                        Case{"tpcc --mix tpcc-x", "--mix must be one of"},
-                        Case{"tpcc --mode plain", "--mode must be one of"},
-                        Case{"tpcc --warehouses 1 --threads 2", "fewer than --threads"},
-                        Case{"tpcc --warehouses 0", "--warehouses must be"},
-                        Case{"tpcc --hybrid=2", "--hybrid must be"},
-                        Case{"tpcc --suppliers 0", "--suppliers must be"},
-                        Case{"tpcc --items 10", "--items must be"},
-                        Case{"tpcc --verify --bogus 1", "unknown flag --bogus"},
-                        Case{"tpcc --prefault-mib x", "--prefault-mib expects a whole number"},
-                        Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"},
-                        Case{"ycsb --memory-budget-mib 4", "needs --dir"},
-                        Case{"tpcc --memory-budget-mib 4", "needs --dir"},
-                        Case{"ycsb --load bulk", "--load bulk needs --dir"},
-                        Case{"ycsb --load fast", "--load must be one of"}}) {
+  for (const Case& c :
+       {Case{"", "usage: braid-bench"},
+        Case{"frobnicate", "unknown command"},
+        Case{"ycsb --bogus 1", "unknown flag --bogus"},
+        Case{"ycsb --records abc", "--records expects a whole number"},
+        Case{"ycsb --records -5", "--records expects a whole number"},
+        Case{"ycsb --records 0", "--records must be in"},
+        Case{"ycsb --read 50", "must sum to 100"},
+        Case{"ycsb --dist pareto", "--dist must be one of"},
+        Case{"ycsb --theta 1.5", "--theta must be in"},
+        Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
+        Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
+        Case{"ycsb --seconds", "needs a value"},
+        Case{"ycsb stray", "unexpected argument"},
+        Case{"ycsb --seed 1 --seed 2", "given twice"},
+        Case{"ycsb --mode fast", "--mode must be"},
+        Case{"ycsb --scheduler fifo", "--scheduler must be"},
+        Case{"ycsb --batch 0", "--batch must be"},
+        Case{"ycsb --batch 4,65", "--batch must be"},
+        Case{"ycsb --batch 4,4", "--batch lists 4 twice"},
+        Case{"ycsb --batch 4,x", "comma"},
+        Case{"ycsb --multi-get 1 --update 100", "read-only"},
+        Case{"ycsb --mode sequential,bogus", "--mode must be"},
+        Case{"ycsb --mode auto,auto", "twice"},
+        Case{"ycsb --repeat 0", "--repeat must be"},
+        Case{"probe --structure tree", "--structure must be"},
+        Case{"probe --technique naive,fast", "--technique must list"},
+        Case{"probe --technique engine", "only for --structure btree"},
+        Case{"probe --group 0", "--group must be"},
+        Case{"probe --group 65", "--group must be"},
+        Case{"probe --group 4,x", "comma"},
+        Case{"probe --key-bytes 6", "4 or 8"},
+        Case{"probe --structure btree --key-bytes 4", "for --structure hash"},
+        Case{"probe --keys 0", "--keys must be"},
+        Case{"roof --chains 3", "is not one of"},
+        Case{"roof --pages 1g", "--pages must be"},
+        Case{"roof --translation maybe", "--translation must be"},
+        Case{"roof --mib 0", "--mib must be"},
+        Case{"tpcc --mix tpcc-x", "--mix must be one of"},
+        Case{"tpcc --mode plain", "--mode must be one of"},
+        Case{"tpcc --warehouses 1 --threads 2", "fewer than --threads"},
+        Case{"tpcc --warehouses 0", "--warehouses must be"},
+        Case{"tpcc --hybrid=2", "--hybrid must be"},
+        Case{"tpcc --suppliers 0", "--suppliers must be"},
+        Case{"tpcc --items 10", "--items must be"},
+        Case{"tpcc --verify --bogus 1", "unknown flag --bogus"},
+        Case{"tpcc --prefault-mib x", "--prefault-mib expects a whole number"},
+        Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"},
+        Case{"ycsb --memory-budget-mib 4", "needs --dir"},
+        Case{"tpcc --memory-budget-mib 4", "needs --dir"},
+        Case{"ycsb --load bulk", "--load bulk needs --dir"},
+        Case{"ycsb --load fast", "--load must be one of"},
+        Case{"coldmix", "coldmix needs --dir"},
+        Case{"coldmix --dir /tmp/x --memory-budget-mib 4", "no --memory-budget-mib"},
+        Case{"coldmix --dir /tmp/x --cold-pct 101", "--cold-pct"},
+        Case{"coldmix --dir /tmp/x --cold-pct 5,5", "lists 5 twice"},
+        Case{"coldmix --dir /tmp/x --scheduler fifo", "--scheduler"},
+        Case{"coldmix --dir /tmp/x --cache-cold maybe", "--cache-cold"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
@@ -349,6 +356,37 @@ std::vector<std::string> json_lines(const std::string& path) {
 void expect_fields(const std::string& line, std::initializer_list<const char*> fields) {
   for (const char* f : fields) {
     EXPECT_NE(line.find(f), std::string::npos) << f << " missing in " << line;
+  }
+}
+
+// coldmix at tiny size: every scheduler and the sequential baseline at 0 % and 50 % cold, read-
+// only and read-write, with cold reads uncached; the storage-bound ones really read.
+TEST(BenchCli, TinyColdmixRunsEverySchedulerAndReadsTheColdTable) {
+  const std::string json = temp_path("coldmix.jsonl");
+  for (const char* rw : {"", " --rw"}) {
+    const std::string dir = temp_path("db-coldmix");
+    std::system(("rm -rf " + dir + " " + json).c_str());
+    RunResult r = run(std::string("coldmix --hot-records 20000 --cold-records 2000 --cold-pct 0,50 "
+                                  "--mode sequential,interleaved --scheduler all --seconds 0.15 "
+                                  "--cache-cold off --commit async --dir ") +
+                      dir + rw + " --json " + json);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const std::vector<std::string> lines = json_lines(json);
+    ASSERT_EQ(lines.size(), 10u) << r.out;  // (sequential + 4 schedulers) x 2 percentages
+    for (const std::string& line : lines) {
+      expect_fields(line,
+                    {"\"bench\":\"coldmix\"", "\"mode\":", "\"scheduler\":", "\"cold_pct\":",
+                     "\"txn_per_s\":", "\"hot_txn_per_s\":", "\"cold_txn_per_s\":", "\"iops\":",
+                     "\"io_depth\":", "\"hot_p99_us\":", "\"cold_p50_us\":", "\"errors\":0"});
+      const bool cold = line.find("\"cold_pct\":50") != std::string::npos;
+      // 50 % storage-bound with uncached cold reads: cold transactions commit and read. (With
+      // --rw the records they update stay in memory, and 2000 of them are soon all updated.)
+      EXPECT_EQ(cold, line.find("\"cold_commits\":0,") == std::string::npos) << line;
+      if (*rw == '\0') {
+        EXPECT_EQ(cold, line.find("\"iops\":0,") == std::string::npos) << line;
+      }
+    }
+    std::system(("rm -rf " + dir + " " + json).c_str());
   }
 }
 

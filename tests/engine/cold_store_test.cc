@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/exec_test_util.h"
@@ -442,6 +445,185 @@ TEST(ColdStore, SameWorkloadSameResultsWithAndWithoutABudget) {
   const std::string without = differential_transcript(0);
   ASSERT_GT(without.size(), 10000u);
   EXPECT_EQ(with, without);
+}
+
+// set_cache_reads(false): every get of a cold record is a read (MosaicDB's uncached cold store),
+// through the application API and the workers alike; a cached table reads a record once.
+TEST(ColdStore, AnUncachedTableReadsEveryGetFromStorage) {
+  auto fs = std::make_shared<storage::SimFileSystem>(43);
+  Options o = test::wl_options(0);
+  o.durability.checkpoint_log_bytes = 0;
+  auto opened = test::open_sim(o, fs);
+  ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+  std::unique_ptr<Database> db = std::move(opened).value();
+  Table* t = *db->create_table("cold");
+  int next = 0;
+  std::string key, value;
+  ASSERT_TRUE(db->bulk_load(*t,
+                            [&](std::string_view* k, std::string_view* v) {
+                              if (next == 32) return false;
+                              key = key_of(next);
+                              value = value_of(next, 2);
+                              ++next;
+                              *k = key;
+                              *v = value;
+                              return true;
+                            },
+                            {.keep_in_memory = false})
+                  .is_ok());
+  auto reads_of = [&](int times, bool workers) {
+    const std::uint64_t before = db->stats().cold_reads;
+    for (int i = 0; i < times; ++i) {
+      if (!workers) {
+        Result<Transaction> tx = db->begin();
+        EXPECT_TRUE(tx.is_ok());
+        Result<std::string_view> r = tx->get(*t, key_of(7));
+        EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+        if (r.is_ok()) {
+          EXPECT_EQ(*r, value_of(7, 2));
+        }
+        EXPECT_TRUE(tx->commit().is_ok());
+        continue;
+      }
+      std::vector<testing::ListGenerator::Body> bodies;
+      bodies.push_back([&](Tx& tx) -> Task<Status> {
+        Result<std::string_view> r = co_await tx.get(*t, key_of(7));
+        if (!r.is_ok()) co_return r.status();
+        if (*r != value_of(7, 2)) co_return Status::corruption("wrong value");
+        co_return Status::ok();
+      });
+      testing::ListGenerator gen(std::move(bodies));
+      TxnGenerator* gens[] = {&gen};
+      Status rs =
+          db->run(gens, testing::exec_of({ExecMode::kInterleaved, SchedulerPolicy::kDualQueue}, 4));
+      EXPECT_TRUE(rs.is_ok()) << rs.to_string();
+      EXPECT_EQ(gen.outcomes, std::vector<Code>{Code::kOk});
+    }
+    return db->stats().cold_reads - before;
+  };
+  ASSERT_TRUE(db->set_cache_reads(*t, false).is_ok());
+  EXPECT_EQ(reads_of(3, false), 3u);
+  EXPECT_EQ(reads_of(3, true), 3u);
+  EXPECT_EQ(db->stats().read_drops, 6u);
+  ASSERT_TRUE(db->set_cache_reads(*t, true).is_ok());
+  EXPECT_EQ(reads_of(3, true), 1u);
+  EXPECT_EQ(reads_of(3, false), 0u);
+  EXPECT_EQ(db->stats().read_drops, 6u);
+  Result<std::unique_ptr<Database>> other = Database::open(Options{});
+  ASSERT_TRUE(other.is_ok());
+  Result<Table*> foreign = (*other)->create_table("x");
+  ASSERT_TRUE(foreign.is_ok());
+  EXPECT_EQ(db->set_cache_reads(**foreign, false).code(), Code::kInvalidArgument);
+}
+
+// MosaicDB §4.3: a storage-bound transaction must not hold memory-bound ones back. One
+// transaction reads a record of a table loaded straight to storage while the disk is stalled;
+// 200 read-only transactions on an in-memory table come after it. Under dual-queue all 200 end
+// while the read is still out (the reader moves to the cold queue and its hot place refills);
+// under storage-batch only the 7 others of its batch do, and the rest wait for the disk (the
+// stall is lifted after a timeout). batch resumes the parked reader to ask (io_checks); the
+// storage-aware policies never do.
+struct StallRun {
+  std::size_t hot_before_cold = 0;  // hot transactions that ended before the cold one
+  std::uint64_t io_checks = 0;
+  bool all_ok = true;
+};
+
+StallRun run_with_stalled_read(SchedulerPolicy policy) {
+  constexpr int kHot = 200;
+  auto fs = std::make_shared<storage::SimFileSystem>(41);
+  Options o = test::wl_options(0);
+  o.workers = 1;
+  o.slots_per_worker = 32;
+  o.durability.checkpoint_log_bytes = 0;
+  auto opened = test::open_sim(o, fs);
+  EXPECT_TRUE(opened.is_ok()) << opened.status().to_string();
+  if (!opened.is_ok()) return {};
+  std::unique_ptr<Database> db = std::move(opened).value();
+  Table* hot = *db->create_table("hot");
+  Table* cold = *db->create_table("cold");
+  for (int i = 0; i < 64; ++i) {  // one record per transaction: the log buffer is small
+    Result<Transaction> tx = db->begin();
+    EXPECT_TRUE(tx.is_ok());
+    EXPECT_TRUE(tx->put(*hot, key_of(i), value_of(i, 0)).is_ok());
+    Status s = tx->commit();
+    EXPECT_TRUE(s.is_ok()) << s.to_string();
+  }
+  int next = 0;
+  EXPECT_TRUE(db->bulk_load(*cold,
+                            [&](std::string_view* k, std::string_view* v) {
+                              if (next == 64) return false;
+                              static thread_local std::string key, value;
+                              key = key_of(next);
+                              value = value_of(next, 1);
+                              ++next;
+                              *k = key;
+                              *v = value;
+                              return true;
+                            },
+                            {.keep_in_memory = false})
+                  .is_ok());
+
+  std::vector<int> ended;  // body indexes, in the order they ended (the worker's thread)
+  std::atomic<bool> released{false};
+  auto release = [&] {
+    if (!released.exchange(true)) fs->hold_io(false);
+  };
+  std::vector<testing::ListGenerator::Body> bodies;
+  bodies.push_back([&](Tx& tx) -> Task<Status> {
+    Result<std::string_view> r = co_await tx.get(*cold, key_of(5));
+    if (!r.is_ok()) co_return r.status();
+    if (*r != value_of(5, 1)) co_return Status::corruption("wrong cold value");
+    ended.push_back(0);
+    co_return Status::ok();
+  });
+  for (int i = 1; i <= kHot; ++i) {
+    bodies.push_back([&, i](Tx& tx) -> Task<Status> {
+      Result<std::string_view> r = co_await tx.get(*hot, key_of(i % 64));
+      if (!r.is_ok()) co_return r.status();
+      ended.push_back(i);
+      if (ended.size() == kHot) release();  // every hot one ended first: lift the stall
+      co_return Status::ok();
+    });
+  }
+  testing::ListGenerator gen(std::move(bodies));
+  TxnGenerator* gens[] = {&gen};
+  const ExecStats before = db->exec_stats();
+  fs->hold_io(true);
+  std::thread watchdog([&] {
+    for (int i = 0; i < 100 && !released.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    release();
+  });
+  const ExecCase c{ExecMode::kInterleaved, policy};
+  EXPECT_TRUE(db->run(gens, testing::exec_of(c, 8)).is_ok());
+  watchdog.join();
+  StallRun out;
+  for (Code code : gen.outcomes) out.all_ok = out.all_ok && code == Code::kOk;
+  EXPECT_EQ(gen.outcomes.size(), std::size_t{kHot} + 1);
+  const auto cold_at = std::find(ended.begin(), ended.end(), 0);
+  out.hot_before_cold = static_cast<std::size_t>(cold_at - ended.begin());
+  out.io_checks = db->exec_stats().io_checks - before.io_checks;
+  return out;
+}
+
+TEST(ColdStore, AStorageBoundTransactionNeverStallsHotAdmissionsUnderDualQueue) {
+  const StallRun dual = run_with_stalled_read(SchedulerPolicy::kDualQueue);
+  EXPECT_TRUE(dual.all_ok);
+  EXPECT_EQ(dual.hot_before_cold, 200u);
+  EXPECT_EQ(dual.io_checks, 0u);
+  const StallRun sbatch = run_with_stalled_read(SchedulerPolicy::kStorageBatch);
+  EXPECT_TRUE(sbatch.all_ok);
+  EXPECT_EQ(sbatch.hot_before_cold, 7u) << "the batch waits for its reader";
+  EXPECT_EQ(sbatch.io_checks, 0u);
+  const StallRun batch = run_with_stalled_read(SchedulerPolicy::kBatch);
+  EXPECT_TRUE(batch.all_ok);
+  EXPECT_EQ(batch.hot_before_cold, 7u);
+  EXPECT_GT(batch.io_checks, 0u) << "batch resumes the parked reader to ask";
+  const StallRun pipe = run_with_stalled_read(SchedulerPolicy::kPipeline);
+  EXPECT_TRUE(pipe.all_ok);
+  EXPECT_EQ(pipe.hot_before_cold, 200u);  // one reader cannot fill the pipeline
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ColdStoreModes, ::testing::ValuesIn(testing::all_cases()),

@@ -19,10 +19,18 @@ struct ExecCase {
   bool shuffle = false;
 };
 
-// Test-name spelling of the public names: "Interleaved", "Pipeline".
+// Test-name spelling of the public names: "Interleaved", "Pipeline", "DualQueue".
 inline std::string title(std::string_view name) {
-  std::string t(name);
-  if (!t.empty()) t[0] = static_cast<char>(t[0] - 'a' + 'A');
+  std::string t;
+  bool upper = true;
+  for (char c : name) {
+    if (c == '-') {
+      upper = true;
+      continue;
+    }
+    t += upper ? static_cast<char>(c - 'a' + 'A') : c;
+    upper = false;
+  }
   return t;
 }
 inline std::string mode_name(ExecMode m) { return title(to_string(m)); }
@@ -33,17 +41,25 @@ inline std::string case_name(const ::testing::TestParamInfo<ExecCase>& info) {
          (c.shuffle ? "Shuffled" : "");
 }
 
-// Every mode under both policies, and the debug switches on a sequential and an interleaved mode.
+// Every mode under batch and pipeline; the storage-aware policies (storage-batch, dual-queue)
+// in the modes that interleave (the sequential ones open one transaction at a time, so every
+// policy is the same there); and the debug switches on a sequential and on interleaved modes.
 inline std::vector<ExecCase> all_cases() {
   std::vector<ExecCase> cases;
   for (ExecMode m : {ExecMode::kSequential, ExecMode::kPrefetch, ExecMode::kNested,
                      ExecMode::kInterleaved, ExecMode::kAuto}) {
-    for (SchedulerPolicy p : {SchedulerPolicy::kBatch, SchedulerPolicy::kPipeline}) {
+    for (SchedulerPolicy p : {SchedulerPolicy::kBatch, SchedulerPolicy::kPipeline,
+                              SchedulerPolicy::kStorageBatch, SchedulerPolicy::kDualQueue}) {
+      const bool interleaves = m != ExecMode::kSequential && m != ExecMode::kPrefetch;
+      const bool storage_aware =
+          p == SchedulerPolicy::kStorageBatch || p == SchedulerPolicy::kDualQueue;
+      if (storage_aware && !interleaves) continue;
       cases.push_back({m, p, false, false});
     }
   }
   cases.push_back({ExecMode::kSequential, SchedulerPolicy::kBatch, true, true});
   cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kPipeline, true, true});
+  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kDualQueue, true, true});
   cases.push_back({ExecMode::kNested, SchedulerPolicy::kBatch, false, true});
   return cases;
 }
