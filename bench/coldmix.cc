@@ -45,6 +45,7 @@ struct Config {
   std::uint64_t seed;
   std::vector<std::string> modes;
   std::vector<std::string> schedulers;
+  std::vector<std::string> storage_paths;  // interleaved only: nested | flattened
   std::uint32_t repeat;
   std::uint32_t batch;           // batch, storage-batch
   std::uint32_t pipeline_slots;  // pipeline (MosaicDB §6.2: a queue of 16)
@@ -62,6 +63,7 @@ struct Variant {
   std::string scheduler;
   std::uint32_t cold_pct;
   std::string label;
+  std::string storage_path = "nested";
 };
 
 bool interleaves(const std::string& mode) { return mode != "sequential" && mode != "prefetch"; }
@@ -75,7 +77,14 @@ std::vector<Variant> variants_of(const Config& cfg) {
         continue;
       }
       for (const std::string& s : cfg.schedulers) {
-        out.push_back({m, s, pct, m + "/" + s + " " + std::to_string(pct) + "%"});
+        // The storage path's structure is a choice of interleaved only (nested nests it all).
+        const bool paths = m == "interleaved" && cfg.storage_paths.size() > 1;
+        for (const std::string& sp : cfg.storage_paths) {
+          if (m != "interleaved" && sp != cfg.storage_paths.front()) continue;
+          const std::string tag = paths ? "+" + sp : "";
+          out.push_back({m, s, pct, m + tag + "/" + s + " " + std::to_string(pct) + "%",
+                         m == "interleaved" ? sp : "nested"});
+        }
       }
     }
   }
@@ -189,6 +198,7 @@ ExecOptions exec_of(const Config& cfg, const Variant& v) {
                                                         : cfg.batch;
   e.cold_slots = cfg.cold_slots;
   e.cold_check_every = cfg.check_every;
+  e.storage_path = v.storage_path == "flattened" ? StoragePath::kFlattened : StoragePath::kNested;
   e.seed = cfg.seed;
   return e;
 }
@@ -258,6 +268,8 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->modes = parse_name_list("mode", flags.str("mode", "sequential,interleaved"), modes, &err);
   cfg->schedulers =
       parse_name_list("scheduler", flags.str("scheduler", "dual-queue"), scheduler_names(), &err);
+  cfg->storage_paths = parse_name_list("storage-path", flags.str("storage-path", "nested"),
+                                       {"nested", "flattened"}, &err);
   cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
   cfg->batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
   cfg->pipeline_slots = static_cast<std::uint32_t>(flags.u64("pipeline-slots", 16, 1, 64));
@@ -311,7 +323,7 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   const double hp99 = r.total.hot.latency.quantile(0.99) / 1000.0;
   const double cp50 = r.total.cold.latency.quantile(0.5) / 1000.0;
   const double cp99 = r.total.cold.latency.quantile(0.99) / 1000.0;
-  std::printf("  %-28s %10.0f %10.0f %9.0f %8.0f %6.1f %8.1f %8.1f %9.1f %9.1f\n", v.label.c_str(),
+  std::printf("  %-36s %10.0f %10.0f %9.0f %8.0f %6.1f %8.1f %8.1f %9.1f %9.1f\n", v.label.c_str(),
               r.txn_per_s, r.hot_txn_per_s, r.cold_txn_per_s, r.iops, r.io_depth, hp50, hp99, cp50,
               cp99);
   std::fflush(stdout);
@@ -320,6 +332,7 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   JsonObject o;
   o.add("bench", "coldmix").add("time", iso_time());
   o.add("mode", v.mode).add("scheduler", v.scheduler).add("cold_pct", v.cold_pct);
+  o.add("storage_path", v.mode == "nested" ? "nested (all)" : v.storage_path);
   o.add("txn_per_s", r.txn_per_s).add("hot_txn_per_s", r.hot_txn_per_s);
   o.add("cold_txn_per_s", r.cold_txn_per_s).add("iops", r.iops).add("io_depth", r.io_depth);
   o.add("hot_p50_us", hp50).add("hot_p99_us", hp99);
@@ -363,6 +376,9 @@ database, round-robin, --repeat times.
                      (default sequential,interleaved); the sequential modes read cold
                      records synchronously and ignore --scheduler
   --scheduler S[,S]  batch | pipeline | storage-batch | dual-queue | all (default dual-queue)
+  --storage-path P[,P]  nested | flattened | all: interleaved's cold-read path as a nested
+                     coroutine (selective nesting, default) or inlined into the operation's
+                     coroutine (MosaicDB Fig. 11; mode nested nests every path)
   --batch N          slots of batch and storage-batch (default 8)
   --pipeline-slots N slots of pipeline (default 16, MosaicDB's)
   --hot-slots N      dual-queue's hot queue (default 8)
@@ -425,7 +441,7 @@ int coldmix_main(int argc, char** argv, int first) {
       with_commas(cfg.hot_records).c_str(), with_commas(cfg.cold_records).c_str(),
       cfg.cache_cold ? "on" : "off", cfg.rw ? "50% read-only / 50% RMW" : "read-only", cfg.threads,
       cfg.threads == 1 ? "" : "s", cfg.value_bytes, load_s);
-  std::printf("  %-28s %10s %10s %9s %8s %6s %8s %8s %9s %9s\n", "variant", "txn_per_s", "hot/s",
+  std::printf("  %-36s %10s %10s %9s %8s %6s %8s %8s %9s %9s\n", "variant", "txn_per_s", "hot/s",
               "cold/s", "iops", "depth", "hot_p50", "hot_p99", "cold_p50", "cold_p99");
 
   const std::vector<Variant> variants = variants_of(cfg);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "coldmix.h"
+#include "contention.h"
 #include "probe_bench.h"
 #include "roof.h"
 #include "tpcc.h"
@@ -19,6 +20,8 @@ commands:
   roof     the machine's memory-level-parallelism roof (random line fetches per second)
   coldmix  hot and cold tables: storage-bound transactions among memory-bound ones, by
            scheduler (MosaicDB's microbenchmarks)
+  contention single-insert transactions into one hot leaf, 1..N workers (oversubscribed
+           included), sequential vs interleaved
 
 Run 'braid-bench <command> --help' for the flags of a command.
 )";
@@ -40,12 +43,13 @@ int main(int argc, char** argv) {
     int (*main)(int, char**, int);
     const char* (*usage)();
   };
-  const Command commands[] = {{"ycsb", braid::bench::ycsb_main, braid::bench::ycsb_usage},
-                              {"tpcc", braid::bench::tpcc_main, braid::bench::tpcc_usage},
-                              {"probe", braid::bench::probe_main, braid::bench::probe_usage},
-                              {"roof", braid::bench::roof_main, braid::bench::roof_usage},
-                              {"coldmix", braid::bench::coldmix_main,
-                               braid::bench::coldmix_usage}};
+  const Command commands[] = {
+      {"ycsb", braid::bench::ycsb_main, braid::bench::ycsb_usage},
+      {"tpcc", braid::bench::tpcc_main, braid::bench::tpcc_usage},
+      {"probe", braid::bench::probe_main, braid::bench::probe_usage},
+      {"roof", braid::bench::roof_main, braid::bench::roof_usage},
+      {"coldmix", braid::bench::coldmix_main, braid::bench::coldmix_usage},
+      {"contention", braid::bench::contention_main, braid::bench::contention_usage}};
   for (const Command& c : commands) {
     if (std::strcmp(cmd, c.name) != 0) continue;
     for (int i = 2; i < argc; ++i) {

@@ -281,6 +281,8 @@ ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
   d.auto_decisions = after.auto_decisions - before.auto_decisions;
   d.commit_waits = after.commit_waits - before.commit_waits;
   d.io_checks = after.io_checks - before.io_checks;
+  d.index_restarts = after.index_restarts - before.index_restarts;
+  d.index_backoff_ns = after.index_backoff_ns - before.index_backoff_ns;
   return d;
 }
 

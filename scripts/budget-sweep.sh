@@ -37,12 +37,5 @@ for pct in $PCTS; do
 done
 rm -rf "$DIR/db"
 mkdir -p "$DIR"
-if command -v fio >/dev/null; then
-  fio --name=randread --filename="$DIR/fio.dat" --size=1G --rw=randread --bs=4k --direct=1 \
-    --iodepth=32 --ioengine=io_uring --runtime=10 --time_based --output-format=json \
-    --output="$OUT/fio.json"
-  rm -f "$DIR/fio.dat"
-else
-  echo "budget-sweep: fio is missing (scripts/install-deps.sh installs it); no IOPS comparison" >&2
-fi
+"$(dirname "$0")/fio-randread.sh" "$DIR" "$OUT/fio.json"
 echo "budget-sweep: results in $OUT/sweep.jsonl" >&2

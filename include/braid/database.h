@@ -210,6 +210,10 @@ struct ExecStats {
   // Resumes of a transaction parked on a storage read to let it look whether the read is
   // back (SchedulerPolicy::kBatch only; the other policies check the read's status instead).
   std::uint64_t io_checks = 0;
+  // Index contention on the workers: descents restarted because a node on the path was locked
+  // or changed, and the time spent backing off before retrying.
+  std::uint64_t index_restarts = 0;
+  std::uint64_t index_backoff_ns = 0;
 };
 
 // The secondary key of a record (see Database::create_index): fills `*out` and answers true, or

@@ -42,6 +42,12 @@ bool parse_scheduler(std::string_view name, SchedulerPolicy* out);
 std::vector<std::string> exec_mode_names();
 std::vector<std::string> scheduler_names();
 
+// How ExecMode::kInterleaved reaches storage (MosaicDB §4.1, Fig. 11). kNested (selective
+// nesting, the default): the memory path is one flattened coroutine per operation and a cold
+// read runs in a nested coroutine, whose cost is paid only on a miss. kFlattened: the storage
+// path too is inlined into the operation's coroutine. (ExecMode::kNested nests everything.)
+enum class StoragePath : std::uint8_t { kNested, kFlattened };
+
 struct ExecOptions {
   ExecMode mode = ExecMode::kInterleaved;
   SchedulerPolicy scheduler = SchedulerPolicy::kBatch;
@@ -54,6 +60,7 @@ struct ExecOptions {
   // ratio cold_slots / batch. batch + cold_slots is capped at slots_per_worker.
   std::uint32_t cold_slots = 16;
   std::uint32_t cold_check_every = 8;
+  StoragePath storage_path = StoragePath::kNested;
   // Debug switches for tests: suspend at every awaiter even where the mode would not (the
   // transaction yields to the scheduler after each operation), and resume the open transactions
   // in a seeded random order instead of round-robin.

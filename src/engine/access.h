@@ -32,21 +32,32 @@ struct OpEnv {
 };
 
 // Mode tags.
+// kFlatStorage: the storage path (a cold read) runs inside the operation's coroutine instead
+// of a nested one (StoragePath::kFlattened; engine/cold_fetch.h).
 struct Sequential {
   static constexpr bool kHints = false;
   static constexpr bool kNested = false;
+  static constexpr bool kFlatStorage = false;
 };
 struct Prefetch {
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
+  static constexpr bool kFlatStorage = false;
 };
 struct Flat {
   static constexpr bool kHints = true;
   static constexpr bool kNested = false;
+  static constexpr bool kFlatStorage = false;
+};
+struct FlatStorage {
+  static constexpr bool kHints = true;
+  static constexpr bool kNested = false;
+  static constexpr bool kFlatStorage = true;
 };
 struct Nested {
   static constexpr bool kHints = true;
   static constexpr bool kNested = true;
+  static constexpr bool kFlatStorage = false;
 };
 
 // The newest version of a record visible to a transaction, one version per step. The first

@@ -120,6 +120,12 @@ Status check_exec(const ExecOptions& e, const std::string& where) {
                                     std::to_string(static_cast<int>(e.scheduler)) +
                                     " is not a SchedulerPolicy");
   }
+  if (static_cast<std::uint32_t>(e.storage_path) >
+      static_cast<std::uint32_t>(StoragePath::kFlattened)) {
+    return Status::invalid_argument(where + "ExecOptions::storage_path " +
+                                    std::to_string(static_cast<int>(e.storage_path)) +
+                                    " is not a StoragePath");
+  }
   if (e.cold_check_every == 0) {
     return Status::invalid_argument(where + "ExecOptions::cold_check_every must be at least 1");
   }

@@ -54,7 +54,8 @@ bool op_ready(TxState* tx, OpState* op) {
   const ExecMode mode = w->op_mode();
   switch (mode) {
     case ExecMode::kInterleaved:
-      op->task = engine::coro::run<engine::Flat>(env_of(tx), op);
+      op->task = w->flat_storage() ? engine::coro::run<engine::FlatStorage>(env_of(tx), op)
+                                   : engine::coro::run<engine::Flat>(env_of(tx), op);
       return false;
     case ExecMode::kNested:
       op->task = engine::coro::run<engine::Nested>(env_of(tx), op);

@@ -397,6 +397,9 @@ void Worker::publish_stats() {
                               std::memory_order_relaxed);
   published_.commit_waits.store(commit_waits_, std::memory_order_relaxed);
   published_.io_checks.store(io_checks_, std::memory_order_relaxed);
+  const index::ContentionCounters& c = index::thread_contention();  // this worker's thread
+  published_.index_restarts.store(c.restarts, std::memory_order_relaxed);
+  published_.index_backoff_ns.store(c.backoff_ns, std::memory_order_relaxed);
 }
 
 void Worker::add_stats(ExecStats* out) const {
@@ -409,6 +412,8 @@ void Worker::add_stats(ExecStats* out) const {
   out->auto_decisions += published_.auto_decisions.load(std::memory_order_relaxed);
   out->commit_waits += published_.commit_waits.load(std::memory_order_relaxed);
   out->io_checks += published_.io_checks.load(std::memory_order_relaxed);
+  out->index_restarts += published_.index_restarts.load(std::memory_order_relaxed);
+  out->index_backoff_ns += published_.index_backoff_ns.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
 }

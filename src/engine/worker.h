@@ -108,6 +108,7 @@ class Worker {
   // The resolved mode of the next operation (kAuto resolved to kSequential or kInterleaved).
   ExecMode op_mode() const { return op_mode_; }
   bool force_suspend() const { return exec_.force_suspend; }
+  bool flat_storage() const { return exec_.storage_path == StoragePath::kFlattened; }
   // kAuto's work count; nothing in the other modes. A multi_get is one operation per key.
   void note_op(detail::TxState* tx, const detail::OpState& op) {
     if (exec_.mode != ExecMode::kAuto) return;
@@ -271,7 +272,8 @@ class Worker {
   std::uint64_t suspends_ = 0;
   struct Published {
     std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
-        frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0}, io_checks{0};
+        frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0}, io_checks{0},
+        index_restarts{0}, index_backoff_ns{0};
     std::atomic<std::uint32_t> auto_batch{0};
   };
   Published published_;

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -267,10 +268,22 @@ Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
 
+namespace {
+thread_local ContentionCounters tls_contention;
+}  // namespace
+
+ContentionCounters& thread_contention() { return tls_contention; }
+
 void Descent::restart() {
   ++restarts_;
-  // Back off a little: a restart means a writer holds or just changed a node on our path.
+  ++tls_contention.restarts;
+  // Back off a little: a restart means a writer holds or just changed a node on our path. The
+  // clock reads are on the restart path only (braid-bench contention reports the share).
+  const auto t0 = std::chrono::steady_clock::now();
   for (std::uint32_t i = 0; i < std::min<std::uint32_t>(restarts_, 64); ++i) util::cpu_relax();
+  tls_contention.backoff_ns += static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
   BRAID_ASSERT(restarts_ < (1u << 30));  // livelock guard: never legitimately reached
   node_ = tree_.root_.load(std::memory_order_acquire);
   parent_ = nullptr;

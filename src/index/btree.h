@@ -211,6 +211,15 @@ class Descent {
   FenceKey upper_;
 };
 
+// Contention seen by this thread's descents: restarts (a node on the path was locked or
+// changed under us) and the time spent backing off before the next try. Thread-local, so
+// counting shares no line; a worker publishes its own (ExecStats::index_restarts).
+struct ContentionCounters {
+  std::uint64_t restarts = 0;
+  std::uint64_t backoff_ns = 0;
+};
+ContentionCounters& thread_contention();
+
 // A point lookup as a stepper: the descent, the leaf search and any restarts, one node per step.
 //   Lookup l(tree, key);
 //   while (l.step()) { /* l.next() is the node the next step reads: prefetch, maybe suspend */ }

@@ -4,12 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -388,6 +390,47 @@ TEST(BenchCli, TinyColdmixRunsEverySchedulerAndReadsTheColdTable) {
     }
     std::system(("rm -rf " + dir + " " + json).c_str());
   }
+  // The storage path's three structures (MosaicDB Fig. 11), storage-bound transactions only.
+  const std::string dir = temp_path("db-coldmix-paths");
+  std::system(("rm -rf " + dir).c_str());
+  RunResult r =
+      run("coldmix --hot-records 20000 --cold-records 2000 --cold-pct 100 --mode "
+          "nested,interleaved --scheduler dual-queue --storage-path all --seconds 0.15 "
+          "--cache-cold off --dir " +
+          dir + " --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::vector<std::string> lines = json_lines(json);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  for (const char* path : {"\"storage_path\":\"nested (all)\"", "\"storage_path\":\"nested\"",
+                           "\"storage_path\":\"flattened\""}) {
+    int n = 0;
+    for (const std::string& line : lines) n += line.find(path) != std::string::npos ? 1 : 0;
+    EXPECT_EQ(n, 1) << path;
+  }
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.find("\"iops\":0,"), std::string::npos) << line;
+  }
+  std::system(("rm -rf " + dir + " " + json).c_str());
+}
+
+// contention at tiny size: one worker and an oversubscribed count, sequential and interleaved;
+// every insert lands (the table then holds the preload plus every commit).
+TEST(BenchCli, TinyContentionRunsEachWorkerCountAndMode) {
+  const std::string json = temp_path("contention.jsonl");
+  std::system(("rm -f " + json).c_str());
+  const unsigned over = 2 * std::max(1u, std::thread::hardware_concurrency());
+  RunResult r = run("contention --workers 1," + std::to_string(over) +
+                    " --records 1000 --batch 4 --seconds 0.1 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::vector<std::string> lines = json_lines(json);
+  ASSERT_EQ(lines.size(), 4u) << r.out;  // 2 worker counts x (sequential, interleaved@4)
+  for (const std::string& line : lines) {
+    expect_fields(line, {"\"bench\":\"contention\"", "\"workers\":", "\"txn_per_s\":",
+                         "\"restarts_per_txn\":", "\"wait_share\":", "\"errors\":0"});
+    EXPECT_EQ(line.find("\"commits\":0,"), std::string::npos) << line;
+  }
+  EXPECT_NE(lines[2].find("\"oversubscribed\":1"), std::string::npos) << lines[2];
+  std::system(("rm -f " + json).c_str());
 }
 
 // A database bigger than its budget: the run reads records back from the directory and

@@ -17,6 +17,7 @@ struct ExecCase {
   SchedulerPolicy scheduler;
   bool force_suspend = false;
   bool shuffle = false;
+  bool flat_storage = false;  // StoragePath::kFlattened
 };
 
 // Test-name spelling of the public names: "Interleaved", "Pipeline", "DualQueue".
@@ -38,7 +39,7 @@ inline std::string mode_name(ExecMode m) { return title(to_string(m)); }
 inline std::string case_name(const ::testing::TestParamInfo<ExecCase>& info) {
   const ExecCase& c = info.param;
   return mode_name(c.mode) + title(to_string(c.scheduler)) + (c.force_suspend ? "Forced" : "") +
-         (c.shuffle ? "Shuffled" : "");
+         (c.shuffle ? "Shuffled" : "") + (c.flat_storage ? "FlatStorage" : "");
 }
 
 // Every mode under batch and pipeline; the storage-aware policies (storage-batch, dual-queue)
@@ -61,6 +62,9 @@ inline std::vector<ExecCase> all_cases() {
   cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kPipeline, true, true});
   cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kDualQueue, true, true});
   cases.push_back({ExecMode::kNested, SchedulerPolicy::kBatch, false, true});
+  // The storage path inlined into the operation's coroutine (MosaicDB Fig. 11's "flattened").
+  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kBatch, false, false, true});
+  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kDualQueue, true, true, true});
   return cases;
 }
 
@@ -71,6 +75,7 @@ inline ExecOptions exec_of(const ExecCase& c, std::uint32_t batch, std::uint64_t
   e.batch = batch;
   e.force_suspend = c.force_suspend;
   e.shuffle_resume = c.shuffle;
+  e.storage_path = c.flat_storage ? StoragePath::kFlattened : StoragePath::kNested;
   e.seed = seed;
   return e;
 }
