@@ -12,6 +12,7 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.dir = flags.str("dir", "");
   d.commit = flags.choice("commit", "durable", {"durable", "async"});
   d.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
+  d.log_flusher = flags.choice("log-flusher", "none", {"none", "thread"});
   d.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
   d.prefault_mib = flags.u64("prefault-mib", 0, 0, std::uint64_t{1} << 20);  // max_version_bytes
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
@@ -26,6 +27,8 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->exec.batch = batch;
   options->prefault_version_bytes = db.prefault_mib << 20;
   if (db.dir.empty()) {
+    if (db.log_flusher != "none")
+      return "--log-flusher needs --dir (an in-memory database logs nothing)";
     if (db.memory_budget_mib != 0) {
       return "--memory-budget-mib needs --dir (evicted records are read back from it)";
     }
@@ -44,6 +47,7 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
                              : db.log_sync == "direct" ? LogSync::kDirect
                                                        : LogSync::kFdatasync;
   options->durability.checkpoint_log_bytes = db.checkpoint_mib << 20;
+  options->durability.flusher_thread = db.log_flusher == "thread";
   return "";
 }
 

@@ -14,9 +14,10 @@ namespace braid::bench {
 
 // --dir / --commit / --log-sync / --checkpoint-mib / --prefault-mib / --memory-budget-mib.
 struct DbFlags {
-  std::string dir;       // database directory ("": in memory)
-  std::string commit;    // durable | async
-  std::string log_sync;  // fdatasync | dsync | direct
+  std::string dir;          // database directory ("": in memory)
+  std::string commit;       // durable | async
+  std::string log_sync;     // fdatasync | dsync | direct
+  std::string log_flusher;  // none | thread (DurabilityOptions::flusher_thread)
   std::uint64_t checkpoint_mib = 1024;
   std::uint64_t prefault_mib = 0;       // Options::prefault_version_bytes, in MiB
   std::uint64_t memory_budget_mib = 0;  // Options::memory_budget_bytes, in MiB (0: none)

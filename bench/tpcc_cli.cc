@@ -46,6 +46,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
   --dir DIR          run on a durable database in DIR (new or empty); default in memory
   --commit C         durable | async (with --dir; default durable)
   --log-sync M       fdatasync | dsync | direct (with --dir; default fdatasync)
+  --log-flusher F    none | thread: thread is the oversubscribed baseline of MosaicDB
+                     Fig. 10, a background thread that submits the logs (default none)
   --checkpoint-mib N checkpoint after N MiB of log (with --dir; default 1024)
   --prefault-mib N   make N MiB of version memory resident at open, so that the runs do not
                      pay for first-touch page faults as the database grows (default 0)
@@ -290,6 +292,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
   o.add("records", s.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
+  o.add("log_flusher", cfg.db.log_flusher);
   o.add("prefault_mib", cfg.db.prefault_mib);
   if (!cfg.db.dir.empty()) {
     o.add("log_mb_per_s", f.log_mb_s).add("syncs_per_s", f.syncs_s);

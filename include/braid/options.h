@@ -120,6 +120,14 @@ struct DurabilityOptions {
   // Committed transactions one worker may hold waiting for durability; past it the worker
   // admits no new transaction until acknowledgements drain.
   std::uint32_t max_commit_waiters = 1u << 14;
+  // A measured baseline, not a recommendation (MosaicDB §5, Fig. 10): a dedicated flusher
+  // thread, as most engines have, submits every worker's log blocks and reaps their I/O, and
+  // the workers only append records and acknowledge commits from the durable clock. The
+  // thread competes with the workers for the cores (oversubscription). It checks the logs
+  // every flusher_interval_us while a block is in flight or buffered, and sleeps 4x that while
+  // they are idle. Default: no background thread; each worker drives its own log.
+  bool flusher_thread = false;
+  std::uint32_t flusher_interval_us = 20;
 };
 
 struct Options {

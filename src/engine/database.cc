@@ -116,6 +116,10 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
     return Status::invalid_argument(
         "Options::durability.log_segment_bytes must be at least 64 KiB and the log buffer size");
   }
+  if (d.flusher_thread && (d.flusher_interval_us == 0 || d.flusher_interval_us > 1'000'000)) {
+    return Status::invalid_argument(
+        "Options::durability.flusher_interval_us must be 1..1000000 with a flusher thread");
+  }
   if (d.max_commit_waiters == 0 || d.max_commit_waiters > (1u << 24)) {
     return Status::invalid_argument("Options::durability.max_commit_waiters must be 1..2^24");
   }

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -141,6 +142,10 @@ class DatabaseImpl {
   void check_invariants();
   Status start_workers();
   void stop_workers();
+  // DurabilityOptions::flusher_thread: the background thread's loop over the workers' logs.
+  void flusher_main();
+  std::thread flusher_;
+  std::atomic<bool> flusher_stop_{false};
 
   Options options_;
   // False once the database is closing: a Transaction that outlives it answers an error.

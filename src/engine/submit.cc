@@ -2,7 +2,9 @@
 // queued to a worker) and run() (a generator per worker, drained with given ExecOptions).
 #include <braid/database.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "engine/checks.h"
 #include "engine/database_impl.h"
@@ -16,12 +18,32 @@ Status DatabaseImpl::start_workers() {
     workers_.push_back(std::make_unique<Worker>(this, i, options_));
   }
   for (auto& w : workers_) w->start();
+  if (options_.durability.flusher_thread && durability_ != nullptr &&
+      durability_->log(0) != nullptr) {
+    flusher_ = std::thread([this] { flusher_main(); });
+  }
   return Status::ok();
 }
 
 void DatabaseImpl::stop_workers() {
+  // Workers finish what they hold first, which may wait for the flusher to make it durable.
   for (auto& w : workers_) w->stop();
+  if (flusher_.joinable()) {
+    flusher_stop_.store(true, std::memory_order_release);
+    flusher_.join();
+  }
   workers_.clear();
+}
+
+void DatabaseImpl::flusher_main() {
+  // What a group-commit thread does: look at every log, submit, reap, nap. Its naps are what
+  // a flusher costs in commit latency, its wake-ups what it costs the workers' cores.
+  const auto interval = std::chrono::microseconds(options_.durability.flusher_interval_us);
+  while (!flusher_stop_.load(std::memory_order_acquire)) {
+    bool busy = false;
+    for (auto& w : workers_) busy = w->flusher_pass() || busy;
+    std::this_thread::sleep_for(busy ? interval : 4 * interval);
+  }
 }
 
 Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {

@@ -37,6 +37,7 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
     ring_ = durability_->ring(index);
     durable_ = durability_->durable_commits();
     waiters_.resize(options.durability.max_commit_waiters);
+    flusher_mode_ = options.durability.flusher_thread && log_ != nullptr;
   }
   cold_ = db->cold();
   if (cold_ != nullptr && ring_ != nullptr) {
@@ -130,9 +131,11 @@ std::uint32_t Worker::capacity() const {
 }
 
 bool Worker::idle() const {
+  // With a flusher thread the log is its business, not a reason to stay awake.
   return live_ == 0 && queue_.empty_hint() && (generator_ == nullptr || generator_done_) &&
          !run_posted_.load(std::memory_order_acquire) && waiter_count_ == 0 &&
-         (log_ == nullptr || log_->idle() || !log_->failure().is_ok()) && !checkpointing_ &&
+         (log_ == nullptr || flusher_mode_ || log_->idle() || !log_->failure().is_ok()) &&
+         !checkpointing_ &&
          (index_ != 0 || durability_ == nullptr ||
           (!durability_->checkpoint_pending() && !durability_->external_pending()));
 }
@@ -143,11 +146,38 @@ thread_local Worker* tls_current = nullptr;
 
 Worker* Worker::current() { return tls_current; }
 
+void Worker::lend_log(std::unique_lock<std::mutex>* held) {
+  held->unlock();
+  while (flusher_wants_.load(std::memory_order_acquire)) std::this_thread::yield();
+  held->lock();
+}
+
+bool Worker::flusher_pass() {
+  flusher_wants_.store(true, std::memory_order_release);
+  ring();  // a sleeping worker holds nothing, but wake it anyway: it may be about to lock
+  std::lock_guard<std::mutex> g(log_mutex_);
+  flusher_wants_.store(false, std::memory_order_release);
+  if (ring_ != nullptr) (void)ring_->reap();
+  if (!durability_->halted()) {
+    if (Status s = log_->poll(false, false); !s.is_ok()) durability_->halt(s);
+  }
+  const bool busy = !log_->idle() && log_->failure().is_ok();
+  // Commits the disk caught up with are the worker's to acknowledge: wake it if it sleeps.
+  if (waiter_count_ != 0 || waiting_slots_ != 0) ring();
+  return busy;
+}
+
 void Worker::main() {
   tls_current = this;
   if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
   runtime::FrameAllocator::set_current(&frames_);
+  std::unique_lock<std::mutex> held(log_mutex_, std::defer_lock);
+  if (flusher_mode_) {
+    held.lock();
+    held_ = &held;
+  }
   for (;;) {
+    if (flusher_mode_ && flusher_wants_.load(std::memory_order_acquire)) lend_log(&held);
     take_posted_run();
     admit();
     if (log_ != nullptr) service_log(live_ - waiting_slots_ - parked_io_);
@@ -184,9 +214,14 @@ void Worker::main() {
     const std::uint32_t seen = doorbell_.load(std::memory_order_seq_cst);
     sleeping_.store(true, std::memory_order_seq_cst);
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (idle() && !stop_.load(std::memory_order_seq_cst)) doorbell_.wait(seen);
+    if (idle() && !stop_.load(std::memory_order_seq_cst)) {
+      if (flusher_mode_) held.unlock();  // the flusher may drive the log meanwhile
+      doorbell_.wait(seen);
+      if (flusher_mode_) held.lock();
+    }
     sleeping_.store(false, std::memory_order_relaxed);
   }
+  held_ = nullptr;
   publish_stats();
   runtime::FrameAllocator::set_current(nullptr);
 }

@@ -18,6 +18,7 @@
 #include <coroutine>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -89,6 +90,10 @@ class Worker {
   void stop();
   // Wakes the thread if it sleeps (work arrived by another path than the queue).
   void wake() { ring(); }
+  // DurabilityOptions::flusher_thread: one pass of the flusher over this worker's log (reap its
+  // ring, submit what the group-commit policy says). Takes the log from the worker at its next
+  // loop (log_mutex_). True while the log has a block in flight or records buffered.
+  bool flusher_pass();
   // Wakes the worker if it sleeps, after the caller published work its idle check reads.
   // Pairs with the fence after the worker's sleeping_ store and its re-check: either it sees
   // the work or we see it asleep and wake it.
@@ -224,6 +229,15 @@ class Worker {
   std::uint32_t last_auto_choice_ = 0;  // the tuner's choice when the last posted run ended
   util::Rng shuffle_rng_{1};
   std::vector<std::uint32_t> order_;
+
+  // DurabilityOptions::flusher_thread: the worker holds log_mutex_ while it runs (its log and
+  // ring are touched all over a round: commits, ticks, cold reads, checkpoints) and lends it
+  // to the flusher at the top of a loop when flusher_wants_ is set, and while it sleeps.
+  bool flusher_mode_ = false;
+  std::mutex log_mutex_;
+  std::atomic<bool> flusher_wants_{false};
+  void lend_log(std::unique_lock<std::mutex>* held);
+  std::unique_lock<std::mutex>* held_ = nullptr;  // the worker thread's lock, while it runs
 
   // Durability (null log: an in-memory database).
   Durability* durability_ = nullptr;

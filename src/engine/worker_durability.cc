@@ -17,6 +17,12 @@ void Worker::push_waiter(const Waiter& w) {
 }
 
 void Worker::wait_for_disk() {
+  if (flusher_mode_) {  // the flusher drives the log: let it, and look again
+    held_->unlock();
+    std::this_thread::yield();
+    held_->lock();
+    return;
+  }
   // Our own block in flight: block on it. Otherwise another log holds the durable clock back;
   // its worker flushes it, so give the core away meanwhile.
   if (log_->in_flight()) {
@@ -67,8 +73,9 @@ void Worker::fail_waiters(const Status& why) {
 void Worker::service_log(std::uint32_t runnable) {
   // One pass over the ring: the completions of the log's and the checkpoint's requests go to
   // their channels, where the log and the checkpoint pick them up below.
-  if (ring_ != nullptr) (void)ring_->reap();
-  if (!durability_->halted()) {
+  // With a flusher thread, it reaps the ring and submits the log (flusher_pass).
+  if (ring_ != nullptr && !flusher_mode_) (void)ring_->reap();
+  if (!durability_->halted() && !flusher_mode_) {
     if (Status s = log_->poll(false, runnable == 0); !s.is_ok()) durability_->halt(s);
   }
   if (durability_->halted()) {

@@ -433,6 +433,29 @@ TEST(BenchCli, TinyContentionRunsEachWorkerCountAndMode) {
   std::system(("rm -f " + json).c_str());
 }
 
+// The oversubscribed-flusher baseline (--log-flusher thread) runs durable YCSB and TPC-C and
+// says so in its JSON; the TPC-C run verifies.
+TEST(BenchCli, TinyRunsWithALogFlusherThread) {
+  const std::string json = temp_path("flusher.jsonl");
+  const std::string dir = temp_path("db-flusher");
+  std::system(("rm -rf " + dir + " " + json).c_str());
+  RunResult y = run("ycsb --records 5000 --update 100 --threads 2 --seconds 0.2 --dir " + dir +
+                    " --log-flusher thread --json " + json);
+  ASSERT_EQ(y.code, 0) << y.out;
+  std::system(("rm -rf " + dir).c_str());
+  RunResult t = run("tpcc --warehouses 2 --threads 2 --items 1000 --customers 100 --seconds 0.2 "
+                    "--mode interleaved --verify --dir " +
+                    dir + " --log-flusher thread --json " + json);
+  ASSERT_EQ(t.code, 0) << t.out;
+  const std::vector<std::string> lines = json_lines(json);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) {
+    EXPECT_NE(line.find("\"log_flusher\":\"thread\""), std::string::npos) << line;
+    EXPECT_EQ(line.find("\"commits\":0,"), std::string::npos) << line;
+  }
+  std::system(("rm -rf " + dir + " " + json).c_str());
+}
+
 // A database bigger than its budget: the run reads records back from the directory and
 // reports the cold store's figures; the directory then checks.
 TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
