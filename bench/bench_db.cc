@@ -27,8 +27,9 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->exec.batch = batch;
   options->prefault_version_bytes = db.prefault_mib << 20;
   if (db.dir.empty()) {
-    if (db.log_flusher != "none")
+    if (db.log_flusher == "thread") {
       return "--log-flusher needs --dir (an in-memory database logs nothing)";
+    }
     if (db.memory_budget_mib != 0) {
       return "--memory-budget-mib needs --dir (evicted records are read back from it)";
     }

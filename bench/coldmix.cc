@@ -47,10 +47,10 @@ struct Config {
   std::vector<std::string> schedulers;
   std::vector<std::string> storage_paths;  // interleaved only: nested | flattened
   std::uint32_t repeat;
-  std::uint32_t batch;           // batch, storage-batch
-  std::uint32_t pipeline_slots;  // pipeline (MosaicDB §6.2: a queue of 16)
-  std::uint32_t hot_slots;       // dual-queue
-  std::uint32_t cold_slots;
+  std::uint32_t batch;                    // batch, storage-batch
+  std::uint32_t pipeline_slots;           // pipeline (MosaicDB §6.2: a queue of 16)
+  std::uint32_t hot_slots;                // dual-queue
+  std::vector<std::uint32_t> cold_slots;  // dual-queue: one variant per size
   std::uint32_t check_every;
   std::string json;
   DbFlags db;
@@ -64,6 +64,7 @@ struct Variant {
   std::uint32_t cold_pct;
   std::string label;
   std::string storage_path = "nested";
+  std::uint32_t cold_slots = 0;  // dual-queue
 };
 
 bool interleaves(const std::string& mode) { return mode != "sequential" && mode != "prefetch"; }
@@ -82,8 +83,15 @@ std::vector<Variant> variants_of(const Config& cfg) {
         for (const std::string& sp : cfg.storage_paths) {
           if (m != "interleaved" && sp != cfg.storage_paths.front()) continue;
           const std::string tag = paths ? "+" + sp : "";
-          out.push_back({m, s, pct, m + tag + "/" + s + " " + std::to_string(pct) + "%",
-                         m == "interleaved" ? sp : "nested"});
+          // A --cold-slots list sweeps dual-queue's cold queue (MosaicDB Fig. 8) in one process.
+          const bool dual = s == "dual-queue";
+          for (std::uint32_t qs : cfg.cold_slots) {
+            if (!dual && qs != cfg.cold_slots.front()) continue;
+            const std::string qs_tag =
+                dual && cfg.cold_slots.size() > 1 ? "@" + std::to_string(qs) : "";
+            out.push_back({m, s, pct, m + tag + "/" + s + qs_tag + " " + std::to_string(pct) + "%",
+                           m == "interleaved" ? sp : "nested", dual ? qs : 0});
+          }
         }
       }
     }
@@ -196,7 +204,7 @@ ExecOptions exec_of(const Config& cfg, const Variant& v) {
   e.batch = e.scheduler == SchedulerPolicy::kDualQueue  ? cfg.hot_slots
             : e.scheduler == SchedulerPolicy::kPipeline ? cfg.pipeline_slots
                                                         : cfg.batch;
-  e.cold_slots = cfg.cold_slots;
+  if (v.cold_slots != 0) e.cold_slots = v.cold_slots;
   e.cold_check_every = cfg.check_every;
   e.storage_path = v.storage_path == "flattened" ? StoragePath::kFlattened : StoragePath::kNested;
   e.seed = cfg.seed;
@@ -274,7 +282,9 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
   cfg->pipeline_slots = static_cast<std::uint32_t>(flags.u64("pipeline-slots", 16, 1, 64));
   cfg->hot_slots = static_cast<std::uint32_t>(flags.u64("hot-slots", 8, 1, 64));
-  cfg->cold_slots = static_cast<std::uint32_t>(flags.u64("cold-slots", 16, 1, 192));
+  for (std::uint64_t qs : flags.u64_list("cold-slots", {16}, 1, 192)) {
+    cfg->cold_slots.push_back(static_cast<std::uint32_t>(qs));
+  }
   cfg->check_every = static_cast<std::uint32_t>(flags.u64("check-every", 8, 1, 1 << 20));
   cfg->json = flags.str("json", "results/braid-bench.jsonl");
   cfg->db = DbFlags::parse(flags);
@@ -338,8 +348,7 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   o.add("hot_p50_us", hp50).add("hot_p99_us", hp99);
   o.add("cold_p50_us", cp50).add("cold_p99_us", cp99);
   o.add("rw", cfg.rw ? 1 : 0).add("cache_cold", cfg.cache_cold ? "on" : "off");
-  o.add("batch", e.batch)
-      .add("cold_slots", e.scheduler == SchedulerPolicy::kDualQueue ? cfg.cold_slots : 0u);
+  o.add("batch", e.batch).add("cold_slots", v.cold_slots);
   o.add("check_every", cfg.check_every);
   o.add("hot_records", cfg.hot_records).add("cold_records", cfg.cold_records);
   o.add("threads", cfg.threads).add("seconds", cfg.seconds).add("value_bytes", cfg.value_bytes);
@@ -382,7 +391,8 @@ database, round-robin, --repeat times.
   --batch N          slots of batch and storage-batch (default 8)
   --pipeline-slots N slots of pipeline (default 16, MosaicDB's)
   --hot-slots N      dual-queue's hot queue (default 8)
-  --cold-slots N     dual-queue's cold queue (default 16)
+  --cold-slots N[,N] dual-queue's cold queue (default 16); a list runs dual-queue once
+                     per size (labelled dual-queue@N)
   --check-every N    hot completions between two looks at the cold queue (default 8)
   --threads T        workers (default 1)
   --seconds S        per run (default 5)
@@ -404,10 +414,11 @@ int coldmix_main(int argc, char** argv, int first) {
     std::fprintf(stderr, "braid-bench coldmix: %s\n\n%s", err.c_str(), coldmix_usage());
     return 2;
   }
-  const std::uint32_t slots =
-      std::max({cfg.batch, cfg.pipeline_slots, cfg.hot_slots + cfg.cold_slots,
-                // kAuto's largest hot queue with its cold queue
-                16 + 16 * cfg.cold_slots / cfg.hot_slots});
+  const std::uint32_t slots = std::max(
+      {cfg.batch, cfg.pipeline_slots,
+       cfg.hot_slots + *std::max_element(cfg.cold_slots.begin(), cfg.cold_slots.end()),
+       // kAuto's largest hot queue with its cold queue
+       16 + 16 * *std::max_element(cfg.cold_slots.begin(), cfg.cold_slots.end()) / cfg.hot_slots});
   Options options;
   if (std::string e =
           bench_options(cfg.threads, std::min<std::uint32_t>(slots, 256), cfg.db, &options);

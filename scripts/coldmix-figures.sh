@@ -29,16 +29,10 @@ run() {  # name, extra flags...
 for fig in $FIGS; do
   case $fig in
     fig6) run fig6 --cold-pct "$PCTS" --mode sequential,interleaved --scheduler all ;;
-    fig7) run fig7 --rw --commit async --cold-pct "$PCTS" --mode sequential,interleaved \
-            --scheduler all ;;
-    fig8)
-      rm -f "$OUT/fig8.jsonl"
-      for qs in 8 16 32 64; do
-        rm -rf "$DIR/db"
-        "$BIN" coldmix --hot-records "$HOT" --cold-records "$COLD" --seconds "$SECONDS_PER" \
-          --repeat "$REPEAT" --cache-cold off --dir "$DIR/db" --json "$OUT/fig8.jsonl" \
-          --cold-pct 5,10,20,50 --mode interleaved --scheduler dual-queue --cold-slots "$qs"
-      done ;;
+    fig7) run fig7 --rw --commit async --checkpoint-mib 0 --cold-pct "$PCTS" \
+            --mode sequential,interleaved --scheduler all ;;
+    fig8) run fig8 --cold-pct 5,10,20,50 --mode interleaved --scheduler dual-queue \
+            --cold-slots 8,16,32,64 ;;
     fig11) run fig11 --cold-pct 0,10 --mode nested,interleaved --scheduler dual-queue \
              --storage-path all ;;
     *) echo "coldmix-figures: unknown figure $fig" >&2; exit 2 ;;

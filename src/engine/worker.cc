@@ -227,11 +227,16 @@ void Worker::main() {
 }
 
 bool Worker::admit() {
-  // Backpressure: a full ring of commits waiting for the disk admits nothing new.
-  if (waiter_count_ == waiters_.size() && durable_) return false;
+  // Backpressure: every open transaction may end up in the ring of commits waiting for the
+  // disk, so admit only while they all fit (a disk that stalls must not overflow it).
+  if (durable_ && waiter_count_ + live_ >= waiters_.size()) return false;
   const std::uint32_t cap = capacity();
   const std::uint32_t slots = std::min(policy_->slots(cap), options_.slots_per_worker);
-  const std::uint32_t target = std::min(policy_->admit_target(live_, cap), slots);
+  std::uint32_t target = std::min(policy_->admit_target(live_, cap), slots);
+  if (durable_) {
+    target = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(target, waiters_.size() - waiter_count_));
+  }
   bool any = false;
   for (std::uint32_t i = 0; i < slots && live_ < target; ++i) {
     if (open(i)) continue;
