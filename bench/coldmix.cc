@@ -112,10 +112,6 @@ struct ThreadResult {
   std::uint64_t sink = 0;
 };
 
-void fill_value(std::string* v, std::uint64_t salt) {
-  for (std::size_t i = 0; i < v->size(); ++i) (*v)[i] = static_cast<char>('a' + (salt + i) % 26);
-}
-
 class ColdmixGenerator : public TxnGenerator {
  public:
   ColdmixGenerator(Table& hot, Table& cold, const Config& cfg, std::uint32_t cold_pct,
@@ -163,7 +159,7 @@ class ColdmixGenerator : public TxnGenerator {
       if (!r.is_ok()) co_return r.status();
       out_->sink += r->size();
       if (!rmw) continue;
-      fill_value(&value, seed + i);
+      fill_value(value.data(), cfg_.value_bytes, seed + i);
       if (Status s = co_await tx.update(table, k, value); !s.is_ok()) co_return s;
     }
     Status s = co_await tx.commit();
@@ -304,29 +300,6 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   return "";
 }
 
-// Loads a table with Database::bulk_load: records 0..n-1, 8-byte keys.
-Status load_table(Database& db, Table& table, std::uint64_t n, std::uint32_t value_bytes,
-                  bool in_memory, const char* label) {
-  std::atomic<std::uint64_t> done{0};
-  Progress progress(label, &done, n);
-  std::string value(value_bytes, '\0');
-  char key[8];
-  std::uint64_t i = 0;
-  Status s = db.bulk_load(table,
-                          [&](std::string_view* k, std::string_view* v) {
-                            if (i == n) return false;
-                            make_key(i, 8, key);
-                            fill_value(&value, i);
-                            *k = {key, 8};
-                            *v = value;
-                            if (++i % 4096 == 0) done.store(i, std::memory_order_relaxed);
-                            return true;
-                          },
-                          {.keep_in_memory = in_memory});
-  done.store(i, std::memory_order_relaxed);
-  return s;
-}
-
 std::string report(const Config& cfg, const Variant& v, const RunResult& r, std::uint32_t rep,
                    double load_s) {
   const double hp50 = r.total.hot.latency.quantile(0.5) / 1000.0;
@@ -436,9 +409,12 @@ int coldmix_main(int argc, char** argv, int first) {
     return 1;
   }
   const auto t0 = Clock::now();
-  Status s = load_table(*db, **hot, cfg.hot_records, cfg.value_bytes, true, "loading hot");
+  double seconds = 0;  // both tables: the total is timed below
+  Status s = ycsb_bulk_load(*db, **hot, cfg.hot_records, 8, cfg.value_bytes,
+                            {.keep_in_memory = true}, "loading hot", &seconds);
   if (s.is_ok()) {
-    s = load_table(*db, **cold, cfg.cold_records, cfg.value_bytes, false, "loading cold");
+    s = ycsb_bulk_load(*db, **cold, cfg.cold_records, 8, cfg.value_bytes, {.keep_in_memory = false},
+                       "loading cold", &seconds);
   }
   if (s.is_ok()) s = db->set_cache_reads(**cold, cfg.cache_cold);
   if (!s.is_ok()) {

@@ -94,10 +94,6 @@ void pin_to_core(std::uint32_t i) {
   (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);  // best effort
 }
 
-void fill_value(char* v, std::uint32_t n, std::uint64_t salt) {
-  for (std::uint32_t i = 0; i < n; ++i) v[i] = static_cast<char>('a' + (salt + i) % 26);
-}
-
 // The operations of one transaction. When every percentage of ops_per_txn is a whole number the
 // counts are exact ("2 RMW + 8 reads" is --ops-per-txn 10 --rmw 20 --read 80), in random order;
 // otherwise each operation is drawn independently.
@@ -160,33 +156,11 @@ std::string mix_name(const Config& c) {
   return s;
 }
 
-// Database::bulk_load of the same records, in key order, from one thread.
-Status bulk_load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
-  std::atomic<std::uint64_t> done{0};
-  const auto start = Clock::now();
-  Status s;
-  {
-    Progress progress("loading to storage", &done, cfg.records);
-    std::vector<char> value(cfg.value_bytes);
-    char key[kMaxKeyBytes];
-    std::uint64_t i = 0;
-    s = db.bulk_load(table, [&](std::string_view* k, std::string_view* v) {
-      if (i == cfg.records) return false;
-      make_key(i, cfg.key_bytes, key);
-      fill_value(value.data(), cfg.value_bytes, i);
-      *k = {key, cfg.key_bytes};
-      *v = {value.data(), value.size()};
-      if (++i % 4096 == 0) done.store(i, std::memory_order_relaxed);
-      return true;
-    });
-    done.store(i, std::memory_order_relaxed);
-  }
-  *load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return s;
-}
-
 Status load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
-  if (cfg.load == "bulk") return bulk_load(db, table, cfg, load_seconds);
+  if (cfg.load == "bulk") {
+    return ycsb_bulk_load(db, table, cfg.records, cfg.key_bytes, cfg.value_bytes, {},
+                          "loading to storage", load_seconds);
+  }
   std::atomic<std::uint64_t> done{0};
   std::vector<std::thread> threads;
   std::vector<Status> status(cfg.threads);
@@ -498,6 +472,39 @@ std::uint64_t Zipf::next(util::Rng& rng) const {
   const auto r =
       static_cast<std::uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
   return std::min(r, n_ - 1);
+}
+
+void fill_value(char* v, std::uint32_t n, std::uint64_t salt) {
+  for (std::uint32_t i = 0; i < n; ++i) v[i] = static_cast<char>('a' + (salt + i) % 26);
+}
+
+Status ycsb_bulk_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
+                      std::uint32_t value_bytes, const BulkLoadOptions& options, const char* label,
+                      double* seconds) {
+  std::atomic<std::uint64_t> done{0};
+  const auto start = Clock::now();
+  Status s;
+  {
+    Progress progress(label, &done, records);
+    std::vector<char> value(value_bytes);
+    char key[kMaxKeyBytes];
+    std::uint64_t i = 0;
+    s = db.bulk_load(
+        table,
+        [&](std::string_view* k, std::string_view* v) {
+          if (i == records) return false;
+          make_key(i, key_bytes, key);
+          fill_value(value.data(), value_bytes, i);
+          *k = {key, key_bytes};
+          *v = {value.data(), value.size()};
+          if (++i % 4096 == 0) done.store(i, std::memory_order_relaxed);
+          return true;
+        },
+        options);
+    done.store(i, std::memory_order_relaxed);
+  }
+  *seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return s;
 }
 
 void make_key(std::uint64_t i, std::uint32_t bytes, char* out) {

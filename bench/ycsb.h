@@ -33,6 +33,15 @@ class Zipf {
 Status ycsb_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
                  std::uint32_t value_bytes, std::uint32_t threads, double* seconds);
 
+// Database::bulk_load of the same records (0..records-1, ycsb's keys and values) in key order,
+// from one thread, with a progress line labelled `label`.
+Status ycsb_bulk_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
+                      std::uint32_t value_bytes, const BulkLoadOptions& options, const char* label,
+                      double* seconds);
+
+// Record `salt`'s value bytes (n of them): letters derived from the salt.
+void fill_value(char* v, std::uint32_t n, std::uint64_t salt);
+
 // The memory path of a descent of `table`'s B+-tree (a step per level, root first, 16 lines per
 // node), and of an engine get: the descent, then the OID entry and the version. For the
 // line-fetch estimate (estimate_lines in roof.h).

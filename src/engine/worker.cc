@@ -153,8 +153,8 @@ void Worker::lend_log(std::unique_lock<std::mutex>* held) {
 }
 
 bool Worker::flusher_pass() {
+  // A running worker lends the log at the top of its next loop; a sleeping one holds nothing.
   flusher_wants_.store(true, std::memory_order_release);
-  ring();  // a sleeping worker holds nothing, but wake it anyway: it may be about to lock
   std::lock_guard<std::mutex> g(log_mutex_);
   flusher_wants_.store(false, std::memory_order_release);
   if (ring_ != nullptr) (void)ring_->reap();
@@ -227,13 +227,12 @@ void Worker::main() {
 }
 
 bool Worker::admit() {
-  // Backpressure: every open transaction may end up in the ring of commits waiting for the
-  // disk, so admit only while they all fit (a disk that stalls must not overflow it).
-  if (durable_ && waiter_count_ + live_ >= waiters_.size()) return false;
   const std::uint32_t cap = capacity();
   const std::uint32_t slots = std::min(policy_->slots(cap), options_.slots_per_worker);
   std::uint32_t target = std::min(policy_->admit_target(live_, cap), slots);
   if (durable_) {
+    // Backpressure: every open transaction may end up in the ring of commits waiting for the
+    // disk, so open at most as many as it has free places (a stalled disk must not overflow it).
     target = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(target, waiters_.size() - waiter_count_));
   }

@@ -1,13 +1,16 @@
 // The states of a worker's transaction slot, and the transitions between them. Every change of
 // state goes through transition(), which asserts that the edge exists: a slot is never resumed
-// while it waits for the disk, and never freed while a commit waits in it.
+// while it waits for durability, and never freed while a commit or a read waits in it.
 //
 //   kFree --launch--> kRunnable --resume--> kParkedMemory --resume--> ... --done--> kFree
 //   kRunnable/kParkedMemory --durable commit--> kWaitingDurable --disk caught up--> kRunnable
 //   kRunnable/kParkedMemory --cold read issued--> kParkedIo --read completed--> kRunnable
+//   kParkedIo --a policy that resumes parked reads (batch) asks--> kRunnable
 //
-// kParkedIo is entered by the cold store's reads (issue 19): the scheduler checks the slot's
-// I/O status and resumes the transaction only once the read is back (MosaicDB §4.1).
+// kParkedIo is entered by the cold store's reads (issue 19): the storage-aware policies check
+// the slot's I/O status and resume the transaction only once the read is back (MosaicDB §4.2);
+// `batch` knows nothing of I/O and resumes it to let the transaction look (sched/policy.h,
+// resumes_parked_io), and the transaction parks again while its read is pending.
 #pragma once
 
 #include <cstdint>
