@@ -104,6 +104,41 @@ TEST(Misuse, OutOfRangeEnumsAreRefused) {
   EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
 }
 
+// Issue 20's options, as an application could set them wrongly: refused at open and per run,
+// with the option's name.
+TEST(Misuse, SchedulerAndFlusherOptionsOutOfRangeAreRefused) {
+  auto bad = [](auto set) {
+    Options o;
+    o.huge_pages = false;
+    o.max_version_bytes = std::uint64_t{64} << 20;
+    set(o);
+    return Database::open(o).status();
+  };
+  Status s = bad([](Options& o) { o.exec.storage_path = static_cast<StoragePath>(5); });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("storage_path"), std::string_view::npos) << s.to_string();
+  s = bad([](Options& o) { o.exec.cold_check_every = 0; });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("cold_check_every"), std::string_view::npos) << s.to_string();
+  s = bad([](Options& o) {
+    o.exec.scheduler = SchedulerPolicy::kDualQueue;
+    o.exec.cold_slots = 0;
+  });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("cold_slots"), std::string_view::npos) << s.to_string();
+  s = bad([](Options& o) {
+    o.durability.flusher_thread = true;
+    o.durability.flusher_interval_us = 0;
+  });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("flusher_interval_us"), std::string_view::npos) << s.to_string();
+  auto db = open_db();
+  ExecOptions e;
+  e.scheduler = SchedulerPolicy::kDualQueue;
+  e.cold_slots = 0;
+  EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
+}
+
 TEST(Misuse, BusyNamesTheLimitThatWasHit) {
   Options o;
   o.external_transactions = 1;
