@@ -1,5 +1,7 @@
 #include "bench_db.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +18,7 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
   d.prefault_mib = flags.u64("prefault-mib", 0, 0, std::uint64_t{1} << 20);  // max_version_bytes
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
+  d.sq_poll_cpu = flags.str("sq-poll-cpu", "off");
   return d;
 }
 
@@ -26,6 +29,16 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->external_transactions = std::max<std::uint32_t>(threads, 4);
   options->exec.batch = batch;
   options->prefault_version_bytes = db.prefault_mib << 20;
+  if (db.sq_poll_cpu != "off") {
+    const std::string& c = db.sq_poll_cpu;
+    if (c.empty() || c.size() > 4 || c.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(c) >= CPU_SETSIZE) {
+      return "--sq-poll-cpu takes off or a CPU number below " + std::to_string(CPU_SETSIZE) +
+             ", not '" + c + "'";
+    }
+    if (db.dir.empty()) return "--sq-poll-cpu needs --dir (an in-memory database does no I/O)";
+    options->durability.sq_poll_cpu = std::stoi(c);
+  }
   if (db.dir.empty()) {
     if (db.log_flusher == "thread") {
       return "--log-flusher needs --dir (an in-memory database logs nothing)";

@@ -21,6 +21,7 @@ struct DbFlags {
   std::uint64_t checkpoint_mib = 1024;
   std::uint64_t prefault_mib = 0;       // Options::prefault_version_bytes, in MiB
   std::uint64_t memory_budget_mib = 0;  // Options::memory_budget_bytes, in MiB (0: none)
+  std::string sq_poll_cpu = "off";      // off | a CPU (DurabilityOptions::sq_poll_cpu)
 
   static DbFlags parse(Flags& flags);
 };

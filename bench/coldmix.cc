@@ -326,6 +326,7 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   o.add("hot_records", cfg.hot_records).add("cold_records", cfg.cold_records);
   o.add("threads", cfg.threads).add("seconds", cfg.seconds).add("value_bytes", cfg.value_bytes);
   o.add("commit", cfg.db.commit).add("log_sync", cfg.db.log_sync).add("dir", cfg.db.dir);
+  o.add("sq_poll_cpu", cfg.db.sq_poll_cpu);
   o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat).add("run_s", r.run_s);
   o.add("load_s", load_s).add("hot_commits", r.total.hot.commits);
   o.add("cold_commits", r.total.cold.commits).add("aborts", r.total.aborts);
@@ -374,6 +375,8 @@ database, round-robin, --repeat times.
   --seed N           random seed (default 1)
   --commit C         durable | async (default durable)
   --log-sync S       fdatasync | dsync | direct (default fdatasync)
+  --sq-poll-cpu C    off | a CPU: a kernel thread pinned to CPU C submits the workers' I/O
+                     (io_uring SQPOLL; DurabilityOptions::sq_poll_cpu; default off)
   --checkpoint-mib M checkpoint after the logs grew M MiB (default 1024; 0: never)
   --prefault-mib M   version memory made resident at open (default 0)
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl;

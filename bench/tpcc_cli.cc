@@ -48,6 +48,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
   --log-sync M       fdatasync | dsync | direct (with --dir; default fdatasync)
   --log-flusher F    none | thread: thread is the oversubscribed baseline of MosaicDB
                      Fig. 10, a background thread that submits the logs (default none)
+  --sq-poll-cpu C    off | a CPU: a kernel thread pinned to CPU C submits the workers' I/O
+                     (io_uring SQPOLL; DurabilityOptions::sq_poll_cpu; default off)
   --checkpoint-mib N checkpoint after N MiB of log (with --dir; default 1024)
   --prefault-mib N   make N MiB of version memory resident at open, so that the runs do not
                      pay for first-touch page faults as the database grows (default 0)
@@ -292,7 +294,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
   o.add("records", s.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
-  o.add("log_flusher", cfg.db.log_flusher);
+  o.add("log_flusher", cfg.db.log_flusher).add("sq_poll_cpu", cfg.db.sq_poll_cpu);
   o.add("prefault_mib", cfg.db.prefault_mib);
   if (!cfg.db.dir.empty()) {
     o.add("log_mb_per_s", f.log_mb_s).add("syncs_per_s", f.syncs_s);

@@ -413,6 +413,8 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      (default fdatasync; with --dir)
   --log-flusher F    none | thread: thread is the oversubscribed baseline of MosaicDB
                      Fig. 10, a background thread that submits the logs (default none)
+  --sq-poll-cpu C    off | a CPU: a kernel thread pinned to CPU C submits the workers' I/O
+                     (io_uring SQPOLL; DurabilityOptions::sq_poll_cpu; default off)
   --checkpoint-mib M checkpoint after the logs grew M MiB (default 1024; 0: never)
   --prefault-mib M   make M MiB of version memory resident at open, so that runs do not
                      pay for first-touch page faults (default 0: faulted in as used)
@@ -801,7 +803,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
   o.add("multi_get", cfg.multi_get ? 1 : 0).add("load", cfg.load);
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
-  o.add("log_flusher", cfg.db.log_flusher);
+  o.add("log_flusher", cfg.db.log_flusher).add("sq_poll_cpu", cfg.db.sq_poll_cpu);
   o.add("prefault_mib", cfg.db.prefault_mib);
   if (!cfg.db.dir.empty()) {
     o.add("dir", cfg.db.dir).add("log_sync", cfg.db.log_sync);

@@ -128,6 +128,16 @@ struct DurabilityOptions {
   // they are idle. Default: no background thread; each worker drives its own log.
   bool flusher_thread = false;
   std::uint32_t flusher_interval_us = 20;
+  // Kernel-side submission (io_uring SQPOLL): one kernel thread, pinned to CPU sq_poll_cpu,
+  // takes every worker's I/O requests (cold reads, log blocks, checkpoint chunks) from their
+  // rings, so a worker hands a request over by writing shared memory instead of entering the
+  // kernel. On a virtual machine each submission is otherwise a doorbell write and a VM exit on
+  // the worker's core (measured on this project's VM: ~13 us of the worker's CPU per cold read,
+  // docs/experiments.md "Issue 20"). The thread spins while requests keep coming and sleeps
+  // after sq_poll_idle_ms without one. It takes a core: give it one no worker is pinned to.
+  // -1: off (the default, no background thread). Needs io_uring (IoMode kAuto or kUring).
+  std::int32_t sq_poll_cpu = -1;
+  std::uint32_t sq_poll_idle_ms = 50;
 };
 
 struct Options {

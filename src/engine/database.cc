@@ -1,5 +1,7 @@
 #include <braid/tx.h>
 
+#include <sched.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -120,6 +122,20 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
     return Status::invalid_argument(
         "Options::durability.flusher_interval_us must be 1..1000000 with a flusher thread");
   }
+  if (d.sq_poll_cpu < -1 || d.sq_poll_cpu >= CPU_SETSIZE) {
+    return Status::invalid_argument("Options::durability.sq_poll_cpu must be -1 (off) or 0.." +
+                                    std::to_string(CPU_SETSIZE - 1));
+  }
+  if (d.sq_poll_cpu >= 0) {
+    if (d.io == IoMode::kSync) {
+      return Status::invalid_argument(
+          "Options::durability.sq_poll_cpu needs io_uring (IoMode kAuto or kUring), not kSync");
+    }
+    if (d.sq_poll_idle_ms == 0 || d.sq_poll_idle_ms > 60'000) {
+      return Status::invalid_argument(
+          "Options::durability.sq_poll_idle_ms must be 1..60000 with sq_poll_cpu set");
+    }
+  }
   if (d.max_commit_waiters == 0 || d.max_commit_waiters > (1u << 24)) {
     return Status::invalid_argument("Options::durability.max_commit_waiters must be 1..2^24");
   }
@@ -205,6 +221,10 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
                                 "); set Options::durability.io to kAuto or kSync to use "
                                 "synchronous log writes");
       }
+      if (!uring && options_.durability.sq_poll_cpu >= 0) {
+        return Status::io_error("io_uring is not available here (" + why +
+                                "); Options::durability.sq_poll_cpu needs it");
+      }
       if (!uring) {
         std::fprintf(stderr,
                      "braid: io_uring is not available (%s); the log falls back to synchronous "
@@ -212,7 +232,10 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
                      why.c_str());
       }
     }
-    fs = storage::make_posix_file_system(uring);
+    storage::SubmitPoll poll;
+    poll.cpu = options_.durability.sq_poll_cpu;
+    poll.idle_ms = options_.durability.sq_poll_idle_ms;
+    fs = storage::make_posix_file_system(uring, poll);
   }
   // Loads in flight at once: one per transaction context, and a multi_get's fan-out on each.
   const std::uint32_t loads = txns_.size() + options_.workers * kMultiGetWidth;

@@ -97,9 +97,17 @@ class FileSystem {
   virtual Result<std::unique_ptr<IoQueue>> make_queue(std::uint32_t depth) = 0;
 };
 
+// Kernel-side submission polling for the io_uring queues (DurabilityOptions::sq_poll_cpu):
+// cpu -1 is off; otherwise every queue of one file system shares one polling kernel thread,
+// pinned to `cpu`, idle after `idle_ms`.
+struct SubmitPoll {
+  std::int32_t cpu = -1;
+  std::uint32_t idle_ms = 50;
+};
+
 // The real file system. `uring`: use io_uring for the queues; otherwise requests are executed
 // synchronously at submit (the fallback where io_uring is missing).
-std::unique_ptr<FileSystem> make_posix_file_system(bool uring);
+std::unique_ptr<FileSystem> make_posix_file_system(bool uring, SubmitPoll poll = {});
 // Whether io_uring works here (a ring can be created and a no-op completes); `why` says what
 // failed.
 bool probe_io_uring(std::string* why);

@@ -332,7 +332,9 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"coldmix --dir /tmp/x --cold-pct 101", "--cold-pct"},
         Case{"coldmix --dir /tmp/x --cold-pct 5,5", "lists 5 twice"},
         Case{"coldmix --dir /tmp/x --scheduler fifo", "--scheduler"},
-        Case{"coldmix --dir /tmp/x --cache-cold maybe", "--cache-cold"}}) {
+        Case{"coldmix --dir /tmp/x --cache-cold maybe", "--cache-cold"},
+        Case{"coldmix --dir /tmp/x --sq-poll-cpu one", "--sq-poll-cpu takes off or a CPU"},
+        Case{"ycsb --sq-poll-cpu 0", "--sq-poll-cpu needs --dir"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
@@ -390,13 +392,14 @@ TEST(BenchCli, TinyColdmixRunsEverySchedulerAndReadsTheColdTable) {
     }
     std::system(("rm -rf " + dir + " " + json).c_str());
   }
-  // The storage path's three structures (MosaicDB Fig. 11), storage-bound transactions only.
+  // The storage path's three structures (MosaicDB Fig. 11), storage-bound transactions only,
+  // their reads submitted by the kernel's polling thread (--sq-poll-cpu).
   const std::string dir = temp_path("db-coldmix-paths");
   std::system(("rm -rf " + dir).c_str());
   RunResult r =
       run("coldmix --hot-records 20000 --cold-records 2000 --cold-pct 100 --mode "
           "nested,interleaved --scheduler dual-queue --storage-path all --seconds 0.15 "
-          "--cache-cold off --dir " +
+          "--cache-cold off --sq-poll-cpu 0 --dir " +
           dir + " --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::vector<std::string> lines = json_lines(json);
@@ -409,6 +412,7 @@ TEST(BenchCli, TinyColdmixRunsEverySchedulerAndReadsTheColdTable) {
   }
   for (const std::string& line : lines) {
     EXPECT_EQ(line.find("\"iops\":0,"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"sq_poll_cpu\":\"0\""), std::string::npos) << line;
   }
   std::system(("rm -rf " + dir + " " + json).c_str());
 }
@@ -443,9 +447,10 @@ TEST(BenchCli, TinyRunsWithALogFlusherThread) {
                     " --log-flusher thread --json " + json);
   ASSERT_EQ(y.code, 0) << y.out;
   std::system(("rm -rf " + dir).c_str());
-  RunResult t = run("tpcc --warehouses 2 --threads 2 --items 1000 --customers 100 --seconds 0.2 "
-                    "--mode interleaved --verify --dir " +
-                    dir + " --log-flusher thread --json " + json);
+  RunResult t =
+      run("tpcc --warehouses 2 --threads 2 --items 1000 --customers 100 --seconds 0.2 "
+          "--mode interleaved --verify --dir " +
+          dir + " --log-flusher thread --json " + json);
   ASSERT_EQ(t.code, 0) << t.out;
   const std::vector<std::string> lines = json_lines(json);
   ASSERT_EQ(lines.size(), 2u);

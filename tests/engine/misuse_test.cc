@@ -132,6 +132,21 @@ TEST(Misuse, SchedulerAndFlusherOptionsOutOfRangeAreRefused) {
   });
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("flusher_interval_us"), std::string_view::npos) << s.to_string();
+  s = bad([](Options& o) { o.durability.sq_poll_cpu = -2; });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("sq_poll_cpu"), std::string_view::npos) << s.to_string();
+  s = bad([](Options& o) {
+    o.durability.sq_poll_cpu = 0;
+    o.durability.io = IoMode::kSync;
+  });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("sq_poll_cpu"), std::string_view::npos) << s.to_string();
+  s = bad([](Options& o) {
+    o.durability.sq_poll_cpu = 0;
+    o.durability.sq_poll_idle_ms = 0;
+  });
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("sq_poll_idle_ms"), std::string_view::npos) << s.to_string();
   auto db = open_db();
   ExecOptions e;
   e.scheduler = SchedulerPolicy::kDualQueue;

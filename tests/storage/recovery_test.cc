@@ -162,6 +162,13 @@ TEST(Recovery, MissingSegmentOrCatalogIsAnError) {
 
 Task<Status> put_one(Tx& tx, Table* t, std::string k) { co_return co_await tx.put(*t, k, "v"); }
 
+Task<Status> get_one(Tx& tx, Table* t, std::string k, std::string* out) {
+  Result<std::string_view> v = co_await tx.get(*t, k);
+  if (!v.is_ok()) co_return v.status();
+  *out = std::string(*v);
+  co_return Status::ok();
+}
+
 // Threads of this process, without io_uring's kernel workers (iou-wrk-*, iou-sqp-*): the
 // kernel creates those to complete queued I/O and they never run engine code.
 std::size_t thread_count() {
@@ -183,6 +190,16 @@ std::string temp_dir() {
   const char* d = ::mkdtemp(tmpl);
   EXPECT_NE(d, nullptr);
   return d;
+}
+
+// A durable database in `path` with two workers and a small version arena.
+Options two_workers(const std::string& path) {
+  Options o;
+  o.directory = path;
+  o.workers = 2;
+  o.huge_pages = false;
+  o.max_version_bytes = std::uint64_t{64} << 20;
+  return o;
 }
 
 TEST(Recovery, EngineRunsNoThreadsBesidesItsWorkers) {
@@ -210,6 +227,39 @@ TEST(Recovery, EngineRunsNoThreadsBesidesItsWorkers) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// Records in table `name`, counted by one scan (-1 if it fails).
+int records_of(Database& db, const std::string& name) {
+  Result<Table*> t = db.open_table(name);
+  Result<Transaction> tx = db.begin();
+  if (!t.is_ok() || !tx.is_ok()) return -1;
+  int n = 0;
+  const Status s = tx->scan(**t, "", "", 0, [&](std::string_view, std::string_view) {
+    ++n;
+    return true;
+  });
+  return s.is_ok() && tx->commit().is_ok() ? n : -1;
+}
+
+// Three application threads each put `per_thread` keys k<thread>-<i> through execute, pausing
+// 6 ms every `pause_every` puts (0: never). Answers how many failed.
+int put_from_threads(Database& db, Table* t, int per_thread, int pause_every) {
+  std::vector<std::thread> apps;
+  std::atomic<int> failed{0};
+  for (int a = 0; a < 3; ++a) {
+    apps.emplace_back([&, a] {
+      for (int i = 0; i < per_thread; ++i) {
+        const std::string k = "k" + std::to_string(a) + "-" + std::to_string(i);
+        if (!db.execute([t, k](Tx& tx) { return put_one(tx, t, k); }).is_ok()) ++failed;
+        if (pause_every != 0 && i % pause_every == 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(6));
+        }
+      }
+    });
+  }
+  for (auto& th : apps) th.join();
+  return failed.load();
+}
+
 // DurabilityOptions::flusher_thread (the oversubscribed baseline of MosaicDB Fig. 10): exactly
 // one thread more than the workers, and it alone makes the workers' commits durable — submitted
 // from several application threads, acknowledged, a checkpoint taken — so that after a reopen
@@ -218,29 +268,14 @@ TEST(Recovery, AFlusherThreadMakesTheWorkersCommitsDurable) {
   const std::string dir = temp_dir();
   const std::size_t before = thread_count();
   constexpr int kPerThread = 150;
-  Options o;
-  o.directory = dir + "/db";
-  o.workers = 2;
-  o.huge_pages = false;
-  o.max_version_bytes = std::uint64_t{64} << 20;
+  Options o = two_workers(dir + "/db");
   o.durability.flusher_thread = true;
   {
     auto db = Database::open(o);
     ASSERT_TRUE(db.is_ok()) << db.status().to_string();
     Table* t = *(*db)->create_table("t");
     EXPECT_EQ(thread_count(), before + 3);  // the workers and the flusher
-    std::vector<std::thread> apps;
-    std::atomic<int> failed{0};
-    for (int a = 0; a < 3; ++a) {
-      apps.emplace_back([&, a] {
-        for (int i = 0; i < kPerThread; ++i) {
-          const std::string k = "k" + std::to_string(a) + "-" + std::to_string(i);
-          if (!(*db)->execute([t, k](Tx& tx) { return put_one(tx, t, k); }).is_ok()) ++failed;
-        }
-      });
-    }
-    for (auto& th : apps) th.join();
-    EXPECT_EQ(failed.load(), 0);
+    EXPECT_EQ(put_from_threads(**db, t, kPerThread, 0), 0);
     ASSERT_TRUE((*db)->checkpoint().is_ok());
     for (int i = 0; i < 50; ++i) {  // after the checkpoint too
       const std::string k = "late" + std::to_string(i);
@@ -251,20 +286,67 @@ TEST(Recovery, AFlusherThreadMakesTheWorkersCommitsDurable) {
   o.durability.flusher_thread = false;
   auto db = Database::open(o);
   ASSERT_TRUE(db.is_ok()) << db.status().to_string();
-  Table* t = *(*db)->open_table("t");
-  Result<Transaction> tx = (*db)->begin();
-  ASSERT_TRUE(tx.is_ok());
-  int n = 0;
-  ASSERT_TRUE(tx->scan(*t, "", "", 0, [&](std::string_view, std::string_view) {
-                  ++n;
-                  return true;
-                }).is_ok());
-  EXPECT_EQ(n, 3 * kPerThread + 50);
-  ASSERT_TRUE(tx->commit().is_ok());
+  EXPECT_EQ(records_of(**db, "t"), 3 * kPerThread + 50);
   o.durability.flusher_interval_us = 0;
   o.durability.flusher_thread = true;
   o.directory = dir + "/other";
   EXPECT_EQ(Database::open(o).status().code(), Code::kInvalidArgument);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+std::size_t submit_poll_threads() {
+  std::size_t n = 0;
+  DIR* d = ::opendir("/proc/self/task");
+  while (dirent* e = ::readdir(d)) {
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name.rfind("iou-sqp-", 0) == 0) ++n;
+  }
+  ::closedir(d);
+  return n;
+}
+
+// DurabilityOptions::sq_poll_cpu: one polling kernel thread for all the workers' rings, and
+// everything the rings carry still works through it — durable commits from several application
+// threads, a checkpoint, and cold reads (a budget of one byte evicts every record it may, so
+// the reads back go to storage) — with every acknowledged commit there after a reopen.
+TEST(Recovery, SubmissionPollingCarriesCommitsCheckpointsAndColdReads) {
+  const std::string dir = temp_dir();
+  constexpr int kPerThread = 100;
+  Options o = two_workers(dir + "/db");
+  o.memory_budget_bytes = 1;
+  o.durability.sq_poll_cpu = 0;
+  o.durability.sq_poll_idle_ms = 5;  // sleeps between the phases too: the wake-up path runs
+  ASSERT_EQ(submit_poll_threads(), 0u);
+  {
+    auto db = Database::open(o);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    EXPECT_EQ(submit_poll_threads(), 1u);  // one thread, however many rings
+    Table* t = *(*db)->create_table("t");
+    EXPECT_EQ(put_from_threads(**db, t, kPerThread, 10), 0);
+    ASSERT_TRUE((*db)->checkpoint().is_ok());
+    const std::uint64_t cold_before = (*db)->stats().cold_reads;
+    for (int a = 0; a < 3; ++a) {
+      for (int i = 0; i < kPerThread; i += 7) {
+        std::string v;
+        const std::string k = "k" + std::to_string(a) + "-" + std::to_string(i);
+        ASSERT_TRUE((*db)->execute([t, k, &v](Tx& tx) { return get_one(tx, t, k, &v); }).is_ok());
+        EXPECT_EQ(v, "v") << k;
+      }
+    }
+    EXPECT_GT((*db)->stats().cold_reads, cold_before);
+  }
+  // The kernel tears a ring down asynchronously: its thread leaves shortly after the close.
+  for (int i = 0; i < 500 && submit_poll_threads() != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(submit_poll_threads(), 0u);
+  o.durability.sq_poll_cpu = -1;
+  auto db = Database::open(o);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  EXPECT_EQ(submit_poll_threads(), 0u);
+  EXPECT_EQ(records_of(**db, "t"), 3 * kPerThread);
   std::system(("rm -rf " + dir).c_str());
 }
 
@@ -304,13 +386,6 @@ TEST(Recovery, AStalledDiskNeverOverflowsTheCommitWaiters) {
   release.join();
   EXPECT_EQ(gen.ok, 40);
   EXPECT_GE((*db)->durability_stats().durable_clock, 40u);
-}
-
-Task<Status> get_one(Tx& tx, Table* t, std::string k, std::string* out) {
-  Result<std::string_view> v = co_await tx.get(*t, k);
-  if (!v.is_ok()) co_return v.status();
-  *out = std::string(*v);
-  co_return Status::ok();
 }
 
 // Under kDurable a commit is visible once installed, before its log block is on disk. A
