@@ -100,6 +100,8 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &const_cast<Result*>(this)->checked(); }
   T& operator*() & { return checked(); }
   const T& operator*() const& { return const_cast<Result*>(this)->checked(); }
+  // `Transaction tx = *db->begin();` moves the value out of the temporary.
+  T&& operator*() && { return std::move(checked()); }
 
  private:
   T& checked() {

@@ -39,6 +39,8 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
     waiters_.resize(options.durability.max_commit_waiters);
     flusher_mode_ = options.durability.flusher_thread && log_ != nullptr;
   }
+  retries_.reserve(std::size_t{options.slots_per_worker} + options.submit_queue_depth);
+  retry_rng_ = (options.exec.seed ^ (std::uint64_t{index} << 32)) | 1;
   cold_ = db->cold();
   if (cold_ != nullptr && ring_ != nullptr) {
     cold_queue_ = ring_->channel(storage::IoRing::kColdRead);
@@ -132,7 +134,8 @@ std::uint32_t Worker::capacity() const {
 
 bool Worker::idle() const {
   // With a flusher thread the log is its business, not a reason to stay awake.
-  return live_ == 0 && queue_.empty_hint() && (generator_ == nullptr || generator_done_) &&
+  return live_ == 0 && queue_.empty_hint() && retries_.empty() &&
+         (generator_ == nullptr || generator_done_) &&
          !run_posted_.load(std::memory_order_acquire) && waiter_count_ == 0 &&
          (log_ == nullptr || flusher_mode_ || log_->idle() || !log_->failure().is_ok()) &&
          !checkpointing_ &&
@@ -245,7 +248,28 @@ bool Worker::admit() {
   return any;
 }
 
+bool Worker::take_due_retry(Slot& slot) {
+  const auto now = std::chrono::steady_clock::now();
+  std::size_t best = retries_.size();
+  for (std::size_t i = 0; i < retries_.size(); ++i) {
+    if (retries_[i].due <= now &&
+        (best == retries_.size() || retries_[i].due < retries_[best].due)) {
+      best = i;
+    }
+  }
+  if (best == retries_.size()) return false;
+  const RetryWait w = retries_[best];
+  retries_[best] = retries_.back();
+  retries_.pop_back();
+  slot.request = w.request;
+  slot.attempts = w.attempts;
+  launch(slot, w.request->fn(slot.state.tx));
+  return true;
+}
+
 bool Worker::fill(Slot& slot) {
+  // Retries first: they were admitted before anything still in the queue.
+  if (!retries_.empty() && take_due_retry(slot)) return true;
   if (detail::Request* r = queue_.pop(); r != nullptr) {
     slot.request = r;
     slot.attempts = 0;
@@ -374,8 +398,21 @@ void Worker::finish(Slot& slot) {
   if (slot.request != nullptr) {
     detail::Request* r = slot.request;
     if (s == Code::kConflict && slot.attempts < r->retries) {
-      ++slot.attempts;  // launch keeps it: only fill() starts a request at zero
-      launch(slot, r->fn(st.tx));
+      ++slot.attempts;
+      if (retries_.size() == retries_.capacity()) {
+        launch(slot, r->fn(st.tx));  // the backoff list is full: run again at once
+        return;
+      }
+      // Exponential backoff with jitter, 1 us doubling to kRetryBackoffCapUs: long enough,
+      // after a few attempts, to outlast a preempted writer's time slice.
+      retry_rng_ ^= retry_rng_ << 13;
+      retry_rng_ ^= retry_rng_ >> 7;
+      retry_rng_ ^= retry_rng_ << 17;
+      const std::uint64_t cap = std::min<std::uint64_t>(
+          std::uint64_t{1} << std::min(slot.attempts, 10u), kRetryBackoffCapUs);
+      const std::uint64_t us = cap / 2 + retry_rng_ % (cap / 2 + 1);
+      retries_.push_back({r, slot.attempts, now + std::chrono::microseconds(us)});
+      slot.request = nullptr;
       return;
     }
     slot.request = nullptr;

@@ -483,6 +483,60 @@ TEST(ExecSubmit, ConcurrentSubmittersWithRetriesLoseNoIncrement) {
   EXPECT_EQ(testing::read_committed(*db, *t, "n"), std::to_string(kThreads * kEach));
 }
 
+// A retry after Conflict waits (exponential backoff) instead of running again at once: here
+// the writer holding the record's uncommitted version runs 3000 more operations in the other
+// slot, one per round (force_suspend), so 100 immediate retries (one per round) would all meet
+// its write and fail. With the backoff the retrier outlasts it and commits after it.
+TEST(ExecSubmit, ConflictRetriesBackOffUntilTheWriterFinishes) {
+  Options o;
+  o.workers = 1;
+  o.exec.batch = 2;
+  o.exec.scheduler = SchedulerPolicy::kPipeline;  // admits the retrier beside the writer
+  o.exec.force_suspend = true;
+  auto db = testing::open_db(o);
+  Table* t = testing::make_table(*db, "t");
+  ASSERT_TRUE(db->execute([&](Tx& tx) -> Task<Status> {
+                  Status s = co_await tx.insert(*t, "k", "0");
+                  if (!s.is_ok()) co_return s;
+                  co_return co_await tx.insert(*t, "other", "x");
+                }).is_ok());
+  std::atomic<bool> written{false};
+  std::atomic<int> runs{0};  // of the retrier
+  Result<Pending> writer = db->submit([&](Tx& tx) -> Task<Status> {
+    Status s = co_await tx.update(*t, "k", "writer");
+    written = true;
+    if (!s.is_ok()) co_return s;
+    // Hold the write until the retrier has run once (it then conflicts), and 3000 rounds more.
+    for (int i = 0; runs.load() == 0; ++i) {
+      if (i == 10'000'000) co_return Status::busy("the retrier never ran");
+      Result<std::string_view> r = co_await tx.get(*t, "other");
+      if (!r.is_ok()) co_return r.status();
+    }
+    for (int i = 0; i < 3000; ++i) {
+      Result<std::string_view> r = co_await tx.get(*t, "other");
+      if (!r.is_ok()) co_return r.status();
+    }
+    co_return Status::ok();
+  });
+  ASSERT_TRUE(writer.is_ok());
+  while (!written.load()) std::this_thread::yield();
+  SubmitOptions so;
+  so.conflict_retries = 100;
+  Result<Pending> retrier = db->submit(
+      [&](Tx& tx) -> Task<Status> {
+        ++runs;
+        co_return co_await tx.update(*t, "k", "retrier");
+      },
+      so);
+  ASSERT_TRUE(retrier.is_ok());
+  EXPECT_TRUE(writer->wait().is_ok());
+  EXPECT_TRUE(retrier->wait().is_ok());
+  EXPECT_EQ(testing::read_committed(*db, *t, "k"), "retrier");
+  // It did conflict (it ran more than once), and used fewer runs than its retries.
+  EXPECT_GT(runs.load(), 1);
+  EXPECT_LE(runs.load(), 101);
+}
+
 TEST(ExecSubmit, FullQueueAnswersBusyAndBadArgumentsAreRefused) {
   Options o;
   o.submit_queue_depth = 2;

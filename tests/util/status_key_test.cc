@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,6 +36,18 @@ TEST(Result, HoldsValueOrStatus) {
 }
 
 // Encodings must sort like the values they encode.
+// `T x = *f();` moves the value out of the temporary Result (Transaction, Pending are
+// move-only).
+TEST(Result, MovesTheValueOutOfATemporary) {
+  auto make = [] { return Result<std::unique_ptr<int>>(std::make_unique<int>(9)); };
+  std::unique_ptr<int> from_temporary = *make();
+  ASSERT_NE(from_temporary, nullptr);
+  EXPECT_EQ(*from_temporary, 9);
+  Result<std::unique_ptr<int>> named(std::make_unique<int>(8));
+  std::unique_ptr<int> moved = *std::move(named);
+  EXPECT_EQ(*moved, 8);
+}
+
 TEST(Key, IntegersSortNumerically) {
   util::Rng rng(7);
   std::vector<std::int64_t> vals = {0, 1, -1, INT64_MIN, INT64_MAX, 255, 256, -256};
