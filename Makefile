@@ -4,13 +4,16 @@
 #   make test     install deps, build debug (ASan+UBSan), tsan and g++-12, run the whole suite:
 #                 everything under ASan+UBSan, the concurrency tests under TSan, and the suite
 #                 again as built by g++-12 (the second supported compiler)
+#   make install PREFIX=/opt/braid   build release and install the library, headers, CMake
+#                 package, pkg-config file and the two tools under PREFIX (default /usr/local)
 #   make release | debug | tsan | gcc    build one configuration
 CXX_COMPILER ?= clang++-19
 NATIVE ?= ON
 JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
 CMAKE_COMMON = -G Ninja -DCMAKE_CXX_COMPILER=$(CXX_COMPILER)
 
-.PHONY: all deps release debug tsan gcc run test test-debug test-tsan test-gcc clean
+.PHONY: all deps release debug tsan gcc run install test test-debug test-tsan test-gcc clean
 
 all: release
 
@@ -43,6 +46,9 @@ gcc: build/gcc/build.ninja
 
 run: release
 	./build/release/bin/braid-bench ycsb
+
+install: release
+	cmake --install build/release --prefix $(PREFIX)
 
 test-debug: debug
 	cd build/debug && ctest --output-on-failure -j $(JOBS)
