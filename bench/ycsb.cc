@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "bench_db.h"
 #include "engine/table.h"
 #include "flags.h"
+#include "peer.h"
 #include "report.h"
 #include "roof.h"
 
@@ -37,7 +40,10 @@ struct Config {
   std::uint32_t ops_per_txn;
   std::uint32_t read, update, rmw, scan, insert;  // percent
   std::uint32_t scan_length;
-  std::string dist;
+  bool scan_uniform;     // scans of 1..scan_length records, uniformly (YCSB E), or exactly that
+  std::string dist;      // uniform | zipf | latest
+  std::string workload;  // a..f (YCSB's core workloads), or "" for the flags' own mix
+  std::string engine;    // braid | lmdb | rocksdb
   double theta;
   std::uint32_t key_bytes;
   std::uint32_t value_bytes;
@@ -73,6 +79,7 @@ struct ThreadResult {
   std::uint64_t commits = 0;
   std::uint64_t aborts = 0;
   std::uint64_t ops = 0;
+  std::array<std::uint64_t, 5> by_op{};  // ops by Op: the mix as run
   std::uint64_t errors = 0;
   std::string first_error;
   Histogram latency;
@@ -215,10 +222,31 @@ struct Picker {
       : cfg(cfg),
         zipf(zipf),
         rng(cfg.seed * 1000003 + run.stream * 65537 + t + 1),
-        next_insert(run.next_insert) {}
+        next_insert(run.next_insert),
+        first_insert(cfg.records + t),
+        latest_dist(cfg.dist == "latest") {}
   std::uint64_t pick() {
+    if (latest_dist) return latest();
     if (zipf != nullptr) return util::mix64(zipf->next(rng)) % cfg.records;
     return rng.uniform(cfg.records);
+  }
+  // YCSB's `latest`: Zipf over recency, rank 0 the newest record. What this thread knows to
+  // exist are the loaded records and its own inserts, so ranks run through its inserts
+  // (newest first), then down from the last loaded record. Like YCSB's acknowledged-insert
+  // counter, it skips keys whose inserts may still be open: a worker has at most 64
+  // transactions in flight (bench_options), each reserving at most ops_per_txn keys.
+  std::uint64_t latest() {
+    const std::uint64_t z = zipf->next(rng);
+    const std::uint64_t reserved = (next_insert - first_insert) / cfg.threads;
+    const std::uint64_t in_flight = std::uint64_t{64} * cfg.ops_per_txn;
+    const std::uint64_t mine = reserved > in_flight ? reserved - in_flight : 0;
+    if (z < mine) return first_insert + (mine - 1 - z) * cfg.threads;
+    const std::uint64_t back = z - mine;
+    return back < cfg.records ? cfg.records - 1 - back : 0;
+  }
+  std::uint32_t scan_length() {
+    if (!cfg.scan_uniform) return cfg.scan_length;
+    return 1 + static_cast<std::uint32_t>(rng.uniform(cfg.scan_length));
   }
   std::uint64_t fresh() {  // disjoint per thread: records + t + k*threads
     const std::uint64_t k = next_insert;
@@ -229,6 +257,8 @@ struct Picker {
   const Zipf* zipf;
   util::Rng rng;
   std::uint64_t next_insert;
+  const std::uint64_t first_insert;  // this thread's first fresh key
+  const bool latest_dist;
   std::uint64_t salt = 0;
   std::uint64_t sink = 0;
 };
@@ -238,9 +268,25 @@ void fail(ThreadResult* out, const Status& s) {
   if (out->first_error.empty()) out->first_error = s.to_string();
 }
 
-// One transaction's operations over the synchronous API (the shared body, plain calls).
-Status plain_body(Transaction& tx, Table& table, const Config& cfg, Picker& pk,
-                  const std::vector<Op>& ops, std::string& value, ThreadResult* out) {
+// A peer engine's session with the calls the shared body makes (the table is the engine's
+// one key space).
+struct PeerTable {};
+struct PeerTx {
+  PeerSession& s;
+  Result<std::string_view> get(PeerTable&, std::string_view k) { return s.get(k); }
+  Status update(PeerTable&, std::string_view k, std::string_view v) { return s.put(k, v); }
+  Status insert(PeerTable&, std::string_view k, std::string_view v) { return s.insert(k, v); }
+  Status scan(PeerTable&, std::string_view from, std::string_view, std::size_t limit,
+              ScanCallback f) {
+    return s.scan(from, limit, f);
+  }
+};
+
+// One transaction's operations in plain calls: over BraidDB's synchronous API (Transaction,
+// Table: --mode plain) or a peer's session (PeerTx, PeerTable).
+template <typename TxT, typename TableT>
+Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk, const std::vector<Op>& ops,
+                  std::string& value, ThreadResult* out) {
 #define YCSB_AWAIT(e) (e)
 #define YCSB_RETURN return
 #include "ycsb_txn.inc"
@@ -248,10 +294,48 @@ Status plain_body(Transaction& tx, Table& table, const Config& cfg, Picker& pk,
 #undef YCSB_RETURN
 }
 
-// --mode plain: the thread-per-transaction loop over the synchronous API (no workers, no
-// coroutine frames anywhere).
-void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
-                      std::uint32_t t, const std::atomic<bool>& stop, ThreadResult* out) {
+// What the thread-per-transaction loop needs of an engine: BraidDB's Transaction (--mode
+// plain) or a peer's session.
+struct PlainApi {
+  Database& db;
+  Table& table;
+  std::optional<Transaction> tx;
+  Status begin(bool) {
+    Result<Transaction> r = db.begin();
+    if (!r.is_ok()) return r.status();
+    tx.emplace(*std::move(r));
+    return Status::ok();
+  }
+  Status body(const Config& cfg, Picker& pk, const std::vector<Op>& ops, std::string& value,
+              ThreadResult* out) {
+    return plain_body(*tx, table, cfg, pk, ops, value, out);
+  }
+  Status commit() { return tx->commit(); }
+  void abort() { tx->abort(); }
+};
+struct PeerApi {
+  PeerSession& session;
+  PeerTable table;
+  Status begin(bool read_only) { return session.begin(read_only); }
+  Status body(const Config& cfg, Picker& pk, const std::vector<Op>& ops, std::string& value,
+              ThreadResult* out) {
+    PeerTx tx{session};
+    return plain_body(tx, table, cfg, pk, ops, value, out);
+  }
+  Status commit() { return session.commit(); }
+  void abort() { session.abort(); }
+};
+
+bool read_only(const std::vector<Op>& ops) {
+  return std::all_of(ops.begin(), ops.end(),
+                     [](Op op) { return op == Op::kRead || op == Op::kScan; });
+}
+
+// The thread-per-transaction loop: --mode plain over the synchronous API (no workers, no
+// coroutine frames anywhere), and every peer engine.
+template <typename Api>
+void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t t,
+                    const std::atomic<bool>& stop, ThreadResult* out) {
   pin_to_core(t);
   Picker pk(cfg, zipf, t, *out);
   OpPlanner planner(cfg);
@@ -259,31 +343,24 @@ void run_plain_thread(Database& db, Table& table, const Config& cfg, const Zipf*
   std::string value(cfg.value_bytes, '\0');
   while (!stop.load(std::memory_order_relaxed)) {
     const auto t0 = Clock::now();
-    Result<Transaction> begun = db.begin();
-    if (!begun.is_ok()) {
-      fail(out, begun.status());
+    planner.plan(pk.rng, &ops);
+    if (Status s = api.begin(read_only(ops)); !s.is_ok()) {
+      fail(out, s);
       return;
     }
-    Transaction tx = std::move(begun).value();
-    planner.plan(pk.rng, &ops);
-    bool aborted = false;
-    if (Status s = plain_body(tx, table, cfg, pk, ops, value, out); s == Code::kConflict) {
-      aborted = true;  // the engine already aborted the transaction
-    } else if (!s.is_ok()) {
-      fail(out, s);
-      tx.abort();
-      aborted = true;
-    }
-    if (!aborted) {
-      Status s = tx.commit();
+    Status s = api.body(cfg, pk, ops, value, out);
+    if (s.is_ok()) {
+      s = api.commit();
       if (s.is_ok()) {
         ++out->commits;
         out->latency.record(static_cast<std::uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count()));
         continue;
       }
-      if (s != Code::kConflict) fail(out, s);
+    } else {
+      api.abort();  // a Conflict has aborted BraidDB's transaction already; abort is idempotent
     }
+    if (s != Code::kConflict) fail(out, s);
     ++out->aborts;
   }
   out->next_insert = pk.next_insert;
@@ -332,6 +409,7 @@ class YcsbGenerator : public TxnGenerator {
       }
       Status s = co_await tx.multi_get(table_, views, results);
       out_->ops += ops.size();
+      out_->by_op[static_cast<std::size_t>(Op::kRead)] += ops.size();
       if (!s.is_ok()) co_return s;
       for (const GetResult& r : results) {
         if (!r.is_ok()) co_return Status(r.code);
@@ -391,17 +469,26 @@ const char* ycsb_usage() {
 
 YCSB-style transactions over one table. Loads --records records, then runs for --seconds.
 
+  --engine E         braid | lmdb | rocksdb (default braid): the peers run the same keys,
+                     values and transactions on --threads application threads; a read-only
+                     transaction is one LMDB read txn / one RocksDB snapshot, an updating
+                     one a write txn / an OptimisticTransactionDB transaction. Without
+                     --dir a peer works in a temporary directory with --commit async
+  --workload W       a | b | c | d | e | f: YCSB's core workloads, 1 op per transaction:
+                     A 50 read/50 update, B 95/5, C read only, F 50 read/50 RMW (Zipf
+                     0.99); D 95 read/5 insert, reads skewed to the newest (latest); E 95
+                     scans of 1..100 records/5 insert (Zipf). Flags given override
   --records N        records to load (default 1000000)
   --threads T        workers, one per core (default 1)
   --seconds S        measured run time (default 10)
-  --ops-per-txn K    operations per transaction (default 10)
+  --ops-per-txn K    operations per transaction (default 10; 1 with --workload)
   --read R           percent reads           \
   --update U         percent blind updates    |  must sum to 100;
   --rmw M            percent read-modify-write|  default: --read 100
   --scan C           percent scans            |
   --insert I         percent inserts         /
   --scan-length L    records per scan (default 10)
-  --dist D           uniform | zipf (default uniform)
+  --dist D           uniform | zipf | latest (default uniform)
   --theta X          Zipf skew in [0, 1) (default 0.99)
   --key-bytes B      key length 4..255 (default 8)
   --value-bytes V    value length 0..65536 (default 8)
@@ -585,8 +672,10 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   if (mode == "plain") {
     std::vector<std::thread> threads;
     for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-      threads.emplace_back(run_plain_thread, std::ref(db), std::ref(table), std::cref(cfg), zipf, t,
-                           std::cref(stop), &results[t]);
+      threads.emplace_back([&, t] {
+        PlainApi api{db, table, {}};
+        run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
+      });
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
     stop.store(true);
@@ -623,6 +712,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     res->total.commits += r.commits;
     res->total.aborts += r.aborts;
     res->total.ops += r.ops;
+    for (std::size_t k = 0; k < r.by_op.size(); ++k) res->total.by_op[k] += r.by_op[k];
     res->total.errors += r.errors;
     if (res->total.first_error.empty()) res->total.first_error = r.first_error;
     res->total.latency.merge(r.latency);
@@ -646,16 +736,38 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->records = flags.u64("records", 1'000'000, 1, std::uint64_t{1} << 36);
   cfg->threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
   cfg->seconds = flags.f64("seconds", 10, 0.01, 86400);
-  cfg->ops_per_txn = static_cast<std::uint32_t>(flags.u64("ops-per-txn", 10, 1, 10000));
+  // YCSB's core workloads (Cooper et al., SoCC'10, Table 2 and the workload files): the mix,
+  // the request distribution and, for E, scans of 1..100 records; one operation per
+  // transaction. Any flag given still overrides its part.
+  cfg->workload = flags.choice("workload", "", {"", "a", "b", "c", "d", "e", "f"});
+  struct Preset {
+    std::uint32_t read, update, rmw, scan, insert;
+    const char* dist;
+  } preset{100, 0, 0, 0, 0, "uniform"};
+  const std::string& w = cfg->workload;
+  if (w == "a") preset = {50, 50, 0, 0, 0, "zipf"};
+  if (w == "b") preset = {95, 5, 0, 0, 0, "zipf"};
+  if (w == "c") preset = {100, 0, 0, 0, 0, "zipf"};
+  if (w == "d") preset = {95, 0, 0, 0, 5, "latest"};
+  if (w == "e") preset = {0, 0, 0, 95, 5, "zipf"};
+  if (w == "f") preset = {50, 0, 50, 0, 0, "zipf"};
+  cfg->ops_per_txn =
+      static_cast<std::uint32_t>(flags.u64("ops-per-txn", w.empty() ? 10 : 1, 1, 10000));
   const bool any_mix = flags.has("read") || flags.has("update") || flags.has("rmw") ||
                        flags.has("scan") || flags.has("insert");
-  cfg->read = static_cast<std::uint32_t>(flags.u64("read", any_mix ? 0 : 100, 0, 100));
-  cfg->update = static_cast<std::uint32_t>(flags.u64("update", 0, 0, 100));
-  cfg->rmw = static_cast<std::uint32_t>(flags.u64("rmw", 0, 0, 100));
-  cfg->scan = static_cast<std::uint32_t>(flags.u64("scan", 0, 0, 100));
-  cfg->insert = static_cast<std::uint32_t>(flags.u64("insert", 0, 0, 100));
-  cfg->scan_length = static_cast<std::uint32_t>(flags.u64("scan-length", 10, 1, 1'000'000));
-  cfg->dist = flags.choice("dist", "uniform", {"uniform", "zipf"});
+  const auto mix = [&](const char* name, std::uint32_t preset_pct) {
+    return static_cast<std::uint32_t>(flags.u64(name, any_mix ? 0 : preset_pct, 0, 100));
+  };
+  cfg->read = mix("read", preset.read);
+  cfg->update = mix("update", preset.update);
+  cfg->rmw = mix("rmw", preset.rmw);
+  cfg->scan = mix("scan", preset.scan);
+  cfg->insert = mix("insert", preset.insert);
+  cfg->scan_uniform = w == "e" && !flags.has("scan-length");
+  cfg->scan_length =
+      static_cast<std::uint32_t>(flags.u64("scan-length", w == "e" ? 100 : 10, 1, 1'000'000));
+  cfg->dist = flags.choice("dist", preset.dist, {"uniform", "zipf", "latest"});
+  cfg->engine = flags.choice("engine", "braid", {"braid", "lmdb", "rocksdb"});
   cfg->theta = flags.f64("theta", 0.99, 0.0, 0.999999);
   cfg->key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 8, 4, kMaxKeyBytes));
   cfg->value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, kMaxValueBytes));
@@ -690,6 +802,16 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
            std::to_string(cfg->records) + " distinct keys";
   }
   if (cfg->multi_get && cfg->read != 100) return "--multi-get 1 needs a read-only mix (--read 100)";
+  if (cfg->engine != "braid") {
+    for (const char* f :
+         {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load", "log-flusher",
+          "sq-poll-cpu", "prefault-mib", "log-sync", "checkpoint-mib"}) {
+      if (flags.has(f)) return std::string("--") + f + " applies to --engine braid only";
+    }
+    cfg->modes = {"plain"};  // a peer runs the thread-per-transaction loop
+    // In memory unless a directory is given: a temporary one, commits not synced.
+    if (cfg->db.dir.empty() && !flags.has("commit")) cfg->db.commit = "async";
+  }
   return "";
 }
 
@@ -730,7 +852,7 @@ int load_database(const Config& cfg, Setup* s) {
                      static_cast<double>(cfg.ops_per_txn);
   const Roof roof = load_roof(cfg.roof);
   s->roof_rate = roof.known ? roof.for_threads(cfg.threads) : 0;
-  if (cfg.dist == "zipf") s->zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
+  if (cfg.dist != "uniform") s->zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
   return 0;
 }
 
@@ -757,6 +879,12 @@ void print_header(const Config& cfg, const Setup& s) {
   std::printf("  about %.1f DRAM lines per transaction (estimate)\n", s.lines_per_txn);
   std::printf("  %-14s %12s %12s %10s %9s %9s %10s %8s %8s\n", "mode", "txn_per_s", "ops_per_s",
               "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq", "of_roof");
+}
+
+// The operations a run issued, by type (attempts included): the mix as it ran.
+void add_ops_by_type(JsonObject& o, const ThreadResult& r) {
+  o.add("ops_read", r.by_op[0]).add("ops_update", r.by_op[1]).add("ops_rmw", r.by_op[2]);
+  o.add("ops_scan", r.by_op[3]).add("ops_insert", r.by_op[4]);
 }
 
 // Report, per run: its table row and its JSON line. `seq`: this round's sequential txn/s, or
@@ -797,6 +925,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   const DatabaseStats st = s.db->stats();
   JsonObject o;
   o.add("bench", "ycsb").add("time", iso_time());
+  o.add("engine", "braid").add("engine_version", BRAID_VERSION).add("workload", cfg.workload);
   o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", var.batch);
   o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
   o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
@@ -810,13 +939,15 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
     o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);
     o.add("commit_p50_us", c50).add("commit_p99_us", c99);
   }
-  o.add("scan_length", cfg.scan_length).add("dist", cfg.dist).add("theta", cfg.theta);
+  o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
+  o.add("dist", cfg.dist).add("theta", cfg.theta);
   o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
   o.add("rep", rep).add("repeat", cfg.repeat);
   o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
   o.add("p50_us", p50).add("p99_us", p99).add("load_s", s.load_s).add("run_s", m.run_s);
   o.add("commits", m.total.commits).add("aborts", m.total.aborts);
   o.add("errors", m.total.errors);
+  add_ops_by_type(o, m.total);
   o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
   o.add("auto_decisions", m.exec.auto_decisions);
   o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
@@ -849,12 +980,15 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
 
 }  // namespace
 
+int peer_main(const Config& cfg);
+
 int ycsb_main(int argc, char** argv, int first) {
   Config cfg{};
   if (std::string err = parse_config(argc, argv, first, &cfg); !err.empty()) {
     std::fprintf(stderr, "braid-bench ycsb: %s\n\n%s", err.c_str(), ycsb_usage());
     return 2;
   }
+  if (cfg.engine != "braid") return peer_main(cfg);
   Setup s;
   if (int rc = load_database(cfg, &s); rc != 0) return rc;
   print_header(cfg, s);
@@ -891,6 +1025,198 @@ int ycsb_main(int argc, char** argv, int first) {
     }
   }
   report_summary(s, variants, rates);
+  if (errors != 0) {
+    std::fprintf(stderr, "braid-bench: %s operations failed (first: %s)\n",
+                 with_commas(errors).c_str(), first_error.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+namespace {
+
+// A peer's run: cfg.threads threads in the thread-per-transaction loop for cfg.seconds.
+ModeResult run_peer(PeerEngine& engine, const Config& cfg, const Zipf* zipf,
+                    std::vector<std::uint64_t>* inserts, std::uint64_t stream) {
+  std::atomic<bool> stop{false};
+  std::vector<ThreadResult> results(cfg.threads);
+  std::vector<std::thread> threads;
+  const auto start = Clock::now();
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+    results[t].next_insert = (*inserts)[t];
+    results[t].stream = stream;
+    threads.emplace_back([&, t] {
+      std::unique_ptr<PeerSession> session = engine.session();
+      PeerApi api{*session, {}};
+      run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
+  stop.store(true);
+  for (auto& th : threads) th.join();
+  ModeResult res;
+  res.run_s = std::chrono::duration<double>(Clock::now() - start).count();
+  res.mode = "plain";
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+    (*inserts)[t] = results[t].next_insert;
+    res.total.commits += results[t].commits;
+    res.total.aborts += results[t].aborts;
+    res.total.ops += results[t].ops;
+    for (std::size_t k = 0; k < 5; ++k) res.total.by_op[k] += results[t].by_op[k];
+    res.total.errors += results[t].errors;
+    if (res.total.first_error.empty()) res.total.first_error = results[t].first_error;
+    res.total.latency.merge(results[t].latency);
+  }
+  res.txn_per_s = static_cast<double>(res.total.commits) / res.run_s;
+  return res;
+}
+
+// Loads records 0..n-1 in key order through sessions, 1000 per transaction, on cfg.threads
+// threads (each a contiguous range), with the values BraidDB's load writes.
+Status load_peer(PeerEngine& engine, const Config& cfg) {
+  std::vector<std::thread> threads;
+  std::vector<Status> status(cfg.threads);
+  std::atomic<std::uint64_t> done{0};
+  Progress progress("loading", &done, cfg.records);
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<PeerSession> session = engine.session();
+      const std::uint64_t lo = cfg.records * t / cfg.threads;
+      const std::uint64_t hi = cfg.records * (t + 1) / cfg.threads;
+      std::vector<char> value(cfg.value_bytes);
+      char key[kMaxKeyBytes];
+      for (std::uint64_t i = lo; i < hi;) {
+        const std::uint64_t end = std::min(hi, i + 1000);
+        Status s = session->begin(false);
+        for (std::uint64_t j = i; s.is_ok() && j < end; ++j) {
+          make_key(j, cfg.key_bytes, key);
+          fill_value(value.data(), cfg.value_bytes, j);
+          s = session->put({key, cfg.key_bytes}, {value.data(), value.size()});
+        }
+        if (s.is_ok()) s = session->commit();
+        if (!s.is_ok()) {
+          session->abort();
+          status[t] = s;
+          return;
+        }
+        done.fetch_add(end - i, std::memory_order_relaxed);
+        i = end;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const Status& s : status) {
+    if (!s.is_ok()) return s;
+  }
+  return engine.settle();
+}
+
+}  // namespace
+
+int peer_main(const Config& cfg) {
+  // The peer's directory: --dir (new or empty), or a temporary one removed at the end.
+  std::string dir = cfg.db.dir;
+  const bool temporary = dir.empty();
+  std::error_code ec;
+  if (temporary) {
+    char tmpl[] = "/tmp/braid-bench-peer-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) {
+      std::fprintf(stderr, "braid-bench ycsb: cannot create a temporary directory\n");
+      return 1;
+    }
+    dir = tmpl;
+  } else if (std::filesystem::exists(dir, ec) && !std::filesystem::is_empty(dir, ec)) {
+    std::fprintf(stderr, "braid-bench ycsb: --dir %s exists and is not empty; give a new path\n",
+                 dir.c_str());
+    return 2;
+  }
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code e;
+      if (!dir.empty()) std::filesystem::remove_all(dir, e);
+    }
+  } cleanup{temporary ? dir : std::string()};
+  PeerConfig pc;
+  pc.dir = dir;
+  pc.durable = cfg.db.commit == "durable";
+  pc.records = cfg.records;
+  pc.key_bytes = cfg.key_bytes;
+  pc.value_bytes = cfg.value_bytes;
+  Result<std::unique_ptr<PeerEngine>> opened = open_peer(cfg.engine, pc);
+  if (!opened.is_ok()) {
+    std::fprintf(stderr, "braid-bench ycsb: --engine %s: %s\n", cfg.engine.c_str(),
+                 opened.status().to_string().c_str());
+    return opened.code() == Code::kNotFound ? 3 : 1;
+  }
+  PeerEngine& engine = **opened;
+  const auto t0 = Clock::now();
+  if (Status s = load_peer(engine, cfg); !s.is_ok()) {
+    std::fprintf(stderr, "braid-bench: %s load failed: %s\n", cfg.engine.c_str(),
+                 s.to_string().c_str());
+    return 1;
+  }
+  const double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::unique_ptr<Zipf> zipf;
+  if (cfg.dist != "uniform") zipf = std::make_unique<Zipf>(cfg.records, cfg.theta);
+  std::printf(
+      "braid-bench ycsb --engine %s (%s %s): %s records, %u thread%s, %u ops/txn, %s, %s, key %u "
+      "B, value %u B, commit %s\n",
+      cfg.engine.c_str(), engine.name().c_str(), engine.version().c_str(),
+      with_commas(cfg.records).c_str(), cfg.threads, cfg.threads == 1 ? "" : "s", cfg.ops_per_txn,
+      mix_name(cfg).c_str(), cfg.dist.c_str(), cfg.key_bytes, cfg.value_bytes,
+      cfg.db.commit.c_str());
+  std::printf("  load: %.2f s (%.0f records/s), directory %s%s\n", load_s,
+              static_cast<double>(cfg.records) / load_s, dir.c_str(),
+              temporary ? " (temporary)" : "");
+  std::printf("  %-14s %12s %12s %10s %9s %9s\n", "engine", "txn_per_s", "ops_per_s", "abort_rate",
+              "p50_us", "p99_us");
+  std::vector<std::uint64_t> inserts(cfg.threads);
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) inserts[t] = cfg.records + t;
+  std::vector<std::vector<double>> rates(1);
+  std::uint64_t errors = 0;
+  std::string first_error;
+  for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
+    const ModeResult m = run_peer(engine, cfg, zipf.get(), &inserts, rep);
+    rates[0].push_back(m.txn_per_s);
+    errors += m.total.errors;
+    if (first_error.empty()) first_error = m.total.first_error;
+    const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
+    const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
+    const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
+    const double p50 = m.total.latency.quantile(0.50) / 1000.0;
+    const double p99 = m.total.latency.quantile(0.99) / 1000.0;
+    std::printf("  %-14s %12.0f %12.0f %10.4f %9.2f %9.2f\n", cfg.engine.c_str(), m.txn_per_s,
+                ops_per_s, abort_rate, p50, p99);
+    std::fflush(stdout);
+    if (cfg.json == "none") continue;
+    JsonObject o;
+    o.add("bench", "ycsb").add("time", iso_time());
+    o.add("engine", engine.name()).add("engine_version", engine.version());
+    o.add("mode", m.mode).add("workload", cfg.workload);
+    o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+    o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
+    o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
+    o.add("commit", cfg.db.commit).add("dir", dir);
+    o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
+    o.add("dist", cfg.dist).add("theta", cfg.theta);
+    o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
+    o.add("rep", rep).add("repeat", cfg.repeat);
+    o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
+    o.add("p50_us", p50).add("p99_us", p99).add("load_s", load_s).add("run_s", m.run_s);
+    o.add("commits", m.total.commits).add("aborts", m.total.aborts);
+    o.add("errors", m.total.errors);
+    add_ops_by_type(o, m.total);
+    o.add("peak_rss_bytes", peak_rss_bytes());
+    o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+    o.add_object("machine", machine_description());
+    if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
+      std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
+      return 1;
+    }
+  }
+  std::printf("  peak RSS %.1f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  print_rounds_summary({cfg.engine}, rates, "txn/s");
   if (errors != 0) {
     std::fprintf(stderr, "braid-bench: %s operations failed (first: %s)\n",
                  with_commas(errors).c_str(), first_error.c_str());

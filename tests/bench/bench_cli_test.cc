@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "peer.h"
+
 namespace {
 
 struct RunResult {
@@ -334,7 +336,11 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"coldmix --dir /tmp/x --scheduler fifo", "--scheduler"},
         Case{"coldmix --dir /tmp/x --cache-cold maybe", "--cache-cold"},
         Case{"coldmix --dir /tmp/x --sq-poll-cpu one", "--sq-poll-cpu takes off or a CPU"},
-        Case{"ycsb --sq-poll-cpu 0", "--sq-poll-cpu needs --dir"}}) {
+        Case{"ycsb --sq-poll-cpu 0", "--sq-poll-cpu needs --dir"},
+        Case{"ycsb --workload g", "--workload"},
+        Case{"ycsb --engine sqlite", "--engine"},
+        Case{"ycsb --engine lmdb --mode interleaved", "applies to --engine braid only"},
+        Case{"ycsb --engine rocksdb --batch 4", "applies to --engine braid only"}}) {
     RunResult r = run(c.args);
     EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
@@ -360,6 +366,110 @@ std::vector<std::string> json_lines(const std::string& path) {
 void expect_fields(const std::string& line, std::initializer_list<const char*> fields) {
   for (const char* f : fields) {
     EXPECT_NE(line.find(f), std::string::npos) << f << " missing in " << line;
+  }
+}
+
+// A number field of a JSON line (-1 when absent).
+double json_number(const std::string& line, const std::string& field) {
+  const std::string tag = "\"" + field + "\":";
+  const std::size_t at = line.find(tag);
+  if (at == std::string::npos) return -1;
+  return std::strtod(line.c_str() + at + tag.size(), nullptr);
+}
+
+// The engines this build can run: BraidDB and the peers whose packages were found.
+std::vector<std::string> engines() {
+  std::vector<std::string> e = {"braid"};
+  for (const std::string& p : braid::bench::built_peers()) e.push_back(p);
+  return e;
+}
+
+// YCSB's core workloads run the mix they document — measured from the operations the run
+// issued, on every engine — with one operation per transaction, and a flag still overrides.
+TEST(BenchCli, TinyYcsbCoreWorkloadsRunTheirDocumentedMixOnEveryEngine) {
+  struct Expect {
+    const char* workload;
+    double read, update, rmw, scan, insert;
+    const char* dist;
+  };
+  const Expect all[] = {{"a", 50, 50, 0, 0, 0, "zipf"}, {"b", 95, 5, 0, 0, 0, "zipf"},
+                        {"c", 100, 0, 0, 0, 0, "zipf"}, {"d", 95, 0, 0, 0, 5, "latest"},
+                        {"e", 0, 0, 0, 95, 5, "zipf"},  {"f", 50, 0, 50, 0, 0, "zipf"}};
+  const std::string json = temp_path("workloads.jsonl");
+  for (const std::string& engine : engines()) {
+    for (const Expect& x : all) {
+      std::remove(json.c_str());
+      const std::string args = std::string("ycsb --records 5000 --seconds 0.2 --workload ") +
+                               x.workload + " --engine " + engine + " --json " + json;
+      RunResult r = run(args);
+      ASSERT_EQ(r.code, 0) << args << "\n" << r.out;
+      const std::vector<std::string> lines = json_lines(json);
+      ASSERT_EQ(lines.size(), 1u) << args;
+      const std::string& l = lines[0];
+      EXPECT_NE(l.find("\"engine\":\"" + engine + "\""), std::string::npos) << l;
+      EXPECT_NE(l.find("\"engine_version\":\""), std::string::npos) << l;
+      EXPECT_NE(l.find(std::string("\"dist\":\"") + x.dist + "\""), std::string::npos) << l;
+      EXPECT_EQ(json_number(l, "ops_per_txn"), 1) << l;
+      EXPECT_EQ(json_number(l, "errors"), 0) << l;
+      const double ops = json_number(l, "ops_read") + json_number(l, "ops_update") +
+                         json_number(l, "ops_rmw") + json_number(l, "ops_scan") +
+                         json_number(l, "ops_insert");
+      ASSERT_GT(ops, 1000) << l;
+      const std::pair<const char*, double> mix[] = {{"ops_read", x.read},
+                                                    {"ops_update", x.update},
+                                                    {"ops_rmw", x.rmw},
+                                                    {"ops_scan", x.scan},
+                                                    {"ops_insert", x.insert}};
+      for (const auto& [field, pct] : mix) {
+        EXPECT_NEAR(100 * json_number(l, field) / ops, pct, 3.0) << args << " " << field;
+      }
+      if (std::string(x.workload) == "e") {
+        EXPECT_EQ(json_number(l, "scan_uniform"), 1) << l;  // 1..100 records per scan
+        EXPECT_EQ(json_number(l, "scan_length"), 100) << l;
+      }
+    }
+  }
+  std::remove(json.c_str());
+  RunResult r =
+      run("ycsb --records 5000 --seconds 0.2 --workload a --read 80 --update 20 "
+          "--ops-per-txn 4 --json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string l = json_lines(json).at(0);
+  EXPECT_EQ(json_number(l, "read"), 80) << l;
+  EXPECT_EQ(json_number(l, "ops_per_txn"), 4) << l;
+  std::remove(json.c_str());
+}
+
+// Each peer adapter at tiny size, as the comparison script runs it: reads, updates with
+// durable commits in a directory, read-modify-writes from two threads (conflicts are counted,
+// not errors), and the engine's name and version in the JSON.
+TEST(BenchCli, TinyPeersRunReadsDurableUpdatesAndConcurrentRmw) {
+  const std::vector<std::string> built = braid::bench::built_peers();
+  for (const char* peer : {"lmdb", "rocksdb"}) {
+    if (std::find(built.begin(), built.end(), peer) == built.end()) {
+      RunResult r = run(std::string("ycsb --records 100 --seconds 0.05 --engine ") + peer);
+      EXPECT_EQ(r.code, 3) << r.out;  // names the package to install
+      EXPECT_NE(r.out.find("install"), std::string::npos) << r.out;
+      std::printf("[  SKIPPED ] %s: this build has no %s adapter (its -dev package is absent)\n",
+                  peer, peer);
+      continue;
+    }
+    const std::string dir = temp_path((std::string("db-peer-") + peer).c_str());
+    const std::string json = temp_path("peer.jsonl");
+    std::system(("rm -rf " + dir + " " + json).c_str());
+    for (const std::string& args :
+         {std::string("--read 100"), "--update 100 --commit durable --dir " + dir,
+          std::string("--rmw 100 --threads 2 --dist zipf")}) {
+      RunResult r = run(std::string("ycsb --records 2000 --seconds 0.2 --ops-per-txn 4 --engine ") +
+                        peer + " --json " + json + " " + args);
+      ASSERT_EQ(r.code, 0) << args << "\n" << r.out;
+      const std::string l = json_lines(json).back();
+      EXPECT_NE(l.find(std::string("\"engine\":\"") + peer + "\""), std::string::npos) << l;
+      EXPECT_GT(json_number(l, "commits"), 10) << l;
+      EXPECT_EQ(json_number(l, "errors"), 0) << l;
+    }
+    std::system(("rm -rf " + dir + " " + json).c_str());
   }
 }
 
