@@ -202,22 +202,28 @@ Progress::Progress(std::string label, const std::atomic<std::uint64_t>* done, st
   if (::isatty(STDERR_FILENO) == 0 || total_ == 0) return;
   thread_ = std::thread([this] {
     const auto start = std::chrono::steady_clock::now();
+    bool shown = false;
     for (;;) {
       const bool last = stop_.load();
-      const std::uint64_t d = std::min(done_->load(std::memory_order_relaxed), total_);
-      const int width = 40;
-      const int fill =
-          static_cast<int>(static_cast<double>(d) / static_cast<double>(total_) * width);
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "\r%s [%.*s%*s] %5.1f%% %.1fs", label_.c_str(), fill,
-                   "########################################", width - fill, "",
-                   100.0 * static_cast<double>(d) / static_cast<double>(total_), secs);
-      std::fflush(stderr);
+      // Phases shorter than ~2 s print nothing; longer ones one line, rewritten in place.
+      if (secs >= 2 || (last && shown)) {
+        const std::uint64_t d = std::min(done_->load(std::memory_order_relaxed), total_);
+        const double rate = static_cast<double>(d) / secs;
+        const double eta = rate > 0 ? static_cast<double>(total_ - d) / rate : 0;
+        std::fprintf(stderr, "\r%s: %s of %s (%.1f%%), %s/s, %s %.0f s   ", label_.c_str(),
+                     with_commas(d).c_str(), with_commas(total_).c_str(),
+                     100.0 * static_cast<double>(d) / static_cast<double>(total_),
+                     with_commas(static_cast<std::uint64_t>(rate)).c_str(), last ? "took" : "ETA",
+                     last ? secs : eta);
+        std::fflush(stderr);
+        shown = true;
+      }
       if (last) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    std::fprintf(stderr, "\n");
+    if (shown) std::fprintf(stderr, "\n");
   });
 }
 

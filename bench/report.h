@@ -71,7 +71,9 @@ std::string append_json_line(const std::string& path, const JsonObject& obj);
 
 std::uint64_t peak_rss_bytes();
 
-// A progress bar on stderr while `done` approaches `total`, only when stderr is a terminal.
+// A progress line on stderr while `done` approaches `total` (done, rate, ETA; at the end the
+// time taken), only when stderr is a terminal (JSON and logs stay clean) and only for phases
+// that last more than ~2 s.
 class Progress {
  public:
   Progress(std::string label, const std::atomic<std::uint64_t>* done, std::uint64_t total);

@@ -1095,7 +1095,8 @@ std::uint64_t TpccResult::errors() const {
 }
 
 Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, std::uint64_t seed,
-                 TpccTables* t, std::uint64_t* records) {
+                 TpccTables* t, std::uint64_t* records,
+                 std::atomic<std::uint64_t>* warehouses_done) {
   struct Spec {
     const char* name;
     Table** table;
@@ -1130,6 +1131,7 @@ Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, st
       Status s = l == 0 ? load_items(loader, *t, scale, rng) : Status::ok();
       for (std::uint32_t w = l + 1; s.is_ok() && w <= scale.warehouses; w += loaders) {
         s = load_warehouse(loader, *t, scale, w, rng);
+        if (warehouses_done != nullptr) warehouses_done->fetch_add(1, std::memory_order_relaxed);
       }
       if (s.is_ok()) s = loader.flush();
       status[l] = s;

@@ -70,9 +70,11 @@ struct TpccTables {
 };
 
 // Creates the tables and indexes and loads the initial population with `loaders` threads
-// (warehouse w by loader (w - 1) % loaders). `records` receives the rows loaded.
+// (warehouse w by loader (w - 1) % loaders). `records` receives the rows loaded;
+// `warehouses_done`, when given, counts warehouses as they finish (for a progress line).
 Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, std::uint64_t seed,
-                 TpccTables* tables, std::uint64_t* records);
+                 TpccTables* tables, std::uint64_t* records,
+                 std::atomic<std::uint64_t>* warehouses_done = nullptr);
 
 struct TpccRunConfig {
   TpccMix mix = TpccMix::kTpcc;

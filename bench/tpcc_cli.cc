@@ -160,8 +160,13 @@ int load_database(const Config& cfg, const Options& options, Setup* s) {
   s->db = open_bench_db(options);
   if (s->db == nullptr) return 1;
   const auto load_start = Clock::now();
-  if (Status st = tpcc_load(*s->db, cfg.scale, cfg.threads, cfg.seed, &s->tables, &s->records);
-      !st.is_ok()) {
+  std::atomic<std::uint64_t> warehouses{0};
+  Status st;
+  {
+    Progress progress("loading warehouses", &warehouses, cfg.scale.warehouses);
+    st = tpcc_load(*s->db, cfg.scale, cfg.threads, cfg.seed, &s->tables, &s->records, &warehouses);
+  }
+  if (!st.is_ok()) {
     std::fprintf(stderr, "braid-bench: tpcc load failed: %s\n", st.to_string().c_str());
     return 1;
   }
