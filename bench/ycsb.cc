@@ -91,6 +91,18 @@ struct ThreadResult {
   // would hand later runs the records earlier ones read back (under a memory budget, a hit
   // ratio of 0.75 at a 25 % budget in the second round).
   std::uint64_t stream = 0;
+
+  // A run's total: the counts and histograms of every thread.
+  void add(const ThreadResult& r) {
+    commits += r.commits;
+    aborts += r.aborts;
+    ops += r.ops;
+    for (std::size_t k = 0; k < by_op.size(); ++k) by_op[k] += r.by_op[k];
+    errors += r.errors;
+    if (first_error.empty()) first_error = r.first_error;
+    latency.merge(r.latency);
+    commit_latency.merge(r.commit_latency);
+  }
 };
 
 void pin_to_core(std::uint32_t i) {
@@ -161,59 +173,6 @@ std::string mix_name(const Config& c) {
   part("scan", c.scan);
   part("insert", c.insert);
   return s;
-}
-
-Status load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
-  if (cfg.load == "bulk") {
-    return ycsb_bulk_load(db, table, cfg.records, cfg.key_bytes, cfg.value_bytes, {},
-                          "loading to storage", load_seconds);
-  }
-  std::atomic<std::uint64_t> done{0};
-  std::vector<std::thread> threads;
-  std::vector<Status> status(cfg.threads);
-  const auto start = Clock::now();
-  {
-    Progress progress("loading", &done, cfg.records);
-    for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-      threads.emplace_back([&, t] {
-        pin_to_core(t);
-        const std::uint64_t lo = cfg.records * t / cfg.threads;
-        const std::uint64_t hi = cfg.records * (t + 1) / cfg.threads;
-        std::vector<char> value(cfg.value_bytes);
-        char key[kMaxKeyBytes];
-        constexpr std::uint64_t kBatch = 1000;
-        for (std::uint64_t i = lo; i < hi;) {
-          Result<Transaction> tx = db.begin();
-          if (!tx.is_ok()) {
-            status[t] = tx.status();
-            return;
-          }
-          const std::uint64_t end = std::min(hi, i + kBatch);
-          for (std::uint64_t j = i; j < end; ++j) {
-            make_key(j, cfg.key_bytes, key);
-            fill_value(value.data(), cfg.value_bytes, j);
-            Status s = tx->insert(table, {key, cfg.key_bytes}, {value.data(), value.size()});
-            if (!s.is_ok()) {
-              status[t] = s;
-              return;
-            }
-          }
-          if (Status s = tx->commit(); !s.is_ok()) {
-            status[t] = s;
-            return;
-          }
-          done.fetch_add(end - i, std::memory_order_relaxed);
-          i = end;
-        }
-      });
-    }
-    for (auto& th : threads) th.join();
-  }
-  *load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  for (auto& s : status) {
-    if (!s.is_ok()) return s;
-  }
-  return Status::ok();
 }
 
 // Everything one run of one worker (or plain thread) needs to pick keys and values.
@@ -300,7 +259,7 @@ struct PlainApi {
   Database& db;
   Table& table;
   std::optional<Transaction> tx;
-  Status begin(bool) {
+  Status begin(const std::vector<Op>&) {
     Result<Transaction> r = db.begin();
     if (!r.is_ok()) return r.status();
     tx.emplace(*std::move(r));
@@ -311,12 +270,19 @@ struct PlainApi {
     return plain_body(*tx, table, cfg, pk, ops, value, out);
   }
   Status commit() { return tx->commit(); }
-  void abort() { tx->abort(); }
+  void abort() {
+    if (tx) tx->abort();  // none when begin failed
+  }
+  Status load_put(std::string_view k, std::string_view v) { return tx->insert(table, k, v); }
 };
 struct PeerApi {
   PeerSession& session;
   PeerTable table;
-  Status begin(bool read_only) { return session.begin(read_only); }
+  // A transaction of reads and scans is a peer's read-only transaction.
+  Status begin(const std::vector<Op>& ops) {
+    return session.begin(std::all_of(ops.begin(), ops.end(),
+                                     [](Op op) { return op == Op::kRead || op == Op::kScan; }));
+  }
   Status body(const Config& cfg, Picker& pk, const std::vector<Op>& ops, std::string& value,
               ThreadResult* out) {
     PeerTx tx{session};
@@ -324,12 +290,8 @@ struct PeerApi {
   }
   Status commit() { return session.commit(); }
   void abort() { session.abort(); }
+  Status load_put(std::string_view k, std::string_view v) { return session.put(k, v); }
 };
-
-bool read_only(const std::vector<Op>& ops) {
-  return std::all_of(ops.begin(), ops.end(),
-                     [](Op op) { return op == Op::kRead || op == Op::kScan; });
-}
 
 // The thread-per-transaction loop: --mode plain over the synchronous API (no workers, no
 // coroutine frames anywhere), and every peer engine.
@@ -344,7 +306,7 @@ void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t
   while (!stop.load(std::memory_order_relaxed)) {
     const auto t0 = Clock::now();
     planner.plan(pk.rng, &ops);
-    if (Status s = api.begin(read_only(ops)); !s.is_ok()) {
+    if (Status s = api.begin(ops); !s.is_ok()) {
       fail(out, s);
       return;
     }
@@ -365,6 +327,63 @@ void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t
   }
   out->next_insert = pk.next_insert;
   if (pk.sink == 1) std::fprintf(stderr, " ");  // keep the reads observable to the optimizer
+}
+
+// Loads records 0..records-1 in key order, in transactions of 1000, on cfg.threads threads
+// (each a contiguous range; `make_api(t)` gives thread t's engine handle), with a progress
+// line. Answers the first failure.
+const std::vector<Op> kLoadOps = {Op::kInsert};  // a load transaction writes
+
+template <typename MakeApi>
+Status load_in_transactions(const Config& cfg, MakeApi make_api) {
+  std::atomic<std::uint64_t> done{0};
+  std::vector<std::thread> threads;
+  std::vector<Status> status(cfg.threads);
+  Progress progress("loading", &done, cfg.records);
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+    threads.emplace_back([&, t] {
+      pin_to_core(t);
+      auto api = make_api(t);
+      const std::uint64_t lo = cfg.records * t / cfg.threads;
+      const std::uint64_t hi = cfg.records * (t + 1) / cfg.threads;
+      std::vector<char> value(cfg.value_bytes);
+      char key[kMaxKeyBytes];
+      for (std::uint64_t i = lo; i < hi;) {
+        const std::uint64_t end = std::min(hi, i + 1000);
+        Status s = api->begin(kLoadOps);
+        for (std::uint64_t j = i; s.is_ok() && j < end; ++j) {
+          make_key(j, cfg.key_bytes, key);
+          fill_value(value.data(), cfg.value_bytes, j);
+          s = api->load_put({key, cfg.key_bytes}, {value.data(), value.size()});
+        }
+        if (s.is_ok()) s = api->commit();
+        if (!s.is_ok()) {
+          api->abort();
+          status[t] = s;
+          return;
+        }
+        done.fetch_add(end - i, std::memory_order_relaxed);
+        i = end;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const Status& s : status) {
+    if (!s.is_ok()) return s;
+  }
+  return Status::ok();
+}
+
+Status load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
+  if (cfg.load == "bulk") {
+    return ycsb_bulk_load(db, table, cfg.records, cfg.key_bytes, cfg.value_bytes, {},
+                          "loading to storage", load_seconds);
+  }
+  const auto start = Clock::now();
+  const Status s = load_in_transactions(
+      cfg, [&](std::uint32_t) { return std::make_unique<PlainApi>(PlainApi{db, table, {}}); });
+  *load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return s;
 }
 
 // The coroutine modes: each worker runs YCSB transactions made by its generator.
@@ -520,7 +539,7 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --repeat R         run the mode list R times round-robin (default 1) and print each
                      mode's min / median / max; ratios then compare medians. On a noisy
                      machine this is the fair A/B: every mode sees the same drift.
-  --scheduler P      batch | pipeline (default batch)
+  --scheduler P      batch | pipeline | storage-batch | dual-queue (default batch)
   --batch N[,N...]   transactions interleaved per worker, 1..64 (default 8); a list
                      runs nested and interleaved once per size (labelled mode@N),
                      round-robin with the other modes on the same data
@@ -708,16 +727,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   res->run_s = std::chrono::duration<double>(Clock::now() - start).count();
   res->mode = mode;
   for (std::uint32_t t = 0; t < cfg.threads; ++t) (*inserts)[t] = results[t].next_insert;
-  for (auto& r : results) {
-    res->total.commits += r.commits;
-    res->total.aborts += r.aborts;
-    res->total.ops += r.ops;
-    for (std::size_t k = 0; k < r.by_op.size(); ++k) res->total.by_op[k] += r.by_op[k];
-    res->total.errors += r.errors;
-    if (res->total.first_error.empty()) res->total.first_error = r.first_error;
-    res->total.latency.merge(r.latency);
-    res->total.commit_latency.merge(r.commit_latency);
-  }
+  for (const ThreadResult& r : results) res->total.add(r);
   res->exec = exec_delta(before, db.exec_stats());
   res->txn_per_s = static_cast<double>(res->total.commits) / res->run_s;
   const DurabilityStats dafter = db.durability_stats();
@@ -881,21 +891,45 @@ void print_header(const Config& cfg, const Setup& s) {
               "abort_rate", "p50_us", "p99_us", "susp/txn", "vs_seq", "of_roof");
 }
 
-// The operations a run issued, by type (attempts included): the mix as it ran.
-void add_ops_by_type(JsonObject& o, const ThreadResult& r) {
-  o.add("ops_read", r.by_op[0]).add("ops_update", r.by_op[1]).add("ops_rmw", r.by_op[2]);
-  o.add("ops_scan", r.by_op[3]).add("ops_insert", r.by_op[4]);
+// A run's figures every engine reports.
+struct RunFigures {
+  double abort_rate, ops_per_s, p50_us, p99_us;
+  static RunFigures of(const ModeResult& m) {
+    const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
+    return {attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0,
+            static_cast<double>(m.total.ops) / m.run_s, m.total.latency.quantile(0.50) / 1000.0,
+            m.total.latency.quantile(0.99) / 1000.0};
+  }
+};
+
+// The JSON fields every engine's run has: the workload as configured and as run (operations by
+// type, attempts included), and its figures. The caller adds the engine's own.
+void add_run_fields(JsonObject& o, const Config& cfg, const ModeResult& m, const RunFigures& f,
+                    std::uint32_t rep, double load_s) {
+  o.add("mode", m.mode).add("workload", cfg.workload);
+  o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+  o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
+  o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
+  o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
+  o.add("dist", cfg.dist).add("theta", cfg.theta);
+  o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
+  o.add("rep", rep).add("repeat", cfg.repeat);
+  o.add("txn_per_s", m.txn_per_s).add("ops_per_s", f.ops_per_s).add("abort_rate", f.abort_rate);
+  o.add("p50_us", f.p50_us).add("p99_us", f.p99_us).add("load_s", load_s).add("run_s", m.run_s);
+  o.add("commits", m.total.commits).add("aborts", m.total.aborts);
+  o.add("errors", m.total.errors);
+  const auto& n = m.total.by_op;
+  o.add("ops_read", n[0]).add("ops_update", n[1]).add("ops_rmw", n[2]);
+  o.add("ops_scan", n[3]).add("ops_insert", n[4]);
+  o.add("peak_rss_bytes", peak_rss_bytes());
+  o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
 }
 
 // Report, per run: its table row and its JSON line. `seq`: this round's sequential txn/s, or
 // 0 before sequential ran. Answers "" or the error of appending the JSON line.
 std::string report_run(const Config& cfg, const Setup& s, const Variant& var, const ModeResult& m,
                        std::uint32_t rep, double seq) {
-  const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
-  const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
-  const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
-  const double p50 = m.total.latency.quantile(0.50) / 1000.0;
-  const double p99 = m.total.latency.quantile(0.99) / 1000.0;
+  const RunFigures f = RunFigures::of(m);
   const double susp = m.exec.transactions > 0 ? static_cast<double>(m.exec.suspends) /
                                                     static_cast<double>(m.exec.transactions)
                                               : 0;
@@ -905,7 +939,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   char of[32] = "-";
   if (s.roof_rate > 0) std::snprintf(of, sizeof of, "%.0f%%", 100 * line_rate / s.roof_rate);
   std::printf("  %-14s %12.0f %12.0f %10.4f %9.2f %9.2f %10.1f %8s %8s\n", var.label.c_str(),
-              m.txn_per_s, ops_per_s, abort_rate, p50, p99, susp, vs, of);
+              m.txn_per_s, f.ops_per_s, f.abort_rate, f.p50_us, f.p99_us, susp, vs, of);
   const double c50 = m.total.commit_latency.quantile(0.50) / 1000.0;
   const double c99 = m.total.commit_latency.quantile(0.99) / 1000.0;
   if (!cfg.db.dir.empty()) {
@@ -925,11 +959,9 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   const DatabaseStats st = s.db->stats();
   JsonObject o;
   o.add("bench", "ycsb").add("time", iso_time());
-  o.add("engine", "braid").add("engine_version", BRAID_VERSION).add("workload", cfg.workload);
-  o.add("mode", m.mode).add("scheduler", cfg.scheduler).add("batch", var.batch);
-  o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
-  o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
-  o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
+  o.add("engine", "braid").add("engine_version", BRAID_VERSION);
+  add_run_fields(o, cfg, m, f, rep, s.load_s);
+  o.add("scheduler", cfg.scheduler).add("batch", var.batch);
   o.add("multi_get", cfg.multi_get ? 1 : 0).add("load", cfg.load);
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
   o.add("log_flusher", cfg.db.log_flusher).add("sq_poll_cpu", cfg.db.sq_poll_cpu);
@@ -939,19 +971,8 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
     o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);
     o.add("commit_p50_us", c50).add("commit_p99_us", c99);
   }
-  o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
-  o.add("dist", cfg.dist).add("theta", cfg.theta);
-  o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
-  o.add("rep", rep).add("repeat", cfg.repeat);
-  o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
-  o.add("p50_us", p50).add("p99_us", p99).add("load_s", s.load_s).add("run_s", m.run_s);
-  o.add("commits", m.total.commits).add("aborts", m.total.aborts);
-  o.add("errors", m.total.errors);
-  add_ops_by_type(o, m.total);
   o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
-  o.add("auto_decisions", m.exec.auto_decisions);
-  o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
-  o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  o.add("auto_decisions", m.exec.auto_decisions).add("live_versions", st.live_versions);
   o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
   o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);
   o.add("cold_read_bytes_per_s", m.cold.cold_read_bytes_per_s);
@@ -1059,54 +1080,23 @@ ModeResult run_peer(PeerEngine& engine, const Config& cfg, const Zipf* zipf,
   res.mode = "plain";
   for (std::uint32_t t = 0; t < cfg.threads; ++t) {
     (*inserts)[t] = results[t].next_insert;
-    res.total.commits += results[t].commits;
-    res.total.aborts += results[t].aborts;
-    res.total.ops += results[t].ops;
-    for (std::size_t k = 0; k < 5; ++k) res.total.by_op[k] += results[t].by_op[k];
-    res.total.errors += results[t].errors;
-    if (res.total.first_error.empty()) res.total.first_error = results[t].first_error;
-    res.total.latency.merge(results[t].latency);
+    res.total.add(results[t]);
   }
   res.txn_per_s = static_cast<double>(res.total.commits) / res.run_s;
   return res;
 }
 
-// Loads records 0..n-1 in key order through sessions, 1000 per transaction, on cfg.threads
-// threads (each a contiguous range), with the values BraidDB's load writes.
+// The peer's load: as BraidDB's, through each thread's session, then the engine settles.
 Status load_peer(PeerEngine& engine, const Config& cfg) {
-  std::vector<std::thread> threads;
-  std::vector<Status> status(cfg.threads);
-  std::atomic<std::uint64_t> done{0};
-  Progress progress("loading", &done, cfg.records);
-  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-    threads.emplace_back([&, t] {
-      std::unique_ptr<PeerSession> session = engine.session();
-      const std::uint64_t lo = cfg.records * t / cfg.threads;
-      const std::uint64_t hi = cfg.records * (t + 1) / cfg.threads;
-      std::vector<char> value(cfg.value_bytes);
-      char key[kMaxKeyBytes];
-      for (std::uint64_t i = lo; i < hi;) {
-        const std::uint64_t end = std::min(hi, i + 1000);
-        Status s = session->begin(false);
-        for (std::uint64_t j = i; s.is_ok() && j < end; ++j) {
-          make_key(j, cfg.key_bytes, key);
-          fill_value(value.data(), cfg.value_bytes, j);
-          s = session->put({key, cfg.key_bytes}, {value.data(), value.size()});
-        }
-        if (s.is_ok()) s = session->commit();
-        if (!s.is_ok()) {
-          session->abort();
-          status[t] = s;
-          return;
-        }
-        done.fetch_add(end - i, std::memory_order_relaxed);
-        i = end;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (const Status& s : status) {
-    if (!s.is_ok()) return s;
+  struct Loader {
+    std::unique_ptr<PeerSession> session;
+    PeerApi api;
+    explicit Loader(PeerEngine& e) : session(e.session()), api{*session, {}} {}
+    PeerApi* operator->() { return &api; }
+  };
+  if (Status s = load_in_transactions(cfg, [&](std::uint32_t) { return Loader(engine); });
+      !s.is_ok()) {
+    return s;
   }
   return engine.settle();
 }
@@ -1181,34 +1171,16 @@ int peer_main(const Config& cfg) {
     rates[0].push_back(m.txn_per_s);
     errors += m.total.errors;
     if (first_error.empty()) first_error = m.total.first_error;
-    const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
-    const double abort_rate = attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0;
-    const double ops_per_s = static_cast<double>(m.total.ops) / m.run_s;
-    const double p50 = m.total.latency.quantile(0.50) / 1000.0;
-    const double p99 = m.total.latency.quantile(0.99) / 1000.0;
+    const RunFigures f = RunFigures::of(m);
     std::printf("  %-14s %12.0f %12.0f %10.4f %9.2f %9.2f\n", cfg.engine.c_str(), m.txn_per_s,
-                ops_per_s, abort_rate, p50, p99);
+                f.ops_per_s, f.abort_rate, f.p50_us, f.p99_us);
     std::fflush(stdout);
     if (cfg.json == "none") continue;
     JsonObject o;
     o.add("bench", "ycsb").add("time", iso_time());
     o.add("engine", engine.name()).add("engine_version", engine.version());
-    o.add("mode", m.mode).add("workload", cfg.workload);
-    o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
-    o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
-    o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
+    add_run_fields(o, cfg, m, f, rep, load_s);
     o.add("commit", cfg.db.commit).add("dir", dir);
-    o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
-    o.add("dist", cfg.dist).add("theta", cfg.theta);
-    o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
-    o.add("rep", rep).add("repeat", cfg.repeat);
-    o.add("txn_per_s", m.txn_per_s).add("ops_per_s", ops_per_s).add("abort_rate", abort_rate);
-    o.add("p50_us", p50).add("p99_us", p99).add("load_s", load_s).add("run_s", m.run_s);
-    o.add("commits", m.total.commits).add("aborts", m.total.aborts);
-    o.add("errors", m.total.errors);
-    add_ops_by_type(o, m.total);
-    o.add("peak_rss_bytes", peak_rss_bytes());
-    o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
     o.add_object("machine", machine_description());
     if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
       std::fprintf(stderr, "braid-bench: %s\n", e.c_str());

@@ -22,6 +22,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def save(fig, out, filename):
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, filename), dpi=120)
+
+
 def load(out, name):
     path = os.path.join(out, name + ".jsonl")
     if not os.path.exists(path):
@@ -94,8 +99,7 @@ def sweep(out, name, fio):
     axes[1].set_yscale("log")
     axes[2].legend(fontsize=7)
     fig.suptitle(f"coldmix {kind} (MosaicDB Fig. {6 if name == 'fig6' else 7}), 1 worker")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, name + ".png"), dpi=120)
+    save(fig, out, name + ".png")
 
 
 def fig8(out):
@@ -122,8 +126,7 @@ def fig8(out):
     ax.set_title("dual-queue: cold queue size (MosaicDB Fig. 8)")
     ax.legend()
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig8.png"), dpi=120)
+    save(fig, out, "fig8.png")
 
 
 def fig11(out):
@@ -160,8 +163,7 @@ def fig11(out):
     ax.set_ylabel("txn/s")
     ax.set_title("storage path structure (MosaicDB Fig. 11)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig11.png"), dpi=120)
+    save(fig, out, "fig11.png")
 
 
 def contention(out):
@@ -198,8 +200,7 @@ def contention(out):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle("contention (MosaicDB Fig. 12)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "contention.png"), dpi=120)
+    save(fig, out, "contention.png")
 
 
 def flusher(out):
@@ -233,8 +234,7 @@ def flusher(out):
     ax.set_ylabel("txn/s relative to the flusher thread")
     ax.set_title("durable commits: no background threads vs a flusher (MosaicDB Fig. 10)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig10.png"), dpi=120)
+    save(fig, out, "fig10.png")
 
 
 def main(out):
