@@ -207,17 +207,28 @@ TEST_P(ExecStress, BankTransfersConserveTheTotalUnderATinyBudget) {
       ++scans;
     }
   });
-  Bank w0(*t, 21, 1000, keys);
-  Bank w1(*t, 22, 1000, keys);
-  TxnGenerator* gens[] = {&w0, &w1};
-  const Status ran = db->run(gens, testing::exec_of(GetParam(), 8, 7));
+  // How many records get evicted and read back in one run depends on when checkpoints and
+  // sweeps fall (CI once saw 97), so the test runs rounds until the tiny budget has shown both
+  // more than 100 times; the bound keeps a budget that stopped evicting from passing silently.
+  std::uint64_t commits = 0, bad_audits = 0;
+  Status ran = Status::ok();
+  DatabaseStats st{};
+  for (int round = 0; round < 8 && ran.is_ok(); ++round) {
+    Bank w0(*t, 21 + 2 * round, 1000, keys);
+    Bank w1(*t, 22 + 2 * round, 1000, keys);
+    TxnGenerator* gens[] = {&w0, &w1};
+    ran = db->run(gens, testing::exec_of(GetParam(), 8, 7));
+    commits += w0.commits + w1.commits;
+    bad_audits += w0.bad_audits + w1.bad_audits;
+    st = db->stats();
+    if (st.evictions > 100 && st.cold_reads > 100) break;
+  }
   done = true;
   scanner.join();
   ASSERT_TRUE(ran.is_ok()) << ran.to_string();
-  EXPECT_EQ(w0.bad_audits + w1.bad_audits, 0u) << "an auditor saw money appear or vanish";
-  EXPECT_GT(w0.commits + w1.commits, 1000u);
+  EXPECT_EQ(bad_audits, 0u) << "an auditor saw money appear or vanish";
+  EXPECT_GT(commits, 1000u);
   EXPECT_GT(scans, 0u);
-  const DatabaseStats st = db->stats();
   EXPECT_GT(st.evictions, 100u);
   EXPECT_GT(st.cold_reads, 100u);
   EXPECT_EQ(st.cold_read_errors, 0u);
