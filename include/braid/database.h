@@ -164,6 +164,13 @@ struct DatabaseStats {
   std::uint64_t evictions = 0;   // records turned back into cold entries
   std::uint64_t read_drops = 0;  // records read and let go at once (set_cache_reads false)
   std::uint64_t cold_read_wait_ns = 0;  // sum over reads of the time each was in flight
+  // Why transactions aborted (beside those their code aborted): first-updater-wins write
+  // conflicts, serializable transactions SSN refused at commit, and serializable transactions
+  // whose scanned index leaves changed before they committed (phantoms).
+  std::uint64_t write_conflicts = 0;
+  std::uint64_t ssn_aborts = 0;
+  std::uint64_t phantom_aborts = 0;
+  std::uint64_t serializable_commits = 0;
 };
 
 // Durability of a database with a directory (all zero for an in-memory one).
@@ -256,6 +263,8 @@ struct SubmitOptions {
   std::int32_t worker = -1;
   // Re-runs of the transaction function after Conflict (0: report the first Conflict).
   std::uint32_t conflict_retries = 0;
+  // Isolation and read-only declaration of the transaction (each re-run too).
+  TxnOptions txn;
 };
 
 // A bulk load's records (Database::bulk_load), one per call: sets *key and *value and answers
@@ -301,8 +310,9 @@ class Database {
                                             SecondaryKeyFn key_fn);
 
   // Thread-per-transaction API: starts a transaction on the calling thread; Busy when all
-  // Options::external_transactions are open.
-  [[nodiscard]] Result<Transaction> begin();
+  // Options::external_transactions are open. `txn` chooses its isolation and declares it
+  // read-only (TxnOptions).
+  [[nodiscard]] Result<Transaction> begin(const TxnOptions& txn = {});
 
   // Coroutine API (see <braid/tx.h>). submit() hands a transaction to a worker through its
   // lock-free queue and returns at once; Busy when the queue is full. execute() is the blocking

@@ -140,6 +140,39 @@ struct DurabilityOptions {
   std::uint32_t sq_poll_idle_ms = 50;
 };
 
+// Isolation of a transaction (docs/architecture.md, "Serializable isolation").
+//   kSnapshot      snapshot isolation with first-updater-wins: a transaction reads the state
+//                  as of its begin; write skew (G2-item) and its predicate forms can commit.
+//   kSerializable  the Serial Safety Net (SSN, Wang et al., VLDB J. 2017) over the same
+//                  snapshots: each transaction tracks the versions it read, and at commit
+//                  aborts with Conflict when its dependencies could close a cycle, so every
+//                  committed history of serializable transactions is serializable. Scans and
+//                  lookups that found nothing also validate the index leaves they read, so a
+//                  concurrent insert into the range cannot go unnoticed (phantoms).
+// The guarantee covers serializable transactions among themselves: a snapshot-isolation
+// transaction that runs beside them may still form a cycle with them.
+enum class Isolation : std::uint8_t { kSnapshot, kSerializable };
+std::string_view to_string(Isolation isolation);
+bool parse_isolation(std::string_view name, Isolation* out);  // "si" / "ssn" and the long names
+
+// Per-transaction choices, given at begin (Database::begin, SubmitOptions::txn, Tx::configure).
+struct TxnOptions {
+  // Overrides Options::isolation for this transaction when set.
+  bool override_isolation = false;
+  Isolation isolation = Isolation::kSnapshot;
+  // A declared read-only transaction: every write answers InvalidArgument. Under kSerializable
+  // it commits without taking a timestamp, serialized just after the newest commit it saw.
+  bool read_only = false;
+
+  static TxnOptions with(Isolation i, bool read_only = false) {
+    TxnOptions o;
+    o.override_isolation = true;
+    o.isolation = i;
+    o.read_only = read_only;
+    return o;
+  }
+};
+
 struct Options {
   // Database directory. Empty: a purely in-memory database. When set, the directory is created if
   // missing (see create_if_missing), locked against a second process, recovered at open, and
@@ -178,6 +211,12 @@ struct Options {
 
   // Writes one transaction may stage before its operations answer Busy.
   std::uint32_t max_txn_writes = std::uint32_t{1} << 20;
+
+  // The isolation of transactions that do not choose one (TxnOptions).
+  Isolation isolation = Isolation::kSnapshot;
+  // Versions (and index leaves) a serializable transaction may read before its reads answer
+  // Busy: its read set is what SSN checks at commit (16 bytes each).
+  std::uint32_t max_txn_reads = std::uint32_t{1} << 22;
 
   // Address space reserved for record versions (backed only as used).
   std::uint64_t max_version_bytes = std::uint64_t{1} << 40;

@@ -150,6 +150,10 @@ class Tx {
   };
   YieldAwaiter yield() { return YieldAwaiter{state_}; }
 
+  // Chooses the transaction's isolation and declares it read-only (TxnOptions), before its
+  // first operation: from TxnGenerator::next (for the transaction it is about to return) or at
+  // the start of the body. InvalidArgument after an operation.
+  Status configure(const TxnOptions& options);
   void abort();
   bool is_active() const;
   std::uint64_t snapshot() const;

@@ -20,6 +20,12 @@ constexpr const char* kOpNames[] = {"get",    "insert", "update",    "put",
                                     "remove", "scan",   "multi_get", "index scan"};
 static_assert(util::names_every(kOpNames, detail::OpState::Kind::kIndexScan));
 
+bool is_write(detail::OpState::Kind kind) {
+  using Kind = detail::OpState::Kind;
+  return kind == Kind::kInsert || kind == Kind::kUpdate || kind == Kind::kPut ||
+         kind == Kind::kRemove;
+}
+
 const char* op_name(detail::OpState::Kind kind) {
   return util::enum_name(kind, kOpNames, "operation");
 }
@@ -104,7 +110,21 @@ Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const det
     return Status::invalid_argument(std::string(op_name(op.kind)) + " called from a scan callback");
   }
   if (Status s = check_table(db, op); !s.is_ok()) return s;
+  if (ctx->read_only && is_write(op.kind)) [[unlikely]] {
+    return Status::invalid_argument(std::string(op_name(op.kind)) +
+                                    " in a transaction declared read-only (TxnOptions::read_only)");
+  }
   return check_op(op);
+}
+
+Status check_txn(const TxnOptions& t, const std::string& where) {
+  if (static_cast<std::uint32_t>(t.isolation) >
+      static_cast<std::uint32_t>(Isolation::kSerializable)) {
+    return Status::invalid_argument(where + "TxnOptions::isolation " +
+                                    std::to_string(static_cast<int>(t.isolation)) +
+                                    " is not an Isolation");
+  }
+  return Status::ok();
 }
 
 Status check_exec(const ExecOptions& e, const std::string& where) {

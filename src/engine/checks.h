@@ -26,6 +26,9 @@ Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const det
 Status check_key(std::string_view key);
 Status check_value(std::string_view value);
 
+// A transaction's options (`where` prefixes the message).
+Status check_txn(const TxnOptions& txn, const std::string& where);
+
 // The enums of ExecOptions (`where` prefixes the message).
 Status check_exec(const ExecOptions& exec, const std::string& where);
 

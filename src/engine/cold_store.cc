@@ -192,8 +192,8 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
         fail(l, db_->protocol().out_of_version_memory());
       } else {
         if (!rv.value.empty()) std::memcpy(v->payload(), rv.value.data(), rv.value.size());
-        v->flags = 0;        // verify() admits values only
-        v->home = l->entry;  // evicting it again needs no write
+        v->flags = mvcc::Version::kReloaded;  // verify() admits values only
+        v->home = l->entry;                   // evicting it again needs no write
         v->stamp.store(rv.cts, std::memory_order_relaxed);
       }
     }
@@ -360,6 +360,7 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
     return false;
   }
   if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
+  db_->txns().note_evicted(v);  // its readers' stamps survive in the cold floor (mvcc/ssn.h)
   *to = home;
   // Readers that loaded the entry before the CAS may still walk these versions: retire them
   // (freed once the horizon passes), as pruning does.
@@ -387,6 +388,7 @@ bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::Tx
   if (home == 0) return false;
   BRAID_DASSERT(entry::is_cold(home));
   if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
+  db_->txns().note_evicted(v);
   db_->txns().retire(ctx, v);
   drops_.fetch_add(1, std::memory_order_relaxed);
   if (noting_) {

@@ -44,7 +44,7 @@ DatabaseImpl::DatabaseImpl(const Options& options)
       // worker for its eviction sweeps.
       txns_(options.workers * options.slots_per_worker + 1 + options.workers,
             options.external_transactions, options.max_txn_writes),
-      protocol_(&txns_, options.max_version_bytes) {
+      protocol_(&txns_, options.max_version_bytes, options.max_txn_reads) {
   tables_.reserve(options.max_tables);
 }
 
@@ -178,6 +178,15 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
   }
   if (o.max_txn_writes == 0) {
     return Status::invalid_argument("Options::max_txn_writes must be at least 1");
+  }
+  if (o.max_txn_reads == 0) {
+    return Status::invalid_argument("Options::max_txn_reads must be at least 1");
+  }
+  if (static_cast<std::uint32_t>(o.isolation) >
+      static_cast<std::uint32_t>(Isolation::kSerializable)) {
+    return Status::invalid_argument("Options::isolation " +
+                                    std::to_string(static_cast<int>(o.isolation)) +
+                                    " is not an Isolation");
   }
   if (o.read_only && o.directory.empty()) {
     return Status::invalid_argument("Options::read_only needs Options::directory");
@@ -380,15 +389,23 @@ Result<Table*> DatabaseImpl::open_table(std::string_view name) {
   return it->second;
 }
 
-Result<Transaction> DatabaseImpl::begin() {
+Result<Transaction> DatabaseImpl::begin(const TxnOptions& txn) {
   if (Status s = refuse_on_worker("Database::begin()"); !s.is_ok()) return s;
+  if (Status s = check_txn(txn, "begin: "); !s.is_ok()) return s;
   TxnContext* ctx = txns_.begin();
   if (ctx == nullptr) {
     return Status::busy("all " + std::to_string(options_.external_transactions) +
                         " application-thread transactions are open "
                         "(Options::external_transactions)");
   }
+  configure(ctx, txn);
   return Transaction(this, ctx, open_);
+}
+
+void DatabaseImpl::configure(TxnContext* ctx, const TxnOptions& txn) const {
+  const Isolation i = txn.override_isolation ? txn.isolation : options_.isolation;
+  ctx->serializable = i == Isolation::kSerializable;
+  ctx->read_only = txn.read_only;
 }
 
 DatabaseStats DatabaseImpl::stats() const {
@@ -404,6 +421,10 @@ DatabaseStats DatabaseImpl::stats() const {
     s.pruned_versions += c.pruned.load(std::memory_order_relaxed);
     if (c.in_use.load(std::memory_order_relaxed)) ++s.open_transactions;
     s.retired_versions += c.retired.load(std::memory_order_relaxed);
+    s.write_conflicts += c.write_conflicts.load(std::memory_order_relaxed);
+    s.ssn_aborts += c.ssn_aborts.load(std::memory_order_relaxed);
+    s.phantom_aborts += c.phantom_aborts.load(std::memory_order_relaxed);
+    s.serializable_commits += c.serializable_commits.load(std::memory_order_relaxed);
   }
   s.live_versions = static_cast<std::uint64_t>(live);
   s.live_version_bytes = static_cast<std::uint64_t>(bytes);
@@ -456,6 +477,17 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
     } else {
       found = table.index().lookup(key, &oid);
     }
+    if (!found && ctx->serializable && (kind == WriteKind::kUpdate || kind == WriteKind::kRemove)) {
+      // NotFound is a read of absence: keep the leaf that answered it (phantoms).
+      index::Lookup l(table.index(), key);
+      while (l.step()) {
+      }
+      found = l.found();
+      oid = l.value();
+      if (!found) {
+        if (Status s = protocol_.ssn_read_leaf(ctx, l.leaf_read()); !s.is_ok()) return s;
+      }
+    }
     if (!found) {
       if (kind == WriteKind::kUpdate || kind == WriteKind::kRemove) return Code::kNotFound;
       // A new record: publish the version in a fresh OID, then the key in the index.
@@ -466,7 +498,10 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       auto& slot = table.oids().entry(*fresh);
       protocol_.install_fresh(slot, v);
       std::uint64_t existing;
-      if (table.index().insert_if_absent(key, *fresh, &existing)) {
+      index::LeafChange change;
+      if (table.index().insert_if_absent(key, *fresh, &existing,
+                                         ctx->serializable ? &change : nullptr)) {
+        if (ctx->serializable) protocol_.ssn_note_insert(ctx, change);
         protocol_.add_write(ctx, &table, &slot, *fresh, v, key, true);
         *oid_out = *fresh;
         return Status::ok();
@@ -546,6 +581,12 @@ void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes
 }
 }  // namespace
 
+Status DatabaseImpl::serialization_failure() {
+  return Status(Code::kConflict,
+                "serialization failure: the transaction's dependencies could close a cycle "
+                "(Isolation::kSerializable); retry it");
+}
+
 Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* cts_out) {
   std::uint64_t cts = 0;
   if (!ctx->writes.empty()) {
@@ -571,9 +612,25 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
         return durability_->halt_status();
       }
     }
-    cts = protocol_.publish_commit(ctx);
+    if (ctx->serializable) {
+      if (!protocol_.ssn_commit(ctx, &cts)) {
+        // The timestamp is spent: every timestamp is logged (recovery reads a gap as the end
+        // of the log), so it goes in as an empty record.
+        if (w != nullptr) {
+          const storage::TxnHeader h{cts, 0, 0};
+          std::memcpy(w->append(storage::kTxnHeaderBytes, cts), &h, sizeof h);
+        }
+        abort(ctx, log);
+        return serialization_failure();
+      }
+    } else {
+      cts = protocol_.publish_commit(ctx);
+    }
     // Our versions stay allocated until finish (this context pins the reclamation epoch).
     if (w != nullptr) encode_record(ctx, cts, bytes, *w, w->append(bytes, cts));
+  } else if (ctx->serializable && !protocol_.ssn_commit_read_only(ctx)) {
+    abort(ctx, log);
+    return serialization_failure();
   }
   ctx->commits.fetch_add(1, std::memory_order_relaxed);
   finish_txn(ctx, log);

@@ -54,7 +54,11 @@ class DatabaseImpl {
   Result<Table*> create_table(std::string_view name);
   Result<Table*> open_table(std::string_view name);
   Result<Index*> create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn);
-  Result<Transaction> begin();
+  Result<Transaction> begin(const TxnOptions& txn = {});
+  // Applies a transaction's options (isolation, read-only) to its fresh context.
+  void configure(mvcc::TxnContext* ctx, const TxnOptions& txn) const;
+  // The Conflict of a transaction SSN refused at commit.
+  static Status serialization_failure();
   DatabaseStats stats() const;
   const Options& options() const { return options_; }
   mvcc::TxnTable& txns() { return txns_; }

@@ -1,5 +1,5 @@
-// The names of ExecMode and SchedulerPolicy (include/braid/options.h). Schedulers come from the
-// scheduler registry, so a new policy is named where it is registered.
+// The names of ExecMode, SchedulerPolicy and Isolation (include/braid/options.h). Schedulers come
+// from the scheduler registry, so a new policy is named where it is registered.
 #include <braid/options.h>
 
 #include <array>
@@ -41,6 +41,22 @@ bool parse_scheduler(std::string_view name, SchedulerPolicy* out) {
   if (p == nullptr) return false;
   *out = p->kind;
   return true;
+}
+
+std::string_view to_string(Isolation isolation) {
+  return isolation == Isolation::kSerializable ? "ssn" : "si";
+}
+
+bool parse_isolation(std::string_view name, Isolation* out) {
+  if (name == "si" || name == "snapshot") {
+    *out = Isolation::kSnapshot;
+    return true;
+  }
+  if (name == "ssn" || name == "serializable") {
+    *out = Isolation::kSerializable;
+    return true;
+  }
+  return false;
 }
 
 std::vector<std::string> exec_mode_names() { return {kModeNames.begin(), kModeNames.end()}; }

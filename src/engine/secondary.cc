@@ -47,13 +47,14 @@ Status check_entry_size(const Index& sec, std::size_t secondary_len, std::size_t
 // Inserts the entry secondary ‖ key → oid (the caller checked its size) unless present. Returns
 // true when inserted; `*entry` is the entry key, in `buf`.
 bool insert_entry(Index* sec, std::string_view secondary, std::string_view key, std::uint64_t oid,
-                  char (&buf)[kMaxKeyBytes], std::string_view* entry) {
+                  char (&buf)[kMaxKeyBytes], std::string_view* entry,
+                  index::LeafChange* change = nullptr) {
   std::memcpy(buf, secondary.data(), secondary.size());
   std::memcpy(buf + secondary.size(), key.data(), key.size());
   *entry = {buf, secondary.size() + key.size()};
   const std::uint64_t packed = Index::pack(oid, secondary.size());
   std::uint64_t existing = 0;
-  if (sec->tree().insert_if_absent(*entry, packed, &existing)) return true;
+  if (sec->tree().insert_if_absent(*entry, packed, &existing, change)) return true;
   // Same entry key means same primary key, hence the same OID (see the file comment).
   BRAID_ASSERT(existing == packed);
   return false;
@@ -89,7 +90,11 @@ void DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view
     }
     char buf[kMaxKeyBytes];
     std::string_view k;
-    if (!insert_entry(sec, secondary, key, oid, buf, &k)) continue;
+    index::LeafChange change;
+    if (!insert_entry(sec, secondary, key, oid, buf, &k, ctx->serializable ? &change : nullptr)) {
+      continue;
+    }
+    if (ctx->serializable) protocol_.ssn_note_insert(ctx, change);
     ctx->index_adds.push_back({sec, Index::pack(oid, secondary.size()),
                                static_cast<std::uint32_t>(ctx->index_keys.size()),
                                static_cast<std::uint16_t>(k.size())});

@@ -48,6 +48,7 @@ void DatabaseImpl::flusher_main() {
 
 Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
   if (!fn) return Status::invalid_argument("submit: empty transaction function");
+  if (Status s = check_txn(so.txn, "submit: "); !s.is_ok()) return s;
   if (so.worker >= static_cast<std::int32_t>(workers_.size()) || so.worker < -1) {
     return Status::invalid_argument("submit: no worker " + std::to_string(so.worker));
   }
@@ -57,6 +58,7 @@ Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
   auto* r = new detail::Request;
   r->fn = std::move(fn);
   r->retries = so.conflict_retries;
+  r->txn = so.txn;
   if (!workers_[w]->enqueue(r)) {
     delete r;
     return Status::busy("worker " + std::to_string(w) + " submit queue is full (" +

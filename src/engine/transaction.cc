@@ -218,7 +218,7 @@ Result<Table*> Database::open_table(std::string_view name) { return impl_->open_
 Result<Index*> Database::create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn) {
   return impl_->create_index(table, name, std::move(key_fn));
 }
-Result<Transaction> Database::begin() { return impl_->begin(); }
+Result<Transaction> Database::begin(const TxnOptions& txn) { return impl_->begin(txn); }
 Result<Pending> Database::submit(TxnFunction fn, const SubmitOptions& options) {
   return impl_->submit(std::move(fn), options);
 }

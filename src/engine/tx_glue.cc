@@ -48,6 +48,7 @@ bool refuse(TxState* tx, OpState* op) {
 }  // namespace
 
 bool op_ready(TxState* tx, OpState* op) {
+  tx->touched = true;
   if (refuse(tx, op)) return true;
   engine::Worker* w = tx->worker;
   w->note_op(tx, *op);

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "engine/checks.h"
 #include "engine/worker.h"
 
 namespace braid {
@@ -12,6 +13,23 @@ void Tx::abort() {
   if (state_->ctx == nullptr || state_->ctx->in_scan) return;
   state_->worker->abort(state_->ctx);
   state_->ctx = nullptr;
+}
+Status Tx::configure(const TxnOptions& options) {
+  if (Status s = engine::check_txn(options, "Tx::configure: "); !s.is_ok()) return s;
+  detail::TxState* st = state_;
+  if (st->ctx == nullptr) {
+    // Called from TxnGenerator::next, before the worker begins the transaction.
+    st->txn = options;
+    st->configured = true;
+    return Status::ok();
+  }
+  if (st->touched) {
+    return Status::invalid_argument(
+        "Tx::configure after the transaction's first operation: isolation is chosen before it "
+        "reads anything");
+  }
+  st->db->configure(st->ctx, options);
+  return Status::ok();
 }
 bool Tx::is_active() const { return state_->ctx != nullptr; }
 std::uint64_t Tx::snapshot() const { return state_->ctx != nullptr ? state_->ctx->snapshot : 0; }

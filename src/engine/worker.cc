@@ -292,6 +292,11 @@ bool Worker::fill(Slot& slot) {
 void Worker::launch(Slot& slot, Task<Status> task) {
   const auto i = static_cast<std::uint32_t>(&slot - slots_.get());
   slot.state.ctx = db_->txns().begin_at(index_ * options_.slots_per_worker + i);
+  db_->configure(slot.state.ctx, slot.request != nullptr ? slot.request->txn
+                                 : slot.state.configured ? slot.state.txn
+                                                         : TxnOptions{});
+  slot.state.configured = false;
+  slot.state.touched = false;
   slot.state.conflicted = false;
   slot.state.ops = 0;
   slot.state.wait_cts = 0;
@@ -385,6 +390,7 @@ void Worker::finish(Slot& slot) {
   } else if (st.conflicted && s.is_ok()) {
     s = Status(Code::kConflict);  // the body ignored a Conflict; the transaction did not commit
   }
+  st.configured = false;  // a Tx::configure after the body ended configures nothing
   ++transactions_;
   if (exec_.mode == ExecMode::kAuto) {
     tuner_.on_finished(s.code() != Code::kConflict, st.ops);

@@ -53,6 +53,10 @@ struct TxState {
   std::uint64_t wait_cts = 0;
   bool wait_failed = false;  // the engine halted while it waited
   Status failure;            // a write that failed the transaction (its commit aborts)
+  bool touched = false;      // an operation was started (Tx::configure comes before)
+  // Options a generator gave (Tx::configure) before the worker began the transaction.
+  TxnOptions txn;
+  bool configured = false;
   // Cold reads the parked slot waits for (a multi_get's children may wait on several): the
   // worker makes the slot runnable once any of them is back.
   static constexpr std::uint32_t kMaxIoWaits = 17;
@@ -65,6 +69,7 @@ Status failed_commit(const Status& failure);
 struct Request {
   TxnFunction fn;
   std::uint32_t retries = 0;
+  TxnOptions txn;
   Status status;
   std::atomic<std::uint32_t> done{0};
   std::uint64_t cts = 0;               // commit timestamp (0: no writes)

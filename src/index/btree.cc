@@ -376,6 +376,7 @@ Node* BTree::new_node(bool leaf) {
   n->leaf = leaf ? 1 : 0;
   n->pad = 0;
   n->leftmost = nullptr;
+  n->pstamp.store(0, std::memory_order_relaxed);
   nodes_allocated_.fetch_add(1, std::memory_order_relaxed);
   return n;
 }
@@ -438,7 +439,8 @@ bool BTree::lookup(std::string_view key, std::uint64_t* value) const {
   return l.found();
 }
 
-bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing) {
+bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
+                             LeafChange* change) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   note_key_len(key.size());
@@ -473,6 +475,8 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       if (fits(leaf, key.size())) {
         insert_at(leaf, idx, key, value);
         leaf->lock.unlock();
+        // Upgrade and unlock each add kLocked: nothing else changed the leaf in between.
+        if (change != nullptr) *change = {leaf, d.version(), d.version() + 2 * OptLock::kLocked};
         return true;
       }
       Node* parent = d.parent();
@@ -531,6 +535,9 @@ void BTree::split_leaf(Node* node, Node* parent, bool append) {
   const std::string sep(first.substr(0, cp + 1));
   if (parent != nullptr && !fits(parent, sep.size())) return;  // longer keys arrived; retry
   Node* right = new_node(true);
+  // Under the lock: a reader that raised the stamp before our lock saw its read version
+  // change (and aborts); one that raised it after finds it copied (mvcc/ssn.h).
+  right->pstamp.store(node->pstamp.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
   rebuild(right, *img, m, img->n);
   rebuild(node, *img, 0, m);
   link_right_sibling(node, parent, sep, right);

@@ -68,7 +68,8 @@ class OptLock {
     return word_.load(std::memory_order_relaxed) == v;
   }
   bool try_upgrade(std::uint64_t v) {
-    return word_.compare_exchange_strong(v, v + kLocked, std::memory_order_acquire);
+    // seq_cst: SSN's leaf readers raise the stamp, then check the version (mvcc/ssn.h).
+    return word_.compare_exchange_strong(v, v + kLocked, std::memory_order_seq_cst);
   }
   void unlock() { word_.fetch_add(kLocked, std::memory_order_release); }
   bool locked_now() const { return (word_.load(std::memory_order_relaxed) & kLocked) != 0; }
@@ -87,7 +88,7 @@ struct Slot {
 static_assert(sizeof(Slot) == 24);
 
 struct alignas(64) Node {
-  static constexpr std::size_t kHeader = 24;
+  static constexpr std::size_t kHeader = 32;
   static constexpr std::size_t kMaxSlots = (kNodeBytes - kHeader) / sizeof(Slot);
 
   OptLock lock;
@@ -97,6 +98,10 @@ struct alignas(64) Node {
   std::uint8_t leaf;
   std::uint8_t pad;
   Node* leftmost;  // inner: child for keys below slot 0
+  // Leaf: SSN's η stamp of the key range (mvcc/ssn.h, "Phantoms"): the largest stamp of a
+  // serializable transaction that read the leaf and certified. A split copies it to the new
+  // leaf under the lock. 0 for leaves nobody read serializably.
+  std::atomic<std::uint64_t> pstamp;
   char body[kNodeBytes - kHeader];
 
   Slot* slots() { return reinterpret_cast<Slot*>(body); }
@@ -107,6 +112,19 @@ struct alignas(64) Node {
 };
 static_assert(sizeof(Node) == kNodeBytes);
 static_assert(offsetof(Node, body) == Node::kHeader);
+static_assert(Node::kMaxSlots == 41, "the SSN stamp took the header's spare bytes, not a slot");
+
+// A leaf a serializable transaction read, at the version it read it (mvcc/ssn.h, "Phantoms").
+struct LeafRead {
+  Node* leaf;
+  std::uint64_t version;
+};
+// A leaf an insert changed: its version before (as the inserter read it) and after.
+struct LeafChange {
+  Node* leaf = nullptr;
+  std::uint64_t before = 0;
+  std::uint64_t after = 0;
+};
 
 // Bytes one entry takes in a node.
 inline constexpr std::size_t entry_bytes(std::size_t key_len) {
@@ -237,6 +255,8 @@ class Lookup {
   const Node* next() const { return descent_.node(); }
   bool found() const { return found_; }
   std::uint64_t value() const { return value_; }
+  // After the last step: the leaf the answer came from, at the version it was read.
+  LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
  private:
   SearchKey key_;
@@ -279,6 +299,8 @@ class ScanLeaf {
 
   BRAID_OPTIMISTIC bool step();
   const Node* next() const { return descent_.node(); }
+  // After the last step: the leaf the batch came from, at the version it was read.
+  LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
  private:
   SearchKey key_;
@@ -299,8 +321,10 @@ class BTree {
   // Point lookup. Keys must be 1..255 bytes (the engine checks; here it is asserted).
   bool lookup(std::string_view key, std::uint64_t* value) const;
   // Inserts key → value unless the key is present. Returns true when inserted; otherwise
-  // `*existing` receives the present value.
-  bool insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing);
+  // `*existing` receives the present value. `change`, when given, receives the leaf the key
+  // went into and its versions around the insert (the leaf is a split's half when it split).
+  bool insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
+                        LeafChange* change = nullptr);
   // Removes the key if it maps to `expected` (or any value when `any`); true when removed.
   bool remove(std::string_view key, std::uint64_t expected, bool any = false);
 

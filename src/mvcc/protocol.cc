@@ -105,10 +105,17 @@ Install Protocol::install(TxnContext* ctx, Table* table, std::atomic<std::uint64
     if (vis == Vis::kInvisible) {
       // Uncommitted by another transaction, or committed after our snapshot: first updater wins.
       *status = Status::conflict();
+      ctx->write_conflicts.fetch_add(1, std::memory_order_relaxed);
       return Install::kDone;
     }
     Version* v = successor(ctx, head, kind, value, status);
-    if (v == nullptr) return Install::kDone;
+    if (v == nullptr) {
+      // Duplicate and NotFound answer from the visible head: a read of it.
+      if (ctx->serializable && (*status == Code::kDuplicate || *status == Code::kNotFound)) {
+        if (Status s = ssn_read(ctx, &slot, head); !s.is_ok()) *status = std::move(s);
+      }
+      return Install::kDone;
+    }
     v->next.store(head, std::memory_order_relaxed);
     if (!slot.compare_exchange_strong(e, entry::from_version(v), std::memory_order_acq_rel)) {
       txns_->free_version(ctx, v);  // never published
@@ -156,12 +163,16 @@ std::uint64_t Protocol::publish_commit(TxnContext* ctx) {
   ctx->state.store(cstate::kPrecommit, std::memory_order_seq_cst);
   const std::uint64_t cts = txns_->clock().fetch_add(1, std::memory_order_seq_cst) + 1;
   ctx->state.store(cstate::committed(cts), std::memory_order_release);
+  stamp_writes(ctx, cts);
+  return cts;
+}
+
+void Protocol::stamp_writes(TxnContext* ctx, std::uint64_t cts) {
   for (const WriteEntry& w : ctx->writes) {
     BRAID_DASSERT(w.version->stamp.load(std::memory_order_relaxed) == ctx->tag);
     w.version->stamp.store(cts, std::memory_order_release);
   }
   BRAID_DASSERT(cts > ctx->snapshot);
-  return cts;
 }
 
 std::size_t Protocol::check_chain(std::uint64_t e) {
@@ -181,8 +192,10 @@ std::size_t Protocol::check_chain(std::uint64_t e) {
 }
 
 void Protocol::abort_begin(TxnContext* ctx) {
-  BRAID_ASSERT(ctx->state.load(std::memory_order_relaxed) == cstate::kActive);
-  ctx->state.store(cstate::kAborted, std::memory_order_release);
+  // Active, or already aborted by a refused certification (ssn_commit).
+  const std::uint64_t s = ctx->state.load(std::memory_order_relaxed);
+  BRAID_ASSERT(s == cstate::kActive || s == cstate::kAborted);
+  if (s == cstate::kActive) ctx->state.store(cstate::kAborted, std::memory_order_release);
 }
 
 void Protocol::unlink_writes(TxnContext* ctx) {

@@ -1,8 +1,8 @@
 // The MVCC protocol (DESIGN §2, CoroBase §2.1): snapshot visibility, installing a new version
 // under first-updater-wins, pruning a chain below the horizon, and the commit and abort steps
 // on the versions. The engine (DatabaseImpl) calls it with the record's OID entry in hand; the
-// indexes, the catalog, the log and secondary keys stay in the engine. SSN (issue 21) adds its
-// stamps and its pre-commit test here.
+// indexes, the catalog, the log and secondary keys stay in the engine. Serializable
+// transactions add SSN's read tracking and certification (mvcc/ssn.h; implemented in ssn.cc).
 //
 // Contracts, asserted:
 //   * a chain holds at most one uncommitted version, and it is the head;
@@ -37,8 +37,8 @@ enum class Install : std::uint8_t { kDone, kRelookup, kCold };
 class Protocol {
  public:
   // `version_limit`: Options::max_version_bytes, named in the out-of-memory message.
-  Protocol(TxnTable* txns, std::uint64_t version_limit)
-      : txns_(txns), version_limit_(version_limit) {}
+  Protocol(TxnTable* txns, std::uint64_t version_limit, std::uint32_t max_reads = 1u << 22)
+      : txns_(txns), version_limit_(version_limit), max_reads_(max_reads) {}
 
   // Whether a version with `stamp` is in ctx's snapshot. Hot: every chain step of every read.
   Vis visibility(const TxnContext* ctx, std::uint64_t stamp) const {
@@ -76,6 +76,24 @@ class Protocol {
   void abort_begin(TxnContext* ctx);
   void unlink_writes(TxnContext* ctx);
 
+  // ---- Serializable transactions (mvcc/ssn.h) ----
+  // Records a read of version `v` through entry `slot` (v null: no version was visible, the
+  // record was read absent). Busy when the read set is full (Options::max_txn_reads).
+  Status ssn_read(TxnContext* ctx, std::atomic<std::uint64_t>* slot, const Version* v);
+  // Records a leaf a scan read, or the leaf that answered a lookup with "absent" (phantoms).
+  Status ssn_read_leaf(TxnContext* ctx, const index::LeafRead& r);
+  // After ctx inserted a key (primary or secondary index): its own insert does not invalidate
+  // its read of that leaf, and the leaf's readers precede it.
+  void ssn_note_insert(TxnContext* ctx, const index::LeafChange& c);
+  // Commit of a serializable transaction with writes: takes the commit timestamp (*cts) and
+  // certifies. True: committed, versions stamped (the engine logs, as after publish_commit).
+  // False: refused by the exclusion window; ctx is aborted (the engine unlinks its writes) and
+  // the timestamp in *cts is spent (a durable database logs it as an empty record).
+  bool ssn_commit(TxnContext* ctx, std::uint64_t* cts);
+  // Commit of a serializable transaction without writes; no timestamp is taken. False: refused
+  // (ctx is aborted).
+  bool ssn_commit_read_only(TxnContext* ctx);
+
   // Cuts the versions below the newest one every snapshot sees (ctx owns `head`).
   void prune_below(TxnContext* ctx, Version* head);
 
@@ -94,8 +112,22 @@ class Protocol {
   Version* successor(TxnContext* ctx, const Version* head, WriteKind kind, std::string_view value,
                      Status* status);
 
+  // Replaces the owner tag on ctx's versions by its commit timestamp (its state says
+  // committed already, so readers that still meet the tag resolve it).
+  void stamp_writes(TxnContext* ctx, std::uint64_t cts);
+  // SSN's steps (ssn.cc). `me`: the certifying transaction's SSN stamp.
+  void ssn_wait_earlier(const TxnContext* ctx, std::uint64_t cts) const;
+  bool ssn_check_reads(TxnContext* ctx, std::uint64_t me) const;
+  bool ssn_check_leaves(TxnContext* ctx, std::uint64_t me) const;
+  Status read_set_full() const;
+  void ssn_publish_reads(const TxnContext* ctx, std::uint64_t me);
+  // The commit timestamp of a committed version (its owner's, while the stamp is still the
+  // owner's tag); 0 for one of ctx's own versions; `*known` false when it is not committed.
+  std::uint64_t commit_stamp_of(const TxnContext* ctx, const Version* v, bool* known) const;
+
   TxnTable* txns_;
   std::uint64_t version_limit_;
+  std::uint32_t max_reads_;
 };
 
 }  // namespace braid::mvcc

@@ -21,10 +21,12 @@ TxnTable::TxnTable(std::uint32_t reserved, std::uint32_t shared, std::uint32_t m
     : reserved_(reserved),
       count_(reserved + shared),
       max_writes_(max_writes),
-      contexts_(std::make_unique<TxnContext[]>(reserved + shared)) {
+      contexts_(std::make_unique<TxnContext[]>(reserved + shared)),
+      ssn_registered_(std::make_unique<std::atomic<std::uint64_t>[]>((count_ + 63) / 64)) {
   BRAID_ASSERT(count_ > 0);
   BRAID_ASSERT(count_ < (1u << 16));  // xid = generation << 16 | index
   for (std::uint32_t i = 0; i < count_; ++i) contexts_[i].index = i;
+  for (std::uint32_t w = 0; w < ssn_words(); ++w) ssn_registered_[w].store(0);
 }
 
 TxnTable::~TxnTable() {
@@ -74,6 +76,13 @@ void TxnTable::start(TxnContext& c) {
   c.xid.store(xid, std::memory_order_release);
   c.state.store(cstate::kActive, std::memory_order_release);
   BRAID_DASSERT(c.writes.empty());
+  BRAID_DASSERT(c.reads.empty());
+  BRAID_DASSERT(c.leaf_reads.empty());
+  BRAID_DASSERT(c.leaf_inserts.empty());
+  c.serializable = false;
+  c.read_only = false;
+  c.ssn_eta = 0;
+  c.ssn_pi = ssn::kInfinity;
 }
 
 bool TxnTable::finish(TxnContext* ctx) {
@@ -82,6 +91,9 @@ bool TxnTable::finish(TxnContext* ctx) {
   ctx->staged_keys.clear();
   ctx->index_adds.clear();
   ctx->index_keys.clear();
+  ctx->reads.clear();
+  ctx->leaf_reads.clear();
+  ctx->leaf_inserts.clear();
   ctx->xid.store(0, std::memory_order_release);
   ctx->pin.store(kNoPin, std::memory_order_release);
   if (++ctx->commits_since_horizon >= kHorizonEvery) {
@@ -127,6 +139,7 @@ Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
   v->home = 0;
   v->flags = 0;
   v->cooling.store(cooling_init_, std::memory_order_relaxed);
+  v->pstamp.store(0, std::memory_order_relaxed);
   ctx->versions_live.fetch_add(1, std::memory_order_relaxed);
   ctx->version_bytes_live.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
   return v;

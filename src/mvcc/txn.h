@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "index/btree.h"
+#include "mvcc/ssn.h"
 #include "mvcc/version.h"
 #include "mvcc/version_heap.h"
 
@@ -40,16 +41,28 @@ namespace braid::mvcc {
 
 inline constexpr std::uint64_t kNoPin = ~std::uint64_t{0};
 
-// Commit state of a context, one word: kActive, kPrecommit (taking a timestamp), kAborted, or
-// committed(cts) = cts << 2 | 2.
+// Commit state of a context, one word: kActive, kPrecommit (taking a timestamp), kAborted,
+// precommitted(cts) = cts << 2 | 1 (a serializable transaction between taking its timestamp
+// and SSN's verdict; kPrecommit is precommitted(0)), or committed(cts) = cts << 2 | 2.
 namespace cstate {
 inline constexpr std::uint64_t kActive = 0;
 inline constexpr std::uint64_t kPrecommit = 1;
 inline constexpr std::uint64_t kAborted = 3;
 inline std::uint64_t committed(std::uint64_t cts) { return (cts << 2) | 2; }
+inline std::uint64_t precommitted(std::uint64_t cts) { return (cts << 2) | 1; }
 inline bool is_committed(std::uint64_t s) { return (s & 3) == 2; }
+inline bool is_precommit(std::uint64_t s) { return (s & 3) == 1; }
 inline std::uint64_t cts_of(std::uint64_t s) { return s >> 2; }
 }  // namespace cstate
+
+// A version a serializable transaction read (mvcc/ssn.h): the record's entry, the commit stamp
+// of the version (0: the record had no version visible to the snapshot — it was read absent),
+// and the version itself as read (a hint: eviction may replace it by a copy with the same stamp).
+struct ReadEntry {
+  std::atomic<std::uint64_t>* slot;
+  std::uint64_t stamp;
+  const Version* version;
+};
 
 struct WriteEntry {
   Table* table;
@@ -90,6 +103,12 @@ struct alignas(64) TxnContext {
   // Bytes of the limbo's versions: counted in version_bytes_live until freed, but no longer
   // anybody's to evict (the cold store's budget leaves them out).
   std::atomic<std::int64_t> retired_bytes{0};
+  // Why transactions aborted: first-updater-wins conflicts, SSN's exclusion window, and index
+  // leaves a serializable transaction read that changed before it committed (phantoms).
+  std::atomic<std::uint64_t> write_conflicts{0};
+  std::atomic<std::uint64_t> ssn_aborts{0};
+  std::atomic<std::uint64_t> phantom_aborts{0};
+  std::atomic<std::uint64_t> serializable_commits{0};
 
   // ---- Private to the occupant ----
   alignas(64) std::uint32_t index = 0;
@@ -98,6 +117,14 @@ struct alignas(64) TxnContext {
   std::uint64_t tag = 0;       // owner stamp of this transaction's versions
   std::uint32_t commits_since_horizon = 0;
   bool in_scan = false;  // a scan callback is running (re-entry is refused)
+  // SSN (mvcc/ssn.h), set at begin. η and π in SSN's doubled units.
+  bool serializable = false;
+  bool read_only = false;  // declared: writes are refused
+  std::uint64_t ssn_eta = 0;
+  std::uint64_t ssn_pi = ~std::uint64_t{0};
+  std::vector<ReadEntry> reads;
+  std::vector<index::LeafRead> leaf_reads;  // leaves scans and misses read (phantoms)
+  std::vector<index::Node*> leaf_inserts;   // leaves this transaction inserted keys into
   std::vector<WriteEntry> writes;
   std::string staged_keys;
   std::vector<IndexAdd> index_adds;
@@ -114,6 +141,7 @@ class TxnTable {
   TxnTable(std::uint32_t reserved, std::uint32_t shared, std::uint32_t max_writes);
   ~TxnTable();
   Status init_heap(std::size_t reserve_bytes, bool huge_pages, std::size_t prefault_bytes = 0) {
+    if (Status s = pi_ring_.init(); !s.is_ok()) return s;
     return heap_.init(reserve_bytes, huge_pages, prefault_bytes);
   }
 
@@ -130,6 +158,37 @@ class TxnTable {
   // Under a memory budget new versions start unreferenced (Version::cooling set): the next
   // eviction pass takes one nobody read. Without one nothing evicts, and reads never write.
   void set_cooling(bool on) { cooling_init_ = on ? 1 : 0; }
+
+  // ---- SSN (mvcc/ssn.h) ----
+  // A serializable transaction registers before it takes its stamp and deregisters after its
+  // verdict is published; a certifying writer waits for the registered ones with smaller stamps.
+  void ssn_register(const TxnContext* ctx) {
+    ssn_registered_[ctx->index / 64].fetch_or(std::uint64_t{1} << (ctx->index % 64),
+                                              std::memory_order_seq_cst);
+  }
+  void ssn_deregister(const TxnContext* ctx) {
+    ssn_registered_[ctx->index / 64].fetch_and(~(std::uint64_t{1} << (ctx->index % 64)),
+                                               std::memory_order_seq_cst);
+  }
+  std::uint64_t ssn_registered_word(std::uint32_t w) const {
+    return ssn_registered_[w].load(std::memory_order_seq_cst);
+  }
+  std::uint32_t ssn_words() const { return (count_ + 63) / 64; }
+  ssn::PiRing& pi_ring() { return pi_ring_; }
+  const ssn::PiRing& pi_ring() const { return pi_ring_; }
+  // Raised to the pstamp of every version the cold store takes out of memory (mvcc/ssn.h).
+  void raise_cold_floor(std::uint64_t pstamp) {
+    std::uint64_t cur = cold_floor_.load(std::memory_order_seq_cst);
+    while (pstamp > cur && !cold_floor_.compare_exchange_weak(cur, pstamp)) {
+    }
+  }
+  std::uint64_t cold_floor() const { return cold_floor_.load(std::memory_order_seq_cst); }
+  // Called by the cold store right after a version left its entry.
+  void note_evicted(const Version* v) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::uint64_t p = v->pstamp.load(std::memory_order_seq_cst);
+    if (p != 0) raise_cold_floor(p);
+  }
 
   TxnContext& at(std::uint32_t i) { return contexts_[i]; }
   const TxnContext& at(std::uint32_t i) const { return contexts_[i]; }
@@ -162,6 +221,9 @@ class TxnTable {
   std::uint32_t count_;
   std::uint32_t max_writes_;
   std::unique_ptr<TxnContext[]> contexts_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> ssn_registered_;
+  ssn::PiRing pi_ring_;
+  alignas(64) std::atomic<std::uint64_t> cold_floor_{0};
   bool logged_ticks_ = false;
   std::uint8_t cooling_init_ = 0;
   alignas(64) std::atomic<std::uint64_t> clock_{1};

@@ -34,6 +34,7 @@ inline std::uint64_t stamp_xid(std::uint64_t s) { return s & ~kOwnerBit; }
 // the evictor that read that bound reads the address.
 struct Version {
   static constexpr std::uint8_t kTombstone = 1;
+  static constexpr std::uint8_t kReloaded = 2;  // read back from the cold store (mvcc/ssn.h)
 
   std::atomic<std::uint64_t> stamp;
   std::atomic<Version*> next;
@@ -50,6 +51,12 @@ struct Version {
   // one nobody read since it was made goes on the first.
   mutable std::atomic<std::uint8_t> cooling;
   std::uint8_t pad[2];
+  // SSN's η stamp of the version (the largest commit stamp of a serializable transaction that
+  // read it and committed), in SSN's doubled units (mvcc/ssn.h); 0: no such reader. A writer
+  // that overwrites the version is serialized after those readers. A version read back from
+  // the cold store starts at the clock of its reload: readers that committed before the reload
+  // are covered without a record of them (mvcc/ssn.h, "Eviction").
+  std::atomic<std::uint64_t> pstamp;
 
   char* payload() { return reinterpret_cast<char*>(this + 1); }
   const char* payload() const { return reinterpret_cast<const char*>(this + 1); }
@@ -57,7 +64,9 @@ struct Version {
   bool tombstone() const { return (flags & kTombstone) != 0; }
   static std::size_t bytes_for(std::size_t payload) { return sizeof(Version) + payload; }
 };
-static_assert(sizeof(Version) == 32);
+// 40 bytes: with the 16-byte size classes, a payload of 8 (or of 100) bytes still takes 48 (or
+// 144), as it did before SSN's stamp was added.
+static_assert(sizeof(Version) == 40);
 static_assert(alignof(Version) == 8);
 static_assert(offsetof(Version, size) == 24, "header layout: two words, home, size and flags");
 
