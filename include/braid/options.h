@@ -173,6 +173,20 @@ struct TxnOptions {
   }
 };
 
+// Faults the engine commits on purpose, so the history checker (tests/history) can prove it
+// catches each anomaly they cause. Honoured only by builds with BRAID_DEBUG_CHECKS (the test
+// builds); elsewhere Database::open refuses them with InvalidArgument.
+struct DebugFaults {
+  // A write over a version committed after the writer's snapshot installs anyway instead of
+  // answering Conflict (lost updates).
+  bool no_first_updater_wins = false;
+  // Reads see other transactions' uncommitted versions (aborted and intermediate reads).
+  bool dirty_reads = false;
+  // Serializable commits skip SSN's exclusion-window test (write skew commits).
+  bool skip_ssn_test = false;
+  bool any() const { return no_first_updater_wins || dirty_reads || skip_ssn_test; }
+};
+
 struct Options {
   // Database directory. Empty: a purely in-memory database. When set, the directory is created if
   // missing (see create_if_missing), locked against a second process, recovered at open, and
@@ -239,6 +253,9 @@ struct Options {
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).
   // Falls back quietly when the kernel refuses.
   bool huge_pages = true;
+
+  // Test builds only (see DebugFaults).
+  DebugFaults debug_faults;
 };
 
 // Limits of the data model (public so applications can check before calling).

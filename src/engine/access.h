@@ -75,7 +75,7 @@ class ChainWalk {
     }
     for (;;) {
       const mvcc::Vis vis =
-          db_->protocol().visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
+          db_->protocol().read_visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
       if (vis == mvcc::Vis::kRetry) continue;  // owner finished: re-read the stamp
       if (vis == mvcc::Vis::kVisible) {
         found_ = v_;

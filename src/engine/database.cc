@@ -44,7 +44,7 @@ DatabaseImpl::DatabaseImpl(const Options& options)
       // worker for its eviction sweeps.
       txns_(options.workers * options.slots_per_worker + 1 + options.workers,
             options.external_transactions, options.max_txn_writes),
-      protocol_(&txns_, options.max_version_bytes, options.max_txn_reads) {
+      protocol_(&txns_, options.max_version_bytes, options.max_txn_reads, options.debug_faults) {
   tables_.reserve(options.max_tables);
 }
 
@@ -179,6 +179,12 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
   if (o.max_txn_writes == 0) {
     return Status::invalid_argument("Options::max_txn_writes must be at least 1");
   }
+#if !defined(BRAID_DEBUG_CHECKS)
+  if (o.debug_faults.any()) {
+    return Status::invalid_argument(
+        "Options::debug_faults needs a build with BRAID_DEBUG_CHECKS (the test builds)");
+  }
+#endif
   if (o.max_txn_reads == 0) {
     return Status::invalid_argument("Options::max_txn_reads must be at least 1");
   }

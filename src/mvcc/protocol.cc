@@ -102,7 +102,11 @@ Install Protocol::install(TxnContext* ctx, Table* table, std::atomic<std::uint64
       util::backoff(static_cast<std::uint32_t>(attempt));
       continue;
     }
-    if (vis == Vis::kInvisible) {
+    bool lose_update = false;
+#if defined(BRAID_DEBUG_CHECKS)
+    lose_update = faults_.no_first_updater_wins && !is_owner_stamp(stamp);
+#endif
+    if (vis == Vis::kInvisible && !lose_update) {
       // Uncommitted by another transaction, or committed after our snapshot: first updater wins.
       *status = Status::conflict();
       ctx->write_conflicts.fetch_add(1, std::memory_order_relaxed);

@@ -12,6 +12,7 @@
 //     context, and leave it committed or aborted.
 #pragma once
 
+#include <braid/options.h>
 #include <braid/status.h>
 
 #include <atomic>
@@ -37,14 +38,25 @@ enum class Install : std::uint8_t { kDone, kRelookup, kCold };
 class Protocol {
  public:
   // `version_limit`: Options::max_version_bytes, named in the out-of-memory message.
-  Protocol(TxnTable* txns, std::uint64_t version_limit, std::uint32_t max_reads = 1u << 22)
-      : txns_(txns), version_limit_(version_limit), max_reads_(max_reads) {}
+  Protocol(TxnTable* txns, std::uint64_t version_limit, std::uint32_t max_reads = 1u << 22,
+           DebugFaults faults = {})
+      : txns_(txns), version_limit_(version_limit), max_reads_(max_reads), faults_(faults) {}
 
   // Whether a version with `stamp` is in ctx's snapshot. Hot: every chain step of every read.
   Vis visibility(const TxnContext* ctx, std::uint64_t stamp) const {
     if (!is_owner_stamp(stamp)) return stamp <= ctx->snapshot ? Vis::kVisible : Vis::kInvisible;
     if (stamp == ctx->tag) return Vis::kVisible;
     return owner_visibility(ctx, stamp);
+  }
+
+  // visibility() for reads: the same, unless DebugFaults::dirty_reads shows them uncommitted
+  // versions too.
+  Vis read_visibility(const TxnContext* ctx, std::uint64_t stamp) const {
+#if defined(BRAID_DEBUG_CHECKS)
+    if (faults_.dirty_reads && is_owner_stamp(stamp)) [[unlikely]]
+      return Vis::kVisible;
+#endif
+    return visibility(ctx, stamp);
   }
 
   // A new version of ctx's, not yet linked anywhere (null: version memory exhausted).
@@ -128,6 +140,7 @@ class Protocol {
   TxnTable* txns_;
   std::uint64_t version_limit_;
   std::uint32_t max_reads_;
+  DebugFaults faults_;  // only BRAID_DEBUG_CHECKS builds read it
 };
 
 }  // namespace braid::mvcc
