@@ -94,4 +94,19 @@ ColdFigures ColdFigures::of(const DatabaseStats& before, const DatabaseStats& af
   return f;
 }
 
+AbortCauses AbortCauses::of(const DatabaseStats& before, const DatabaseStats& after) {
+  return {after.write_conflicts - before.write_conflicts, after.ssn_aborts - before.ssn_aborts,
+          after.phantom_aborts - before.phantom_aborts};
+}
+
+void AbortCauses::add_to(JsonObject& o, std::uint64_t attempts) const {
+  const auto rate = [&](std::uint64_t n) {
+    return attempts > 0 ? static_cast<double>(n) / static_cast<double>(attempts) : 0.0;
+  };
+  o.add("aborts_write_conflict", write_conflicts).add("aborts_ssn", ssn);
+  o.add("aborts_phantom", phantom);
+  o.add("abort_rate_write_conflict", rate(write_conflicts)).add("abort_rate_ssn", rate(ssn));
+  o.add("abort_rate_phantom", rate(phantom));
+}
+
 }  // namespace braid::bench

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "flags.h"
+#include "report.h"
 
 namespace braid::bench {
 
@@ -46,6 +47,17 @@ struct ColdFigures {
   std::uint64_t evictions = 0;
   static ColdFigures of(const DatabaseStats& before, const DatabaseStats& after,
                         std::uint64_t accesses, double seconds);
+};
+
+// Why transactions aborted over one run (between two stats() snapshots): first-updater-wins
+// conflicts, SSN's exclusion window, phantom validation. The JSON gets each count and its rate
+// per attempted transaction.
+struct AbortCauses {
+  std::uint64_t write_conflicts = 0;
+  std::uint64_t ssn = 0;
+  std::uint64_t phantom = 0;
+  static AbortCauses of(const DatabaseStats& before, const DatabaseStats& after);
+  void add_to(JsonObject& o, std::uint64_t attempts) const;
 };
 
 }  // namespace braid::bench

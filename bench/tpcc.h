@@ -85,6 +85,9 @@ struct TpccRunConfig {
   // Stop after this many transactions per worker instead (0: run for `seconds`).
   std::uint64_t max_txns_per_worker = 0;
   std::uint64_t seed = 1;
+  Isolation isolation = Isolation::kSnapshot;
+  // Order-Status and Stock-Level declare themselves read-only (TxnOptions::read_only).
+  bool declare_read_only = true;
 };
 
 struct TpccTypeStats {

@@ -36,6 +36,11 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      by 100x, and the batch policy leaves a slot idle until its batch's longest
                      one ends)
   --batch N          transactions a worker interleaves (default 8)
+  --isolation I[,I]  si | ssn: snapshot isolation, or serializable (SSN); a list runs every
+                     mode under each, labelled mode/ssn (default si). JSON: isolation, aborts
+                     per cause and their rates, and per type
+  --declare-read-only 0|1  Order-Status and Stock-Level declare themselves read-only
+                     (default 1)
   --repeat N         rounds over mixes × modes, round-robin (default 1); prints min/median/max
   --suppliers N      suppliers one Q2* visits (default 100; the table has 10,000)
   --verify           check TPC-C consistency conditions 1-4 after the load and after every run;
@@ -93,6 +98,8 @@ struct Config {
   double seconds;
   std::vector<std::string> mixes;
   std::vector<std::string> modes;
+  std::vector<std::string> isolations;  // si | ssn
+  bool declare_read_only;
   std::uint32_t repeat;
   std::string scheduler;
   std::uint32_t batch;
@@ -130,6 +137,11 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   if (err.empty())
     cfg->modes = parse_name_list("mode", flags.str("mode", "interleaved"), tpcc_modes(), &err);
   cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
+  if (err.empty()) {
+    cfg->isolations =
+        parse_name_list("isolation", flags.str("isolation", "si"), {"si", "ssn"}, &err);
+  }
+  cfg->declare_read_only = flags.u64("declare-read-only", 1, 0, 1) != 0;
   cfg->scheduler = flags.choice("scheduler", "pipeline", scheduler_names());
   cfg->batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
   cfg->hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
@@ -209,11 +221,15 @@ struct RunFigures {
   std::uint64_t checkpoints = 0;
   ColdFigures cold;  // its hit ratio is not known here (TPC-C does not count record accesses)
   double cold_misses_per_txn = 0;
+  AbortCauses aborts;
 };
 
 // Run: one mix in one mode for cfg.seconds.
 Status run_one(const Config& cfg, Setup* s, const std::string& mix, const std::string& mode,
-               std::uint64_t run_seed, TpccRunConfig* run, TpccResult* r, RunFigures* f) {
+               Isolation iso, std::uint64_t run_seed, TpccRunConfig* run, TpccResult* r,
+               RunFigures* f) {
+  run->isolation = iso;
+  run->declare_read_only = cfg.declare_read_only;
   run->mix = mix_of(mix);
   run->hybrid = cfg.hybrid || mode == "hybrid";
   run->suppliers = cfg.suppliers;
@@ -229,6 +245,7 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const std::s
   const DurabilityStats after = s->db->durability_stats();
   const DatabaseStats safter = s->db->stats();
   f->cold = ColdFigures::of(sbefore, safter, 0, r->run_s);
+  f->aborts = AbortCauses::of(sbefore, safter);
   const std::uint64_t misses =
       (safter.cold_reads - sbefore.cold_reads) + (safter.cold_read_joins - sbefore.cold_read_joins);
   const std::uint64_t txns = r->completed() + r->aborts();
@@ -250,8 +267,9 @@ void print_mix_header(const Config& cfg, const std::string& mix, std::uint32_t r
 // Report, per run: its table row and its JSON line. `seq`: this round's sequential txn/s for
 // the mix, or 0 before sequential ran. Answers "" or the error of appending the JSON line.
 std::string report_run(const Config& cfg, const Setup& s, const std::string& mix,
-                       const std::string& mode, std::uint32_t rep, const TpccRunConfig& run,
-                       const TpccResult& r, const RunFigures& f, double seq) {
+                       const std::string& mode, const std::string& label, std::uint32_t rep,
+                       const TpccRunConfig& run, const TpccResult& r, const RunFigures& f,
+                       double seq) {
   const double attempts = static_cast<double>(r.completed() + r.aborts());
   const double abort_rate = attempts > 0 ? static_cast<double>(r.aborts()) / attempts : 0;
   Histogram all;
@@ -272,7 +290,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
     per_type += buf;
   }
   std::printf("  %-12s %11.0f %10.0f %10.4f %9.1f %9.1f %8s   %s\n",
-              (mode + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), f.tps, no_per_min,
+              (label + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), f.tps, no_per_min,
               abort_rate, all.quantile(0.5) / 1000.0, all.quantile(0.99) / 1000.0, vs,
               per_type.c_str());
   if (!cfg.db.dir.empty()) {
@@ -295,6 +313,9 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("hybrid", run.hybrid ? 1 : 0)
       .add("variant", mode + (run.hybrid && mode != "hybrid" ? "+hybrid" : ""));
   o.add("scheduler", cfg.scheduler).add("batch", cfg.batch);
+  o.add("isolation", std::string(to_string(run.isolation)));
+  o.add("declare_read_only", run.declare_read_only ? 1 : 0);
+  f.aborts.add_to(o, r.completed() + r.aborts());
   o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
   o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
   o.add("records", s.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
@@ -334,12 +355,12 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
 
 // Report, at the end: per mix the spread over rounds and the ratios between modes; memory;
 // what --verify checked.
-void report_summary(const Config& cfg, const Setup& s,
+void report_summary(const Config& cfg, const Setup& s, const std::vector<std::string>& labels,
                     const std::vector<std::vector<std::vector<double>>>& rates) {
-  if (cfg.repeat > 1 || cfg.modes.size() > 1) {
+  if (cfg.repeat > 1 || labels.size() > 1) {
     for (std::size_t xi = 0; xi < cfg.mixes.size(); ++xi) {
       std::printf("  %s summary:\n", cfg.mixes[xi].c_str());
-      print_rounds_summary(cfg.modes, rates[xi], "txn/s");
+      print_rounds_summary(labels, rates[xi], "txn/s");
     }
   }
   const DatabaseStats st = s.db->stats();
@@ -370,19 +391,37 @@ int tpcc_main(int argc, char** argv, int first) {
 
   // Run: every mix in every mode once per round, round-robin. rates[mix][mode]: completed
   // txn/s per round.
+  // Each mode under each isolation (labelled mode/ssn when there is a choice), side by side.
+  struct Variant {
+    std::string mode;
+    Isolation iso;
+    std::string label;
+  };
+  std::vector<Variant> variants;
+  std::vector<std::string> labels;
+  for (const std::string& mode : cfg.modes) {
+    for (const std::string& name : cfg.isolations) {
+      Variant v{mode, Isolation::kSnapshot, mode};
+      (void)parse_isolation(name, &v.iso);  // a name the parser accepted
+      if (cfg.isolations.size() > 1 || v.iso != Isolation::kSnapshot) v.label += "/" + name;
+      variants.push_back(v);
+      labels.push_back(v.label);
+    }
+  }
   std::vector<std::vector<std::vector<double>>> rates(
-      cfg.mixes.size(), std::vector<std::vector<double>>(cfg.modes.size()));
+      cfg.mixes.size(), std::vector<std::vector<double>>(variants.size()));
   for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
     for (std::size_t xi = 0; xi < cfg.mixes.size(); ++xi) {
       const std::string& mix = cfg.mixes[xi];
       print_mix_header(cfg, mix, rep);
       double seq = 0;  // this round's sequential figure, once it ran
-      for (std::size_t mi = 0; mi < cfg.modes.size(); ++mi) {
-        const std::string& mode = cfg.modes[mi];
+      for (std::size_t mi = 0; mi < variants.size(); ++mi) {
+        const std::string& mode = variants[mi].mode;
         TpccRunConfig run;
         TpccResult r;
         RunFigures f;
-        if (Status st = run_one(cfg, &s, mix, mode, cfg.seed * 7919 + rep * 131 + mi, &run, &r, &f);
+        if (Status st = run_one(cfg, &s, mix, mode, variants[mi].iso,
+                                cfg.seed * 7919 + rep * 131 + mi, &run, &r, &f);
             !st.is_ok()) {
           std::fprintf(stderr, "braid-bench: tpcc run failed: %s\n", st.to_string().c_str());
           return 1;
@@ -394,15 +433,16 @@ int tpcc_main(int argc, char** argv, int first) {
                        with_commas(r.errors()).c_str(), r.first_error.c_str());
           return 1;
         }
-        if (std::string e = report_run(cfg, s, mix, mode, rep, run, r, f, seq); !e.empty()) {
+        if (std::string e = report_run(cfg, s, mix, mode, variants[mi].label, rep, run, r, f, seq);
+            !e.empty()) {
           std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
           return 1;
         }
-        if (!verify(cfg, &s, "after " + mix + " " + mode)) return 1;
+        if (!verify(cfg, &s, "after " + mix + " " + variants[mi].label)) return 1;
       }
     }
   }
-  report_summary(cfg, s, rates);
+  report_summary(cfg, s, labels, rates);
   return 0;
 }
 

@@ -50,8 +50,10 @@ struct Config {
   std::uint64_t seed;
   std::string json;
   std::string roof;
-  std::vector<std::string> modes;  // in the order given; every mode for --mode all
-  std::uint32_t repeat;            // rounds over `modes`, round-robin
+  std::vector<std::string> modes;       // in the order given; every mode for --mode all
+  std::vector<std::string> isolations;  // --isolation: si | ssn, one or a list (alternated)
+  bool declare_read_only;  // a transaction of reads and scans declares itself read-only
+  std::uint32_t repeat;    // rounds over `modes`, round-robin
   std::string scheduler;
   std::vector<std::uint32_t> batches;  // --batch, one or a list (swept for interleaving modes)
   bool multi_get;
@@ -255,12 +257,24 @@ Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk, const s
 
 // What the thread-per-transaction loop needs of an engine: BraidDB's Transaction (--mode
 // plain) or a peer's session.
+// The options a YCSB transaction begins with: the run's isolation, and with
+// --declare-read-only, read-only when it only reads and scans.
+bool only_reads(const std::vector<Op>& ops) {
+  return std::all_of(ops.begin(), ops.end(),
+                     [](Op op) { return op == Op::kRead || op == Op::kScan; });
+}
+TxnOptions txn_options(Isolation iso, bool declare, const std::vector<Op>& ops) {
+  return TxnOptions::with(iso, declare && only_reads(ops));
+}
+
 struct PlainApi {
   Database& db;
   Table& table;
   std::optional<Transaction> tx;
-  Status begin(const std::vector<Op>&) {
-    Result<Transaction> r = db.begin();
+  Isolation iso = Isolation::kSnapshot;
+  bool declare = false;
+  Status begin(const std::vector<Op>& ops) {
+    Result<Transaction> r = db.begin(txn_options(iso, declare, ops));
     if (!r.is_ok()) return r.status();
     tx.emplace(*std::move(r));
     return Status::ok();
@@ -279,10 +293,7 @@ struct PeerApi {
   PeerSession& session;
   PeerTable table;
   // A transaction of reads and scans is a peer's read-only transaction.
-  Status begin(const std::vector<Op>& ops) {
-    return session.begin(std::all_of(ops.begin(), ops.end(),
-                                     [](Op op) { return op == Op::kRead || op == Op::kScan; }));
-  }
+  Status begin(const std::vector<Op>& ops) { return session.begin(only_reads(ops)); }
   Status body(const Config& cfg, Picker& pk, const std::vector<Op>& ops, std::string& value,
               ThreadResult* out) {
     PeerTx tx{session};
@@ -390,12 +401,23 @@ Status load(Database& db, Table& table, const Config& cfg, double* load_seconds)
 class YcsbGenerator : public TxnGenerator {
  public:
   YcsbGenerator(Table& table, const Config& cfg, const Zipf* zipf, std::uint32_t t,
-                const std::atomic<bool>& stop, ThreadResult* out)
-      : table_(table), cfg_(cfg), pk_(cfg, zipf, t, *out), planner_(cfg), stop_(stop), out_(out) {}
+                const std::atomic<bool>& stop, ThreadResult* out, Isolation iso)
+      : table_(table),
+        cfg_(cfg),
+        pk_(cfg, zipf, t, *out),
+        planner_(cfg),
+        stop_(stop),
+        out_(out),
+        iso_(iso) {}
 
   bool next(Tx& tx, Task<Status>* task) override {
     if (stop_.load(std::memory_order_relaxed)) return false;
-    *task = transaction(tx);
+    std::vector<Op> ops;
+    planner_.plan(pk_.rng, &ops);
+    if (Status s = tx.configure(txn_options(iso_, cfg_.declare_read_only, ops)); !s.is_ok()) {
+      fail(out_, s);
+    }
+    *task = transaction(tx, std::move(ops));
     return true;
   }
   void finished(const Status& s, std::uint64_t latency_ns) override {
@@ -413,9 +435,7 @@ class YcsbGenerator : public TxnGenerator {
 
  private:
   // Parameters by value (lifetime rule of <braid/task.h>); keys and values live in the frame.
-  Task<Status> transaction(Tx& tx) {
-    std::vector<Op> ops;
-    planner_.plan(pk_.rng, &ops);
+  Task<Status> transaction(Tx& tx, std::vector<Op> ops) {
     std::string value(cfg_.value_bytes, '\0');
     if (cfg_.multi_get && cfg_.read == 100) {
       // All reads of the transaction in one multi_get (CORO-MK; Hybrid across transactions).
@@ -453,6 +473,7 @@ class YcsbGenerator : public TxnGenerator {
   OpPlanner planner_;
   const std::atomic<bool>& stop_;
   ThreadResult* out_;
+  Isolation iso_;
 };
 
 }  // namespace
@@ -545,6 +566,11 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      round-robin with the other modes on the same data
   --multi-get 0|1    read-only mixes: issue a transaction's reads as one multi_get
                      (default 0)
+  --isolation I[,I]  si | ssn: snapshot isolation, or serializable (SSN); a list runs every
+                     mode under each, labelled mode/ssn, round-robin on the same data
+                     (default si). JSON: isolation, aborts per cause and their rates
+  --declare-read-only 0|1  a transaction of only reads and scans declares itself read-only
+                     (TxnOptions::read_only; default 0)
   --roof FILE        the roof saved by 'braid-bench roof' (default results/roof.json), or
                      'measure' (a quick one now): results then say what fraction of it
                      their line fetches reached
@@ -640,10 +666,12 @@ namespace {
 // --batch list each interleaving mode runs once per size, labelled mode@size, so a sweep (and
 // every mode at its own best size, CoroBase §5's methodology) shares one load and one
 // round-robin.
+// With an --isolation list each runs under every isolation, labelled mode/ssn, side by side.
 struct Variant {
   std::string mode;
   std::uint32_t batch;
   std::string label;
+  Isolation iso = Isolation::kSnapshot;
 };
 
 std::vector<Variant> variants_of(const Config& cfg) {
@@ -652,17 +680,23 @@ std::vector<Variant> variants_of(const Config& cfg) {
     // Only nested and interleaved interleave exactly `batch` transactions: sequential,
     // prefetch and plain run one at a time, and auto picks its own size.
     const bool sweeps = (m == "nested" || m == "interleaved") && cfg.batches.size() > 1;
-    if (!sweeps) {
-      out.push_back({m, cfg.batches.front(), m});
-      continue;
+    const std::vector<std::uint32_t> batches =
+        sweeps ? cfg.batches : std::vector<std::uint32_t>{cfg.batches.front()};
+    for (std::uint32_t b : batches) {
+      for (const std::string& iso_name : cfg.isolations) {
+        Variant v{m, b, sweeps ? m + "@" + std::to_string(b) : m};
+        (void)parse_isolation(iso_name, &v.iso);  // a name the parser accepted
+        if (cfg.isolations.size() > 1 || v.iso != Isolation::kSnapshot) v.label += "/" + iso_name;
+        out.push_back(v);
+      }
     }
-    for (std::uint32_t b : cfg.batches) out.push_back({m, b, m + "@" + std::to_string(b)});
   }
   return out;
 }
 
 struct ModeResult {
   std::string mode;
+  AbortCauses aborts;
   double txn_per_s = 0;
   ThreadResult total;
   double run_s = 0;
@@ -674,9 +708,9 @@ struct ModeResult {
 
 // Runs one mode at one batch size for cfg.seconds over the loaded table.
 // `inserts`: each thread's next fresh key, carried from run to run.
-Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
-                const std::string& mode, std::uint32_t batch, std::vector<std::uint64_t>* inserts,
-                std::uint64_t stream, ModeResult* res) {
+Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf, const Variant& var,
+                std::vector<std::uint64_t>* inserts, std::uint64_t stream, ModeResult* res) {
+  const std::string& mode = var.mode;
   std::atomic<bool> stop{false};
   std::vector<ThreadResult> results(cfg.threads);
   for (std::uint32_t t = 0; t < cfg.threads; ++t) {
@@ -692,7 +726,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     std::vector<std::thread> threads;
     for (std::uint32_t t = 0; t < cfg.threads; ++t) {
       threads.emplace_back([&, t] {
-        PlainApi api{db, table, {}};
+        PlainApi api{db, table, {}, var.iso, cfg.declare_read_only};
         run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
       });
     }
@@ -703,13 +737,14 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     std::vector<std::unique_ptr<YcsbGenerator>> gens;
     std::vector<TxnGenerator*> ptrs;
     for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-      gens.push_back(std::make_unique<YcsbGenerator>(table, cfg, zipf, t, stop, &results[t]));
+      gens.push_back(
+          std::make_unique<YcsbGenerator>(table, cfg, zipf, t, stop, &results[t], var.iso));
       ptrs.push_back(gens.back().get());
     }
     ExecOptions exec;
     exec.mode = mode_of(mode);
     (void)parse_scheduler(cfg.scheduler, &exec.scheduler);  // a name flags.choice accepted
-    exec.batch = batch;
+    exec.batch = var.batch;
     exec.seed = cfg.seed;
     std::thread timer([&] {
       std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
@@ -733,7 +768,9 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   const DurabilityStats dafter = db.durability_stats();
   res->log_bytes_per_s = static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / res->run_s;
   res->syncs_per_s = static_cast<double>(dafter.log_flushes - dbefore.log_flushes) / res->run_s;
-  res->cold = ColdFigures::of(sbefore, db.stats(), res->total.ops, res->run_s);
+  const DatabaseStats safter = db.stats();
+  res->cold = ColdFigures::of(sbefore, safter, res->total.ops, res->run_s);
+  res->aborts = AbortCauses::of(sbefore, safter);
   if (dafter.halted) status = Status::io_error(dafter.halt_reason);
   return status;
 }
@@ -787,6 +824,8 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->modes = parse_name_list("mode", flags.str("mode", "interleaved"), ycsb_modes(), &err);
   cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
   cfg->scheduler = flags.choice("scheduler", "batch", scheduler_names());
+  cfg->isolations = parse_name_list("isolation", flags.str("isolation", "si"), {"si", "ssn"}, &err);
+  cfg->declare_read_only = flags.u64("declare-read-only", 0, 0, 1) != 0;
   for (std::uint64_t b : flags.u64_list("batch", {8}, 1, 64)) {
     if (std::find(cfg->batches.begin(), cfg->batches.end(), b) != cfg->batches.end()) {
       err = "--batch lists " + std::to_string(b) + " twice";
@@ -962,6 +1001,9 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("engine", "braid").add("engine_version", BRAID_VERSION);
   add_run_fields(o, cfg, m, f, rep, s.load_s);
   o.add("scheduler", cfg.scheduler).add("batch", var.batch);
+  o.add("isolation", std::string(to_string(var.iso)));
+  o.add("declare_read_only", cfg.declare_read_only ? 1 : 0);
+  m.aborts.add_to(o, m.total.commits + m.total.aborts);
   o.add("multi_get", cfg.multi_get ? 1 : 0).add("load", cfg.load);
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
   o.add("log_flusher", cfg.db.log_flusher).add("sq_poll_cpu", cfg.db.sq_poll_cpu);
@@ -1029,8 +1071,7 @@ int ycsb_main(int argc, char** argv, int first) {
     for (std::size_t mi = 0; mi < variants.size(); ++mi) {
       const Variant& var = variants[mi];
       ModeResult m;
-      if (Status st = run_mode(*s.db, *s.table, cfg, s.zipf.get(), var.mode, var.batch, &inserts,
-                               stream++, &m);
+      if (Status st = run_mode(*s.db, *s.table, cfg, s.zipf.get(), var, &inserts, stream++, &m);
           !st.is_ok()) {
         std::fprintf(stderr, "braid-bench: run failed: %s\n", st.to_string().c_str());
         return 1;

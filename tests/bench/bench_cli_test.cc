@@ -225,6 +225,51 @@ TEST(BenchCli, TinyProbeRunsEveryStructure) {
 
 // The tpcc sub-command at tiny scale: every mix and mode on the same data, verified after
 // each run, with per-type results in the JSON lines.
+// --isolation si,ssn runs each mode under both, alternated on one loaded database; the JSON
+// names the isolation and the aborts by cause.
+TEST(BenchCli, TinyIsolationListsAlternateSnapshotAndSerializable) {
+  const std::string json = temp_path("isolation.jsonl");
+  RunResult r =
+      run("ycsb --records 3000 --seconds 0.05 --mode sequential,interleaved --read 80 "
+          "--rmw 20 --dist zipf --isolation si,ssn --declare-read-only 1 --repeat 2 "
+          "--json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* label :
+       {"sequential/si", "sequential/ssn", "interleaved/si", "interleaved/ssn"}) {
+    EXPECT_NE(r.out.find(label), std::string::npos) << label << " missing in\n" << r.out;
+  }
+  const std::vector<std::string> ycsb = read_lines(json);
+  ASSERT_EQ(ycsb.size(), 8u);  // 2 rounds × 2 modes × 2 isolations
+  for (std::size_t i = 0; i < ycsb.size(); ++i) {
+    const std::string iso = i % 2 == 0 ? "\"isolation\":\"si\"" : "\"isolation\":\"ssn\"";
+    for (const std::string& field :
+         {iso, std::string("\"declare_read_only\":1"), std::string("\"aborts_write_conflict\":"),
+          std::string("\"aborts_ssn\":"), std::string("\"abort_rate_phantom\":")}) {
+      EXPECT_NE(ycsb[i].find(field), std::string::npos) << field << " missing in " << ycsb[i];
+    }
+    // Snapshot isolation never aborts for SSN's reasons.
+    if (i % 2 == 0) {
+      EXPECT_NE(ycsb[i].find("\"aborts_ssn\":0,"), std::string::npos) << ycsb[i];
+    }
+  }
+  std::remove(json.c_str());
+
+  r =
+      run("tpcc --warehouses 2 --items 500 --customers 30 --seconds 0.05 --mode interleaved "
+          "--isolation si,ssn --verify --json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("interleaved/ssn"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
+  const std::vector<std::string> tpcc = read_lines(json);
+  ASSERT_EQ(tpcc.size(), 2u);
+  EXPECT_NE(tpcc[0].find("\"isolation\":\"si\""), std::string::npos) << tpcc[0];
+  EXPECT_NE(tpcc[1].find("\"isolation\":\"ssn\""), std::string::npos) << tpcc[1];
+  EXPECT_NE(tpcc[1].find("\"abort_rate_ssn\":"), std::string::npos) << tpcc[1];
+  std::remove(json.c_str());
+}
+
 TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
   const std::string json = temp_path("tpcc.jsonl");
   RunResult r =
@@ -294,6 +339,8 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"ycsb --seed 1 --seed 2", "given twice"},
         Case{"ycsb --mode fast", "--mode must be"},
         Case{"ycsb --scheduler fifo", "--scheduler must be"},
+        Case{"ycsb --isolation rc", "--isolation"},
+        Case{"tpcc --isolation si,si2", "--isolation"},
         Case{"ycsb --batch 0", "--batch must be"},
         Case{"ycsb --batch 4,65", "--batch must be"},
         Case{"ycsb --batch 4,4", "--batch lists 4 twice"},
