@@ -151,6 +151,12 @@ Task<Status> cold_fetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table
 // `slot`: turn the entry cold again (the version stays valid while the transaction runs).
 void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e);
 
+// A serializable get's read (mvcc/ssn.h): the version it found (null: nothing visible), and
+// then the key's leaf too, for an insert that aborts and leaves the key to a new record
+// (another entry) must not go unnoticed. Out of line: it keeps the get coroutine's frame small.
+Status ssn_track_get(const OpEnv& env, std::atomic<std::uint64_t>* slot, const mvcc::Version* v,
+                     const index::LeafRead& leaf);
+
 // Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
 inline constexpr std::size_t kMultiGetWidth = 16;
 

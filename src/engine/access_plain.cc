@@ -15,3 +15,14 @@ namespace braid::engine::plain {
 template void run<Sequential>(OpEnv env, detail::OpState* op);
 template void run<Prefetch>(OpEnv env, detail::OpState* op);
 }  // namespace braid::engine::plain
+
+namespace braid::engine {
+
+Status ssn_track_get(const OpEnv& env, std::atomic<std::uint64_t>* slot, const mvcc::Version* v,
+                     const index::LeafRead& leaf) {
+  Status s = env.db->protocol().ssn_read(env.ctx, slot, v);
+  if (s.is_ok() && v == nullptr) s = env.db->protocol().ssn_read_leaf(env.ctx, leaf);
+  return s;
+}
+
+}  // namespace braid::engine
