@@ -512,10 +512,11 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
         *oid_out = *fresh;
         return Status::ok();
       }
-      // Lost a race with a concurrent insert of the same key: the OID was never reachable, so
-      // its version can go at once (the OID itself stays unused).
-      slot.store(entry::kEmpty, std::memory_order_relaxed);
-      txns_.free_version(ctx, v);
+      // Lost a race with a concurrent insert of the same key: no index names the OID, but the
+      // cold store's sweep walks OID arrays directly and may be reading the version now, so it
+      // is retired, not freed (the OID itself stays unused).
+      slot.store(entry::kEmpty, std::memory_order_release);
+      txns_.retire(ctx, v);
       oid = existing;
     }
     Status status;

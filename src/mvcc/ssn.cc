@@ -200,10 +200,10 @@ void Protocol::ssn_publish_reads(const TxnContext* ctx, std::uint64_t me) {
       if (!entry::is_hot(e)) continue;
       const Version* bottom = entry::hot(e);
       while (const Version* n = bottom->next.load(std::memory_order_acquire)) bottom = n;
-      raise(const_cast<Version*>(bottom)->pstamp, me);
+      raise(bottom->pstamp, me);
       continue;
     }
-    raise(const_cast<Version*>(v)->pstamp, me);
+    raise(v->pstamp, me);
     // Published on a version the cold store already took out: the floor carries it instead
     // (the evictor raises it after the eviction; one of us sees the other: both seq_cst).
     if (!reachable(r.slot, v)) txns_->raise_cold_floor(me);

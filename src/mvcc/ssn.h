@@ -45,6 +45,14 @@
 // published on a version that is no longer reachable raises the floor itself. A writer over a
 // version that was read back (Version::kReloaded) takes the floor into its η: conservative,
 // and only for records that went cold.
+//
+// Phantoms. A scan records each leaf it read with the leaf's OLC version, and a get that found
+// nothing (no key, or no visible version) records its leaf. At commit the transaction first
+// raises each leaf's pstamp (index::Node::pstamp; a split copies it to the new half under the
+// lock), then checks the versions: a leaf changed since it was read refuses the commit. An
+// insert made after that check certifies after us and takes the leaf's pstamp into its η (it
+// lists the leaves it inserted into). The transaction's own inserts move its recorded version
+// along. Conservative: any insert into a leaf a scan read refuses the scanner.
 #pragma once
 
 #include <braid/status.h>

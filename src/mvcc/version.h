@@ -56,7 +56,7 @@ struct Version {
   // that overwrites the version is serialized after those readers. A version read back from
   // the cold store starts at the clock of its reload: readers that committed before the reload
   // are covered without a record of them (mvcc/ssn.h, "Eviction").
-  std::atomic<std::uint64_t> pstamp;
+  mutable std::atomic<std::uint64_t> pstamp;  // readers hold const versions and raise it
 
   char* payload() { return reinterpret_cast<char*>(this + 1); }
   const char* payload() const { return reinterpret_cast<const char*>(this + 1); }
