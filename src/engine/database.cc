@@ -554,6 +554,13 @@ std::uint32_t record_bytes(const TxnContext* ctx) {
 
 // Also tells each version where its record will be on disk (its cold address, or 0 when the
 // record is too big for one): eviction turns the entry into that address.
+// A timestamp spent without writes (a reclamation tick, a refused serializable commit): an
+// empty transaction record, since recovery reads a gap in the timestamps as the end of the log.
+void append_empty_record(storage::LogWriter& w, std::uint64_t cts) {
+  const storage::TxnHeader h{cts, 0, 0};
+  std::memcpy(w.append(storage::kTxnHeaderBytes, cts), &h, sizeof h);
+}
+
 void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes,
                    const storage::LogWriter& log, char* out) {
   const storage::TxnHeader h{cts, bytes - storage::kTxnHeaderBytes,
@@ -621,12 +628,8 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
     }
     if (ctx->serializable) {
       if (!protocol_.ssn_commit(ctx, &cts)) {
-        // The timestamp is spent: every timestamp is logged (recovery reads a gap as the end
-        // of the log), so it goes in as an empty record.
-        if (w != nullptr) {
-          const storage::TxnHeader h{cts, 0, 0};
-          std::memcpy(w->append(storage::kTxnHeaderBytes, cts), &h, sizeof h);
-        }
+        // The timestamp is spent: it is logged all the same.
+        if (w != nullptr) append_empty_record(*w, cts);
         abort(ctx, log);
         return serialization_failure();
       }
@@ -655,8 +658,7 @@ std::uint64_t DatabaseImpl::logged_tick(std::uint32_t log) {
   storage::LogWriter* w = durability_->log(log);
   if (durability_->halted() || !w->prepare(storage::kTxnHeaderBytes).is_ok()) return 0;
   const std::uint64_t cts = txns_.clock().fetch_add(1, std::memory_order_seq_cst) + 1;
-  const storage::TxnHeader h{cts, 0, 0};
-  std::memcpy(w->append(storage::kTxnHeaderBytes, cts), &h, sizeof h);
+  append_empty_record(*w, cts);
   if (log == external_log()) {
     // Nobody else drives the application threads' log: flush the tick now (we hold its
     // mutex), or the durable clock would wait for it.
