@@ -78,6 +78,49 @@ TEST(Misuse, FailedWriteFailsTheCoroutineTransaction) {
   EXPECT_EQ(check.get(*t, "a").code(), Code::kNotFound);
 }
 
+// Choosing isolation after the first operation, writing in a declared read-only transaction,
+// and an isolation that is no Isolation: each answers InvalidArgument and changes nothing.
+TEST(Misuse, IsolationChoicesAreCheckedInBothApis) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  Status late;
+  Status s = db->execute([&](Tx& tx) -> Task<Status> {
+    (void)co_await tx.get(*t, "a");
+    late = tx.configure(TxnOptions::with(Isolation::kSerializable));
+    co_return Status::ok();
+  });
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(late.code(), Code::kInvalidArgument);
+
+  SubmitOptions ro;
+  ro.txn = TxnOptions::with(Isolation::kSerializable, true);
+  Status write;
+  s = db->execute(
+      [&](Tx& tx) -> Task<Status> {
+        write = co_await tx.put(*t, "a", "1");
+        co_return Status::ok();
+      },
+      ro);
+  EXPECT_EQ(write.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.to_string();  // the failed write fails it
+
+  Result<Transaction> blocking = db->begin(TxnOptions::with(Isolation::kSnapshot, true));
+  ASSERT_TRUE(blocking.is_ok());
+  EXPECT_EQ(blocking->put(*t, "a", "1").code(), Code::kInvalidArgument);
+  blocking->abort();
+
+  TxnOptions bad;
+  bad.override_isolation = true;
+  bad.isolation = static_cast<Isolation>(7);
+  EXPECT_EQ(db->begin(bad).status().code(), Code::kInvalidArgument);
+  SubmitOptions bad_submit;
+  bad_submit.txn = bad;
+  EXPECT_EQ(db->execute([&](Tx&) -> Task<Status> { co_return Status::ok(); }, bad_submit).code(),
+            Code::kInvalidArgument);
+  Transaction check = begin(*db);
+  EXPECT_EQ(check.get(*t, "a").code(), Code::kNotFound);
+}
+
 // What Database::open answers for in-memory options changed by `set`.
 template <typename Set>
 Status open_with(Set set) {
@@ -102,6 +145,9 @@ TEST(Misuse, OutOfRangeEnumsAreRefused) {
       Code::kInvalidArgument);
   EXPECT_EQ(open_with([](Options& o) { o.recovery = static_cast<RecoveryMode>(9); }).code(),
             Code::kInvalidArgument);
+  EXPECT_EQ(open_with([](Options& o) { o.isolation = static_cast<Isolation>(9); }).code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(open_with([](Options& o) { o.max_txn_reads = 0; }).code(), Code::kInvalidArgument);
   auto db = open_db();
   ExecOptions e;
   e.mode = static_cast<ExecMode>(12);
