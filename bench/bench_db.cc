@@ -65,7 +65,12 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   return "";
 }
 
-std::unique_ptr<Database> open_bench_db(const Options& options) {
+std::unique_ptr<Database> open_bench_db(const Options& given) {
+  Options options = given;
+  // The engine's long phases (a bulk load's checkpoint, for one) on the progress line.
+  if (!options.progress && tools::ProgressLine::on_stderr().enabled()) {
+    options.progress = tools::ProgressLine::on_stderr().sink();
+  }
   Result<std::unique_ptr<Database>> opened = Database::open(options);
   if (!opened.is_ok()) {
     std::fprintf(stderr, "braid-bench: cannot open database: %s\n",

@@ -189,41 +189,22 @@ std::uint64_t peak_rss_bytes() {
   return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
 }
 
-std::string with_commas(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
-}
-
 // ---- Progress -----------------------------------------------------------------------------------
 
-Progress::Progress(std::string label, const std::atomic<std::uint64_t>* done, std::uint64_t total)
-    : label_(std::move(label)), done_(done), total_(total) {
-  if (::isatty(STDERR_FILENO) == 0 || total_ == 0) return;
+Progress::Progress(std::string label, const char* unit, const std::atomic<std::uint64_t>* done,
+                   std::uint64_t total)
+    : label_(std::move(label)), unit_(unit), done_(done), total_(total) {
+  if (!tools::ProgressLine::on_stderr().enabled() || total_ == 0) return;
   thread_ = std::thread([this] {
-    const auto start = std::chrono::steady_clock::now();
-    bool shown = false;
     for (;;) {
       const bool last = stop_.load();
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      // Phases shorter than ~2 s print nothing; longer ones one line, rewritten in place.
-      if (secs >= 2 || (last && shown)) {
-        const std::uint64_t d = std::min(done_->load(std::memory_order_relaxed), total_);
-        const double rate = static_cast<double>(d) / secs;
-        const double eta = rate > 0 ? static_cast<double>(total_ - d) / rate : 0;
-        std::fprintf(stderr, "\r%s: %s of %s (%.1f%%), %s/s, %s %.0f s   ", label_.c_str(),
-                     with_commas(d).c_str(), with_commas(total_).c_str(),
-                     100.0 * static_cast<double>(d) / static_cast<double>(total_),
-                     with_commas(static_cast<std::uint64_t>(rate)).c_str(), last ? "took" : "ETA",
-                     last ? secs : eta);
-        std::fflush(stderr);
-        shown = true;
-      }
-      if (last) break;
+      // The end reports the total even when the phase did less than it (a timed warm-up).
+      const std::uint64_t d =
+          last ? total_ : std::min(done_->load(std::memory_order_relaxed), total_);
+      tools::ProgressLine::on_stderr().report({label_.c_str(), unit_, d, total_});
+      if (d == total_) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    if (shown) std::fprintf(stderr, "\n");
   });
 }
 

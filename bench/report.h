@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "progress_line.h"
+
 namespace braid::bench {
 
 const char* build_commit();
@@ -71,16 +73,19 @@ std::string append_json_line(const std::string& path, const JsonObject& obj);
 
 std::uint64_t peak_rss_bytes();
 
-// A progress line on stderr while `done` approaches `total` (done, rate, ETA; at the end the
-// time taken), only when stderr is a terminal (JSON and logs stay clean) and only for phases
-// that last more than ~2 s.
+// A progress line on stderr while `done` approaches `total` (tools/progress_line.h: done,
+// rate, ETA, at the end the time taken; only on a terminal, only past ~2 s), polled by a thread
+// of its own every 200 ms (the phase's work runs on the workers). It stops reporting once
+// `done` reaches `total`, so that what follows (a bulk load's checkpoint) has the line.
 class Progress {
  public:
-  Progress(std::string label, const std::atomic<std::uint64_t>* done, std::uint64_t total);
+  Progress(std::string label, const char* unit, const std::atomic<std::uint64_t>* done,
+           std::uint64_t total);
   ~Progress();
 
  private:
   std::string label_;
+  const char* unit_;
   const std::atomic<std::uint64_t>* done_;
   std::uint64_t total_;
   std::atomic<bool> stop_{false};
@@ -100,8 +105,7 @@ double median(std::vector<double> v);
 void print_rounds_summary(const std::vector<std::string>& labels,
                           const std::vector<std::vector<double>>& rates, const char* unit);
 
-// "1,234,567"
-std::string with_commas(std::uint64_t v);
+using tools::with_commas;  // "1,234,567"
 
 // A run's execution counters: `after` with its cumulative counters less `before`'s (the
 // gauges, auto_batch, as they are after).

@@ -175,7 +175,7 @@ int load_database(const Config& cfg, const Options& options, Setup* s) {
   std::atomic<std::uint64_t> warehouses{0};
   Status st;
   {
-    Progress progress("loading warehouses", &warehouses, cfg.scale.warehouses);
+    Progress progress("loading", "warehouses", &warehouses, cfg.scale.warehouses);
     st = tpcc_load(*s->db, cfg.scale, cfg.threads, cfg.seed, &s->tables, &s->records, &warehouses);
   }
   if (!st.is_ok()) {

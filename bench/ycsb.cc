@@ -350,7 +350,7 @@ Status load_in_transactions(const Config& cfg, MakeApi make_api) {
   std::atomic<std::uint64_t> done{0};
   std::vector<std::thread> threads;
   std::vector<Status> status(cfg.threads);
-  Progress progress("loading", &done, cfg.records);
+  Progress progress("loading", "records", &done, cfg.records);
   for (std::uint32_t t = 0; t < cfg.threads; ++t) {
     threads.emplace_back([&, t] {
       pin_to_core(t);
@@ -619,7 +619,7 @@ Status ycsb_bulk_load(Database& db, Table& table, std::uint64_t records, std::ui
   const auto start = Clock::now();
   Status s;
   {
-    Progress progress(label, &done, records);
+    Progress progress(label, "records", &done, records);
     std::vector<char> value(value_bytes);
     char key[kMaxKeyBytes];
     std::uint64_t i = 0;

@@ -23,9 +23,11 @@
 
 #include "engine/database_impl.h"
 #include "engine/table.h"
+#include "progress_line.h"
 #include "storage/file_system.h"
 #include "storage/log_format.h"
 #include "storage/recovery.h"
+#include "util/progress.h"
 
 namespace {
 
@@ -56,6 +58,8 @@ Options tool_options(const std::string& dir, bool read_only, RecoveryMode mode) 
   o.workers = 1;
   o.pin_workers = false;
   o.huge_pages = false;
+  // Recovery's phases (and repair's checkpoint) on a progress line when stderr is a terminal.
+  o.progress = tools::ProgressLine::on_stderr().sink();
   return o;
 }
 
@@ -107,6 +111,15 @@ int check(const std::string& dir) {
     return 1;
   }
   std::printf("  %-24s %14s %14s %12s %12s\n", "table", "records", "index keys", "hot", "cold");
+  // Hot: a version in memory; cold: only an address (a checkpoint's reference). The scan below
+  // reads every cold record back and verifies it (checksum, table, key).
+  struct Counted {
+    Table* table = nullptr;
+    std::uint64_t hot = 0;
+    std::uint64_t cold = 0;
+  };
+  std::vector<Counted> tables;
+  std::uint64_t slots = 0;  // records and deleted ones: what the scans may visit
   for (const auto& e : cat.tables) {
     Result<Table*> t = (*db)->open_table(e.name);
     if (!t.is_ok()) {
@@ -114,31 +127,42 @@ int check(const std::string& dir) {
       ++bad;
       continue;
     }
-    // Hot: a version in memory; cold: only an address (a checkpoint's reference). The scan
-    // below reads every cold record back and verifies it (checksum, table, key).
-    std::uint64_t hot = 0, cold = 0;
-    for (std::uint64_t oid = 0; oid < (**t).oids().allocated(); ++oid) {
-      const std::uint64_t e = (**t).oids().entry(oid).load(std::memory_order_acquire);
-      hot += mvcc::entry::is_hot(e) ? 1 : 0;
-      cold += mvcc::entry::is_cold(e) ? 1 : 0;
+    Counted c{*t};
+    for (std::uint64_t oid = 0; oid < c.table->oids().allocated(); ++oid) {
+      const std::uint64_t e = c.table->oids().entry(oid).load(std::memory_order_acquire);
+      c.hot += mvcc::entry::is_hot(e) ? 1 : 0;
+      c.cold += mvcc::entry::is_cold(e) ? 1 : 0;
     }
+    slots += c.table->oids().allocated();
+    tables.push_back(c);
+  }
+  const util::ProgressMeter::Sink sink = tools::ProgressLine::on_stderr().sink();
+  util::ProgressMeter meter(sink, "check: reading every record", "records", slots);
+  std::uint64_t visited = 0;
+  std::string rows;
+  for (const Counted& c : tables) {
     std::uint64_t records = 0;
     Transaction tx = (*db)->begin().value();
-    Status s = tx.scan(**t, "", "", 0, [&](std::string_view, std::string_view) {
+    Status s = tx.scan(*c.table, "", "", 0, [&](std::string_view, std::string_view) {
       ++records;
+      if (++visited % 4096 == 0) meter.update(visited);
       return true;
     });
     tx.abort();
     // Structure of the index, and every key it holds has a visible record.
-    const std::size_t keys = (**t).index().check_invariants();
+    const std::size_t keys = c.table->index().check_invariants();
     if (!s.is_ok() || keys != records) ++bad;
-    std::printf("  %-24s %14llu %14zu %12llu %12llu%s\n", e.name.c_str(),
-                static_cast<unsigned long long>(records), keys,
-                static_cast<unsigned long long>(hot), static_cast<unsigned long long>(cold),
-                keys != records ? "  MISMATCH" : "");
-    if (!s.is_ok()) std::printf("  %-24s READ FAILED: %s\n", "", s.to_string().c_str());
+    char row[256];
+    std::snprintf(row, sizeof row, "  %-24s %14llu %14zu %12llu %12llu%s\n",
+                  c.table->name().c_str(), static_cast<unsigned long long>(records), keys,
+                  static_cast<unsigned long long>(c.hot), static_cast<unsigned long long>(c.cold),
+                  keys != records ? "  MISMATCH" : "");
+    rows += row;
+    if (!s.is_ok()) rows += "  " + std::string(24, ' ') + " READ FAILED: " + s.to_string() + "\n";
     total += records;
   }
+  meter.finish();  // the rows after the progress line, not through it
+  std::fputs(rows.c_str(), stdout);
   std::printf("  %llu records in %zu tables, log generation %llu\n",
               static_cast<unsigned long long>(total), cat.tables.size(),
               static_cast<unsigned long long>(cat.generation));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -187,6 +188,15 @@ struct DebugFaults {
   bool any() const { return no_first_updater_wins || dirty_reads || skip_ssn_test; }
 };
 
+// Where a long phase stands: `done` of `total` `unit`s (total is an upper bound that the phase
+// may finish under; its last report has done == total).
+struct ProgressReport {
+  const char* phase;  // "recovery: checkpoint", "recovery: log", "checkpoint"
+  const char* unit;   // "records", "bytes", "keys"
+  std::uint64_t done;
+  std::uint64_t total;
+};
+
 struct Options {
   // Database directory. Empty: a purely in-memory database. When set, the directory is created if
   // missing (see create_if_missing), locked against a second process, recovered at open, and
@@ -253,6 +263,14 @@ struct Options {
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).
   // Falls back quietly when the kernel refuses.
   bool huge_pages = true;
+
+  // Progress of the phases that can take long (nullptr: none): at open, reading the checkpoint
+  // and replaying the logs, then writing the checkpoint that seals the recovered state; and
+  // Database::checkpoint(). Called on the thread that opened the database or asked for the
+  // checkpoint (never on a worker), about every 100 ms while a phase runs and once at its end
+  // with done == total, so a caller can draw a progress line (braid-bench and `braid check` do,
+  // on a terminal). It must not call into the database.
+  std::function<void(const ProgressReport&)> progress;
 
   // Test builds only (see DebugFaults).
   DebugFaults debug_faults;

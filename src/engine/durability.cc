@@ -12,6 +12,7 @@
 #include "engine/cold_store.h"
 #include "engine/database_impl.h"
 #include "util/assert.h"
+#include "util/progress.h"
 
 namespace braid::engine {
 
@@ -164,7 +165,7 @@ Status Durability::recover_and_open_logs() {
                                          ? storage::RecoveryMode::kSalvage
                                          : storage::RecoveryMode::kStrict;
   if (Status s = storage::recover(*fs_, dir_, db_->txns().clock_now(), catalog_.generation, apply,
-                                  mode, &recovery_);
+                                  mode, &recovery_, options_.progress);
       !s.is_ok()) {
     return s;
   }
@@ -281,13 +282,25 @@ std::uint64_t Durability::request_checkpoint() {
 }
 
 Status Durability::wait_checkpoint(std::uint64_t ticket) {
+  util::ProgressMeter meter(options_.progress, "checkpoint", "keys",
+                            ckpt_keys_.load(std::memory_order_relaxed));
   while (ckpt_done_.load(std::memory_order_acquire) < ticket) {
     if (halted()) return halt_status();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (meter.enabled()) {
+      // Worker 0 may not have started ours yet (then these are the previous one's figures).
+      meter.set_total(ckpt_keys_.load(std::memory_order_relaxed));
+      meter.update(ckpt_scanned_.load(std::memory_order_relaxed));
+    }
   }
-  std::lock_guard<std::mutex> g(ckpt_mutex_);
-  return ckpt_last_status_.is_ok() ? Status::ok()
-                                   : Status(ckpt_last_status_.code(), ckpt_last_status_.message());
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(ckpt_mutex_);
+    if (!ckpt_last_status_.is_ok())
+      s = Status(ckpt_last_status_.code(), ckpt_last_status_.message());
+  }
+  if (s.is_ok()) meter.finish();  // not under the mutex: the sink is the caller's code
+  return s;
 }
 
 bool Durability::checkpoint_pending() const {
@@ -334,6 +347,10 @@ Status Durability::start_checkpoint() {
   c->cts = c->ctx->snapshot;
   c->seq = checkpoint_seq_ + 1;
   c->tables = db_->table_count();
+  std::uint64_t keys = 0;
+  for (std::uint32_t t = 0; t < c->tables; ++t) keys += db_->table_at(t)->oids().allocated();
+  ckpt_keys_.store(keys, std::memory_order_relaxed);
+  ckpt_scanned_.store(0, std::memory_order_relaxed);
   storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
   storage::CheckpointConfig config = part_config();
   storage::FileTable* files = &db_->cold()->files();
@@ -458,6 +475,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (cookie != 0 && *at == 0) fix(cookie, 0);  // no address: not evictable
     }
     if (c.pos < c.batch.entries.size()) break;
+    ckpt_scanned_.fetch_add(c.batch.entries.size(), std::memory_order_relaxed);
     c.batch_loaded = false;
     if (c.batch.has_next) {
       c.from = c.batch.next;
@@ -541,14 +559,19 @@ Status Durability::write_checkpoint_sync(std::uint64_t generation) {
   const std::uint64_t keep = generation_;
   generation_ = generation;
   Status s = start_checkpoint();
+  util::ProgressMeter meter(options_.progress, "checkpoint", "keys",
+                            ckpt_keys_.load(std::memory_order_relaxed));
   while (s.is_ok()) {
-    Result<bool> done = advance_checkpoint(true, ~std::uint32_t{0});
+    // In steps, only to report progress between them.
+    Result<bool> done = advance_checkpoint(true, 1u << 16);
+    meter.update(ckpt_scanned_.load(std::memory_order_relaxed));
     if (!done.is_ok()) {
       s = done.status();
       break;
     }
     if (*done) break;
   }
+  if (s.is_ok()) meter.finish();
   end_checkpoint(s);
   if (!s.is_ok()) generation_ = keep;
   return s;

@@ -148,6 +148,10 @@ class Durability {
   std::atomic<std::uint64_t> ckpt_done_{0};
   std::atomic<std::uint64_t> checkpoints_{0};
   std::atomic<std::uint64_t> last_checkpoint_cts_{0};
+  // The running checkpoint's keys scanned and the keys it may scan (the tables' OIDs at its
+  // start), for the progress of whoever waits for it.
+  std::atomic<std::uint64_t> ckpt_scanned_{0};
+  std::atomic<std::uint64_t> ckpt_keys_{0};
   // Bulk loads against checkpoints (Dekker: each side announces itself, then looks at the
   // other, both sequentially consistent, so at least one of them backs off).
   std::atomic<std::uint32_t> bulk_loads_{0};

@@ -531,9 +531,10 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
 }
 
 Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const CheckpointInfo& info,
-                             Applier* apply) {
+                             Applier* apply, util::ProgressMeter* meter) {
   BRAID_ASSERT(info.valid);
   std::string buf;
+  std::uint64_t records_before = 0;  // in the parts before this one
   for (const CkptPart& part : info.parts) {
     const std::string path = dir + "/" + part_file_name(part.file);
     Result<FileId> f = fs.open(path, {});
@@ -592,7 +593,9 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
       if (s.is_ok() && p != end) s = corrupt(at(path, off), "chunk longer than its records");
       records += h.count;
       off += chunk_bytes(h.len);
+      if (meter != nullptr) meter->update(records_before + records);
     }
+    records_before += records;
     fs.close(*f);
     if (!s.is_ok()) return s;
     if (off != part.bytes || records != part.records) {
@@ -668,6 +671,15 @@ struct LogFile {
   std::string name;
 };
 
+// A file's size, 0 when it cannot be had (only a progress report's total depends on it).
+std::uint64_t file_size(FileSystem& fs, const std::string& path) {
+  Result<FileId> f = fs.open(path, {});
+  if (!f.is_ok()) return 0;
+  const Result<std::uint64_t> n = fs.size(*f);
+  fs.close(*f);
+  return n.is_ok() ? *n : 0;
+}
+
 // Whether a log file holds any whole block (an unreadable one counts as holding data).
 bool holds_block(FileSystem& fs, const std::string& path) {
   std::string img;
@@ -731,7 +743,7 @@ bool continues(FileSystem& fs, const std::string& dir, const CheckpointInfo& c,
 
 Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
                std::uint64_t catalog_generation, Applier& apply, RecoveryMode mode,
-               RecoveryReport* r) {
+               RecoveryReport* r, const util::ProgressMeter::Sink& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   *r = {};
   Damage damage(mode, r);
@@ -833,7 +845,9 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   std::vector<LogStart> starts;
   if (chosen >= 0) {
     const CheckpointInfo& c = slots[chosen];
-    if (Status s = read_checkpoint_parts(fs, dir, c, &apply); !s.is_ok()) return s;
+    util::ProgressMeter meter(progress, "recovery: checkpoint", "records", c.trailer.records);
+    if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter); !s.is_ok()) return s;
+    meter.finish();
     r->checkpoint = true;
     r->checkpoint_seq = c.header.seq;
     r->checkpoint_cts = c.header.cts;
@@ -847,13 +861,22 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   for (const LogStart& st : starts) {
     logs.push_back(std::make_unique<LogCursor>(&fs, dir, st.log, r->generation, st, &damage));
   }
+  std::uint64_t log_bytes = 0;  // for the progress report only
   for (const LogFile& f : files) {
     if (chosen >= 0 && f.n.generation == r->generation && f.n.log < starts.size() &&
         f.n.segment >= starts[f.n.log].segment) {
       logs[f.n.log]->add_segment(f.n.segment, f.name);
       ++r->log_files;
+      if (progress) log_bytes += file_size(fs, dir + "/" + f.name);
     }
   }
+  static const util::ProgressMeter::Sink kNone;  // a new database has no log to speak of
+  util::ProgressMeter meter(logs.empty() ? kNone : progress, "recovery: log", "bytes", log_bytes);
+  const auto bytes_read = [&logs] {
+    std::uint64_t n = 0;
+    for (const auto& c : logs) n += c->bytes();
+    return n;
+  };
   r->logs = static_cast<std::uint32_t>(logs.size());
   for (auto& c : logs) {
     if (Status s = c->check_segments(); !s.is_ok()) return s;
@@ -888,6 +911,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     }
     if (Status s = min->apply(&apply); !s.is_ok()) return s;
     ++r->txns_replayed;
+    if (r->txns_replayed % 1024 == 0 && meter.enabled()) meter.update(bytes_read());
     ++next;
     if (Status s = min->advance(); !s.is_ok()) return s;
   }
@@ -912,6 +936,8 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     }
     if (c->clean()) ++r->clean_logs;
   }
+  meter.set_total(std::max(log_bytes, bytes_read()));
+  meter.finish();
   r->cutoff = next - 1;
   std::string acked_where;
   for (auto& c : logs) {

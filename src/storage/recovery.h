@@ -20,6 +20,7 @@
 
 #include "storage/file_system.h"
 #include "storage/log_format.h"
+#include "util/progress.h"
 
 namespace braid::storage {
 
@@ -88,10 +89,11 @@ struct RecoveryReport {
 
 // Loads the newest usable checkpoint slot and replays the logs after it. `base_clock` is the
 // clock of an empty database (the first commit takes base_clock + 1); `catalog_generation` is
-// the catalog's generation. Reads only.
+// the catalog's generation. Reads only. `progress` (may be empty) hears of the checkpoint's
+// records and the logs' bytes as they are read.
 Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
                std::uint64_t catalog_generation, Applier& apply, RecoveryMode mode,
-               RecoveryReport* report);
+               RecoveryReport* report, const util::ProgressMeter::Sink& progress);
 
 struct CheckpointInfo {
   bool valid = false;
@@ -109,8 +111,9 @@ Status read_checkpoint(std::string_view image, CheckpointInfo* info);
 // Reads the parts of a valid manifest chunk by chunk, verifying each (checksum, order, the
 // checkpoint's seq, the manifest's counts) and, with `apply`, applying the records as it goes:
 // the parts were durable before the manifest, so any mismatch is Corruption naming the part.
+// `meter`, when given, counts records.
 Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const CheckpointInfo& info,
-                             Applier* apply);
+                             Applier* apply, util::ProgressMeter* meter = nullptr);
 
 // Statistics of one log segment image without applying it (tools, fuzzing).
 struct SegmentScan {
