@@ -18,6 +18,7 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
   d.prefault_mib = flags.u64("prefault-mib", 0, 0, std::uint64_t{1} << 20);  // max_version_bytes
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
+  d.reserve_gib = flags.u64("reserve-gib", 0, 0, std::uint64_t{1} << 20);
   d.sq_poll_cpu = flags.str("sq-poll-cpu", "off");
   return d;
 }
@@ -29,6 +30,13 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->external_transactions = std::max<std::uint32_t>(threads, 4);
   options->exec.batch = batch;
   options->prefault_version_bytes = db.prefault_mib << 20;
+  if (db.reserve_gib != 0) {
+    // Valgrind maps tens of GiB, not the engine's terabyte of versions and 32 GiB per table's
+    // OIDs: scripts/profile-ops.sh runs with a small reservation.
+    options->max_version_bytes = db.reserve_gib << 30;
+    options->max_records_per_table =
+        std::min<std::uint64_t>(options->max_records_per_table, (db.reserve_gib << 30) / 8);
+  }
   if (db.sq_poll_cpu != "off") {
     const std::string& c = db.sq_poll_cpu;
     if (c.empty() || c.size() > 4 || c.find_first_not_of("0123456789") != std::string::npos ||

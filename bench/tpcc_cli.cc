@@ -60,6 +60,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      pay for first-touch page faults as the database grows (default 0)
   --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
                      evicted and read back from DIR (default 0: no bound)
+  --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
+                     (default: 1024 for versions, 32 per table): small under valgrind
   --seed N           seed of the population and the inputs (default 1)
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl; 'none')
 )";

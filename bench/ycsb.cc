@@ -24,6 +24,7 @@
 #include "engine/table.h"
 #include "flags.h"
 #include "peer.h"
+#include "profile_marks.h"
 #include "report.h"
 #include "roof.h"
 
@@ -37,6 +38,7 @@ struct Config {
   std::uint64_t records;
   std::uint32_t threads;
   double seconds;
+  std::uint64_t txns;  // per thread, instead of `seconds` (0: run for `seconds`)
   std::uint32_t ops_per_txn;
   std::uint32_t read, update, rmw, scan, insert;  // percent
   std::uint32_t scan_length;
@@ -314,7 +316,8 @@ void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t
   OpPlanner planner(cfg);
   std::vector<Op> ops;
   std::string value(cfg.value_bytes, '\0');
-  while (!stop.load(std::memory_order_relaxed)) {
+  for (std::uint64_t n = 0;
+       !stop.load(std::memory_order_relaxed) && (cfg.txns == 0 || n < cfg.txns); ++n) {
     const auto t0 = Clock::now();
     planner.plan(pk.rng, &ops);
     if (Status s = api.begin(ops); !s.is_ok()) {
@@ -412,6 +415,7 @@ class YcsbGenerator : public TxnGenerator {
 
   bool next(Tx& tx, Task<Status>* task) override {
     if (stop_.load(std::memory_order_relaxed)) return false;
+    if (cfg_.txns != 0 && issued_++ == cfg_.txns) return false;
     std::vector<Op> ops;
     planner_.plan(pk_.rng, &ops);
     if (Status s = tx.configure(txn_options(iso_, cfg_.declare_read_only, ops)); !s.is_ok()) {
@@ -474,6 +478,7 @@ class YcsbGenerator : public TxnGenerator {
   const std::atomic<bool>& stop_;
   ThreadResult* out_;
   Isolation iso_;
+  std::uint64_t issued_ = 0;
 };
 
 }  // namespace
@@ -521,6 +526,8 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --records N        records to load (default 1000000)
   --threads T        workers, one per core (default 1)
   --seconds S        measured run time (default 10)
+  --txns N           instead: each thread runs N transactions (a fixed amount of work, for
+                     instruction counts: scripts/profile-ops.sh)
   --ops-per-txn K    operations per transaction (default 10; 1 with --workload)
   --read R           percent reads           \
   --update U         percent blind updates    |  must sum to 100;
@@ -547,6 +554,8 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      pay for first-touch page faults (default 0: faulted in as used)
   --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
                      evicted and read back from the directory (default 0: no bound)
+  --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
+                     (default: 1024 for versions, 32 per table): small under valgrind
   --load L           txn | bulk: load through transactions of 1000 inserts on --threads
                      threads, or with Database::bulk_load straight to storage (records kept
                      in memory up to the budget, the rest cold; needs --dir). Default: bulk
@@ -706,6 +715,14 @@ struct ModeResult {
   ColdFigures cold;
 };
 
+// A run's end: after --seconds, or (--txns) when every thread has run its transactions and
+// `stop` is set by whoever saw that.
+void stop_after(const Config& cfg, std::atomic<bool>& stop) {
+  if (cfg.txns != 0) return;
+  std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
+  stop.store(true);
+}
+
 // Runs one mode at one batch size for cfg.seconds over the loaded table.
 // `inserts`: each thread's next fresh key, carried from run to run.
 Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf, const Variant& var,
@@ -720,6 +737,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   const ExecStats before = db.exec_stats();
   const DurabilityStats dbefore = db.durability_stats();
   const DatabaseStats sbefore = db.stats();
+  profile_begin();
   const auto start = Clock::now();
   Status status;
   if (mode == "plain") {
@@ -730,8 +748,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
         run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
       });
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
-    stop.store(true);
+    stop_after(cfg, stop);
     for (auto& th : threads) th.join();
   } else {
     std::vector<std::unique_ptr<YcsbGenerator>> gens;
@@ -746,11 +763,9 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     (void)parse_scheduler(cfg.scheduler, &exec.scheduler);  // a name flags.choice accepted
     exec.batch = var.batch;
     exec.seed = cfg.seed;
-    std::thread timer([&] {
-      std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
-      stop.store(true);
-    });
+    std::thread timer([&] { stop_after(cfg, stop); });
     status = db.run(ptrs, exec);
+    stop.store(true);  // --txns: the generators have stopped; so may the timer
     timer.join();
     std::uint64_t sink = 0;
     for (std::uint32_t t = 0; t < cfg.threads; ++t) {
@@ -760,6 +775,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     if (sink == 1) std::fprintf(stderr, " ");
   }
   res->run_s = std::chrono::duration<double>(Clock::now() - start).count();
+  profile_end(var.label.c_str());
   res->mode = mode;
   for (std::uint32_t t = 0; t < cfg.threads; ++t) (*inserts)[t] = results[t].next_insert;
   for (const ThreadResult& r : results) res->total.add(r);
@@ -783,6 +799,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->records = flags.u64("records", 1'000'000, 1, std::uint64_t{1} << 36);
   cfg->threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
   cfg->seconds = flags.f64("seconds", 10, 0.01, 86400);
+  cfg->txns = flags.u64("txns", 0, 0, std::uint64_t{1} << 40);
   // YCSB's core workloads (Cooper et al., SoCC'10, Table 2 and the workload files): the mix,
   // the request distribution and, for E, scans of 1..100 records; one operation per
   // transaction. Any flag given still overrides its part.
@@ -854,7 +871,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   if (cfg->engine != "braid") {
     for (const char* f :
          {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load", "log-flusher",
-          "sq-poll-cpu", "prefault-mib", "log-sync", "checkpoint-mib"}) {
+          "sq-poll-cpu", "prefault-mib", "log-sync", "checkpoint-mib", "reserve-gib"}) {
       if (flags.has(f)) return std::string("--") + f + " applies to --engine braid only";
     }
     cfg->modes = {"plain"};  // a peer runs the thread-per-transaction loop
@@ -947,6 +964,7 @@ void add_run_fields(JsonObject& o, const Config& cfg, const ModeResult& m, const
                     std::uint32_t rep, double load_s) {
   o.add("mode", m.mode).add("workload", cfg.workload);
   o.add("records", cfg.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
+  o.add("txns_per_thread", cfg.txns);
   o.add("ops_per_txn", cfg.ops_per_txn).add("read", cfg.read).add("update", cfg.update);
   o.add("rmw", cfg.rmw).add("scan", cfg.scan).add("insert", cfg.insert);
   o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
@@ -1103,6 +1121,7 @@ ModeResult run_peer(PeerEngine& engine, const Config& cfg, const Zipf* zipf,
   std::atomic<bool> stop{false};
   std::vector<ThreadResult> results(cfg.threads);
   std::vector<std::thread> threads;
+  profile_begin();
   const auto start = Clock::now();
   for (std::uint32_t t = 0; t < cfg.threads; ++t) {
     results[t].next_insert = (*inserts)[t];
@@ -1113,11 +1132,11 @@ ModeResult run_peer(PeerEngine& engine, const Config& cfg, const Zipf* zipf,
       run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
     });
   }
-  std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
-  stop.store(true);
+  stop_after(cfg, stop);
   for (auto& th : threads) th.join();
   ModeResult res;
   res.run_s = std::chrono::duration<double>(Clock::now() - start).count();
+  profile_end(cfg.engine.c_str());
   res.mode = "plain";
   for (std::uint32_t t = 0; t < cfg.threads; ++t) {
     (*inserts)[t] = results[t].next_insert;

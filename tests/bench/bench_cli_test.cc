@@ -74,6 +74,31 @@ TEST(BenchCli, TinyYcsbRunPrintsTableAndAppendsJson) {
   std::system(("rm -rf " + temp_path("results")).c_str());
 }
 
+// --txns: a fixed amount of work per thread (scripts/profile-ops.sh counts instructions over
+// it), in every kind of run: the thread loop, the workers, a peer; --reserve-gib shrinks the
+// address space reserved (valgrind's need).
+TEST(BenchCli, TinyYcsbTxnsRunsExactlyThatManyTransactionsPerThread) {
+  const std::string json = temp_path("txns.jsonl");
+  RunResult r =
+      run("ycsb --records 2000 --txns 300 --threads 2 --mode plain,sequential,interleaved "
+          "--reserve-gib 1 --json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::size_t expect = 3;
+  for (const std::string& peer : braid::bench::built_peers()) {
+    r = run("ycsb --engine " + peer + " --records 2000 --txns 300 --threads 2 --json " + json);
+    ASSERT_EQ(r.code, 0) << r.out;
+    ++expect;
+  }
+  const std::vector<std::string> lines = read_lines(json);
+  ASSERT_EQ(lines.size(), expect);
+  for (const std::string& line : lines) {
+    EXPECT_NE(line.find("\"commits\":600,"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"txns_per_thread\":300"), std::string::npos) << line;
+  }
+  std::remove(json.c_str());
+}
+
 TEST(BenchCli, TinyYcsbModeAllRunsEveryModeOnTheSameData) {
   const std::string json = temp_path("all.jsonl");
   RunResult r =
