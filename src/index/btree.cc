@@ -71,37 +71,55 @@ BRAID_OPTIMISTIC int compare(const Node* n, const Slot& s, const SearchKey& k) {
 }
 
 // The slots whose head equals k's: [*lo, *hi). Keys are sorted, so heads are non-decreasing:
-// the slots with a smaller head form a prefix, counted with one independent load per slot (a
-// compare and an add-with-carry each: every line of a cold node misses in parallel); the equal
-// ones follow it, found by walking from there over lines the count just read — usually no step
-// at all, since distinct keys of up to 8 bytes have distinct heads. (Counting the slots not above
-// the head too, as this did before, cost ~2.5x the instructions per slot.) A racing writer can
+// the slots with a smaller head form a prefix and the equal ones follow it. The prefix's length
+// is found as the search asks (NodeSearch):
+//   kCount   counts it with one independent load per slot (a compare and an add-with-carry
+//            each): every line of a cold node misses in parallel. (Counting the slots not above
+//            the head too, as this did before, cost ~2.5x the instructions per slot.)
+//   kBisect  bisects the heads without a branch on the data: each step selects its half with a
+//            conditional move and the trip count depends only on `count`, so nothing is
+//            mispredicted (the branchy bisection it replaced mispredicted ~11 times per YCSB
+//            get over 10^6 records, ~50 % of its probes; scripts/profile-ops.sh).
+// The equal heads are then walked from there, over lines the search just read — usually no
+// step at all, since distinct keys of up to 8 bytes have distinct heads. A racing writer can
 // leave the heads unsorted; both ends stay within [0, count] and the caller's version check
 // discards the result.
-BRAID_OPTIMISTIC inline void head_range(const Node* n, unsigned count, std::uint64_t head,
-                                        unsigned* lo, unsigned* hi) {
-  const Slot* slots = n->slots();
-  unsigned below = 0;
-  for (unsigned i = 0; i < count; ++i) below += racy(slots[i].head) < head ? 1u : 0u;
-  unsigned end = below;
-  while (end < count && racy(slots[end].head) == head) ++end;
-  *lo = below;
-  *hi = end;
+BRAID_OPTIMISTIC inline unsigned heads_below(const Slot* slots, unsigned count, std::uint64_t head,
+                                             NodeSearch search) {
+  if (search == NodeSearch::kCount) {
+    unsigned below = 0;
+    for (unsigned i = 0; i < count; ++i) below += racy(slots[i].head) < head ? 1u : 0u;
+    return below;
+  }
+  // Invariant: the answer is in [lo, lo + n]. Halving n is independent of the data.
+  unsigned lo = 0;
+  unsigned n = count;
+  while (n > 1) {
+    const unsigned half = n / 2;
+    // Marked unpredictable: otherwise clang makes the select a branch, mispredicted half the time.
+    const bool less = racy(slots[lo + half - 1].head) < head;
+    lo += BRAID_UNPREDICTABLE(less) ? half : 0u;
+    n -= half;
+  }
+  if (n == 1) lo += racy(slots[lo].head) < head ? 1u : 0u;
+  return lo;
 }
 
-// The range a bisection must still search: everything (kBisect), or the slots sharing k's
-// first 8 bytes (kCount; empty for k = +infinity, which sorts after every slot).
+// The range a full-key bisection must still search: the slots sharing k's first 8 bytes (empty
+// for k = +infinity, which sorts after every slot).
 BRAID_OPTIMISTIC inline void search_range(const Node* n, unsigned count, const SearchKey& k,
                                           NodeSearch search, unsigned* lo, unsigned* hi) {
-  if (search == NodeSearch::kBisect) {
-    *lo = 0;
-    *hi = count;
-  } else if (k.infinite) {
+  if (k.infinite) {
     *lo = count;
     *hi = count;
-  } else {
-    head_range(n, count, k.head, lo, hi);
+    return;
   }
+  const Slot* slots = n->slots();
+  const unsigned below = heads_below(slots, count, k.head, search);
+  unsigned end = below;
+  while (end < count && racy(slots[end].head) == k.head) ++end;
+  *lo = below;
+  *hi = end;
 }
 
 // First slot whose key is >= k.

@@ -161,19 +161,19 @@ struct FenceKey {
 
 // How a node is searched for a key. The drivers choose by whether the node's lines are on
 // their way or already cached:
-//   kCount   counts the slots whose head is below (and not above) the key's, one independent
-//            load per slot, then bisects only the slots that share the key's head. The loads of
-//            a node read cold miss in parallel, where a bisection's ~log2(count) probes miss one
-//            after another. For nodes read cold: the sequential mode's operations, and
-//            BTree::lookup / scan_leaf (the default).
-//   kBisect  bisects all slots, touching only the ~log2(count) lines it probes. For nodes whose
-//            lines were prefetched (under load a coroutine is resumed while some of its node's
-//            lines are still in flight, and the fewer of them it reads, the less it waits), and
-//            for the tree's own inserts and removes, which the engine issues right after its
-//            lookup of the same key has brought the path into the cache.
-// Measured (YCSB read-only, 1 worker, alternated processes; docs/experiments.md): sequential
-// with kCount 1.03x / 1.26x / 1.26x kBisect at 10^4 / 10^6 / 2*10^7 records; interleaved and
-// nested with kCount lose ~30 % at 2*10^7.
+//   kCount   counts the slots whose head is below the key's, one independent load per slot.
+//            The loads of a node read cold miss in parallel, where a bisection's ~log2(count)
+//            probes miss one after another. For nodes read cold: the sequential mode's
+//            operations, and BTree::lookup / scan_leaf (the default).
+//   kBisect  bisects the heads branch-free, touching only the ~log2(count) lines it probes.
+//            For nodes whose lines were prefetched (under load a coroutine is resumed while
+//            some of its node's lines are still in flight, and the fewer of them it reads, the
+//            less it waits), and for the tree's own inserts and removes, which the engine issues
+//            right after its lookup of the same key has brought the path into the cache.
+// Either way only the slots sharing the key's head are then compared in full (btree.cc,
+// search_range). Measured (YCSB read-only, 1 worker, alternated processes; docs/experiments.md):
+// sequential with kCount 1.03x / 1.26x / 1.26x kBisect at 10^4 / 10^6 / 2*10^7 records;
+// interleaved and nested with kCount lose ~30 % at 2*10^7.
 enum class NodeSearch : std::uint8_t { kCount, kBisect };
 
 class BTree;

@@ -7,6 +7,14 @@
 
 #include <sched.h>
 
+// A condition with no pattern to learn (a bisection's direction): asks for a conditional move
+// rather than a branch. Clang honours it; GCC makes such selects branch-free by itself.
+#if defined(__clang__)
+#define BRAID_UNPREDICTABLE(c) __builtin_unpredictable(c)
+#else
+#define BRAID_UNPREDICTABLE(c) (c)
+#endif
+
 namespace braid::util {
 
 // The first up-to-8 bytes of `p`, big-endian, zero-padded: comparing these heads as integers
