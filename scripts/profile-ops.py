@@ -33,31 +33,38 @@ def read_dump(path):
 
 
 def top_functions(path, top):
-    """[(function, {event: self cost})] from callgrind_annotate, by instructions."""
+    """[(function, {event: self cost})] from callgrind_annotate, by instructions. Code inlined
+    from other files, and callgrind's recursion copies (name'2), count for the function."""
     out = subprocess.run(
-        ["callgrind_annotate", "--show=" + ",".join(EVENTS), "--sort=Ir", path],
-        capture_output=True, text=True, check=True).stdout
-    rows = []
+        ["callgrind_annotate", "--threshold=100", "--auto=no", "--show=" + ",".join(EVENTS), "--sort=Ir",
+         path], capture_output=True, text=True, check=True).stdout
+    cell = r"(?:[\d,]+(?:\s*\(\s*[\d.]+%\))?|\.)\s+"
+    costs_by_fn = {}
     started = False
     for line in out.splitlines():
         if line.rstrip().endswith("file:function"):
             started = True
             continue
-        if not started or not line.strip() or line.startswith("---"):
+        if not started or line.startswith("---"):
             continue
-        # "12,304,099 (34.66%) 10 ( 1.53%) ... file:function [binary]"; "." is zero.
-        cell = r"(?:[\d,]+\s*\(\s*[\d.]+%\)|\.)\s+"
+        if not line.strip():
+            if costs_by_fn:
+                break  # the end of the function list
+            continue
+        # "12,304,099 (34.66%) 0 ... . file:function [binary]"; "." is zero.
         m = re.match(r"\s*((?:" + cell + "){" + str(len(EVENTS)) + r"})(.*)$", line)
         if not m:
             continue
-        values = re.findall(r"([\d,]+)\s*\(\s*[\d.]+%\)|(\.)", m.group(1))
+        values = re.findall(r"([\d,]+)(?:\s*\(\s*[\d.]+%\))?|(\.)", m.group(1))
         costs = [0 if dot else int(num.replace(",", "")) for num, dot in values]
         fn = re.sub(r"\s*\[[^\]]*\]\s*$", "", m.group(2))
-        fn = fn.split(":", 1)[1] if ":" in fn else fn
-        rows.append((fn, dict(zip(EVENTS, costs))))
-        if len(rows) == top:
-            break
-    return rows
+        fn = fn.split(":", 1)[1] if re.match(r"^[^ ]*\.[a-z]+:", fn) or fn.startswith("???:") else fn
+        fn = re.sub(r"'\d+$", "", fn)
+        acc = costs_by_fn.setdefault(fn, dict.fromkeys(EVENTS, 0))
+        for e, c in zip(EVENTS, costs):
+            acc[e] += c
+    rows = sorted(costs_by_fn.items(), key=lambda kv: -kv[1]["Ir"])
+    return rows[:top]
 
 
 def short(fn, width=90):
@@ -74,7 +81,7 @@ def main():
     ap.add_argument("--ops-per-txn", type=int, required=True)
     ap.add_argument("--arch", default="")
     ap.add_argument("--commit", default="")
-    ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--top", type=int, default=15)
     a = ap.parse_args()
     txns = a.txns
     ops = a.txns * a.ops_per_txn

@@ -32,6 +32,7 @@ FrameAllocator* FrameAllocator::current() { return t_current; }
 void FrameAllocator::set_current(FrameAllocator* a) { t_current = a; }
 
 void* FrameAllocator::allocate(std::size_t bytes) {
+  BRAID_DASSERT(bytes > 0);  // a frame holds at least its resume and destroy pointers
   BRAID_DASSERT(bytes <= kMaxClassBytes);
   const std::size_t c = class_of(bytes);
   if (FreeFrame* f = free_[c]; f != nullptr) [[likely]] {
