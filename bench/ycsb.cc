@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "background_load.h"
 #include "bench_db.h"
 #include "engine/table.h"
 #include "flags.h"
@@ -54,8 +55,9 @@ struct Config {
   std::string roof;
   std::vector<std::string> modes;       // in the order given; every mode for --mode all
   std::vector<std::string> isolations;  // --isolation: si | ssn, one or a list (alternated)
-  bool declare_read_only;  // a transaction of reads and scans declares itself read-only
-  std::uint32_t repeat;    // rounds over `modes`, round-robin
+  bool declare_read_only;         // a transaction of reads and scans declares itself read-only
+  std::uint32_t repeat;           // rounds over `modes`, round-robin
+  std::uint32_t background_load;  // competing threads during the runs (bench/background_load.h)
   std::string scheduler;
   std::vector<std::uint32_t> batches;  // --batch, one or a list (swept for interleaving modes)
   bool multi_get;
@@ -566,6 +568,8 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      their ratios; 'all' is every mode. 'plain' is a thread-per-
                      transaction loop over the synchronous API (no workers, no
                      coroutines): the yardstick for 'sequential'.
+  --background-load N  N threads walking 64 MiB each at random during the runs (preemption
+                     and cache pollution, like a build beside the database; default 0)
   --repeat R         run the mode list R times round-robin (default 1) and print each
                      mode's min / median / max; ratios then compare medians. On a noisy
                      machine this is the fair A/B: every mode sees the same drift.
@@ -840,6 +844,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->roof = flags.str("roof", "results/roof.json");
   cfg->modes = parse_name_list("mode", flags.str("mode", "interleaved"), ycsb_modes(), &err);
   cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
+  cfg->background_load = static_cast<std::uint32_t>(flags.u64("background-load", 0, 0, 256));
   cfg->scheduler = flags.choice("scheduler", "batch", scheduler_names());
   cfg->isolations = parse_name_list("isolation", flags.str("isolation", "si"), {"si", "ssn"}, &err);
   cfg->declare_read_only = flags.u64("declare-read-only", 0, 0, 1) != 0;
@@ -869,9 +874,9 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   }
   if (cfg->multi_get && cfg->read != 100) return "--multi-get 1 needs a read-only mix (--read 100)";
   if (cfg->engine != "braid") {
-    for (const char* f :
-         {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load", "log-flusher",
-          "sq-poll-cpu", "prefault-mib", "log-sync", "checkpoint-mib", "reserve-gib"}) {
+    for (const char* f : {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load",
+                          "log-flusher", "sq-poll-cpu", "prefault-mib", "log-sync",
+                          "checkpoint-mib", "reserve-gib", "background-load"}) {
       if (flags.has(f)) return std::string("--") + f + " applies to --engine braid only";
     }
     cfg->modes = {"plain"};  // a peer runs the thread-per-transaction loop
@@ -970,7 +975,7 @@ void add_run_fields(JsonObject& o, const Config& cfg, const ModeResult& m, const
   o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
   o.add("dist", cfg.dist).add("theta", cfg.theta);
   o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
-  o.add("rep", rep).add("repeat", cfg.repeat);
+  o.add("rep", rep).add("repeat", cfg.repeat).add("background_load", cfg.background_load);
   o.add("txn_per_s", m.txn_per_s).add("ops_per_s", f.ops_per_s).add("abort_rate", f.abort_rate);
   o.add("p50_us", f.p50_us).add("p99_us", f.p99_us).add("load_s", load_s).add("run_s", m.run_s);
   o.add("commits", m.total.commits).add("aborts", m.total.aborts);
@@ -1084,6 +1089,8 @@ int ycsb_main(int argc, char** argv, int first) {
   std::uint64_t errors = 0;
   std::string first_error;
   std::uint64_t stream = 0;
+  // After the load: the competition is for the measured runs.
+  const auto competing = std::make_unique<BackgroundLoad>(cfg.background_load);
   for (std::uint32_t rep = 0; rep < cfg.repeat; ++rep) {
     double seq = 0;  // this round's sequential figure, once it ran
     for (std::size_t mi = 0; mi < variants.size(); ++mi) {

@@ -9,6 +9,7 @@
 
 #include "engine/access.h"
 #include "runtime/cpu.h"
+#include "runtime/run_delay.h"
 #include "util/assert.h"
 
 namespace braid::engine {
@@ -174,6 +175,9 @@ void Worker::main() {
   tls_current = this;
   if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
   runtime::FrameAllocator::set_current(&frames_);
+  // kAuto's windows discount the time this thread waits preempted (opened on it, for it).
+  const runtime::RunDelay run_delay;
+  tuner_.set_wait_source(&run_delay);
   std::unique_lock<std::mutex> held(log_mutex_, std::defer_lock);
   if (flusher_mode_) {
     held.lock();
@@ -226,6 +230,7 @@ void Worker::main() {
   }
   held_ = nullptr;
   publish_stats();
+  tuner_.set_wait_source(nullptr);
   runtime::FrameAllocator::set_current(nullptr);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "runtime/run_delay.h"
 #include "util/assert.h"
 
 namespace braid::sched {
@@ -20,10 +21,18 @@ void AutoTuner::reset(std::uint32_t max_batch, Clock::time_point now) {
   resume(now);
 }
 
+std::int64_t AutoTuner::waited() const { return wait_source_ != nullptr ? wait_source_->ns() : 0; }
+
+void AutoTuner::set_wait_source(const runtime::RunDelay* source) {
+  wait_source_ = source;
+  window_waited_ = waited();
+}
+
 void AutoTuner::resume(Clock::time_point now) {
   window_txns_ = 0;
   window_ops_ = 0;
   window_start_ = now;
+  window_waited_ = waited();
   std::fill(std::begin(rates_), std::end(rates_), 0.0);
   confirming_ = false;
   // With a winner: exploit it for a whole stretch. Without: explore from the first candidate
@@ -33,15 +42,19 @@ void AutoTuner::resume(Clock::time_point now) {
   windows_left_ = exploit_windows_;
 }
 
-void AutoTuner::check_window(Clock::time_point now) {
-  const std::int64_t ns =
+void AutoTuner::check_window(Clock::time_point now, std::int64_t waited_ns) {
+  const std::int64_t wall =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now - window_start_).count();
+  // The worker's own time: a preempted stretch neither counts toward the window nor dilutes
+  // its rate. (Clamped: the two clocks are read apart.)
+  const std::int64_t ns = std::max<std::int64_t>(wall - (waited_ns - window_waited_), 1);
   if (ns < kWindowNs) return;
   const double rate =
       static_cast<double>(std::max<std::int64_t>(window_ops_, 0)) / static_cast<double>(ns);
   window_txns_ = 0;
   window_ops_ = 0;
   window_start_ = now;
+  window_waited_ = waited_ns;
   if (!exploring_) {
     BRAID_ASSERT(windows_left_ > 0);
     if (--windows_left_ != 0) return;

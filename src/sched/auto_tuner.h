@@ -5,11 +5,21 @@
 //
 // Single-threaded: one per worker, driven from the worker's scheduler loop. Time is passed in
 // (`now`) so tests can drive it; the worker passes steady_clock::now().
+//
+// A window's length is the worker's own time: wall time less the time it waited preempted
+// (runtime/run_delay.h), so a window that another process's threads took the core from is
+// neither shorter in work nor blamed on its candidate. Measured with wall time on a busy machine
+// (issue 23: compiler jobs at load ~7 on 2 cores), kAuto ran at 0.66x sequential: preempted
+// windows rated whichever candidate they fell on low, at random.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+
+namespace braid::runtime {
+class RunDelay;
+}
 
 namespace braid::sched {
 
@@ -47,11 +57,17 @@ class AutoTuner {
   void on_ops(std::uint32_t n) { window_ops_ += n; }
   void on_finished(bool useful, std::uint32_t ops) {
     if (!useful) window_ops_ -= static_cast<std::int64_t>(ops);
-    if (++window_txns_ % kCheckEvery == 0) check_window(Clock::now());
+    if (++window_txns_ % kCheckEvery == 0) check_window(Clock::now(), waited());
   }
   // Ends the current window if it has lasted kWindowNs by `now`, and decides when the last
-  // candidate of an exploration has been measured.
-  void check_window(Clock::time_point now);
+  // candidate of an exploration has been measured. `waited_ns` is the worker's total preempted
+  // time so far (the source's reading; tests pass their own).
+  void check_window(Clock::time_point now) { check_window(now, waited()); }
+  void check_window(Clock::time_point now, std::int64_t waited_ns);
+
+  // Where the worker's preempted time is read (null: none is discounted). Set on the worker's
+  // thread, before the first window it should discount.
+  void set_wait_source(const runtime::RunDelay* source);
 
   std::uint64_t decisions() const { return decisions_; }
   // The batch size the last decision chose (1 before the first).
@@ -72,6 +88,9 @@ class AutoTuner {
   std::uint64_t window_txns_ = 0;
   std::int64_t window_ops_ = 0;  // may dip below zero when a conflict takes back earlier ops
   Clock::time_point window_start_{};
+  std::int64_t window_waited_ = 0;  // the source's reading at the window's start
+  const runtime::RunDelay* wait_source_ = nullptr;
+  std::int64_t waited() const;
   std::uint64_t decisions_ = 0;
 };
 

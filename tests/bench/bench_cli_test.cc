@@ -76,15 +76,15 @@ TEST(BenchCli, TinyYcsbRunPrintsTableAndAppendsJson) {
 
 // --txns: a fixed amount of work per thread (scripts/profile-ops.sh counts instructions over
 // it), in every kind of run: the thread loop, the workers, a peer; --reserve-gib shrinks the
-// address space reserved (valgrind's need).
+// address space reserved (valgrind's need); --background-load competes with the runs.
 TEST(BenchCli, TinyYcsbTxnsRunsExactlyThatManyTransactionsPerThread) {
   const std::string json = temp_path("txns.jsonl");
   RunResult r =
-      run("ycsb --records 2000 --txns 300 --threads 2 --mode plain,sequential,interleaved "
-          "--reserve-gib 1 --json " +
+      run("ycsb --records 2000 --txns 300 --threads 2 --mode plain,sequential,interleaved,auto "
+          "--reserve-gib 1 --background-load 1 --json " +
           json);
   ASSERT_EQ(r.code, 0) << r.out;
-  std::size_t expect = 3;
+  std::size_t expect = 4;
   for (const std::string& peer : braid::bench::built_peers()) {
     r = run("ycsb --engine " + peer + " --records 2000 --txns 300 --threads 2 --json " + json);
     ASSERT_EQ(r.code, 0) << r.out;

@@ -215,3 +215,32 @@ TEST(AutoTuner, ResetForgetsTheWinner) {
 
 }  // namespace
 }  // namespace braid::sched
+
+namespace braid::sched {
+namespace {
+
+// A window another thread preempted: its candidate is rated by the worker's own time, so a
+// preemption on the best candidate's window does not hand the decision to a worse one (with
+// wall time it did: interleaving at 8, preempted for 3/4 of its window, rated 2.5 / 4 < 1).
+TEST(AutoTuner, PreemptedTimeNeitherEndsAWindowNorLowersItsRate) {
+  Sim sim(64);
+  std::int64_t waited = 0;
+  for (int i = 0; i < 4; ++i) {
+    const std::uint32_t b = sim.tuner.batch();
+    sim.tuner.on_ops(static_cast<std::uint32_t>(kInterleavingPays(b) * AutoTuner::kWindowNs));
+    if (b == 8) {
+      // Preempted for three window lengths, then runs its window's work.
+      sim.now += std::chrono::nanoseconds(3 * AutoTuner::kWindowNs);
+      waited += 3 * AutoTuner::kWindowNs;
+      sim.tuner.check_window(sim.now, waited);
+      EXPECT_EQ(sim.tuner.batch(), 8u) << "a preempted stretch ended the window";
+    }
+    sim.now += std::chrono::nanoseconds(AutoTuner::kWindowNs);
+    sim.tuner.check_window(sim.now, waited);
+  }
+  EXPECT_FALSE(sim.tuner.exploring());
+  EXPECT_EQ(sim.tuner.choice(), 8u);
+}
+
+}  // namespace
+}  // namespace braid::sched
