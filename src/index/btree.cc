@@ -80,8 +80,8 @@ BRAID_OPTIMISTIC int compare(const Node* n, const Slot& s, const SearchKey& k) {
 //            conditional move and the trip count depends only on `count`, so nothing is
 //            mispredicted (the branchy bisection it replaced mispredicted ~11 times per YCSB
 //            get over 10^6 records, ~50 % of its probes; scripts/profile-ops.sh).
-// The equal heads are then walked from there, over lines the search just read — usually no
-// step at all, since distinct keys of up to 8 bytes have distinct heads. A racing writer can
+// The equal heads follow, found from there over lines the search just read — usually no step
+// at all, since distinct keys of up to 8 bytes have distinct heads. A racing writer can
 // leave the heads unsorted; both ends stay within [0, count] and the caller's version check
 // discards the result.
 BRAID_OPTIMISTIC inline unsigned heads_below(const Slot* slots, unsigned count, std::uint64_t head,
@@ -116,8 +116,18 @@ BRAID_OPTIMISTIC inline void search_range(const Node* n, unsigned count, const S
   }
   const Slot* slots = n->slots();
   const unsigned below = heads_below(slots, count, k.head, search);
+  // Usually none or one slot shares the head; composite keys (TPC-C's) may share it across a
+  // whole node, where a walk would be linear: past two, the end is bisected too.
   unsigned end = below;
-  while (end < count && racy(slots[end].head) == k.head) ++end;
+  if (end < count && racy(slots[end].head) == k.head) {
+    ++end;
+    if (end < count && racy(slots[end].head) == k.head) {
+      ++end;
+      end = k.head == ~std::uint64_t{0}
+                ? count
+                : end + heads_below(slots + end, count - end, k.head + 1, NodeSearch::kBisect);
+    }
+  }
   *lo = below;
   *hi = end;
 }
