@@ -769,7 +769,6 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
     exec.seed = cfg.seed;
     std::thread timer([&] { stop_after(cfg, stop); });
     status = db.run(ptrs, exec);
-    stop.store(true);  // --txns: the generators have stopped; so may the timer
     timer.join();
     std::uint64_t sink = 0;
     for (std::uint32_t t = 0; t < cfg.threads; ++t) {

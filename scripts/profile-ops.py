@@ -101,10 +101,11 @@ def main():
         for e in EVENTS:
             case[e + "_per_op"] = totals.get(e, 0) / ops
             case[e + "_per_txn"] = totals.get(e, 0) / txns
-        case["top"] = [{"function": fn, **{e + "_per_op": c[e] / ops for e in EVENTS}}
-                       for fn, c in top_functions(path, a.top)]
         cases[(case["records"], case["op"], mode)] = case
     cases = list(cases.values())
+    for case in cases:  # only the kept (warm) dumps are annotated
+        case["top"] = [{"function": fn, **{e + "_per_op": c[e] / ops for e in EVENTS}}
+                       for fn, c in top_functions(os.path.join(a.out, case["file"]), a.top)]
     if not cases:
         sys.exit("profile-ops.py: no callgrind dumps under " + a.out + "/raw")
     order = {"get": 0, "update": 1, "insert": 2, "scan": 3}

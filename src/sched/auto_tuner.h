@@ -57,12 +57,17 @@ class AutoTuner {
   void on_ops(std::uint32_t n) { window_ops_ += n; }
   void on_finished(bool useful, std::uint32_t ops) {
     if (!useful) window_ops_ -= static_cast<std::int64_t>(ops);
-    if (++window_txns_ % kCheckEvery == 0) check_window(Clock::now(), waited());
+    if (++window_txns_ % kCheckEvery == 0) check_window(Clock::now());
   }
   // Ends the current window if it has lasted kWindowNs by `now`, and decides when the last
   // candidate of an exploration has been measured. `waited_ns` is the worker's total preempted
   // time so far (the source's reading; tests pass their own).
-  void check_window(Clock::time_point now) { check_window(now, waited()); }
+  void check_window(Clock::time_point now) {
+    // The worker's own time is at most the wall time: until that reaches a window, the window
+    // cannot have ended, and the preempted time (a syscall) need not be read.
+    if (now - window_start_ < std::chrono::nanoseconds(kWindowNs)) return;
+    check_window(now, waited());
+  }
   void check_window(Clock::time_point now, std::int64_t waited_ns);
 
   // Where the worker's preempted time is read (null: none is discounted). Set on the worker's

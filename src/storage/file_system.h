@@ -114,5 +114,7 @@ bool probe_io_uring(std::string* why);
 
 // Reads a whole file (recovery and tools).
 Status read_file(FileSystem& fs, const std::string& path, std::string* out);
+// The size of the file at `path` (open, size, close).
+Result<std::uint64_t> file_size(FileSystem& fs, const std::string& path);
 
 }  // namespace braid::storage

@@ -395,6 +395,14 @@ bool probe_io_uring(std::string* why) {
   return ok;
 }
 
+Result<std::uint64_t> file_size(FileSystem& fs, const std::string& path) {
+  Result<FileId> f = fs.open(path, {});
+  if (!f.is_ok()) return f.status();
+  Result<std::uint64_t> n = fs.size(*f);
+  fs.close(*f);
+  return n;
+}
+
 Status read_file(FileSystem& fs, const std::string& path, std::string* out) {
   Result<FileId> f = fs.open(path, {});
   if (!f.is_ok()) return f.status();

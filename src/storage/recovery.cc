@@ -671,15 +671,6 @@ struct LogFile {
   std::string name;
 };
 
-// A file's size, 0 when it cannot be had (only a progress report's total depends on it).
-std::uint64_t file_size(FileSystem& fs, const std::string& path) {
-  Result<FileId> f = fs.open(path, {});
-  if (!f.is_ok()) return 0;
-  const Result<std::uint64_t> n = fs.size(*f);
-  fs.close(*f);
-  return n.is_ok() ? *n : 0;
-}
-
 // Whether a log file holds any whole block (an unreadable one counts as holding data).
 bool holds_block(FileSystem& fs, const std::string& path) {
   std::string img;
@@ -867,7 +858,11 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
         f.n.segment >= starts[f.n.log].segment) {
       logs[f.n.log]->add_segment(f.n.segment, f.name);
       ++r->log_files;
-      if (progress) log_bytes += file_size(fs, dir + "/" + f.name);
+      if (progress) {
+        // Only a progress report's total depends on it: a size that cannot be had counts 0.
+        const Result<std::uint64_t> n = file_size(fs, dir + "/" + f.name);
+        log_bytes += n.is_ok() ? *n : 0;
+      }
     }
   }
   static const util::ProgressMeter::Sink kNone;  // a new database has no log to speak of
