@@ -6,6 +6,7 @@
 #include "contention.h"
 #include "probe_bench.h"
 #include "roof.h"
+#include "steps.h"
 #include "tpcc.h"
 #include "ycsb.h"
 
@@ -22,6 +23,8 @@ commands:
            scheduler (MosaicDB's microbenchmarks)
   contention single-insert transactions into one hot leaf, 1..N workers (oversubscribed
            included), sequential vs interleaved
+  steps    STEPS' microbenchmark: one index fetch by N transactions as a team, and one after
+           another (L1-I misses under scripts/icache.sh)
 
 Run 'braid-bench <command> --help' for the flags of a command.
 )";
@@ -49,7 +52,8 @@ int main(int argc, char** argv) {
       {"probe", braid::bench::probe_main, braid::bench::probe_usage},
       {"roof", braid::bench::roof_main, braid::bench::roof_usage},
       {"coldmix", braid::bench::coldmix_main, braid::bench::coldmix_usage},
-      {"contention", braid::bench::contention_main, braid::bench::contention_usage}};
+      {"contention", braid::bench::contention_main, braid::bench::contention_usage},
+      {"steps", braid::bench::steps_main, braid::bench::steps_usage}};
   for (const Command& c : commands) {
     if (std::strcmp(cmd, c.name) != 0) continue;
     for (int i = 2; i < argc; ++i) {

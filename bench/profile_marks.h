@@ -18,6 +18,22 @@ inline void profile_begin() {
 #endif
 }
 
+// Counts restart from zero here; the simulated caches keep their contents (a warm start).
+inline void profile_zero() {
+#if defined(BRAID_HAVE_CALLGRIND)
+  CALLGRIND_ZERO_STATS;
+#endif
+}
+
+// Empties the simulated caches and keeps counting: callgrind clears its cache simulator
+// whenever instrumentation starts. (Its translations are discarded too: slow, not counted.)
+inline void profile_flush_caches() {
+#if defined(BRAID_HAVE_CALLGRIND)
+  CALLGRIND_STOP_INSTRUMENTATION;
+  CALLGRIND_START_INSTRUMENTATION;
+#endif
+}
+
 inline void profile_end([[maybe_unused]] const char* label) {
 #if defined(BRAID_HAVE_CALLGRIND)
   CALLGRIND_STOP_INSTRUMENTATION;

@@ -270,6 +270,8 @@ ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
   d.io_checks = after.io_checks - before.io_checks;
   d.index_restarts = after.index_restarts - before.index_restarts;
   d.index_backoff_ns = after.index_backoff_ns - before.index_backoff_ns;
+  d.teams = after.teams - before.teams;
+  d.team_members = after.team_members - before.team_members;
   return d;
 }
 

@@ -503,6 +503,9 @@ class TpccGenerator : public TxnGenerator {
         return kStockLevel;
       case TpccMix::kTpcc:  // 45 / 43 / 4 / 4 / 4
         break;
+      default:
+        return static_cast<TpccType>(static_cast<int>(cfg_.mix) -
+                                     static_cast<int>(TpccMix::kNewOrderOnly));
     }
     if (r < 45) return kNewOrder;
     if (r < 88) return kPayment;

@@ -22,9 +22,24 @@ namespace braid::bench {
 int tpcc_main(int argc, char** argv, int first);
 const char* tpcc_usage();
 
-enum class TpccMix : std::uint8_t { kTpcc, kTpccR, kTpccH };
-inline constexpr const char* kTpccMixNames[] = {"tpcc", "tpcc-r", "tpcc-h"};
-static_assert(util::names_every(kTpccMixNames, TpccMix::kTpccH));
+// The standard mixes, then one mix per transaction type (that type only: for measuring a type on
+// its own, e.g. its instruction footprint; TpccMix::kNewOrderOnly + type is that type's mix).
+enum class TpccMix : std::uint8_t {
+  kTpcc,
+  kTpccR,
+  kTpccH,
+  kNewOrderOnly,
+  kPaymentOnly,
+  kOrderStatusOnly,
+  kDeliveryOnly,
+  kStockLevelOnly,
+  kQuery2Only,
+};
+inline constexpr const char* kTpccMixNames[] = {"tpcc",      "tpcc-r",      "tpcc-h",
+                                                "new-order", "payment",     "order-status",
+                                                "delivery",  "stock-level", "q2"};
+static_assert(util::names_every(kTpccMixNames, TpccMix::kQuery2Only));
+inline constexpr std::size_t kTpccStandardMixes = 3;  // "all" runs these
 const char* mix_name(TpccMix mix);
 
 // Transaction types, in the order of every per-type array.
@@ -37,6 +52,8 @@ enum TpccType : std::uint8_t {
   kQuery2,
   kTpccTypes
 };
+static_assert(static_cast<int>(TpccMix::kQuery2Only) - static_cast<int>(TpccMix::kNewOrderOnly) ==
+              kQuery2 - kNewOrder);
 const char* type_name(TpccType t);
 
 struct TpccScale {

@@ -10,6 +10,7 @@
 
 #include "bench_db.h"
 #include "flags.h"
+#include "profile_marks.h"
 #include "report.h"
 #include "tpcc.h"
 #include "util/assert.h"
@@ -27,14 +28,25 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      has its own home warehouses, so N >= --threads
   --threads N        workers, one per core (default 1)
   --seconds S        run time per mode and mix (default 5)
-  --mix M            tpcc | tpcc-r | tpcc-h | all, or a comma-separated list (default tpcc)
+  --txns N           instead: each worker runs N transactions (a fixed amount of work, for
+                     valgrind: scripts/icache.sh)
+  --mix M            tpcc | tpcc-r | tpcc-h | all (these three), or one type alone: new-order |
+                     payment | order-status | delivery | stock-level | q2; or a comma-separated
+                     list (default tpcc)
   --mode M           sequential | prefetch | nested | interleaved | auto | hybrid | all, or a
                      comma-separated list (default interleaved); hybrid = interleaved with
                      multi_get in NewOrder, StockLevel and Q2*
   --hybrid           use multi_get (as the hybrid mode) in every listed mode
-  --scheduler P      pipeline | batch (default pipeline: TPC-C's transactions differ in length
-                     by 100x, and the batch policy leaves a slot idle until its batch's longest
-                     one ends)
+  --scheduler P      batch | pipeline | storage-batch | dual-queue | team, or a comma-separated
+                     list that runs every mode under each, labelled mode/scheduler (default
+                     pipeline: TPC-C's transactions differ in length by 100x, and the batch
+                     policy leaves a slot idle until its batch's longest one ends). JSON:
+                     scheduler
+  --team-admission P  under team: the policy that admits (batch | pipeline | storage-batch |
+                     dual-queue; default pipeline)
+  --team-size N      under team: most transactions in one team, and the fewest a round
+                     resumes (default 8; ExecOptions::team_size)
+  --team-wait N      under team: most rounds a transaction is passed over (default 2)
   --batch N          transactions a worker interleaves (default 8)
   --isolation I[,I]  si | ssn: snapshot isolation, or serializable (SSN); a list runs every
                      mode under each, labelled mode/ssn (default si). JSON: isolation, aborts
@@ -103,8 +115,12 @@ struct Config {
   std::vector<std::string> isolations;  // si | ssn
   bool declare_read_only;
   std::uint32_t repeat;
-  std::string scheduler;
+  std::vector<std::string> schedulers;
   std::uint32_t batch;
+  std::string team_admission;
+  std::uint32_t team_size;
+  std::uint32_t team_wait;
+  std::uint64_t txns;  // per worker, instead of `seconds` (0: run for `seconds`)
   bool hybrid;
   std::uint32_t suppliers;
   bool verify;
@@ -135,7 +151,13 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->scale.customers = static_cast<std::uint32_t>(flags.u64("customers", 3000, 10, 3000));
   cfg->threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
   cfg->seconds = flags.f64("seconds", 5, 0.01, 86400);
-  cfg->mixes = parse_name_list("mix", flags.str("mix", "tpcc"), kMixes, &err);
+  cfg->txns = flags.u64("txns", 0, 0, std::uint64_t{1} << 40);
+  const std::string mixes = flags.str("mix", "tpcc");
+  if (mixes == "all") {
+    cfg->mixes.assign(kMixes.begin(), kMixes.begin() + kTpccStandardMixes);
+  } else {
+    cfg->mixes = parse_name_list("mix", mixes, kMixes, &err);
+  }
   if (err.empty())
     cfg->modes = parse_name_list("mode", flags.str("mode", "interleaved"), tpcc_modes(), &err);
   cfg->repeat = static_cast<std::uint32_t>(flags.u64("repeat", 1, 1, 1000));
@@ -144,8 +166,18 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
         parse_name_list("isolation", flags.str("isolation", "si"), {"si", "ssn"}, &err);
   }
   cfg->declare_read_only = flags.u64("declare-read-only", 1, 0, 1) != 0;
-  cfg->scheduler = flags.choice("scheduler", "pipeline", scheduler_names());
+  if (err.empty()) {
+    cfg->schedulers =
+        parse_name_list("scheduler", flags.str("scheduler", "pipeline"), scheduler_names(), &err);
+  }
   cfg->batch = static_cast<std::uint32_t>(flags.u64("batch", 8, 1, 64));
+  std::vector<std::string> admissions;
+  for (const std::string& p : scheduler_names()) {
+    if (p != "team") admissions.push_back(p);
+  }
+  cfg->team_admission = flags.choice("team-admission", "pipeline", admissions);
+  cfg->team_size = static_cast<std::uint32_t>(flags.u64("team-size", 8, 1, 64));
+  cfg->team_wait = static_cast<std::uint32_t>(flags.u64("team-wait", 2, 0, 1000));
   cfg->hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
   cfg->suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
   cfg->verify = flags.u64("verify", 0, 0, 1) != 0;
@@ -189,9 +221,11 @@ int load_database(const Config& cfg, const Options& options, Setup* s) {
 }
 
 void print_header(const Config& cfg, const Setup& s) {
+  std::string schedulers;
+  for (const std::string& p : cfg.schedulers) schedulers += (schedulers.empty() ? "" : ",") + p;
   std::printf("braid-bench tpcc: %u warehouse%s, %u thread%s, scheduler %s, batch %u%s\n",
               cfg.scale.warehouses, cfg.scale.warehouses == 1 ? "" : "s", cfg.threads,
-              cfg.threads == 1 ? "" : "s", cfg.scheduler.c_str(), cfg.batch,
+              cfg.threads == 1 ? "" : "s", schedulers.c_str(), cfg.batch,
               cfg.hybrid ? ", hybrid (multi_get)" : "");
   std::printf("  load: %s rows in %.2f s (%.0f rows/s)\n", with_commas(s.records).c_str(), s.load_s,
               static_cast<double>(s.records) / s.load_s);
@@ -215,6 +249,14 @@ bool verify(const Config& cfg, Setup* s, const std::string& when) {
   return true;
 }
 
+// A column of the report: a mode under one scheduler and one isolation level.
+struct Variant {
+  std::string mode;
+  std::string scheduler;
+  Isolation iso;
+  std::string label;  // mode, then /scheduler and /isolation where a list offered a choice
+};
+
 // One run's measurements beyond TpccResult: what the log did meanwhile.
 struct RunFigures {
   double tps = 0;
@@ -227,23 +269,31 @@ struct RunFigures {
 };
 
 // Run: one mix in one mode for cfg.seconds.
-Status run_one(const Config& cfg, Setup* s, const std::string& mix, const std::string& mode,
-               Isolation iso, std::uint64_t run_seed, TpccRunConfig* run, TpccResult* r,
-               RunFigures* f) {
+Status run_one(const Config& cfg, Setup* s, const std::string& mix, const Variant& v,
+               std::uint64_t run_seed, TpccRunConfig* run, TpccResult* r, RunFigures* f) {
+  const std::string& mode = v.mode;
+  const Isolation iso = v.iso;
   run->isolation = iso;
   run->declare_read_only = cfg.declare_read_only;
   run->mix = mix_of(mix);
   run->hybrid = cfg.hybrid || mode == "hybrid";
   run->suppliers = cfg.suppliers;
   run->exec.mode = exec_mode_of(mode);
-  (void)parse_scheduler(cfg.scheduler, &run->exec.scheduler);  // flags.choice checked it
+  (void)parse_scheduler(v.scheduler, &run->exec.scheduler);  // parse_name_list checked it
   run->exec.batch = cfg.batch;
+  (void)parse_scheduler(cfg.team_admission, &run->exec.team_admission);  // a name it accepted
+  run->exec.team_size = cfg.team_size;
+  run->exec.team_wait = cfg.team_wait;
   run->exec.seed = cfg.seed;
   run->seconds = cfg.seconds;
+  run->max_txns_per_worker = cfg.txns;
   run->seed = run_seed;
   const DurabilityStats before = s->db->durability_stats();
   const DatabaseStats sbefore = s->db->stats();
-  if (Status st = tpcc_run(*s->db, s->tables, cfg.scale, *run, r); !st.is_ok()) return st;
+  profile_begin();
+  Status st = tpcc_run(*s->db, s->tables, cfg.scale, *run, r);
+  profile_end((mix + "/" + v.label).c_str());
+  if (!st.is_ok()) return st;
   const DurabilityStats after = s->db->durability_stats();
   const DatabaseStats safter = s->db->stats();
   f->cold = ColdFigures::of(sbefore, safter, 0, r->run_s);
@@ -260,7 +310,7 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const std::s
 }
 
 void print_mix_header(const Config& cfg, const std::string& mix, std::uint32_t rep) {
-  std::printf("  %s%s:\n  %-12s %11s %10s %10s %9s %9s %8s   %s\n", mix.c_str(),
+  std::printf("  %s%s:\n  %-20s %11s %10s %10s %9s %9s %8s   %s\n", mix.c_str(),
               cfg.repeat > 1 ? (" (round " + std::to_string(rep + 1) + ")").c_str() : "", "mode",
               "txn_per_s", "NewOrd/min", "abort_rate", "p50_us", "p99_us", "vs_seq",
               "per type: txn/s (abort rate)");
@@ -268,10 +318,11 @@ void print_mix_header(const Config& cfg, const std::string& mix, std::uint32_t r
 
 // Report, per run: its table row and its JSON line. `seq`: this round's sequential txn/s for
 // the mix, or 0 before sequential ran. Answers "" or the error of appending the JSON line.
-std::string report_run(const Config& cfg, const Setup& s, const std::string& mix,
-                       const std::string& mode, const std::string& label, std::uint32_t rep,
-                       const TpccRunConfig& run, const TpccResult& r, const RunFigures& f,
-                       double seq) {
+std::string report_run(const Config& cfg, const Setup& s, const std::string& mix, const Variant& v,
+                       std::uint32_t rep, const TpccRunConfig& run, const TpccResult& r,
+                       const RunFigures& f, double seq) {
+  const std::string& mode = v.mode;
+  const std::string& label = v.label;
   const double attempts = static_cast<double>(r.completed() + r.aborts());
   const double abort_rate = attempts > 0 ? static_cast<double>(r.aborts()) / attempts : 0;
   Histogram all;
@@ -291,7 +342,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
                   static_cast<double>(t.aborts) / static_cast<double>(done + t.aborts));
     per_type += buf;
   }
-  std::printf("  %-12s %11.0f %10.0f %10.4f %9.1f %9.1f %8s   %s\n",
+  std::printf("  %-20s %11.0f %10.0f %10.4f %9.1f %9.1f %8s   %s\n",
               (label + (cfg.hybrid && mode != "hybrid" ? "+mg" : "")).c_str(), f.tps, no_per_min,
               abort_rate, all.quantile(0.5) / 1000.0, all.quantile(0.99) / 1000.0, vs,
               per_type.c_str());
@@ -314,7 +365,11 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("mode", std::string(mode == "hybrid" ? "interleaved" : mode));
   o.add("hybrid", run.hybrid ? 1 : 0)
       .add("variant", mode + (run.hybrid && mode != "hybrid" ? "+hybrid" : ""));
-  o.add("scheduler", cfg.scheduler).add("batch", cfg.batch);
+  o.add("scheduler", v.scheduler).add("batch", cfg.batch);
+  if (v.scheduler == "team") {
+    o.add("team_admission", cfg.team_admission).add("team_size", cfg.team_size);
+    o.add("team_wait", cfg.team_wait);
+  }
   o.add("isolation", std::string(to_string(run.isolation)));
   o.add("declare_read_only", run.declare_read_only ? 1 : 0);
   f.aborts.add_to(o, r.completed() + r.aborts());
@@ -393,21 +448,20 @@ int tpcc_main(int argc, char** argv, int first) {
 
   // Run: every mix in every mode once per round, round-robin. rates[mix][mode]: completed
   // txn/s per round.
-  // Each mode under each isolation (labelled mode/ssn when there is a choice), side by side.
-  struct Variant {
-    std::string mode;
-    Isolation iso;
-    std::string label;
-  };
+  // Each mode under each scheduler and each isolation (labelled mode/team/ssn where there is a
+  // choice), side by side.
   std::vector<Variant> variants;
   std::vector<std::string> labels;
   for (const std::string& mode : cfg.modes) {
-    for (const std::string& name : cfg.isolations) {
-      Variant v{mode, Isolation::kSnapshot, mode};
-      (void)parse_isolation(name, &v.iso);  // a name the parser accepted
-      if (cfg.isolations.size() > 1 || v.iso != Isolation::kSnapshot) v.label += "/" + name;
-      variants.push_back(v);
-      labels.push_back(v.label);
+    for (const std::string& sched : cfg.schedulers) {
+      for (const std::string& name : cfg.isolations) {
+        Variant v{mode, sched, Isolation::kSnapshot, mode};
+        (void)parse_isolation(name, &v.iso);  // a name the parser accepted
+        if (cfg.schedulers.size() > 1) v.label += "/" + sched;
+        if (cfg.isolations.size() > 1 || v.iso != Isolation::kSnapshot) v.label += "/" + name;
+        variants.push_back(v);
+        labels.push_back(v.label);
+      }
     }
   }
   std::vector<std::vector<std::vector<double>>> rates(
@@ -422,8 +476,8 @@ int tpcc_main(int argc, char** argv, int first) {
         TpccRunConfig run;
         TpccResult r;
         RunFigures f;
-        if (Status st = run_one(cfg, &s, mix, mode, variants[mi].iso,
-                                cfg.seed * 7919 + rep * 131 + mi, &run, &r, &f);
+        if (Status st =
+                run_one(cfg, &s, mix, variants[mi], cfg.seed * 7919 + rep * 131 + mi, &run, &r, &f);
             !st.is_ok()) {
           std::fprintf(stderr, "braid-bench: tpcc run failed: %s\n", st.to_string().c_str());
           return 1;
@@ -435,7 +489,7 @@ int tpcc_main(int argc, char** argv, int first) {
                        with_commas(r.errors()).c_str(), r.first_error.c_str());
           return 1;
         }
-        if (std::string e = report_run(cfg, s, mix, mode, variants[mi].label, rep, run, r, f, seq);
+        if (std::string e = report_run(cfg, s, mix, variants[mi], rep, run, r, f, seq);
             !e.empty()) {
           std::fprintf(stderr, "braid-bench: %s\n", e.c_str());
           return 1;

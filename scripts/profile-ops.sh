@@ -25,12 +25,9 @@ SIZES=${SIZES:-"10000 1000000"}
 OPS=${OPS:-"get update insert scan"}
 MODES=${MODES:-"sequential,interleaved"}
 BUILD=${BUILD:-build/profile}
-command -v valgrind >/dev/null || { echo "profile-ops: valgrind is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
-
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DBRAID_NATIVE=OFF -DBRAID_TESTS=OFF \
-  -DCMAKE_CXX_COMPILER="${CXX:-clang++-19}" "-DCMAKE_CXX_FLAGS=-g -gdwarf-4 -march=$ARCH" >/dev/null
-ninja -C "$BUILD" braid-bench >/dev/null
-BIN=$BUILD/bin/braid-bench
+WHO=profile-ops
+# shellcheck source=scripts/valgrind-build.sh
+source scripts/valgrind-build.sh
 
 mkdir -p "$OUT/raw"
 rm -f "$OUT"/raw/*

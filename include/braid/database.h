@@ -221,6 +221,12 @@ struct ExecStats {
   // or changed, and the time spent backing off before retrying.
   std::uint64_t index_restarts = 0;
   std::uint64_t index_backoff_ns = 0;
+  // SchedulerPolicy::kTeam: teams resumed, and the transactions resumed in them (their ratio
+  // is the mean team size; STEPS Table 4), and the most rounds in a row a resumable
+  // transaction was passed over (at most ExecOptions::team_wait; 0 under the other policies).
+  std::uint64_t teams = 0;
+  std::uint64_t team_members = 0;
+  std::uint32_t max_passed_over = 0;
 };
 
 // The secondary key of a record (see Database::create_index): fills `*out` and answers true, or

@@ -30,6 +30,9 @@ enum class SchedulerPolicy : std::uint8_t {
   kDualQueue,     // MosaicDB Algorithm 1: a hot queue of `batch` memory-bound transactions, a cold
                   // queue of `cold_slots` storage-bound ones checked every `cold_check_every` hot
                   // completions (or when no hot one can run), and a staging area between them
+  kTeam,          // STEPS: admission as `team_admission`; the open transactions are resumed in
+                  // teams of those suspended at the same code (operation x table x step), one
+                  // team back-to-back, so the code the first loads into L1-I serves the rest
 };
 
 // Names of the modes and schedulers, as braid-bench and the documentation spell them
@@ -61,6 +64,15 @@ struct ExecOptions {
   // ratio cold_slots / batch. batch + cold_slots is capped at slots_per_worker.
   std::uint32_t cold_slots = 16;
   std::uint32_t cold_check_every = 8;
+  // kTeam (STEPS, Harizopoulos & Ailamaki, CIDR 2005; DESIGN §4): which policy admits
+  // transactions and decides which may run (any but kTeam); at most `team_size` transactions
+  // form one team, and a round resumes whole teams, largest first, until it resumed
+  // `team_size` (so each still has that many others to hide its prefetch behind); a
+  // transaction passed over `team_wait` rounds in a row runs in the next one whatever its
+  // team. With batch <= team_size every round resumes every open transaction, grouped.
+  SchedulerPolicy team_admission = SchedulerPolicy::kPipeline;
+  std::uint32_t team_size = 8;
+  std::uint32_t team_wait = 2;
   StoragePath storage_path = StoragePath::kNested;
   // Debug switches for tests: suspend at every awaiter even where the mode would not (the
   // transaction yields to the scheduler after each operation), and resume the open transactions

@@ -29,6 +29,7 @@ struct OpEnv {
   detail::TxState* tx;            // null for the thread-per-transaction API
   std::coroutine_handle<>* sink;  // coroutine modes only
   std::uint64_t* suspends;        // counter, coroutine modes only
+  std::uint32_t* site;            // the slot's resume site, coroutine modes only (runtime::Miss)
 };
 
 // Mode tags.

@@ -149,7 +149,19 @@ Status check_exec(const ExecOptions& e, const std::string& where) {
   if (e.cold_check_every == 0) {
     return Status::invalid_argument(where + "ExecOptions::cold_check_every must be at least 1");
   }
-  if (e.scheduler == SchedulerPolicy::kDualQueue && e.cold_slots == 0) {
+  if (static_cast<std::size_t>(e.team_admission) >= sched::policies().size() ||
+      e.team_admission == SchedulerPolicy::kTeam) {
+    return Status::invalid_argument(where + "ExecOptions::team_admission " +
+                                    std::to_string(static_cast<int>(e.team_admission)) +
+                                    " is not a SchedulerPolicy other than team");
+  }
+  if (e.team_size == 0) {
+    return Status::invalid_argument(where + "ExecOptions::team_size must be at least 1");
+  }
+  if ((e.scheduler == SchedulerPolicy::kDualQueue ||
+       (e.scheduler == SchedulerPolicy::kTeam &&
+        e.team_admission == SchedulerPolicy::kDualQueue)) &&
+      e.cold_slots == 0) {
     return Status::invalid_argument(where +
                                     "ExecOptions::cold_slots must be at least 1 under dual-queue");
   }

@@ -65,6 +65,7 @@ struct IoPark {
   void await_suspend(std::coroutine_handle<> h) const noexcept {
     *env.sink = h;
     ++*env.suspends;
+    ++*env.site;
     env.tx->worker->park_io(env.tx, load);
   }
   void await_resume() const noexcept {}
@@ -73,12 +74,12 @@ struct IoPark {
 }  // namespace braid::engine
 
 // Runs ColdFetch `f` to its end inside the enclosing coroutine (environment `env`).
-#define BRAID_COLD_DRIVE(env, f)                                               \
-  for (::braid::engine::ColdFetch::Wait braid_w_;                              \
-       (braid_w_ = (f).step()) != ::braid::engine::ColdFetch::Wait::kNone;) {  \
-    if (braid_w_ == ::braid::engine::ColdFetch::Wait::kBusy) {                 \
-      co_await ::braid::runtime::Miss{nullptr, 0, (env).sink, (env).suspends}; \
-    } else {                                                                   \
-      co_await ::braid::engine::IoPark{(env), (f).load()};                     \
-    }                                                                          \
+#define BRAID_COLD_DRIVE(env, f)                                                           \
+  for (::braid::engine::ColdFetch::Wait braid_w_;                                          \
+       (braid_w_ = (f).step()) != ::braid::engine::ColdFetch::Wait::kNone;) {              \
+    if (braid_w_ == ::braid::engine::ColdFetch::Wait::kBusy) {                             \
+      co_await ::braid::runtime::Miss{nullptr, 0, (env).sink, (env).suspends, (env).site}; \
+    } else {                                                                               \
+      co_await ::braid::engine::IoPark{(env), (f).load()};                                 \
+    }                                                                                      \
   }

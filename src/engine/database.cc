@@ -530,7 +530,7 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       // Evicted since the operation looked (the coroutine modes fetched it already, so this
       // is a narrow race there): read it back synchronously and write again.
       std::uint64_t e;
-      if (Status s = cold_fetch_sync(OpEnv{this, ctx, nullptr, nullptr, nullptr},
+      if (Status s = cold_fetch_sync(OpEnv{this, ctx, nullptr, nullptr, nullptr, nullptr},
                                      &table.oids().entry(oid), table, key, &e);
           !s.is_ok()) {
         return s;

@@ -54,7 +54,8 @@ std::uint64_t Transaction::snapshot() const { return is_active() ? ctx_->snapsho
 namespace {
 // The thread-per-transaction API runs the same operations as the workers, as plain calls.
 void run_op(engine::DatabaseImpl* db, mvcc::TxnContext* ctx, detail::OpState* op) {
-  engine::plain::run<engine::Sequential>(engine::OpEnv{db, ctx, nullptr, nullptr, nullptr}, op);
+  engine::plain::run<engine::Sequential>(engine::OpEnv{db, ctx, nullptr, nullptr, nullptr, nullptr},
+                                         op);
 }
 }  // namespace
 

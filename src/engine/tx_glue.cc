@@ -27,7 +27,7 @@ namespace {
 // The operation run as plain calls (Sequential and Prefetch modes, and kAuto's sequential
 // stretches), with the transaction's bookkeeping.
 engine::OpEnv env_of(TxState* tx) {
-  return engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, tx->worker->suspend_counter()};
+  return engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, tx->worker->suspend_counter(), tx->site};
 }
 
 void run_inline(TxState* tx, OpState* op, ExecMode mode) {
@@ -82,6 +82,7 @@ std::coroutine_handle<> op_suspend(TxState* tx, OpState* op, std::coroutine_hand
   BRAID_DASSERT(op->deferred);
   tx->resume = awaiter;  // forced yield before an inline operation
   ++*tx->worker->suspend_counter();
+  ++*tx->site;
   return std::noop_coroutine();
 }
 

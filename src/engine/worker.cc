@@ -23,10 +23,12 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
       slots_(std::make_unique<Slot[]>(options.slots_per_worker)),
       frames_(std::size_t{256} << 20, options.huge_pages),
       queue_(std::bit_ceil(std::size_t{options.submit_queue_depth})) {
+  sites_.assign(options.slots_per_worker, sched::kSiteStart);  // never resized: slots point in
   for (std::uint32_t i = 0; i < options.slots_per_worker; ++i) {
     slots_[i].state.db = db;
     slots_[i].state.worker = this;
     slots_[i].state.slot = i;
+    slots_[i].state.site = &sites_[i];
   }
   states_.assign(options.slots_per_worker, sched::SlotState::kFree);
   order_.resize(options.slots_per_worker);
@@ -91,9 +93,19 @@ void Worker::apply_exec(const ExecOptions& exec) {
   exec_ = exec;
   exec_.batch = std::clamp<std::uint32_t>(exec.batch, 1, options_.slots_per_worker);
   // Only between runs, with every slot free: a policy's per-slot bookkeeping starts empty.
-  if (policy_ == nullptr || policy_->kind() != exec_.scheduler) {
+  const bool team_changed =
+      exec_.scheduler == SchedulerPolicy::kTeam &&
+      (exec_.team_admission != policy_exec_.team_admission ||
+       exec_.team_size != policy_exec_.team_size || exec_.team_wait != policy_exec_.team_wait);
+  if (policy_ == nullptr || policy_->kind() != exec_.scheduler || team_changed) {
     BRAID_ASSERT(live_ == 0);
+    if (policy_ != nullptr) {
+      old_teams_ += policy_->teams();
+      old_team_members_ += policy_->team_members();
+      old_max_passed_ = std::max(old_max_passed_, policy_->max_passed_over());
+    }
     policy_ = sched::policy_info(exec_.scheduler).make(exec_);
+    policy_exec_ = exec_;
   }
   resume_parked_io_ = policy_->resumes_parked_io();
   // The tuner belongs to the worker, not to a run: a run in kAuto continues from the last
@@ -309,6 +321,7 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   slot.state.failure = Status::ok();
   slot.state.io_waits = 0;
   slot.state.resume = task.handle();
+  sites_[i] = sched::kSiteStart;
   slot.task = std::move(task);
   set_state(i, sched::SlotState::kRunnable);
   if (slot.request == nullptr) slot.started = std::chrono::steady_clock::now();
@@ -319,7 +332,7 @@ void Worker::launch(Slot& slot, Task<Status> task) {
 void Worker::round() {
   check_slots();
   const std::uint32_t n = options_.slots_per_worker;
-  std::uint32_t count = policy_->order_round(order_, states_);
+  std::uint32_t count = policy_->order_round(order_, states_, sites_);
   bool ordered = count != sched::Policy::kSlotOrder;
   if (!ordered) count = n;
   BRAID_DASSERT(count <= n);
@@ -487,6 +500,11 @@ void Worker::publish_stats() {
   const index::ContentionCounters& c = index::thread_contention();  // this worker's thread
   published_.index_restarts.store(c.restarts, std::memory_order_relaxed);
   published_.index_backoff_ns.store(c.backoff_ns, std::memory_order_relaxed);
+  published_.teams.store(old_teams_ + policy_->teams(), std::memory_order_relaxed);
+  published_.team_members.store(old_team_members_ + policy_->team_members(),
+                                std::memory_order_relaxed);
+  published_.max_passed_over.store(std::max(old_max_passed_, policy_->max_passed_over()),
+                                   std::memory_order_relaxed);
 }
 
 void Worker::add_stats(ExecStats* out) const {
@@ -500,6 +518,10 @@ void Worker::add_stats(ExecStats* out) const {
   out->commit_waits += published_.commit_waits.load(std::memory_order_relaxed);
   out->io_checks += published_.io_checks.load(std::memory_order_relaxed);
   out->index_restarts += published_.index_restarts.load(std::memory_order_relaxed);
+  out->teams += published_.teams.load(std::memory_order_relaxed);
+  out->team_members += published_.team_members.load(std::memory_order_relaxed);
+  out->max_passed_over =
+      std::max(out->max_passed_over, published_.max_passed_over.load(std::memory_order_relaxed));
   out->index_backoff_ns += published_.index_backoff_ns.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));

@@ -29,6 +29,7 @@
 #include "runtime/mpsc_queue.h"
 #include "sched/auto_tuner.h"
 #include "sched/policy.h"
+#include "sched/site.h"
 #include "sched/slot_state.h"
 #include "util/random.h"
 
@@ -45,6 +46,8 @@ struct TxState {
   std::uint32_t slot = 0;           // the worker's slot index
   mvcc::TxnContext* ctx = nullptr;  // null once the transaction ended
   std::coroutine_handle<> resume;   // where the scheduler resumes this transaction next
+  // The code it resumes in (sched::site; the worker's per-slot array, which the policy reads).
+  std::uint32_t* site = nullptr;
   Tx tx;
   bool conflicted = false;  // ended by a Conflict
   std::uint32_t ops = 0;    // operations started, counted in kAuto only (its work measure)
@@ -121,6 +124,10 @@ class Worker {
   bool flat_storage() const { return exec_.storage_path == StoragePath::kFlattened; }
   // kAuto's work count; nothing in the other modes. A multi_get is one operation per key.
   void note_op(detail::TxState* tx, const detail::OpState& op) {
+    *tx->site = sched::op_site(static_cast<std::uint32_t>(op.kind),
+                               op.kind == detail::OpState::Kind::kIndexScan
+                                   ? static_cast<const void*>(op.index)
+                                   : static_cast<const void*>(op.table));
     if (exec_.mode != ExecMode::kAuto) return;
     const auto work = static_cast<std::uint32_t>(
         op.kind == detail::OpState::Kind::kMultiGet ? std::max<std::size_t>(op.keys.size(), 1) : 1);
@@ -234,6 +241,8 @@ class Worker {
   std::uint32_t last_auto_choice_ = 0;  // the tuner's choice when the last posted run ended
   util::Rng shuffle_rng_{1};
   std::vector<std::uint32_t> order_;
+  ExecOptions policy_exec_;           // what policy_ was made from
+  std::vector<std::uint32_t> sites_;  // per slot: where it resumes (sched/site.h)
 
   // DurabilityOptions::flusher_thread: the worker holds log_mutex_ while it runs (its log and
   // ring are touched all over a round: commits, ticks, cold reads, checkpoints) and lends it
@@ -304,11 +313,15 @@ class Worker {
   std::uint64_t transactions_ = 0;
   std::uint64_t resumes_ = 0;
   std::uint64_t suspends_ = 0;
+  // What the policies replaced so far counted (a policy lives from one change of options to
+  // the next): the published figures add the current policy's.
+  std::uint64_t old_teams_ = 0, old_team_members_ = 0;
+  std::uint32_t old_max_passed_ = 0;
   struct Published {
     std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
         frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0}, io_checks{0},
-        index_restarts{0}, index_backoff_ns{0};
-    std::atomic<std::uint32_t> auto_batch{0};
+        index_restarts{0}, index_backoff_ns{0}, teams{0}, team_members{0};
+    std::atomic<std::uint32_t> auto_batch{0}, max_passed_over{0};
   };
   Published published_;
 };

@@ -14,12 +14,17 @@ namespace braid::runtime {
 // bytes == 0 it only suspends (after prefetches issued by the caller). The prefetch happens in
 // await_ready so that it is issued before any suspension bookkeeping, and it targets L2: the
 // lines are read only after the other transactions ran (see CacheLevel).
+//
+// *site counts the operation's suspensions: the operation set it to its own site (kind and
+// table, engine::Worker::note_op) when it began, so the value names the code the transaction
+// resumes in — what the `team` scheduler groups transactions by (sched/team.cc).
 struct Miss {
   static constexpr CacheLevel kPrefetchTo = CacheLevel::kL2;
   const void* p;
   std::size_t bytes;
   std::coroutine_handle<>* sink;
   std::uint64_t* suspends;
+  std::uint32_t* site;
 
   bool await_ready() const noexcept {
     if (bytes != 0) prefetch_lines<kPrefetchTo>(p, bytes);
@@ -28,6 +33,7 @@ struct Miss {
   void await_suspend(std::coroutine_handle<> h) const noexcept {
     *sink = h;
     ++*suspends;
+    ++*site;
   }
   void await_resume() const noexcept {}
 };

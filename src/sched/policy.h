@@ -44,10 +44,13 @@ class Policy {
   // skips slots that are free or not resumable, so `order` may name any slot; a slot left out
   // is not resumed this round.
   static constexpr std::uint32_t kSlotOrder = ~std::uint32_t{0};
+  // `sites`: where each suspended slot resumes (sched/site.h).
   virtual std::uint32_t order_round(std::span<std::uint32_t> order,
-                                    std::span<const SlotState> states) {
+                                    std::span<const SlotState> states,
+                                    std::span<const std::uint32_t> sites) {
     (void)order;
     (void)states;
+    (void)sites;
     return kSlotOrder;
   }
 
@@ -66,6 +69,14 @@ class Policy {
 
   // Slot `slot`'s transaction ended (committed, aborted, or failed); the slot is free.
   virtual void on_finish(std::uint32_t slot) { (void)slot; }
+
+  // The most rounds in a row a resumable slot the policy was offered went unresumed (0 for
+  // the policies that resume every resumable candidate every round; `team` bounds it by
+  // ExecOptions::team_wait).
+  virtual std::uint32_t max_passed_over() const { return 0; }
+  // Teams resumed so far and the transactions resumed in them (`team`; 0 otherwise).
+  virtual std::uint64_t teams() const { return 0; }
+  virtual std::uint64_t team_members() const { return 0; }
 };
 
 // The registry (registry.cc): every policy by kind and by the name the benchmarks and the
@@ -85,5 +96,6 @@ std::unique_ptr<Policy> make_batch(const ExecOptions& exec);
 std::unique_ptr<Policy> make_pipeline(const ExecOptions& exec);
 std::unique_ptr<Policy> make_storage_batch(const ExecOptions& exec);
 std::unique_ptr<Policy> make_dual_queue(const ExecOptions& exec);
+std::unique_ptr<Policy> make_team(const ExecOptions& exec);
 
 }  // namespace braid::sched

@@ -7,11 +7,12 @@ namespace braid::sched {
 namespace {
 
 // Indexed by SchedulerPolicy.
-constexpr std::array<PolicyInfo, 4> kPolicies = {{
+constexpr std::array<PolicyInfo, 5> kPolicies = {{
     {SchedulerPolicy::kBatch, "batch", &make_batch},                         // CoroBase Algorithm 1
     {SchedulerPolicy::kPipeline, "pipeline", &make_pipeline},                // refill as slots free
     {SchedulerPolicy::kStorageBatch, "storage-batch", &make_storage_batch},  // MosaicDB 5a
     {SchedulerPolicy::kDualQueue, "dual-queue", &make_dual_queue},           // MosaicDB Algorithm 1
+    {SchedulerPolicy::kTeam, "team", &make_team},                            // STEPS
 }};
 
 }  // namespace

@@ -558,7 +558,7 @@ TEST(BenchCli, TinyColdmixRunsEverySchedulerAndReadsTheColdTable) {
                       dir + rw + " --json " + json);
     ASSERT_EQ(r.code, 0) << r.out;
     const std::vector<std::string> lines = json_lines(json);
-    ASSERT_EQ(lines.size(), 10u) << r.out;  // (sequential + 4 schedulers) x 2 percentages
+    ASSERT_EQ(lines.size(), 12u) << r.out;  // (sequential + 5 schedulers) x 2 percentages
     for (const std::string& line : lines) {
       expect_fields(line,
                     {"\"bench\":\"coldmix\"", "\"mode\":", "\"scheduler\":", "\"cold_pct\":",
@@ -616,6 +616,61 @@ TEST(BenchCli, TinyContentionRunsEachWorkerCountAndMode) {
     EXPECT_EQ(line.find("\"commits\":0,"), std::string::npos) << line;
   }
   EXPECT_NE(lines[2].find("\"oversubscribed\":1"), std::string::npos) << lines[2];
+  std::system(("rm -f " + json).c_str());
+}
+
+// Issue 22's TPC-C comparisons at tiny size: a list of schedulers alternates on one database
+// (labelled mode/scheduler, JSON scheduler and the team's parameters), a mix of one type runs
+// only that type, and --txns runs exactly that many per worker; the consistency conditions
+// hold after every run.
+TEST(BenchCli, TinyTpccSchedulerListsAndSingleTypeMixes) {
+  const std::string json = temp_path("tpcc-team.jsonl");
+  std::system(("rm -f " + json).c_str());
+  RunResult r =
+      run("tpcc --warehouses 4 --items 500 --customers 30 --txns 300 --mix new-order,payment,tpcc "
+          "--mode interleaved --scheduler pipeline,team --batch 8 --team-size 4 --team-wait 3 "
+          "--suppliers 20 --verify --json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("interleaved/team"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
+  const std::vector<std::string> lines = json_lines(json);
+  ASSERT_EQ(lines.size(), 6u) << r.out;  // three mixes x two schedulers
+  for (const std::string& line : lines) {
+    expect_fields(line, {"\"bench\":\"tpcc\"", "\"scheduler\":", "\"txn_per_s\":"});
+    const bool team = line.find("\"scheduler\":\"team\"") != std::string::npos;
+    EXPECT_EQ(line.find("\"team_size\":4") != std::string::npos, team) << line;
+    EXPECT_EQ(line.find("\"team_wait\":3") != std::string::npos, team) << line;
+    const double completed = json_number(line, "completed");
+    const double aborts = json_number(line, "aborts");
+    EXPECT_EQ(completed + aborts, 300.0) << line;  // --txns, one worker
+    if (line.find("\"mix\":\"new-order\"") != std::string::npos) {
+      EXPECT_NE(line.find("\"NewOrder\":{"), std::string::npos) << line;
+      EXPECT_EQ(line.find("\"Payment\":{"), std::string::npos) << line;
+    }
+    if (line.find("\"mix\":\"payment\"") != std::string::npos) {
+      EXPECT_NE(line.find("\"Payment\":{"), std::string::npos) << line;
+      EXPECT_EQ(line.find("\"NewOrder\":{"), std::string::npos) << line;
+    }
+  }
+  std::system(("rm -f " + json).c_str());
+}
+
+// STEPS' microbenchmark at tiny size: every way, cache and team size runs, and every fetch finds
+// its record (the sub-command fails otherwise).
+TEST(BenchCli, TinyStepsRunsEveryWayCacheAndTeamSize) {
+  const std::string json = temp_path("steps.jsonl");
+  std::system(("rm -f " + json).c_str());
+  RunResult r = run("steps --records 2000 --members 1,3,16 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::vector<std::string> lines = json_lines(json);
+  ASSERT_EQ(lines.size(), 3u * 3u * 2u) << r.out;  // members x ways x {cold, warm}
+  for (const std::string& line : lines) {
+    expect_fields(line, {"\"bench\":\"steps\"",
+                         "\"way\":", "\"cache\":", "\"members\":", "\"ns_per_fetch\":"});
+  }
+  EXPECT_EQ(run("steps --members 17").code, 2);
+  EXPECT_EQ(run("steps --way fast").code, 2);
   std::system(("rm -f " + json).c_str());
 }
 

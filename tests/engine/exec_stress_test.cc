@@ -117,6 +117,16 @@ TEST_P(ExecStress, BankTransfersConserveTheTotal) {
   const ExecStats s = db->exec_stats();
   EXPECT_EQ(s.frames_allocated, s.frames_freed);
   EXPECT_EQ(db->stats().open_transactions, 0u);
+  const ExecOptions e = testing::exec_of(GetParam(), 8, 5);
+  if (e.scheduler == SchedulerPolicy::kTeam) {
+    // No transaction waited past the bound, and teams formed.
+    EXPECT_LE(s.max_passed_over, e.team_wait);
+    EXPECT_GT(s.teams, 0u);
+    EXPECT_GE(s.team_members, s.teams);
+  } else {
+    EXPECT_EQ(s.max_passed_over, 0u);
+    EXPECT_EQ(s.teams, 0u);
+  }
 }
 
 // The same race with eviction in it: a one-byte budget on a (simulated) directory, so every

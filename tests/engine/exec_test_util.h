@@ -18,6 +18,10 @@ struct ExecCase {
   bool force_suspend = false;
   bool shuffle = false;
   bool flat_storage = false;  // StoragePath::kFlattened
+  // Under SchedulerPolicy::kTeam: its admission, and teams small enough (2, passed over at
+  // most one round) that rounds hold transactions back whenever more than two are open.
+  SchedulerPolicy team_admission = SchedulerPolicy::kPipeline;
+  bool small_teams = false;
 };
 
 // Test-name spelling of the public names: "Interleaved", "Pipeline", "DualQueue".
@@ -38,8 +42,13 @@ inline std::string mode_name(ExecMode m) { return title(to_string(m)); }
 
 inline std::string case_name(const ::testing::TestParamInfo<ExecCase>& info) {
   const ExecCase& c = info.param;
-  return mode_name(c.mode) + title(to_string(c.scheduler)) + (c.force_suspend ? "Forced" : "") +
-         (c.shuffle ? "Shuffled" : "") + (c.flat_storage ? "FlatStorage" : "");
+  std::string team;
+  if (c.scheduler == SchedulerPolicy::kTeam) {
+    team = title(to_string(c.team_admission)) + (c.small_teams ? "SmallTeams" : "");
+  }
+  return mode_name(c.mode) + title(to_string(c.scheduler)) + team +
+         (c.force_suspend ? "Forced" : "") + (c.shuffle ? "Shuffled" : "") +
+         (c.flat_storage ? "FlatStorage" : "");
 }
 
 // Every mode under batch and pipeline; the storage-aware policies (storage-batch, dual-queue)
@@ -65,6 +74,16 @@ inline std::vector<ExecCase> all_cases() {
   // The storage path inlined into the operation's coroutine (MosaicDB Fig. 11's "flattened").
   cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kBatch, false, false, true});
   cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kDualQueue, true, true, true});
+  // STEPS teams over the other policies' admission (in the modes that suspend).
+  for (ExecMode m : {ExecMode::kNested, ExecMode::kInterleaved, ExecMode::kAuto}) {
+    cases.push_back({m, SchedulerPolicy::kTeam});
+  }
+  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kTeam, false, false, false,
+                   SchedulerPolicy::kBatch, true});
+  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kTeam, false, false, false,
+                   SchedulerPolicy::kDualQueue, true});
+  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kTeam, true, true, false,
+                   SchedulerPolicy::kDualQueue});
   return cases;
 }
 
@@ -76,6 +95,11 @@ inline ExecOptions exec_of(const ExecCase& c, std::uint32_t batch, std::uint64_t
   e.force_suspend = c.force_suspend;
   e.shuffle_resume = c.shuffle;
   e.storage_path = c.flat_storage ? StoragePath::kFlattened : StoragePath::kNested;
+  e.team_admission = c.team_admission;
+  if (c.small_teams) {
+    e.team_size = 2;
+    e.team_wait = 1;
+  }
   e.seed = seed;
   return e;
 }

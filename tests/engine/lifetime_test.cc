@@ -32,7 +32,7 @@ class Lifetime : public ::testing::TestWithParam<bool> {  // param: nested
   void TearDown() override { runtime::FrameAllocator::set_current(nullptr); }
 
   Task<void> start(mvcc::TxnContext* ctx, detail::OpState* op) {
-    OpEnv env{db_.get(), ctx, nullptr, &sink_, &suspends_};
+    OpEnv env{db_.get(), ctx, nullptr, &sink_, &suspends_, &site_};
     return GetParam() ? coro::run<Nested>(env, op) : coro::run<Flat>(env, op);
   }
 
@@ -41,6 +41,7 @@ class Lifetime : public ::testing::TestWithParam<bool> {  // param: nested
   runtime::FrameAllocator frames_{std::size_t{16} << 20, false};
   std::coroutine_handle<> sink_;
   std::uint64_t suspends_ = 0;
+  std::uint32_t site_ = 0;
 };
 
 TEST_P(Lifetime, AbortedWhileSuspendedInsideAGetReleasesEverything) {
@@ -53,6 +54,7 @@ TEST_P(Lifetime, AbortedWhileSuspendedInsideAGetReleasesEverything) {
   t.handle().resume();  // runs to its first likely miss and suspends there
   ASSERT_FALSE(t.done());
   EXPECT_EQ(suspends_, 1u);
+  EXPECT_EQ(site_, 1u);           // the suspension counted in the resume site (sched/site.h)
   EXPECT_GE(frames_.live(), 1u);  // nested: up to op, driver, suspension point (HALO may merge)
   t.reset();                      // the transaction is torn down mid-op
   db_->abort(ctx, db_->external_log());

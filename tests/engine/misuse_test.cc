@@ -186,10 +186,26 @@ TEST(Misuse, SchedulerAndFlusherOptionsOutOfRangeAreRefused) {
             o.durability.sq_poll_idle_ms = 0;
           }),
           "sq_poll_idle_ms");
+  // The team scheduler's: an admission that is not a policy, or is team itself; no team size.
+  refused(open_with([](Options& o) { o.exec.team_admission = SchedulerPolicy::kTeam; }),
+          "team_admission");
+  refused(open_with([](Options& o) { o.exec.team_admission = static_cast<SchedulerPolicy>(9); }),
+          "team_admission");
+  refused(open_with([](Options& o) { o.exec.team_size = 0; }), "team_size");
+  refused(open_with([](Options& o) {
+            o.exec.scheduler = SchedulerPolicy::kTeam;
+            o.exec.team_admission = SchedulerPolicy::kDualQueue;
+            o.exec.cold_slots = 0;
+          }),
+          "cold_slots");
   auto db = open_db();
   ExecOptions e;
   e.scheduler = SchedulerPolicy::kDualQueue;
   e.cold_slots = 0;
+  EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
+  e = ExecOptions{};
+  e.scheduler = SchedulerPolicy::kTeam;
+  e.team_size = 0;
   EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
 }
 

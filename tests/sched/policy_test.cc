@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "sched/policy.h"
+#include "sched/site.h"
 #include "sched/slot_state.h"
+#include "util/random.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,11 +59,12 @@ struct DualQueueRig {
   }
   std::vector<std::uint32_t> order() {
     std::uint32_t buf[64];
-    const std::uint32_t n = p->order_round(buf, states);
+    const std::uint32_t n = p->order_round(buf, states, sites);
     return {buf, buf + (n == Policy::kSlotOrder ? 0 : n)};
   }
   std::unique_ptr<Policy> p;
   std::vector<SlotState> states = std::vector<SlotState>(64, SlotState::kFree);
+  std::vector<std::uint32_t> sites = std::vector<std::uint32_t>(64, kSiteStart);
 };
 
 bool has(const std::vector<std::uint32_t>& v, std::uint32_t x) {
@@ -159,13 +163,150 @@ TEST(DualQueue, AFullColdQueueLeavesTheTransactionParkedInTheHotQueueUntilThereI
   EXPECT_EQ(r.p->admit_target(4, 4), 5u);
 }
 
+// Team: sites from sched/site.h; `get` is kind 0, `insert` kind 1.
+int kTableA, kTableB;  // only their addresses matter
+std::uint32_t at(std::uint32_t kind, const void* table, std::uint32_t step) {
+  return op_site(kind, table) + step;
+}
+
+TEST(Team, ResumesEachTeamBackToBack) {
+  ExecOptions e;  // pipeline admission, team_size 8
+  DualQueueRig r(e);
+  r.p = make_team(e);
+  EXPECT_EQ(r.p->kind(), SchedulerPolicy::kTeam);
+  EXPECT_EQ(r.p->admit_target(0, 8), 8u);  // pipeline's admission
+  EXPECT_EQ(r.p->admit_target(5, 8), 8u);
+  for (std::uint32_t i = 0; i < 8; ++i) r.launch(i);
+  // Slots 0, 3, 6 wait at the get's second suspension on table A; 1, 4 at its first on B;
+  // 2, 5, 7 at an insert's first.
+  for (std::uint32_t i : {0u, 3u, 6u}) r.sites[i] = at(0, &kTableA, 2);
+  for (std::uint32_t i : {1u, 4u}) r.sites[i] = at(0, &kTableB, 1);
+  for (std::uint32_t i : {2u, 5u, 7u}) r.sites[i] = at(1, &kTableA, 1);
+  for (std::uint32_t i = 0; i < 8; ++i) r.states[i] = SlotState::kParkedMemory;
+  const std::vector<std::uint32_t> o = r.order();
+  // Every one runs (8 open, team_size 8), in slot order (none ran before), each pulling in the
+  // others at its site.
+  EXPECT_EQ(o, (std::vector<std::uint32_t>{0, 3, 6, 1, 4, 2, 5, 7}));
+  // Next round: the insert team moved on to a get's step 1 on B, where 1 and 4 still wait: one
+  // team of five now, at 1's place (the order they last ran in is kept, so that each has the
+  // others' work between its prefetch and its resume).
+  for (std::uint32_t i : {2u, 5u, 7u}) r.sites[i] = at(0, &kTableB, 1);
+  r.sites[1] = r.sites[4] = at(0, &kTableB, 1);
+  for (std::uint32_t i : {0u, 3u, 6u}) r.sites[i] = at(0, &kTableA, 3);
+  EXPECT_EQ(r.order(), (std::vector<std::uint32_t>{0, 3, 6, 1, 4, 2, 5, 7}));
+  // 1 and 4 split off to an insert: two teams, each where its first member ran.
+  r.sites[1] = r.sites[4] = at(1, &kTableA, 0);
+  EXPECT_EQ(r.order(), (std::vector<std::uint32_t>{0, 3, 6, 1, 4, 2, 5, 7}));
+  // 3 reaches the insert too: the team runs at 3's place, which came before 1's.
+  r.sites[3] = at(1, &kTableA, 0);
+  EXPECT_EQ(r.order(), (std::vector<std::uint32_t>{0, 6, 3, 1, 4, 2, 5, 7}));
+}
+
+TEST(Team, TeamsAreCutAtTeamSize) {
+  ExecOptions e;
+  e.team_size = 2;
+  e.team_wait = 0;  // every candidate is overdue: all run, so only the cut shows
+  DualQueueRig r(e);
+  r.p = make_team(e);
+  (void)r.p->admit_target(0, 8);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    r.launch(i);
+    r.states[i] = SlotState::kParkedMemory;
+    r.sites[i] = at(0, &kTableA, 1);
+  }
+  r.sites[1] = at(0, &kTableB, 1);
+  // 0, 2, 3 at one site: 0 pulls in 2, and the team is full; 3 leads a team of its own.
+  EXPECT_EQ(r.order(), (std::vector<std::uint32_t>{0, 2, 1, 3}));
+}
+
+TEST(Team, LargestTeamFirstAndNoneWaitsLongerThanTeamWait) {
+  ExecOptions e;
+  e.batch = 16;
+  e.team_size = 4;
+  e.team_wait = 2;
+  DualQueueRig r(e);
+  r.p = make_team(e);
+  (void)r.p->admit_target(0, 16);
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    r.launch(i);
+    r.states[i] = SlotState::kParkedMemory;
+  }
+  for (std::uint32_t i : {0u, 1u, 2u, 3u}) r.sites[i] = at(0, &kTableA, 1);
+  r.sites[4] = at(0, &kTableA, 3);
+  r.sites[5] = at(1, &kTableB, 0);
+  EXPECT_EQ(r.order(), (std::vector<std::uint32_t>{0, 1, 2, 3}));  // the team of four
+  EXPECT_EQ(r.order(), (std::vector<std::uint32_t>{0, 1, 2, 3}));  // 4, 5 passed over twice
+  // Overdue: they run, first (they ran longest ago), and the team of four fills the round up
+  // to team_size.
+  EXPECT_EQ(r.order(), (std::vector<std::uint32_t>{4, 5, 0, 1, 2, 3}));
+  EXPECT_EQ(r.p->max_passed_over(), 2u);
+}
+
+// Random sites, states and arrivals (seeded): every resumable slot runs at least once every
+// team_wait + 1 rounds, the order names each slot at most once, and only open ones.
+TEST(Team, NoResumableTransactionWaitsMoreThanTheBound) {
+  for (const SchedulerPolicy admission :
+       {SchedulerPolicy::kPipeline, SchedulerPolicy::kBatch, SchedulerPolicy::kDualQueue}) {
+    for (std::uint32_t wait : {0u, 1u, 3u}) {
+      ExecOptions e;
+      e.batch = 12;
+      e.team_size = 3;
+      e.team_wait = wait;
+      e.team_admission = admission;
+      DualQueueRig r(e);
+      r.p = make_team(e);
+      util::Rng rng(wait * 31 + static_cast<std::uint32_t>(admission) + 1);
+      const std::uint32_t n = r.p->slots(12);
+      int tables[3];
+      for (int round = 0; round < 2000; ++round) {
+        std::uint32_t live = 0;
+        for (std::uint32_t i = 0; i < n; ++i) live += r.states[i] != SlotState::kFree ? 1 : 0;
+        std::uint32_t target = r.p->admit_target(live, 12);
+        for (std::uint32_t i = 0; i < n && live < target; ++i) {
+          if (r.states[i] != SlotState::kFree) continue;
+          r.launch(i);
+          ++live;
+        }
+        const std::vector<std::uint32_t> o = r.order();
+        std::vector<bool> ran(64, false);
+        for (std::uint32_t s : o) {
+          ASSERT_LT(s, n);
+          ASSERT_FALSE(ran[s]) << "slot " << s << " named twice";
+          ran[s] = true;
+          ASSERT_NE(r.states[s], SlotState::kFree);
+        }
+        // Run what was named, as the worker does: finish, suspend elsewhere, or park on I/O.
+        for (std::uint32_t s : o) {
+          if (!resumable(r.states[s])) continue;
+          const std::uint64_t x = rng.uniform(20);
+          if (x == 0) {
+            r.finish(s);
+          } else if (x == 1 && admission != SchedulerPolicy::kBatch) {
+            r.set(s, SlotState::kParkedIo);
+          } else {
+            r.set(s, SlotState::kParkedMemory);
+            r.sites[s] = at(static_cast<std::uint32_t>(rng.uniform(3)), &tables[rng.uniform(3)],
+                            static_cast<std::uint32_t>(rng.uniform(3)));
+          }
+        }
+        for (std::uint32_t i = 0; i < n; ++i) {  // reads come back
+          if (r.states[i] == SlotState::kParkedIo && rng.uniform(4) == 0) {
+            r.set(i, SlotState::kRunnable);
+          }
+        }
+      }
+      EXPECT_LE(r.p->max_passed_over(), wait) << to_string(admission) << " wait " << wait;
+    }
+  }
+}
+
 TEST(Policy, RegistryNamesEveryPolicyOnce) {
   for (const PolicyInfo& info : policies()) {
     EXPECT_EQ(&policy_info(info.kind), &info);
     EXPECT_EQ(find_policy(info.name), &info) << info.name;
     EXPECT_EQ(info.make(ExecOptions{})->kind(), info.kind) << info.name;
   }
-  EXPECT_EQ(policies().size(), 4u);
+  EXPECT_EQ(policies().size(), 5u);
   EXPECT_EQ(find_policy("batch")->kind, SchedulerPolicy::kBatch);
   EXPECT_EQ(find_policy("pipeline")->kind, SchedulerPolicy::kPipeline);
   EXPECT_EQ(find_policy("Batch"), nullptr);
@@ -219,7 +360,7 @@ TEST(Names, EveryModeAndSchedulerRoundTrips) {
   EXPECT_FALSE(parse_exec_mode("", &m));
   EXPECT_EQ(m, ExecMode::kNested);  // untouched on failure
   SchedulerPolicy p = SchedulerPolicy::kPipeline;
-  EXPECT_FALSE(parse_scheduler("team", &p));  // not registered (yet)
+  EXPECT_FALSE(parse_scheduler("steps", &p));
   EXPECT_EQ(p, SchedulerPolicy::kPipeline);
   EXPECT_EQ(to_string(static_cast<ExecMode>(9)), "?");
 }

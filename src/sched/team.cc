@@ -1,0 +1,231 @@
+// `team` (STEPS, Harizopoulos & Ailamaki, CIDR 2005): transactions suspended at the same code
+// are resumed back-to-back, so the instructions the first one brings into L1-I serve the
+// others. STEPS had to build fast context switches and hand-place them in Shore; here every
+// suspension already is one (a coroutine resume, ~1.5 ns), and what this policy adds is the
+// grouping: by resume site (sched/site.h: operation x table or index x suspension within the
+// operation, which follows the tree's depth as STEPS' per-index lists do).
+//
+// Admission, and which slots may run at all, stay with the inner policy (ExecOptions::
+// team_admission: batch, pipeline, storage-batch or dual-queue), so one worker hides memory,
+// I/O and instruction latency together. Per round:
+//   1. the inner policy names its candidates; those not resumable (a parked read that `batch`
+//      lets the transaction look at) are strays and run last, in the inner order;
+//   2. the resumable ones are taken in the order they last ran (round-robin: each then has
+//      the others' work to hide its prefetch behind), and each one pulls the candidates at its
+//      site in behind it, up to team_size: that is its team;
+//   3. when there are more than team_size candidates, only some teams run: every team holding
+//      a transaction passed over team_wait rounds in a row, then the largest, until team_size
+//      transactions are chosen. With batch <= team_size every round resumes everyone, grouped.
+// Ordering by site instead (similar code adjacent) moved a team that ran last in one round to
+// the front of the next whenever its next site sorted first, and its prefetches had no time
+// to arrive: 0.88x pipeline's TPC-C throughput at batch 8.
+// A stray (waiting on I/O, a conflict's backoff, durability) is not resumable and so belongs
+// to no team; it rejoins one at its next suspension. No transaction waits more than team_wait
+// rounds while it is resumable and a candidate (max_passed_over() is what a test checks).
+//
+// Cost: O(candidates) per round (a hash of sites, a counting sort of team sizes), in arrays
+// sized once; measured against pipeline in docs/experiments.md ("Issue 22").
+#include <algorithm>
+#include <vector>
+
+#include "sched/policy.h"
+#include "util/assert.h"
+
+namespace braid::sched {
+namespace {
+
+class Team final : public Policy {
+ public:
+  explicit Team(const ExecOptions& e)
+      : inner_(policy_info(e.team_admission).make(e)),
+        size_(std::max<std::uint32_t>(e.team_size, 1)),
+        wait_(e.team_wait) {
+    BRAID_ASSERT(e.team_admission != SchedulerPolicy::kTeam);
+  }
+
+  SchedulerPolicy kind() const override { return SchedulerPolicy::kTeam; }
+  std::uint32_t slots(std::uint32_t capacity) const override { return inner_->slots(capacity); }
+  std::uint32_t admit_target(std::uint32_t live, std::uint32_t capacity) override {
+    return inner_->admit_target(live, capacity);
+  }
+  bool resumes_parked_io() const override { return inner_->resumes_parked_io(); }
+  void on_wait(std::uint32_t slot, SlotState now) override { inner_->on_wait(slot, now); }
+  std::uint32_t max_passed_over() const override { return max_passed_; }
+  std::uint64_t teams() const override { return teams_; }
+  std::uint64_t team_members() const override { return members_; }
+
+  void on_launch(std::uint32_t slot) override {
+    grow(slot);
+    passed_[slot] = 0;
+    last_[slot] = 0;
+    inner_->on_launch(slot);
+  }
+  void on_finish(std::uint32_t slot) override {
+    BRAID_DASSERT(slot < passed_.size());
+    passed_[slot] = 0;
+    inner_->on_finish(slot);
+  }
+
+  std::uint32_t order_round(std::span<std::uint32_t> order, std::span<const SlotState> states,
+                            std::span<const std::uint32_t> sites) override {
+    const auto n = static_cast<std::uint32_t>(states.size());
+    BRAID_DASSERT(sites.size() == states.size());
+    BRAID_DASSERT(order.size() >= n);
+    if (inner_order_.size() < n) resize(n);
+    std::uint32_t count = inner_->order_round(inner_order_, states, sites);
+    const bool slot_order = count == kSlotOrder;
+    if (slot_order) count = n;
+    BRAID_DASSERT(count <= n);
+    // 1. Candidates by last resume (insertion sort of the previous round's order, nearly
+    // sorted already), strays apart.
+    std::uint32_t m = 0, strays = 0;
+    for (std::uint32_t k = 0; k < count; ++k) {
+      const std::uint32_t s = slot_order ? k : inner_order_[k];
+      if (states[s] == SlotState::kFree) continue;
+      if (!resumable(states[s])) {
+        strays_[strays++] = s;
+        continue;
+      }
+      std::uint32_t j = m++;
+      for (; j > 0 && last_[cand_[j - 1]] > last_[s]; --j) cand_[j] = cand_[j - 1];
+      cand_[j] = s;
+    }
+    // 2. Teams: a hash of site -> team (stamped per round instead of cleared), each team a
+    // list of its members in candidate order.
+    if (++stamp_ == 0) {  // wrapped: no entry may look current
+      std::fill(hash_stamp_.begin(), hash_stamp_.end(), 0u);
+      stamp_ = 1;
+    }
+    std::uint32_t teams = 0;
+    const std::uint32_t mask = static_cast<std::uint32_t>(hash_site_.size()) - 1;
+    for (std::uint32_t i = 0; i < m; ++i) {
+      const std::uint32_t s = cand_[i];
+      std::uint32_t h = (sites[s] * 0x9E3779B1u) >> hash_shift_;
+      while (hash_stamp_[h] == stamp_ && hash_site_[h] != sites[s]) h = (h + 1) & mask;
+      std::uint32_t t;
+      if (hash_stamp_[h] != stamp_) {
+        hash_stamp_[h] = stamp_;
+        hash_site_[h] = sites[s];
+        hash_team_[h] = t = teams++;
+        team_[t] = Group{s, s, 0, false, true};
+      } else {
+        t = hash_team_[h];
+        next_[team_[t].tail] = s;
+        team_[t].tail = s;
+      }
+      ++team_[t].size;
+      if (passed_[s] >= wait_) team_[t].overdue = true;
+      team_of_[s] = t;
+    }
+    // 3. Which teams run: all, unless there are more candidates than team_size.
+    if (m > size_) choose(teams);
+    // 4. Emit in candidate order: a team when its earliest unemitted member comes up, at most
+    // team_size members at a time (the rest follow when their first comes up).
+    std::uint32_t out = 0;
+    for (std::uint32_t i = 0; i < m; ++i) {
+      const std::uint32_t s = cand_[i];
+      Group& t = team_[team_of_[s]];
+      if (!t.run) {
+        max_passed_ = std::max(max_passed_, ++passed_[s]);
+        continue;
+      }
+      if (t.head != s) continue;  // emitted with its team already
+      std::uint32_t u = s;
+      std::uint32_t k = 0;
+      for (; k < size_; ++k) {
+        order[out++] = u;
+        passed_[u] = 0;
+        last_[u] = ++clock_;
+        if (u == t.tail) break;
+        u = next_[u];
+      }
+      ++teams_;
+      members_ += k == size_ ? k : k + 1;
+      if (k == size_) t.head = u;  // the cut: the rest is a team of its own
+    }
+    for (std::uint32_t k = 0; k < strays; ++k) order[out++] = strays_[k];
+    return out;
+  }
+
+ private:
+  struct Group {
+    std::uint32_t head, tail;  // members in candidate order, linked through next_
+    std::uint32_t size;
+    bool overdue;  // holds a member passed over team_wait rounds in a row
+    bool run;
+  };
+
+  // More candidates than team_size: the overdue teams, then the largest (a counting sort by
+  // size), until team_size transactions are chosen.
+  void choose(std::uint32_t teams) {
+    std::uint32_t chosen = 0;
+    std::fill(by_size_.begin(), by_size_.end(), 0u);
+    for (std::uint32_t t = 0; t < teams; ++t) {
+      Group& g = team_[t];
+      g.run = g.overdue;
+      if (g.run) {
+        chosen += g.size;
+      } else {
+        ++by_size_[g.size];
+      }
+    }
+    if (chosen >= size_) return;
+    // Prefix sums from the largest size down: where each size's teams start in sorted_.
+    std::uint32_t at = 0;
+    for (std::size_t z = by_size_.size(); z-- > 1;) {
+      const std::uint32_t c = by_size_[z];
+      by_size_[z] = at;
+      at += c;
+    }
+    for (std::uint32_t t = 0; t < teams; ++t) {
+      if (!team_[t].run) sorted_[by_size_[team_[t].size]++] = t;
+    }
+    for (std::uint32_t k = 0; k < at && chosen < size_; ++k) {
+      team_[sorted_[k]].run = true;
+      chosen += team_[sorted_[k]].size;
+    }
+  }
+
+  void resize(std::uint32_t n) {
+    inner_order_.resize(n);
+    cand_.resize(n);
+    strays_.resize(n);
+    next_.resize(n);
+    team_of_.resize(n);
+    team_.resize(n);
+    sorted_.resize(n);
+    by_size_.assign(n + 1, 0);
+    passed_.resize(n, 0);
+    last_.resize(n, 0);
+    std::uint32_t bits = 1;
+    while ((1u << bits) < 2 * n) ++bits;
+    hash_site_.assign(std::size_t{1} << bits, 0);
+    hash_team_.assign(std::size_t{1} << bits, 0);
+    hash_stamp_.assign(std::size_t{1} << bits, 0);
+    hash_shift_ = 32 - bits;
+  }
+  void grow(std::uint32_t slot) {
+    if (slot >= passed_.size()) resize(slot + 1);
+  }
+
+  std::unique_ptr<Policy> inner_;
+  const std::uint32_t size_;
+  const std::uint32_t wait_;
+  std::vector<std::uint32_t> passed_;  // per slot: rounds passed over in a row while resumable
+  std::vector<std::uint64_t> last_;    // per slot: clock_ at its last resume (0: never resumed)
+  std::uint64_t clock_ = 0;
+  std::uint32_t max_passed_ = 0;
+  std::uint64_t teams_ = 0, members_ = 0;
+  // Per-round scratch, sized once for the worker's slots.
+  std::vector<std::uint32_t> inner_order_, cand_, strays_, next_, team_of_, sorted_, by_size_;
+  std::vector<Group> team_;
+  std::vector<std::uint32_t> hash_site_, hash_team_, hash_stamp_;
+  std::uint32_t hash_shift_ = 31;
+  std::uint32_t stamp_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_team(const ExecOptions& exec) { return std::make_unique<Team>(exec); }
+
+}  // namespace braid::sched
