@@ -109,6 +109,9 @@ def case_of(name, label, d, txns):
     if name.startswith("tpcc"):
         workload, mode = "tpcc " + parts[0], parts[1]
         sched = parts[2] if len(parts) > 2 else ("-" if mode == "sequential" else "pipeline")
+        m = re.search(r"-b(\d+)$", name)
+        if m:  # a run at another batch size (icache.sh: teams that hold transactions back)
+            sched += "@" + m.group(1)
     elif name.startswith("ycsb"):
         m = re.match(r"ycsb-(\w+)-(seq|int)(?:-(.+))?$", name)
         workload = "ycsb " + ("read-only" if m.group(1) == "read" else "rmw")
@@ -217,6 +220,12 @@ def main():
         c = case_of(name, d["label"], d, a.txns)
         if c:
             cases.append(c)
+    # TPC-C types in the spec's order, then the mixes, then YCSB; sequential first.
+    wl_order = ["tpcc new-order", "tpcc payment", "tpcc order-status", "tpcc delivery",
+                "tpcc stock-level", "tpcc q2", "tpcc tpcc", "tpcc tpcc-h", "ycsb read-only",
+                "ycsb rmw"]
+    cases.sort(key=lambda c: (wl_order.index(c["workload"]) if c["workload"] in wl_order else 99,
+                              c["mode"] != "sequential", "@" in c["scheduler"], c["scheduler"]))
     if not cases and not steps:
         sys.exit("icache.py: no callgrind dumps under " + a.out + "/raw")
     meta = {"commit": a.commit, "arch": a.arch, "txns": a.txns,

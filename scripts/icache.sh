@@ -47,6 +47,10 @@ run tpcc-seq tpcc --warehouses "$WAREHOUSES" --txns "$TXNS" --mix "$MIXES" --mod
   --scheduler pipeline --reserve-gib 4 --json none
 run tpcc-int tpcc --warehouses "$WAREHOUSES" --txns "$TXNS" --mix "$MIXES" --mode interleaved \
   --scheduler "$SCHEDULERS" --reserve-gib 4 --json none
+# Teams that hold transactions back: 16 open, rounds of at least 8, up to HOLD rounds' wait.
+run tpcc-int-b16 tpcc --warehouses 16 --txns "$TXNS" --mix tpcc --mode interleaved \
+  --scheduler "$SCHEDULERS" --batch 16 --team-size 8 --team-wait "${HOLD:-16}" --reserve-gib 4 \
+  --json none
 for w in read rmw; do
   run "ycsb-$w-seq" ycsb --records "$RECORDS" --txns "$TXNS" --ops-per-txn 10 "--$w" 100 \
     --mode sequential --reserve-gib 4 --json none

@@ -108,6 +108,7 @@ void Worker::apply_exec(const ExecOptions& exec) {
     policy_exec_ = exec_;
   }
   resume_parked_io_ = policy_->resumes_parked_io();
+  sites_wanted_ = policy_->uses_sites();
   // The tuner belongs to the worker, not to a run: a run in kAuto continues from the last
   // decision (the workload may change at any moment anyway, and a stretch bounds how long the
   // tuner takes to notice). Restarting cold cost every short run its first explorations, a

@@ -124,10 +124,14 @@ class Worker {
   bool flat_storage() const { return exec_.storage_path == StoragePath::kFlattened; }
   // kAuto's work count; nothing in the other modes. A multi_get is one operation per key.
   void note_op(detail::TxState* tx, const detail::OpState& op) {
-    *tx->site = sched::op_site(static_cast<std::uint32_t>(op.kind),
-                               op.kind == detail::OpState::Kind::kIndexScan
-                                   ? static_cast<const void*>(op.index)
-                                   : static_cast<const void*>(op.table));
+    // Only a policy that reads sites pays for naming them (the suspensions still count in
+    // runtime::Miss: an increment, cheaper than a test there).
+    if (sites_wanted_) {
+      *tx->site = sched::op_site(static_cast<std::uint32_t>(op.kind),
+                                 op.kind == detail::OpState::Kind::kIndexScan
+                                     ? static_cast<const void*>(op.index)
+                                     : static_cast<const void*>(op.table));
+    }
     if (exec_.mode != ExecMode::kAuto) return;
     const auto work = static_cast<std::uint32_t>(
         op.kind == detail::OpState::Kind::kMultiGet ? std::max<std::size_t>(op.keys.size(), 1) : 1);
@@ -241,8 +245,10 @@ class Worker {
   std::uint32_t last_auto_choice_ = 0;  // the tuner's choice when the last posted run ended
   util::Rng shuffle_rng_{1};
   std::vector<std::uint32_t> order_;
-  ExecOptions policy_exec_;           // what policy_ was made from
-  std::vector<std::uint32_t> sites_;  // per slot: where it resumes (sched/site.h)
+  ExecOptions policy_exec_;  // what policy_ was made from
+  std::vector<std::uint32_t> sites_;
+  bool sites_wanted_ = false;  // policy_->uses_sites(), cached for note_op  // per slot: where it
+                               // resumes (sched/site.h)
 
   // DurabilityOptions::flusher_thread: the worker holds log_mutex_ while it runs (its log and
   // ring are touched all over a round: commits, ticks, cold reads, checkpoints) and lends it

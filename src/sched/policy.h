@@ -44,7 +44,9 @@ class Policy {
   // skips slots that are free or not resumable, so `order` may name any slot; a slot left out
   // is not resumed this round.
   static constexpr std::uint32_t kSlotOrder = ~std::uint32_t{0};
-  // `sites`: where each suspended slot resumes (sched/site.h).
+  // `sites`: where each suspended slot resumes (sched/site.h); kept current only for a policy
+  // that answers uses_sites().
+  virtual bool uses_sites() const { return false; }
   virtual std::uint32_t order_round(std::span<std::uint32_t> order,
                                     std::span<const SlotState> states,
                                     std::span<const std::uint32_t> sites) {

@@ -44,6 +44,7 @@ class Team final : public Policy {
   }
 
   SchedulerPolicy kind() const override { return SchedulerPolicy::kTeam; }
+  bool uses_sites() const override { return true; }
   std::uint32_t slots(std::uint32_t capacity) const override { return inner_->slots(capacity); }
   std::uint32_t admit_target(std::uint32_t live, std::uint32_t capacity) override {
     return inner_->admit_target(live, capacity);
