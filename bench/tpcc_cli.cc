@@ -369,6 +369,11 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   if (v.scheduler == "team") {
     o.add("team_admission", cfg.team_admission).add("team_size", cfg.team_size);
     o.add("team_wait", cfg.team_wait);
+    // STEPS Table 4's figure: transactions per team resumed.
+    o.add("mean_team_size", r.exec.teams == 0 ? 0.0
+                                              : static_cast<double>(r.exec.team_members) /
+                                                    static_cast<double>(r.exec.teams));
+    o.add("max_passed_over", r.exec.max_passed_over);
   }
   o.add("isolation", std::string(to_string(run.isolation)));
   o.add("declare_read_only", run.declare_read_only ? 1 : 0);
