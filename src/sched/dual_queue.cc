@@ -79,6 +79,12 @@ class DualQueue final : public Policy {
       }
     }
     promote();
+    // Liveness: hot transactions can keep running without finishing — each waiting for a
+    // free cold load (ColdFetch's kBusy) that only cold members, done with their reads but
+    // never resumed to release them, would give back. Seen as a hang of the tiny-budget stress
+    // test (both workers sweeping, no transaction finishing). So the cold queue is also looked
+    // at after kMaxRoundsWithoutCheck rounds without a look, whatever the hot queue does.
+    if (++rounds_since_check_ >= kMaxRoundsWithoutCheck) check_cold_ = true;
     std::uint32_t count = 0;
     bool hot_runnable = false;
     for (std::size_t i = 0; i < n; ++i) {
@@ -88,6 +94,7 @@ class DualQueue final : public Policy {
     }
     if (check_cold_ || !hot_runnable) {
       check_cold_ = false;
+      rounds_since_check_ = 0;
       for (std::size_t i = 0; i < n; ++i) {
         if (member_[i] == Queue::kCold && states[i] == SlotState::kRunnable) {
           order[count++] = static_cast<std::uint32_t>(i);
@@ -165,6 +172,8 @@ class DualQueue final : public Policy {
   std::uint32_t hot_ = 0, cold_ = 0, staging_ = 0;
   std::uint32_t hot_done_ = 0;  // hot completions since the cold queue was last looked at
   bool check_cold_ = false;
+  static constexpr std::uint32_t kMaxRoundsWithoutCheck = 64;
+  std::uint32_t rounds_since_check_ = 0;
 };
 
 }  // namespace

@@ -118,6 +118,24 @@ TEST(DualQueue, TheColdQueueIsLookedAtWhenNoHotTransactionCanRun) {
   EXPECT_TRUE(has(r.order(), 0));
 }
 
+// Hot transactions that run on without finishing (each waiting for a free cold load, which
+// only the cold members could give back) must not keep a finished read's transaction out for
+// good: the cold queue is looked at within 64 rounds whatever the hot queue does.
+TEST(DualQueue, TheColdQueueIsLookedAtWithinABoundedNumberOfRounds) {
+  DualQueueRig r;
+  (void)r.p->admit_target(0, 8);
+  r.launch(0);
+  r.set(0, SlotState::kParkedIo);  // -> cold
+  for (std::uint32_t i = 1; i <= 8; ++i) r.launch(i);
+  r.set(0, SlotState::kRunnable);  // its read is back
+  int rounds = 0;
+  while (!has(r.order(), 0)) {
+    ASSERT_LT(++rounds, 64) << "the cold member waited past the bound";
+    for (std::uint32_t i = 1; i <= 8; ++i) r.states[i] = SlotState::kParkedMemory;  // no finish
+  }
+  EXPECT_GT(rounds, 8) << "looked at before any reason to";
+}
+
 TEST(DualQueue, AColdTransactionTurnedMemoryBoundIsStagedAheadOfNewOnes) {
   DualQueueRig r;
   (void)r.p->admit_target(0, 8);
