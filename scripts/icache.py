@@ -15,6 +15,7 @@ OUT/icache-steps.png (the latter when the steps microbenchmark ran).
 """
 import argparse
 import glob
+import importlib.util
 import json
 import os
 import re
@@ -93,12 +94,20 @@ def read_dump(path):
     return {"label": label, "totals": dict(zip(events, totals)), "lines": lines, "by_fn": by_fn}
 
 
+def _profile_ops():
+    """scripts/profile-ops.py as a module (its name has a dash): its helpers are shared."""
+    spec = importlib.util.spec_from_file_location(
+        "profile_ops", os.path.join(os.path.dirname(os.path.abspath(__file__)), "profile-ops.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+PROFILE_OPS = _profile_ops()
+
+
 def short(fn, width=70):
-    fn = fn or "?"
-    fn = re.sub(r"\([^()]*(\([^()]*\)[^()]*)*\)", "()", fn)
-    fn = fn.replace("braid::", "").replace("(anonymous namespace)::", "")
-    fn = re.sub(r"std::basic_string_view<char, std::char_traits<char> >", "string_view", fn)
-    return fn if len(fn) <= width else fn[: width - 3] + "..."
+    return PROFILE_OPS.short(fn or "?", width)
 
 
 def case_of(name, label, d, txns):

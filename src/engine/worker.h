@@ -122,7 +122,8 @@ class Worker {
   ExecMode op_mode() const { return op_mode_; }
   bool force_suspend() const { return exec_.force_suspend; }
   bool flat_storage() const { return exec_.storage_path == StoragePath::kFlattened; }
-  // kAuto's work count; nothing in the other modes. A multi_get is one operation per key.
+  // An operation begins: its resume site (under a policy that reads sites) and kAuto's work
+  // count (a multi_get is one operation per key).
   void note_op(detail::TxState* tx, const detail::OpState& op) {
     // Only a policy that reads sites pays for naming them (the suspensions still count in
     // runtime::Miss: an increment, cheaper than a test there).
@@ -245,10 +246,9 @@ class Worker {
   std::uint32_t last_auto_choice_ = 0;  // the tuner's choice when the last posted run ended
   util::Rng shuffle_rng_{1};
   std::vector<std::uint32_t> order_;
-  ExecOptions policy_exec_;  // what policy_ was made from
-  std::vector<std::uint32_t> sites_;
-  bool sites_wanted_ = false;  // policy_->uses_sites(), cached for note_op  // per slot: where it
-                               // resumes (sched/site.h)
+  ExecOptions policy_exec_;           // what policy_ was made from
+  std::vector<std::uint32_t> sites_;  // per slot: where it resumes (sched/site.h)
+  bool sites_wanted_ = false;         // policy_->uses_sites(), cached for note_op
 
   // DurabilityOptions::flusher_thread: the worker holds log_mutex_ while it runs (its log and
   // ring are touched all over a round: commits, ticks, cold reads, checkpoints) and lends it
