@@ -9,6 +9,8 @@
 #include <memory>
 #include <new>
 
+#include "index/node_search.h"
+
 namespace braid::index {
 
 namespace {
@@ -46,15 +48,14 @@ BRAID_OPTIMISTIC inline const char* suffix_ptr(const Node* n, std::uint32_t off,
   return n->raw() + off;
 }
 
-// Three-way comparison of the search key with the key of slot `s`.
-BRAID_OPTIMISTIC int compare(const Node* n, const Slot& s, const SearchKey& k) {
+// Three-way comparison of the search key with the key of the entry with head `h` and tail `t`.
+BRAID_OPTIMISTIC int compare(const Node* n, std::uint64_t h, const Tail& t, const SearchKey& k) {
   if (k.infinite) return 1;
-  const std::uint64_t h = racy(s.head);
   if (k.head != h) return k.head < h ? -1 : 1;
-  const std::uint32_t slen = racy(s.len);
+  const std::uint32_t slen = racy(t.len);
   if (k.len <= 8 || slen <= 8) return (k.len > slen) - (k.len < slen);
   const std::uint32_t m = std::min(k.len, slen) - 8;
-  const char* p = suffix_ptr(n, racy(s.suffix_off), slen - 8);
+  const char* p = suffix_ptr(n, racy(t.suffix_off), slen - 8);
   const char* q = k.data + 8;
   std::uint32_t i = 0;
   for (; i + 8 <= m; i += 8) {
@@ -73,35 +74,31 @@ BRAID_OPTIMISTIC int compare(const Node* n, const Slot& s, const SearchKey& k) {
 // The slots whose head equals k's: [*lo, *hi). Keys are sorted, so heads are non-decreasing:
 // the slots with a smaller head form a prefix and the equal ones follow it. The prefix's length
 // is found as the search asks (NodeSearch):
-//   kCount   counts it with one independent load per slot (a compare and an add-with-carry
-//            each): every line of a cold node misses in parallel. (Counting the slots not above
-//            the head too, as this did before, cost ~2.5x the instructions per slot.)
+//   kCount   counts it over the contiguous heads (node_search.h: 8 or 4 to a compare where the
+//            build targets AVX-512 or AVX2, else one load, compare and add-with-carry each):
+//            independent loads, so every line of a cold node misses in parallel.
 //   kBisect  bisects the heads without a branch on the data: each step selects its half with a
 //            conditional move and the trip count depends only on `count`, so nothing is
 //            mispredicted (the branchy bisection it replaced mispredicted ~11 times per YCSB
 //            get over 10^6 records, ~50 % of its probes; scripts/profile-ops.sh).
 // The equal heads follow, found from there over lines the search just read — usually no step
 // at all, since distinct keys of up to 8 bytes have distinct heads. A racing writer can
-// leave the heads unsorted; both ends stay within [0, count] and the caller's version check
-// discards the result.
-BRAID_OPTIMISTIC inline unsigned heads_below(const Slot* slots, unsigned count, std::uint64_t head,
-                                             NodeSearch search) {
-  if (search == NodeSearch::kCount) {
-    unsigned below = 0;
-    for (unsigned i = 0; i < count; ++i) below += racy(slots[i].head) < head ? 1u : 0u;
-    return below;
-  }
+// leave the heads unsorted or torn; both ends stay within [0, count] and the caller's version
+// check discards the result.
+BRAID_OPTIMISTIC inline unsigned heads_below(const std::uint64_t* heads, unsigned count,
+                                             std::uint64_t head, NodeSearch search) {
+  if (search == NodeSearch::kCount) return search::count_below(heads, count, head);
   // Invariant: the answer is in [lo, lo + n]. Halving n is independent of the data.
   unsigned lo = 0;
   unsigned n = count;
   while (n > 1) {
     const unsigned half = n / 2;
     // Marked unpredictable: otherwise clang makes the select a branch, mispredicted half the time.
-    const bool less = racy(slots[lo + half - 1].head) < head;
+    const bool less = racy(heads[lo + half - 1]) < head;
     lo += BRAID_UNPREDICTABLE(less) ? half : 0u;
     n -= half;
   }
-  if (n == 1) lo += racy(slots[lo].head) < head ? 1u : 0u;
+  if (n == 1) lo += racy(heads[lo]) < head ? 1u : 0u;
   return lo;
 }
 
@@ -114,18 +111,18 @@ BRAID_OPTIMISTIC inline void search_range(const Node* n, unsigned count, const S
     *hi = count;
     return;
   }
-  const Slot* slots = n->slots();
-  const unsigned below = heads_below(slots, count, k.head, search);
+  const std::uint64_t* heads = n->heads();
+  const unsigned below = heads_below(heads, count, k.head, search);
   // Usually none or one slot shares the head; composite keys (TPC-C's) may share it across a
   // whole node, where a walk would be linear: past two, the end is bisected too.
   unsigned end = below;
-  if (end < count && racy(slots[end].head) == k.head) {
+  if (end < count && racy(heads[end]) == k.head) {
     ++end;
-    if (end < count && racy(slots[end].head) == k.head) {
+    if (end < count && racy(heads[end]) == k.head) {
       ++end;
       end = k.head == ~std::uint64_t{0}
                 ? count
-                : end + heads_below(slots + end, count - end, k.head + 1, NodeSearch::kBisect);
+                : end + heads_below(heads + end, count - end, k.head + 1, NodeSearch::kBisect);
     }
   }
   *lo = below;
@@ -139,10 +136,11 @@ BRAID_OPTIMISTIC unsigned lower_bound(const Node* n, unsigned count, const Searc
   unsigned hi;
   search_range(n, count, k, search, &lo, &hi);
   *exact = false;
-  const Slot* slots = n->slots();
+  const std::uint64_t* heads = n->heads();
+  const Tail* tails = n->tails(count);
   while (lo < hi) {
     unsigned mid = (lo + hi) / 2;
-    int c = compare(n, slots[mid], k);
+    int c = compare(n, racy(heads[mid]), tails[mid], k);
     if (c > 0) {
       lo = mid + 1;
     } else {
@@ -159,10 +157,11 @@ BRAID_OPTIMISTIC unsigned upper_bound(const Node* n, unsigned count, const Searc
   unsigned lo;
   unsigned hi;
   search_range(n, count, k, search, &lo, &hi);
-  const Slot* slots = n->slots();
+  const std::uint64_t* heads = n->heads();
+  const Tail* tails = n->tails(count);
   while (lo < hi) {
     unsigned mid = (lo + hi) / 2;
-    if (compare(n, slots[mid], k) >= 0) {
+    if (compare(n, racy(heads[mid]), tails[mid], k) >= 0) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -171,24 +170,26 @@ BRAID_OPTIMISTIC unsigned upper_bound(const Node* n, unsigned count, const Searc
   return lo;
 }
 
-// Copies the full key of slot `s` to `out` (>= kMaxKey bytes); returns its length.
-BRAID_OPTIMISTIC std::uint32_t copy_key(const Node* n, const Slot& s, char* out) {
-  std::uint32_t len = racy(s.len);
+// Copies the full key of slot `i` of a node read with `count` entries to `out` (>= kMaxKey
+// bytes); returns its length.
+BRAID_OPTIMISTIC std::uint32_t copy_key(const Node* n, unsigned count, unsigned i, char* out) {
+  const Tail& t = n->tails(count)[i];
+  std::uint32_t len = racy(t.len);
   if (len == 0) len = 1;  // torn read; the caller's validation discards it
-  const std::uint64_t head = racy(s.head);
+  const std::uint64_t head = racy(n->heads()[i]);
   for (std::uint32_t i = 0; i < 8 && i < len; ++i) {
     out[i] = static_cast<char>(head >> (56 - 8 * i));
   }
   if (len > 8) {
-    const char* p = suffix_ptr(n, racy(s.suffix_off), len - 8);
+    const char* p = suffix_ptr(n, racy(t.suffix_off), len - 8);
     for (std::uint32_t i = 0; i < len - 8; ++i) out[8 + i] = static_cast<char>(racy_byte(p + i));
   }
   return len;
 }
 
-BRAID_OPTIMISTIC void copy_fence(const Node* n, const Slot& s, FenceKey* f) {
+BRAID_OPTIMISTIC void copy_fence(const Node* n, unsigned count, unsigned i, FenceKey* f) {
   f->present = true;
-  f->len = static_cast<std::uint8_t>(copy_key(n, s, f->bytes));
+  f->len = static_cast<std::uint8_t>(copy_key(n, count, i, f->bytes));
 }
 
 // ---- Locked node edits (the caller holds the node's lock) ---------------------------------------
@@ -217,39 +218,37 @@ struct NodeImage {
     used = 0;
     char buf[kMaxKey];
     for (unsigned i = 0; i < node->count; ++i) {
-      const Slot& s = node->slots()[i];
-      std::uint32_t len = copy_key(node, s, buf);
-      add({buf, len}, s.value);
+      std::uint32_t len = copy_key(node, node->count, i, buf);
+      add({buf, len}, node->tails(node->count)[i].value);
     }
   }
 };
 
 std::uint64_t head_of(std::string_view k) { return util::load_head(k.data(), k.size()); }
 
+// Writes entry `idx` of a node that holds `node->count` entries (its arrays already sized).
 void write_slot(Node* node, unsigned idx, std::string_view key, std::uint64_t value) {
-  Slot& s = node->slots()[idx];
-  s.head = head_of(key);
-  s.value = value;
-  s.len = static_cast<std::uint8_t>(key.size());
-  s.suffix_off = 0;
-  std::memset(s.pad, 0, sizeof(s.pad));
+  BRAID_DASSERT(idx < node->count);
+  node->heads()[idx] = head_of(key);
+  Tail& t = node->tails(node->count)[idx];
+  t.value = value;
+  t.len = static_cast<std::uint8_t>(key.size());
+  t.suffix_off = 0;
+  std::memset(t.pad, 0, sizeof(t.pad));
   if (key.size() > 8) {
     const std::size_t suf = key.size() - 8;
     node->heap_begin = static_cast<std::uint16_t>(node->heap_begin - suf);
     std::memcpy(node->raw() + node->heap_begin, key.data() + 8, suf);
-    s.suffix_off = node->heap_begin;
+    t.suffix_off = node->heap_begin;
   }
 }
 
 // Rewrites `node` (locked) to hold image entries [from, to), keeping its lock word.
 void rebuild(Node* node, const NodeImage& img, unsigned from, unsigned to) {
-  node->count = 0;
+  node->count = static_cast<std::uint16_t>(to - from);
   node->heap_begin = kNodeBytes;
   node->garbage = 0;
-  for (unsigned i = from; i < to; ++i) {
-    write_slot(node, node->count, img.key(i), img.entries[i].value);
-    node->count++;
-  }
+  for (unsigned i = from; i < to; ++i) write_slot(node, i - from, img.key(i), img.entries[i].value);
 }
 
 void compact(Node* node) {
@@ -258,23 +257,38 @@ void compact(Node* node) {
   rebuild(node, *img, 0, img->n);
 }
 
-// Inserts at slot `idx`; the caller made sure the entry fits (after compaction if needed).
+// Inserts at slot `idx`; the caller made sure the entry fits (after compaction if needed). The
+// tails move up by one head's width, those from `idx` on by one entry's: the far ones first,
+// then the near ones, then the heads, so nothing is overwritten before it moved.
 void insert_at(Node* node, unsigned idx, std::string_view key, std::uint64_t value) {
   const std::size_t need = entry_bytes(key.size());
   if (node->free_bytes() < need) compact(node);
   BRAID_ASSERT(node->free_bytes() >= need);
-  Slot* slots = node->slots();
-  std::memmove(slots + idx + 1, slots + idx, (node->count - idx) * sizeof(Slot));
+  const unsigned count = node->count;
+  BRAID_DASSERT(idx <= count);
+  const Tail* old_tails = node->tails(count);
+  Tail* new_tails = node->tails(count + 1);
+  std::memmove(new_tails + idx + 1, old_tails + idx, (count - idx) * sizeof(Tail));
+  std::memmove(new_tails, old_tails, idx * sizeof(Tail));
+  std::uint64_t* heads = node->heads();
+  std::memmove(heads + idx + 1, heads + idx, (count - idx) * sizeof(std::uint64_t));
+  node->count = static_cast<std::uint16_t>(count + 1);
   write_slot(node, idx, key, value);
-  node->count++;
 }
 
+// The mirror of insert_at: heads first, then the near tails, then the far ones.
 void remove_at(Node* node, unsigned idx) {
-  Slot* slots = node->slots();
-  if (slots[idx].len > 8)
-    node->garbage = static_cast<std::uint16_t>(node->garbage + slots[idx].len - 8);
-  std::memmove(slots + idx, slots + idx + 1, (node->count - idx - 1) * sizeof(Slot));
-  node->count--;
+  const unsigned count = node->count;
+  BRAID_DASSERT(idx < count);
+  const Tail* old_tails = node->tails(count);
+  Tail* new_tails = node->tails(count - 1);
+  if (old_tails[idx].len > 8)
+    node->garbage = static_cast<std::uint16_t>(node->garbage + old_tails[idx].len - 8);
+  std::uint64_t* heads = node->heads();
+  std::memmove(heads + idx, heads + idx + 1, (count - idx - 1) * sizeof(std::uint64_t));
+  std::memmove(new_tails, old_tails, idx * sizeof(Tail));
+  std::memmove(new_tails + idx, old_tails + idx + 1, (count - idx - 1) * sizeof(Tail));
+  node->count = static_cast<std::uint16_t>(count - 1);
 }
 
 bool fits(const Node* node, std::size_t key_len) {
@@ -346,7 +360,7 @@ Descent::Step Descent::step() {
   const unsigned count = racy_count(n);
   if (split_threshold_ != 0) {
     const long free = static_cast<long>(racy(n->heap_begin)) - static_cast<long>(Node::kHeader) -
-                      static_cast<long>(count * sizeof(Slot)) + racy(n->garbage);
+                      static_cast<long>(count * kEntryBytes) + racy(n->garbage);
     if (free < static_cast<long>(split_threshold_)) {
       if (!n->lock.validate(v)) return Step::kRestart;
       version_ = v;
@@ -361,10 +375,10 @@ Descent::Step Descent::step() {
     idx = lower_bound(n, count, key_, search_, &exact);
   }
   Node* child =
-      idx == 0 ? racy(n->leftmost) : reinterpret_cast<Node*>(racy(n->slots()[idx - 1].value));
+      idx == 0 ? racy(n->leftmost) : reinterpret_cast<Node*>(racy(n->tails(count)[idx - 1].value));
   if (track_fences_) {
-    if (idx > 0) copy_fence(n, n->slots()[idx - 1], &lower_);
-    if (idx < count) copy_fence(n, n->slots()[idx], &upper_);
+    if (idx > 0) copy_fence(n, count, idx - 1, &lower_);
+    if (idx < count) copy_fence(n, count, idx, &upper_);
   }
   if (!n->lock.validate(v)) return Step::kRestart;
   BRAID_DASSERT(child != nullptr);
@@ -429,8 +443,8 @@ bool BTree::lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t p
 void BTree::install_new_root(Node* left, std::string_view sep, Node* right) {
   Node* root = new_node(false);
   root->leftmost = left;
-  write_slot(root, 0, sep, reinterpret_cast<std::uint64_t>(right));
   root->count = 1;
+  write_slot(root, 0, sep, reinterpret_cast<std::uint64_t>(right));
   // `left` (the old root) is locked by the caller, so no reader can pass the version check on
   // it before the new root is published.
   root_.store(root, std::memory_order_release);
@@ -446,9 +460,10 @@ BRAID_OPTIMISTIC bool Lookup::step() {
     }
     BRAID_DASSERT(s == Descent::Step::kLeaf);
     const Node* leaf = descent_.node();
+    const unsigned count = racy_count(leaf);
     bool exact;
-    const unsigned idx = lower_bound(leaf, racy_count(leaf), key_, descent_.search(), &exact);
-    const std::uint64_t v = exact ? racy(leaf->slots()[idx].value) : 0;
+    const unsigned idx = lower_bound(leaf, count, key_, descent_.search(), &exact);
+    const std::uint64_t v = exact ? racy(leaf->tails(count)[idx].value) : 0;
     if (!leaf->lock.validate(descent_.version())) {
       descent_.restart();
       continue;  // the root is resident: no point in handing it back for a hint
@@ -486,7 +501,8 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       if (s == Descent::Step::kSplitInner) {
         if (lock_pair(d.node(), d.version(), d.parent(), d.parent_version())) {
           Node* n = d.node();
-          split_inner(n, d.parent(), compare(n, n->slots()[n->count - 1], k) > 0);
+          const unsigned last = n->count - 1u;
+          split_inner(n, d.parent(), compare(n, n->heads()[last], n->tails(n->count)[last], k) > 0);
           d.node()->lock.unlock();
           if (d.parent() != nullptr) d.parent()->lock.unlock();
         }
@@ -497,7 +513,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       bool exact;
       const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
       if (exact) {
-        *existing = leaf->slots()[idx].value;
+        *existing = leaf->tails(leaf->count)[idx].value;
         leaf->lock.unlock();
         return false;
       }
@@ -600,7 +616,7 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
     }
     bool exact;
     const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
-    const bool hit = exact && (any || leaf->slots()[idx].value == expected);
+    const bool hit = exact && (any || leaf->tails(leaf->count)[idx].value == expected);
     if (hit) remove_at(leaf, idx);
     leaf->lock.unlock();
     return hit;
@@ -635,12 +651,12 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
     const unsigned lb = lower_bound(leaf, count, key_, descent_.search(), &exact);
     bool stopped = false;  // hit the far end of the range inside this leaf
     auto emit = [&](unsigned i) {
-      const std::uint32_t len = copy_key(leaf, leaf->slots()[i], buf);
+      const std::uint32_t len = copy_key(leaf, count, i, buf);
       const std::string_view key(buf, len);
       if (!reverse_ && !end_.empty() && key >= end_) return false;
       if (reverse_ && key < begin_) return false;
       out->entries.push_back(
-          {static_cast<std::uint32_t>(out->keys.size()), len, racy(leaf->slots()[i].value)});
+          {static_cast<std::uint32_t>(out->keys.size()), len, racy(leaf->tails(count)[i].value)});
       out->keys.append(key);
       return true;
     };
@@ -690,7 +706,7 @@ std::vector<std::size_t> BTree::level_sizes() const {
     for (const Node* n : level) {
       below.push_back(n->leftmost);
       for (unsigned i = 0; i < n->count; ++i) {
-        below.push_back(reinterpret_cast<const Node*>(n->slots()[i].value));
+        below.push_back(reinterpret_cast<const Node*>(n->tails(n->count)[i].value));
       }
     }
     level = std::move(below);
@@ -709,22 +725,22 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
   BRAID_ASSERT(!n->lock.locked_now());
   BRAID_ASSERT(n->count <= Node::kMaxSlots);
   BRAID_ASSERT(n->heap_begin <= kNodeBytes);
-  BRAID_ASSERT(n->heap_begin >= Node::kHeader + n->count * sizeof(Slot));
+  BRAID_ASSERT(n->heap_begin >= Node::kHeader + n->count * kEntryBytes);
   std::size_t suffix_bytes = 0;
   std::string prev;
   char buf[kMaxKey];
   std::vector<std::string> keys;
   for (unsigned i = 0; i < n->count; ++i) {
-    const Slot& s = n->slots()[i];
-    BRAID_ASSERT(s.len >= 1);
-    if (s.len > 8) {
-      suffix_bytes += s.len - 8u;
-      BRAID_ASSERT(s.suffix_off >= n->heap_begin);
-      BRAID_ASSERT(s.suffix_off + (s.len - 8u) <= kNodeBytes);
+    const Tail& t = n->tails(n->count)[i];
+    BRAID_ASSERT(t.len >= 1);
+    if (t.len > 8) {
+      suffix_bytes += t.len - 8u;
+      BRAID_ASSERT(t.suffix_off >= n->heap_begin);
+      BRAID_ASSERT(t.suffix_off + (t.len - 8u) <= kNodeBytes);
     }
-    const std::uint32_t len = copy_key(n, s, buf);
+    const std::uint32_t len = copy_key(n, n->count, i, buf);
     std::string key(buf, len);
-    BRAID_ASSERT(s.head == util::load_head(key.data(), key.size()));
+    BRAID_ASSERT(n->heads()[i] == util::load_head(key.data(), key.size()));
     if (i > 0) BRAID_ASSERT(prev < key);
     if (lo != nullptr) BRAID_ASSERT(key >= *lo);
     if (hi != nullptr) BRAID_ASSERT(key < *hi);
@@ -741,7 +757,7 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
   BRAID_ASSERT(n->leftmost != nullptr);
   check_node(n->leftmost, lo, n->count > 0 ? &keys[0] : hi, depth + 1, ctx);
   for (unsigned i = 0; i < n->count; ++i) {
-    const Node* child = reinterpret_cast<const Node*>(n->slots()[i].value);
+    const Node* child = reinterpret_cast<const Node*>(n->tails(n->count)[i].value);
     BRAID_ASSERT(child != nullptr);
     check_node(child, &keys[i], i + 1 < n->count ? &keys[i + 1] : hi, depth + 1, ctx);
   }

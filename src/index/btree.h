@@ -14,9 +14,14 @@
 // the price of memory bandwidth. 1 KiB still holds three maximal (255-byte) keys, which keeps
 // splits well defined without out-of-line key storage, and 41 short keys.
 //
-// Layout: a sorted slot array grows up from the header and a key-suffix heap grows down from the
-// end. A slot holds the key's first 8 bytes big-endian ("head"), so comparisons of keys that
-// differ in their first 8 bytes touch only the slot array; longer keys keep bytes 8.. in the heap.
+// Layout (structure of arrays): the keys' first 8 bytes big-endian ("heads") form a contiguous
+// array from the header, each key's 16-byte tail (value, length, suffix offset) follows in a
+// second array, and a key-suffix heap grows down from the end. Both arrays are as long as the
+// node's count, so the tails start where the heads end and an insert shifts both. Why: a search
+// compares heads only (keys that differ in their first 8 bytes never reach a tail), and 41 heads
+// fill 6 lines where 41 interleaved 24-byte slots filled 16, so a node read cold misses 6 + 1
+// lines instead of 16 and the heads compare 4 or 8 to an instruction (docs/experiments.md,
+// "Issue 23"). An entry still costs 24 bytes plus its suffix: capacity is unchanged.
 //
 // Underflow: lazy. Removing keys never merges nodes; an empty leaf stays in place and is reused
 // by later inserts into its key range. Nodes are therefore never freed while the tree lives,
@@ -78,18 +83,22 @@ class OptLock {
   std::atomic<std::uint64_t> word_{0b100};
 };
 
-struct Slot {
-  std::uint64_t head;        // key bytes 0..7, big-endian, zero-padded
+// The part of an entry a search reads only for the slot it lands on (or for heads that tie).
+struct Tail {
   std::uint64_t value;       // leaf: the mapped value; inner: the child Node*
   std::uint16_t suffix_off;  // heap offset of key bytes 8.. (when len > 8)
   std::uint8_t len;          // key length (1..255; 0 never occurs)
   std::uint8_t pad[5];
 };
-static_assert(sizeof(Slot) == 24);
+static_assert(sizeof(Tail) == 16);
+static_assert(alignof(Tail) == 8, "tails start 8-aligned after the heads, at any count");
+
+// Bytes an entry takes in the arrays: its head and its tail.
+inline constexpr std::size_t kEntryBytes = sizeof(std::uint64_t) + sizeof(Tail);
 
 struct alignas(64) Node {
   static constexpr std::size_t kHeader = 32;
-  static constexpr std::size_t kMaxSlots = (kNodeBytes - kHeader) / sizeof(Slot);
+  static constexpr std::size_t kMaxSlots = (kNodeBytes - kHeader) / kEntryBytes;
 
   OptLock lock;
   std::uint16_t count;
@@ -104,11 +113,17 @@ struct alignas(64) Node {
   std::atomic<std::uint64_t> pstamp;
   char body[kNodeBytes - kHeader];
 
-  Slot* slots() { return reinterpret_cast<Slot*>(body); }
-  const Slot* slots() const { return reinterpret_cast<const Slot*>(body); }
+  std::uint64_t* heads() { return reinterpret_cast<std::uint64_t*>(body); }
+  const std::uint64_t* heads() const { return reinterpret_cast<const std::uint64_t*>(body); }
+  // The tails of a node holding `n` entries (readers pass the count they read, clamped to
+  // kMaxSlots, so the array stays inside the node even when the count was torn).
+  Tail* tails(std::size_t n) { return reinterpret_cast<Tail*>(body + n * sizeof(std::uint64_t)); }
+  const Tail* tails(std::size_t n) const {
+    return reinterpret_cast<const Tail*>(body + n * sizeof(std::uint64_t));
+  }
   char* raw() { return reinterpret_cast<char*>(this); }
   const char* raw() const { return reinterpret_cast<const char*>(this); }
-  std::size_t free_bytes() const { return heap_begin - kHeader - count * sizeof(Slot); }
+  std::size_t free_bytes() const { return heap_begin - kHeader - count * kEntryBytes; }
 };
 static_assert(sizeof(Node) == kNodeBytes);
 static_assert(offsetof(Node, body) == Node::kHeader);
@@ -128,7 +143,7 @@ struct LeafChange {
 
 // Bytes one entry takes in a node.
 inline constexpr std::size_t entry_bytes(std::size_t key_len) {
-  return sizeof(Slot) + (key_len > 8 ? key_len - 8 : 0);
+  return kEntryBytes + (key_len > 8 ? key_len - 8 : 0);
 }
 
 // A key prepared for comparisons against slots. `infinite` sorts after every key (used as the
@@ -159,21 +174,20 @@ struct FenceKey {
   std::string_view view() const { return {bytes, len}; }
 };
 
-// How a node is searched for a key. The drivers choose by whether the node's lines are on
-// their way or already cached:
-//   kCount   counts the slots whose head is below the key's, one independent load per slot.
-//            The loads of a node read cold miss in parallel, where a bisection's ~log2(count)
-//            probes miss one after another. For nodes read cold: the sequential mode's
-//            operations, and BTree::lookup / scan_leaf (the default).
-//   kBisect  bisects the heads branch-free, touching only the ~log2(count) lines it probes.
-//            For nodes whose lines were prefetched (under load a coroutine is resumed while
-//            some of its node's lines are still in flight, and the fewer of them it reads, the
-//            less it waits), and for the tree's own inserts and removes, which the engine issues
-//            right after its lookup of the same key has brought the path into the cache.
+// How a node is searched for a key:
+//   kCount   counts the heads below the key's (index/node_search.h: a vector compare of 8 or 4
+//            heads where the build targets AVX-512 or AVX2, else one independent load each).
+//            The heads of a cold node miss in parallel where a bisection's probes miss one
+//            after another, and in cache the count costs ~6 vector compares. Every execution
+//            mode's operations use it, and BTree::lookup / scan_leaf (the default).
+//   kBisect  bisects the heads branch-free, touching only the ~log2(count) heads it probes.
+//            For the tree's own inserts and removes, which the engine issues right after its
+//            lookup of the same key has brought the path into the cache, and for the probe
+//            suite's GP, AMAC and coroutine lookups (their papers' algorithm).
 // Either way only the slots sharing the key's head are then compared in full (btree.cc,
-// search_range). Measured (YCSB read-only, 1 worker, alternated processes; docs/experiments.md):
-// sequential with kCount 1.03x / 1.26x / 1.26x kBisect at 10^4 / 10^6 / 2*10^7 records;
-// interleaved and nested with kCount lose ~30 % at 2*10^7.
+// search_range). Measured (YCSB read-only, 1 worker, alternated processes; docs/experiments.md,
+// "Issue 23"): with the heads contiguous, counting beat bisecting under every mode, by ~3x under
+// interleaved over 10^7 records; with the old interleaved slots bisecting had won there by ~30 %.
 enum class NodeSearch : std::uint8_t { kCount, kBisect };
 
 class BTree;
