@@ -77,7 +77,13 @@ class ChainWalk {
     for (;;) {
       const mvcc::Vis vis =
           db_->protocol().read_visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
-      if (vis == mvcc::Vis::kRetry) continue;  // owner finished: re-read the stamp
+      if (vis == mvcc::Vis::kRetry) {
+        // The owner ended, having restamped its writes: the next read is final. A stamp that
+        // stays an ended owner's is a broken invariant (a checkpoint once wrote one to disk,
+        // and every reader of the record span here): stop loudly instead of hanging.
+        BRAID_ASSERT(++owner_retries_ < kMaxOwnerRetries);
+        continue;
+      }
       if (vis == mvcc::Vis::kVisible) {
         found_ = v_;
         // Read since a sweep passed it: keep it (mvcc/version.h, `cooling`).
@@ -97,8 +103,10 @@ class ChainWalk {
   DatabaseImpl* db_;
   const mvcc::TxnContext* ctx_;
   const mvcc::Version* v_;
+  static constexpr std::uint32_t kMaxOwnerRetries = 1u << 20;
   const mvcc::Version* found_ = nullptr;
   bool started_ = false;
+  std::uint32_t owner_retries_ = 0;
 };
 
 // Marks the transaction as inside a scan callback for the guard's lifetime.

@@ -469,8 +469,9 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (v == nullptr || v->tombstone()) continue;
       const std::uint64_t cookie =
           homes ? add_fixup({nullptr, 0, const_cast<mvcc::Version*>(v), false}) : 0;
+      // Visible, so committed; but its owner may not have restamped it yet (commit_stamp).
       Result<std::uint64_t> at =
-          c.writer->add(t->id(), key, v->value(), v->stamp.load(std::memory_order_relaxed), cookie);
+          c.writer->add(t->id(), key, v->value(), db_->protocol().commit_stamp(v), cookie);
       if (!at.is_ok()) return at.status();
       if (cookie != 0 && *at == 0) fix(cookie, 0);  // no address: not evictable
     }

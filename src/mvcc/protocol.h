@@ -49,6 +49,13 @@ class Protocol {
     return owner_visibility(ctx, stamp);
   }
 
+  // The commit timestamp of a version some snapshot sees as committed: its stamp, or, while
+  // its owner has committed but not yet restamped its writes (publish_commit publishes the
+  // state first), the owner's timestamp. What persists a version (the checkpoint) must write
+  // this, never the raw stamp: an owner tag written as a record's timestamp comes back from
+  // the cold store as a version whose owner has long ended, and its readers wait on it forever.
+  std::uint64_t commit_stamp(const Version* v) const;
+
   // visibility() for reads: the same, unless DebugFaults::dirty_reads shows them uncommitted
   // versions too.
   Vis read_visibility(const TxnContext* ctx, std::uint64_t stamp) const {

@@ -38,6 +38,15 @@ class ProtocolTest : public ::testing::Test {
     (void)p_.publish_commit(ctx);
     (void)txns_.finish(ctx);
   }
+  // A fresh record's first version, ctx's write (slot_ must be empty).
+  Version* insert_fresh(TxnContext* ctx, std::string_view value) {
+    Version* v = p_.make_version(ctx, value, false);
+    EXPECT_NE(v, nullptr);
+    if (v == nullptr) return nullptr;
+    p_.install_fresh(slot_, v);
+    p_.add_write(ctx, nullptr, &slot_, 1, v, "k", true);
+    return v;
+  }
   void abort(TxnContext* ctx) {
     p_.abort_begin(ctx);
     p_.unlink_writes(ctx);
@@ -51,10 +60,8 @@ class ProtocolTest : public ::testing::Test {
 
 TEST_F(ProtocolTest, SnapshotsSeeWhatCommittedBeforeThem) {
   TxnContext* a = txns_.begin();
-  Version* v = p_.make_version(a, "v1", false);
+  Version* v = insert_fresh(a, "v1");
   ASSERT_NE(v, nullptr);
-  p_.install_fresh(slot_, v);
-  p_.add_write(a, nullptr, &slot_, 1, v, "k", true);
   TxnContext* early = txns_.begin();  // snapshot before a commits
   EXPECT_EQ(read(a), "v1");           // its own version
   EXPECT_EQ(read(early), "");         // uncommitted: invisible to others
@@ -82,11 +89,31 @@ TEST_F(ProtocolTest, SnapshotsSeeWhatCommittedBeforeThem) {
   abort(last);
 }
 
+// The window between publish_commit's state store and its restamping of the writes: a reader
+// already sees the version as committed, and what persists it (the checkpoint) must write the
+// owner's timestamp, not the owner tag the version still carries. (Once written to disk, such
+// a tag came back from the cold store as a version whose owner had ended, and every reader of
+// the record spun on it: exec_stress_test's tiny-budget hang.)
+TEST_F(ProtocolTest, CommitStampIsTheOwnersTimestampBeforeTheVersionIsRestamped) {
+  TxnContext* a = txns_.begin();
+  Version* v = insert_fresh(a, "v1");
+  ASSERT_NE(v, nullptr);
+  const std::uint64_t cts = txns_.clock().fetch_add(1) + 1;
+  a->state.store(cstate::committed(cts));  // published, not yet restamped
+  ASSERT_TRUE(is_owner_stamp(v->stamp.load()));
+  TxnContext* reader = txns_.begin();
+  EXPECT_EQ(read(reader), "v1");
+  EXPECT_EQ(p_.commit_stamp(v), cts);
+  v->stamp.store(cts);  // publish_commit restamps next (stamp_writes)
+  (void)txns_.finish(a);
+  EXPECT_EQ(p_.commit_stamp(v), cts);
+  EXPECT_EQ(v->stamp.load(), cts);
+  (void)txns_.finish(reader);
+}
+
 TEST_F(ProtocolTest, AbortRestoresThePreviousHead) {
   TxnContext* a = txns_.begin();
-  Version* v = p_.make_version(a, "v1", false);
-  p_.install_fresh(slot_, v);
-  p_.add_write(a, nullptr, &slot_, 1, v, "k", true);
+  ASSERT_NE(insert_fresh(a, "v1"), nullptr);
   commit(a);
   const std::uint64_t committed_head = slot_.load();
   TxnContext* b = txns_.begin();
