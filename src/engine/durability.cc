@@ -469,9 +469,11 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (v == nullptr || v->tombstone()) continue;
       const std::uint64_t cookie =
           homes ? add_fixup({nullptr, 0, const_cast<mvcc::Version*>(v), false}) : 0;
-      // Visible, so committed; but its owner may not have restamped it yet (commit_stamp).
-      Result<std::uint64_t> at =
-          c.writer->add(t->id(), key, v->value(), db_->protocol().commit_stamp(v), cookie);
+      // Visible, so committed; but its owner may not have restamped it yet (commit_stamp_of).
+      bool known = false;
+      const std::uint64_t cts = db_->protocol().commit_stamp_of(c.ctx, v, &known);
+      BRAID_ASSERT(known);
+      Result<std::uint64_t> at = c.writer->add(t->id(), key, v->value(), cts, cookie);
       if (!at.is_ok()) return at.status();
       if (cookie != 0 && *at == 0) fix(cookie, 0);  // no address: not evictable
     }

@@ -22,11 +22,6 @@ constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
 // but a torn *word* is not; every consumer clamps what it reads so that garbage stays inside the
 // node until the version check throws it away.
 
-template <typename T>
-BRAID_OPTIMISTIC inline T racy(const T& x) {
-  return *static_cast<const volatile T*>(&x);
-}
-
 using u64_unaligned = std::uint64_t __attribute__((aligned(1), may_alias));
 
 BRAID_OPTIMISTIC inline std::uint64_t racy_u64(const char* p) {

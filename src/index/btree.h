@@ -55,6 +55,13 @@
 
 namespace braid::index {
 
+// An optimistic read of a node field: a volatile load is never split or repeated by the
+// compiler, so a torn node state is possible but a torn word is not (btree.cc).
+template <typename T>
+BRAID_OPTIMISTIC inline T racy(const T& x) {
+  return *static_cast<const volatile T*>(&x);
+}
+
 inline constexpr std::size_t kNodeBytes = 1024;
 inline constexpr std::size_t kMaxKey = 255;
 

@@ -26,13 +26,13 @@ namespace braid::index::search {
 static_assert(Node::kHeader + (Node::kMaxSlots + 7) * sizeof(std::uint64_t) <= kNodeBytes,
               "a vector load past the last head stays inside the node");
 
-// One volatile load, compare and add-with-carry per head: independent loads, so a cold node's
+// One racy load, compare and add-with-carry per head: independent loads, so a cold node's
 // lines miss in parallel.
 BRAID_OPTIMISTIC inline unsigned count_below_scalar(const std::uint64_t* heads, unsigned count,
                                                     std::uint64_t head) {
   unsigned below = 0;
   for (unsigned i = 0; i < count; ++i) {
-    below += *static_cast<const volatile std::uint64_t*>(heads + i) < head ? 1u : 0u;
+    below += racy(heads[i]) < head ? 1u : 0u;
   }
   return below;
 }

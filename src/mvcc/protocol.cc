@@ -25,23 +25,6 @@ Vis Protocol::owner_visibility(const TxnContext* ctx, std::uint64_t stamp) const
   }
 }
 
-std::uint64_t Protocol::commit_stamp(const Version* v) const {
-  for (std::uint32_t spins = 0;; ++spins) {
-    const std::uint64_t stamp = v->stamp.load(std::memory_order_acquire);
-    if (!is_owner_stamp(stamp)) return stamp;
-    const std::uint64_t xid = stamp_xid(stamp);
-    const TxnContext& owner = txns_->at(static_cast<std::uint32_t>(xid & 0xffff));
-    const std::uint64_t s = owner.state.load(std::memory_order_acquire);
-    if (owner.xid.load(std::memory_order_acquire) == xid && cstate::is_committed(s)) {
-      return cstate::cts_of(s);
-    }
-    // The owner ended, and it restamped its writes before: the next read sees the timestamp.
-    // (Only a committed version may be asked about; anything else would never settle.)
-    BRAID_ASSERT(spins < (1u << 24));
-    util::backoff(spins);
-  }
-}
-
 Status Protocol::out_of_version_memory() const {
   return Status::io_error("version memory exhausted (Options::max_version_bytes = " +
                           std::to_string(version_limit_) + ")");

@@ -49,12 +49,13 @@ class Protocol {
     return owner_visibility(ctx, stamp);
   }
 
-  // The commit timestamp of a version some snapshot sees as committed: its stamp, or, while
-  // its owner has committed but not yet restamped its writes (publish_commit publishes the
-  // state first), the owner's timestamp. What persists a version (the checkpoint) must write
-  // this, never the raw stamp: an owner tag written as a record's timestamp comes back from
-  // the cold store as a version whose owner has long ended, and its readers wait on it forever.
-  std::uint64_t commit_stamp(const Version* v) const;
+  // The commit timestamp of a committed version: its stamp, or, while its owner has committed
+  // but not yet restamped its writes (publish_commit publishes the state first), the owner's
+  // timestamp; 0 for one of ctx's own versions; `*known` false when it is not committed. What
+  // persists a version (the checkpoint) must write this, never the raw stamp: an owner tag
+  // written as a record's timestamp comes back from the cold store as a version whose owner
+  // has long ended, and its readers wait on it forever. (SSN reads it too.)
+  std::uint64_t commit_stamp_of(const TxnContext* ctx, const Version* v, bool* known) const;
 
   // visibility() for reads: the same, unless DebugFaults::dirty_reads shows them uncommitted
   // versions too.
@@ -140,9 +141,6 @@ class Protocol {
   bool ssn_check_leaves(TxnContext* ctx, std::uint64_t me) const;
   Status read_set_full() const;
   void ssn_publish_reads(const TxnContext* ctx, std::uint64_t me);
-  // The commit timestamp of a committed version (its owner's, while the stamp is still the
-  // owner's tag); 0 for one of ctx's own versions; `*known` false when it is not committed.
-  std::uint64_t commit_stamp_of(const TxnContext* ctx, const Version* v, bool* known) const;
 
   TxnTable* txns_;
   std::uint64_t version_limit_;

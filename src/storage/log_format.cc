@@ -45,7 +45,7 @@ std::string decode_record(const char* p, std::size_t avail, RecordCheck check, R
     return "write record with impossible sizes";
   }
   // Timestamps count commits from 1: the top bit never occurs. It is an in-memory stamp's owner
-  // bit, and a checkpoint before e9396b3 could write one (Protocol::commit_stamp); read back,
+  // bit, and a checkpoint before e9396b3 could write one (Protocol::commit_stamp_of); read back,
   // it would name a transaction long ended and its readers would wait on it for good.
   if ((h.cts >> 63) != 0) return "write record with an impossible timestamp";
   const std::uint32_t size = record_size(h.key_len, h.value_len);

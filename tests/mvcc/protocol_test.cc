@@ -103,10 +103,13 @@ TEST_F(ProtocolTest, CommitStampIsTheOwnersTimestampBeforeTheVersionIsRestamped)
   ASSERT_TRUE(is_owner_stamp(v->stamp.load()));
   TxnContext* reader = txns_.begin();
   EXPECT_EQ(read(reader), "v1");
-  EXPECT_EQ(p_.commit_stamp(v), cts);
+  bool known = false;
+  EXPECT_EQ(p_.commit_stamp_of(reader, v, &known), cts);
+  EXPECT_TRUE(known);
   v->stamp.store(cts);  // publish_commit restamps next (stamp_writes)
   (void)txns_.finish(a);
-  EXPECT_EQ(p_.commit_stamp(v), cts);
+  EXPECT_EQ(p_.commit_stamp_of(reader, v, &known), cts);
+  EXPECT_TRUE(known);
   EXPECT_EQ(v->stamp.load(), cts);
   (void)txns_.finish(reader);
 }

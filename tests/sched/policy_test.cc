@@ -57,6 +57,13 @@ struct DualQueueRig {
     states[slot] = SlotState::kFree;
     p->on_finish(slot);
   }
+  // Slot 0 parked on I/O (so in the cold queue), then slots 1..8 filling the hot queue.
+  void one_cold_then_hot_full() {
+    (void)p->admit_target(0, 8);
+    launch(0);
+    set(0, SlotState::kParkedIo);
+    for (std::uint32_t i = 1; i <= 8; ++i) launch(i);
+  }
   std::vector<std::uint32_t> order() {
     std::uint32_t buf[64];
     const std::uint32_t n = p->order_round(buf, states, sites);
@@ -123,10 +130,7 @@ TEST(DualQueue, TheColdQueueIsLookedAtWhenNoHotTransactionCanRun) {
 // good: the cold queue is looked at within 64 rounds whatever the hot queue does.
 TEST(DualQueue, TheColdQueueIsLookedAtWithinABoundedNumberOfRounds) {
   DualQueueRig r;
-  (void)r.p->admit_target(0, 8);
-  r.launch(0);
-  r.set(0, SlotState::kParkedIo);  // -> cold
-  for (std::uint32_t i = 1; i <= 8; ++i) r.launch(i);
+  r.one_cold_then_hot_full();
   r.set(0, SlotState::kRunnable);  // its read is back
   int rounds = 0;
   while (!has(r.order(), 0)) {
@@ -138,10 +142,7 @@ TEST(DualQueue, TheColdQueueIsLookedAtWithinABoundedNumberOfRounds) {
 
 TEST(DualQueue, AColdTransactionTurnedMemoryBoundIsStagedAheadOfNewOnes) {
   DualQueueRig r;
-  (void)r.p->admit_target(0, 8);
-  r.launch(0);
-  r.set(0, SlotState::kParkedIo);  // -> cold
-  for (std::uint32_t i = 1; i <= 8; ++i) r.launch(i);
+  r.one_cold_then_hot_full();
   EXPECT_LE(r.p->admit_target(9, 8), 9u);  // hot full (8), cold 1
   r.set(0, SlotState::kRunnable);
   for (std::uint32_t i = 1; i <= 8; ++i) r.set(i, SlotState::kParkedIo);  // -> cold too
