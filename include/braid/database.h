@@ -152,7 +152,7 @@ struct DatabaseStats {
   std::uint64_t retired_versions = 0;  // unlinked, waiting for their epoch to pass
   std::uint64_t pruned_versions = 0;   // cut from chains because no snapshot can see them
   std::uint64_t index_nodes = 0;
-  std::uint64_t open_transactions = 0;
+  std::uint64_t open_transactions = 0;  // workers' and applications' (not checkpoint, eviction)
   std::uint64_t commit_clock = 0;
   // The cold store (Options::memory_budget_bytes).
   std::uint64_t memory_budget_bytes = 0;

@@ -425,7 +425,10 @@ DatabaseStats DatabaseImpl::stats() const {
     s.commits += c.commits.load(std::memory_order_relaxed);
     s.aborts += c.aborts.load(std::memory_order_relaxed);
     s.pruned_versions += c.pruned.load(std::memory_order_relaxed);
-    if (c.in_use.load(std::memory_order_relaxed)) ++s.open_transactions;
+    // The engine's own contexts (a checkpoint in progress spans rounds) are not transactions
+    // anyone opened.
+    const bool system = i >= checkpoint_context() && i < eviction_context(options_.workers);
+    if (!system && c.in_use.load(std::memory_order_relaxed)) ++s.open_transactions;
     s.retired_versions += c.retired.load(std::memory_order_relaxed);
     s.write_conflicts += c.write_conflicts.load(std::memory_order_relaxed);
     s.ssn_aborts += c.ssn_aborts.load(std::memory_order_relaxed);

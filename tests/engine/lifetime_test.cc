@@ -121,6 +121,21 @@ TEST_P(Lifetime, MultiGetTornDownMidRoundFreesItsChildren) {
   EXPECT_EQ(frames_.live(), 0u);
 }
 
+// A checkpoint in progress (it spans many worker rounds) and an eviction pass hold engine
+// contexts; stats().open_transactions counts only transactions a worker or an application
+// opened, so "0 open" after a run does not depend on where a checkpoint happens to be.
+TEST_P(Lifetime, OpenTransactionsLeaveOutTheEnginesOwnContexts) {
+  mvcc::TxnContext* ckpt = db_->txns().begin_at(db_->checkpoint_context());
+  mvcc::TxnContext* evict = db_->txns().begin_at(db_->eviction_context(0));
+  EXPECT_EQ(db_->stats().open_transactions, 0u);
+  mvcc::TxnContext* app = db_->txns().begin();
+  EXPECT_EQ(db_->stats().open_transactions, 1u);
+  db_->abort(app, db_->external_log());
+  EXPECT_EQ(db_->stats().open_transactions, 0u);
+  (void)db_->txns().finish(evict);
+  (void)db_->txns().finish(ckpt);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Lifetime, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Nested" : "Flat"; });
 
