@@ -83,9 +83,12 @@ struct IndexAdd {
 };
 
 struct Retired {
-  std::uint64_t clock;  // clock value read after the version was unlinked
+  // A clock value read after the version was unlinked; kUnsealed until the occupant's finish
+  // reads one (TxnTable::retire).
+  std::uint64_t clock;
   Version* version;
 };
+inline constexpr std::uint64_t kUnsealed = ~std::uint64_t{0};  // above every horizon
 
 struct alignas(64) TxnContext {
   // ---- Read by other threads ----
@@ -129,8 +132,9 @@ struct alignas(64) TxnContext {
   std::string staged_keys;
   std::vector<IndexAdd> index_adds;
   std::string index_keys;
-  index::LeafBatch scan_batch;  // scan scratch: keys copied out of a leaf
-  std::vector<Retired> limbo;   // survives across occupants of this context
+  index::LeafBatch scan_batch;   // scan scratch: keys copied out of a leaf
+  std::vector<Retired> limbo;    // survives across occupants of this context
+  std::size_t limbo_sealed = 0;  // limbo[0, limbo_sealed) carry their clock
   VersionHeap::Cache version_cache;
 };
 
@@ -207,11 +211,14 @@ class TxnTable {
   Version* alloc_version(TxnContext* ctx, std::size_t payload);
   const VersionHeap& heap() const { return heap_; }
   void free_version(TxnContext* ctx, Version* v);
-  // Hands an unlinked version to ctx's limbo; frees what the horizon allows.
+  // Hands an unlinked version to ctx's limbo. It is freed after ctx's occupant finishes, once
+  // the horizon passes the clock finish() reads for it.
   void retire(TxnContext* ctx, Version* v);
   [[nodiscard]] bool reclaim(TxnContext* ctx);
 
  private:
+  // Gives the versions retired since the last seal their clock value (one fence for all).
+  void seal_limbo(TxnContext* ctx);
   // Frees the limbo prefix retired before `horizon` (limbo is in clock order).
   void free_before(TxnContext* ctx, std::uint64_t horizon);
   void start(TxnContext& c);

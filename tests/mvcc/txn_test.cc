@@ -61,6 +61,33 @@ TEST(TxnTable, RetiredVersionsWaitForOlderPins) {
   EXPECT_EQ(writer->versions_live.load(), 0);
 }
 
+// A retire reads no clock: the retirer's finish reads one for everything it retired (one fence
+// per transaction, TxnTable::seal_limbo), and until then nothing it retired can be freed.
+TEST(TxnTable, RetiredVersionsTakeTheClockOfTheirRetirersFinish) {
+  TxnTable t(0, 4, 100);
+  ASSERT_TRUE(t.init_heap(std::size_t{64} << 20, true).is_ok());
+  TxnContext* writer = t.begin();
+  t.retire(writer, t.alloc_version(writer, 16));
+  t.clock().fetch_add(5);
+  t.retire(writer, t.alloc_version(writer, 40));
+  ASSERT_EQ(writer->limbo.size(), 2u);
+  EXPECT_EQ(writer->limbo[0].clock, kUnsealed);
+  EXPECT_EQ(writer->limbo[1].clock, kUnsealed);
+  (void)t.reclaim(writer);  // unsealed: above every horizon
+  EXPECT_EQ(writer->limbo.size(), 2u);
+  const std::uint64_t at_finish = t.clock().load();
+  (void)t.finish(writer);
+  ASSERT_EQ(writer->limbo.size(), 2u);  // the cached horizon is not past the clock yet
+  EXPECT_EQ(writer->limbo[0].clock, at_finish);
+  EXPECT_EQ(writer->limbo[1].clock, at_finish);
+  EXPECT_EQ(writer->limbo_sealed, 2u);
+  t.clock().fetch_add(1);
+  (void)t.reclaim(writer);  // no pins: the horizon is the clock, past both
+  EXPECT_TRUE(writer->limbo.empty());
+  EXPECT_EQ(writer->limbo_sealed, 0u);
+  EXPECT_EQ(writer->versions_live.load(), 0);
+}
+
 TEST(TxnTable, ReservedContextsAreOnlyTakenExplicitly) {
   TxnTable t(2, 1, 100);
   TxnContext* shared = t.begin();
