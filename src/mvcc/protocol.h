@@ -116,6 +116,14 @@ class Protocol {
 
   // Cuts the versions below the newest one every snapshot sees (ctx owns `head`).
   void prune_below(TxnContext* ctx, Version* head);
+  // The version an install over `head` would cut first (prune_below reads it), when `head`
+  // itself is the version every snapshot sees; else null (a longer walk, or nothing to cut).
+  // A racy hint for a prefetch, read before the install: the chain may change meanwhile.
+  const Version* prune_target(const Version* head) const {
+    const std::uint64_t s = head->stamp.load(std::memory_order_relaxed);
+    if (is_owner_stamp(s) || s > txns_->horizon()) return nullptr;
+    return head->next.load(std::memory_order_relaxed);
+  }
 
   // Debug tier, single-threaded callers with no transaction open (open, close): the chain from
   // `entry` is ordered, newest first, by strictly decreasing commit stamps, and holds no owner
