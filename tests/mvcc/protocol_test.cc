@@ -114,6 +114,37 @@ TEST_F(ProtocolTest, CommitStampIsTheOwnersTimestampBeforeTheVersionIsRestamped)
   (void)txns_.finish(reader);
 }
 
+// prune_target names the version an install over the head cuts (the drivers prefetch it with
+// the head), and nothing while the head is uncommitted or newer than some snapshot.
+TEST_F(ProtocolTest, PruneTargetIsTheVersionTheInstallCuts) {
+  TxnContext* a = txns_.begin();
+  Version* v1 = insert_fresh(a, "v1");
+  ASSERT_NE(v1, nullptr);
+  commit(a);
+  TxnContext* b = txns_.begin();
+  ASSERT_TRUE(write(b, "v2").is_ok());
+  const Version* v2 = entry::hot(slot_.load());
+  EXPECT_EQ(p_.prune_target(v2), nullptr);  // b's, uncommitted
+  commit(b);
+  (void)txns_.refresh_horizon();
+  EXPECT_EQ(p_.prune_target(v2), v1);
+  EXPECT_EQ(p_.prune_target(v1), nullptr);  // the oldest: nothing below it
+  TxnContext* c = txns_.begin();
+  ASSERT_TRUE(write(c, "v3").is_ok());
+  ASSERT_FALSE(c->limbo.empty());
+  EXPECT_EQ(c->limbo.back().version, v1);  // the install cut what prune_target named
+  EXPECT_EQ(v2->next.load(), nullptr);
+  TxnContext* old_reader = txns_.begin();  // its snapshot predates c's commit
+  commit(c);
+  (void)txns_.refresh_horizon();
+  const Version* v3 = entry::hot(slot_.load());
+  EXPECT_EQ(p_.prune_target(v3), nullptr);  // v3 is newer than old_reader's snapshot
+  EXPECT_EQ(read(old_reader), "v2");
+  (void)txns_.finish(old_reader);
+  (void)txns_.refresh_horizon();
+  EXPECT_EQ(p_.prune_target(v3), v2);
+}
+
 TEST_F(ProtocolTest, AbortRestoresThePreviousHead) {
   TxnContext* a = txns_.begin();
   ASSERT_NE(insert_fresh(a, "v1"), nullptr);
