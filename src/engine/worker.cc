@@ -451,7 +451,7 @@ void Worker::finish(Slot& slot) {
       push_waiter({read_wait, r, now, now});
       return;
     }
-    complete(r, std::move(s), now, now, false);
+    complete(r, std::move(s), now, now, false, now);
     return;
   }
   if (s.is_ok() && cts != 0 && durable_) {
@@ -462,11 +462,12 @@ void Worker::finish(Slot& slot) {
     push_waiter({read_wait, nullptr, slot.started, now});
     return;
   }
-  complete(nullptr, std::move(s), slot.started, now, cts != 0 && log_ != nullptr);
+  complete(nullptr, std::move(s), slot.started, now, cts != 0 && log_ != nullptr, now);
 }
 
 void Worker::complete(detail::Request* r, Status s, std::chrono::steady_clock::time_point started,
-                      std::chrono::steady_clock::time_point committed, bool report_commit) {
+                      std::chrono::steady_clock::time_point committed, bool report_commit,
+                      std::chrono::steady_clock::time_point now) {
   if (r != nullptr) {
     r->status = std::move(s);
     r->done.store(1, std::memory_order_release);
@@ -475,7 +476,6 @@ void Worker::complete(detail::Request* r, Status s, std::chrono::steady_clock::t
     return;
   }
   --generator_live_;
-  const auto now = std::chrono::steady_clock::now();
   if (report_commit) {
     generator_->committed(static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(now - committed).count()));

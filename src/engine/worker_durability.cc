@@ -39,7 +39,8 @@ void Worker::acknowledge(std::uint64_t durable) {
     const Waiter done = w;
     waiter_head_ = (waiter_head_ + 1) % waiters_.size();
     --waiter_count_;
-    complete(done.request, Status::ok(), done.started, done.committed, true);
+    complete(done.request, Status::ok(), done.started, done.committed, true,
+             std::chrono::steady_clock::now());
   }
   if (waiting_slots_ == 0) return;
   for (std::uint32_t i = 0; i < options_.slots_per_worker; ++i) {
@@ -57,7 +58,8 @@ void Worker::fail_waiters(const Status& why) {
     const Waiter done = waiters_[waiter_head_];
     waiter_head_ = (waiter_head_ + 1) % waiters_.size();
     --waiter_count_;
-    complete(done.request, Status(why.code(), why.message()), done.started, done.committed, false);
+    complete(done.request, Status(why.code(), why.message()), done.started, done.committed, false,
+             std::chrono::steady_clock::now());
   }
   for (std::uint32_t i = 0; i < options_.slots_per_worker && waiting_slots_ != 0; ++i) {
     detail::TxState& st = slots_[i].state;
