@@ -52,7 +52,7 @@ DatabaseImpl::~DatabaseImpl() {
   // Application threads' transactions still open are aborted now, and their handles answer
   // "database closed" from here on (Transaction::usable).
   open_->store(false, std::memory_order_release);
-  for (std::uint32_t i = eviction_context(options_.workers); i < txns_.size(); ++i) {
+  for (std::uint32_t i = first_shared_context(); i < txns_.size(); ++i) {
     TxnContext& c = txns_.at(i);
     if (c.in_use.load(std::memory_order_acquire) && c.state.load() == cstate::kActive) {
       abort_external(&c);
@@ -427,7 +427,7 @@ DatabaseStats DatabaseImpl::stats() const {
     s.pruned_versions += c.pruned.load(std::memory_order_relaxed);
     // The engine's own contexts (a checkpoint in progress spans rounds) are not transactions
     // anyone opened.
-    const bool system = i >= checkpoint_context() && i < eviction_context(options_.workers);
+    const bool system = i >= checkpoint_context() && i < first_shared_context();
     if (!system && c.in_use.load(std::memory_order_relaxed)) ++s.open_transactions;
     s.retired_versions += c.retired.load(std::memory_order_relaxed);
     s.write_conflicts += c.write_conflicts.load(std::memory_order_relaxed);

@@ -101,6 +101,8 @@ class DatabaseImpl {
   std::uint32_t eviction_context(std::uint32_t worker) const {
     return checkpoint_context() + 1 + worker;
   }
+  // Application threads' contexts start here; the engine's own (checkpoint, eviction) end here.
+  std::uint32_t first_shared_context() const { return eviction_context(options_.workers); }
   // Ends a transaction's context (after its commit or abort, or a system transaction's work):
   // frees what the horizon allows, and logs a tick on `log` when reclamation asks for one.
   void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);

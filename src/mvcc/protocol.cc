@@ -143,7 +143,7 @@ void Protocol::prune_below(TxnContext* ctx, Version* head) {
   Version* keep = head;
   while (keep != nullptr) {
     const std::uint64_t s = keep->stamp.load(std::memory_order_acquire);
-    if (!is_owner_stamp(s) && s <= horizon) break;
+    if (seen_by_all(s, horizon)) break;
     keep = keep->next.load(std::memory_order_acquire);
   }
   if (keep == nullptr) return;

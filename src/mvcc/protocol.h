@@ -120,9 +120,13 @@ class Protocol {
   // itself is the version every snapshot sees; else null (a longer walk, or nothing to cut).
   // A racy hint for a prefetch, read before the install: the chain may change meanwhile.
   const Version* prune_target(const Version* head) const {
-    const std::uint64_t s = head->stamp.load(std::memory_order_relaxed);
-    if (is_owner_stamp(s) || s > txns_->horizon()) return nullptr;
+    if (!seen_by_all(head->stamp.load(std::memory_order_relaxed), txns_->horizon())) return nullptr;
     return head->next.load(std::memory_order_relaxed);
+  }
+  // A version with `stamp` is visible to every snapshot that exists or will: committed at or
+  // below the horizon. Pruning keeps the newest such version and cuts what is below it.
+  static bool seen_by_all(std::uint64_t stamp, std::uint64_t horizon) {
+    return !is_owner_stamp(stamp) && stamp <= horizon;
   }
 
   // Debug tier, single-threaded callers with no transaction open (open, close): the chain from

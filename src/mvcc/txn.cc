@@ -156,8 +156,8 @@ void TxnTable::free_version(TxnContext* ctx, Version* v) {
 
 void TxnTable::retire(TxnContext* ctx, Version* v) {
   // Its clock is read at finish (seal_limbo), once for every version the occupant retired: a
-  // fence per retire was ~3 % of update-only YCSB's time (perf: the mfence), and nothing is
-  // freed before the occupant finishes anyway.
+  // fence per retire cost update-only YCSB ~9 % under interleaved (docs/experiments.md, "Issue
+  // 23, third pass"), and nothing is freed before the occupant finishes anyway.
   ctx->limbo.push_back({kUnsealed, v});
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
   ctx->retired_bytes.fetch_add(static_cast<std::int64_t>(Version::bytes_for(v->size)),
