@@ -81,11 +81,12 @@ void run_every_mix(const testing::ExecCase& exec, Isolation iso) {
       ASSERT_TRUE(s.is_ok()) << s.to_string();
       EXPECT_EQ(r.errors(), 0u) << r.first_error;
       EXPECT_EQ(r.completed() + r.aborts(), 150u) << mix_name(mix);
-      // Progress, not a rate: kAuto may interleave up to all 16 slots over 3 warehouses, where
-      // first-updater-wins alone refuses a quarter and SSN (with its conservative phantom
-      // check on the hybrid mix's scans) refuses more: 63 of 150 complete there (debug build,
-      // this seed), against 130-137 at 4 in flight.
-      EXPECT_GT(r.completed(), iso == Isolation::kSerializable ? 45u : 75u) << mix_name(mix);
+      // Progress, not a rate: kAuto may interleave up to all 16 slots over 3 warehouses, and
+      // which batch it settles on depends on its timing windows. At 16 in flight (every
+      // interleaved case, debug build, this seed) the TPC-C mix completes 66-72 of 150 under
+      // snapshot isolation and 60-70 under SSN, against 130-137 at 4 in flight; the bounds sit
+      // below those floors (a bound of 75 failed once in CI: 67, kAuto with dual-queue).
+      EXPECT_GT(r.completed(), iso == Isolation::kSerializable ? 45u : 55u) << mix_name(mix);
       if (mix == TpccMix::kTpccR) {
         // Read-only; one worker, so nothing can overwrite what a serializable one read.
         EXPECT_EQ(r.aborts(), 0u);
