@@ -121,10 +121,11 @@ Status bad_row(const char* table) {
 
 // ---- Keys ---------------------------------------------------------------------------------------
 
-// Big-endian integers as <braid/key.h> encodes them (same bytes as Key::u8/u32/u64).
+// Big-endian integers as <braid/key.h> encodes them (same bytes as Key::u8/u16/u32/u64).
 class KeyBuf {
  public:
   KeyBuf& u8(std::uint32_t v) { return put(v, 1); }
+  KeyBuf& u16(std::uint32_t v) { return put(v, 2); }
   KeyBuf& u32(std::uint32_t v) { return put(v, 4); }
   KeyBuf& u64(std::uint64_t v) { return put(v, 8); }
   KeyBuf& raw(std::string_view s) {
@@ -139,6 +140,7 @@ class KeyBuf {
  private:
   KeyBuf& put(std::uint64_t v, int bytes) {
     BRAID_ASSERT(n_ + bytes <= static_cast<int>(sizeof b_));
+    BRAID_ASSERT(bytes == 8 || v >> (8 * bytes) == 0);  // the field holds the value
     for (int i = bytes - 1; i >= 0; --i) b_[n_++] = static_cast<char>(v >> (8 * i));
     return *this;
   }
@@ -146,29 +148,41 @@ class KeyBuf {
   std::uint8_t n_ = 0;
 };
 
-KeyBuf wkey(std::uint32_t w) { return KeyBuf().u32(w); }
-KeyBuf dkey(std::uint32_t w, std::uint32_t d) { return KeyBuf().u32(w).u8(d); }
-KeyBuf ckey(std::uint32_t w, std::uint32_t d, std::uint32_t c) {
-  return KeyBuf().u32(w).u8(d).u32(c);
-}
-KeyBuf okey(std::uint32_t w, std::uint32_t d, std::uint32_t o) {
-  return KeyBuf().u32(w).u8(d).u32(o);
-}
+// Primary keys: warehouse 2 bytes (at most kTpccMaxWarehouses), district 1, customer 2 (at most
+// 3,000), order 4, order line number 1, item 4. Why so narrow: the tree compares keys by their
+// first 8 bytes (index/btree.h, "heads") and reads a key's tail and suffix only where heads tie.
+// With 4-byte warehouse and customer ids, the customer, order, new-order and order-line keys
+// were 9-10 bytes long and a whole leaf of them shared a head, so every search of those tables
+// compared suffixes byte by byte over lines it would not otherwise read; at these widths each
+// key fits its head. Order ids stay 4 bytes: they grow with the run.
+KeyBuf dkey_prefix(std::uint32_t w, std::uint32_t d) { return KeyBuf().u16(w).u8(d); }
+KeyBuf wkey(std::uint32_t w) { return KeyBuf().u16(w); }
+KeyBuf dkey(std::uint32_t w, std::uint32_t d) { return dkey_prefix(w, d); }
+KeyBuf ckey(std::uint32_t w, std::uint32_t d, std::uint32_t c) { return dkey_prefix(w, d).u16(c); }
+KeyBuf okey(std::uint32_t w, std::uint32_t d, std::uint32_t o) { return dkey_prefix(w, d).u32(o); }
 KeyBuf olkey(std::uint32_t w, std::uint32_t d, std::uint32_t o, std::uint32_t n) {
-  return KeyBuf().u32(w).u8(d).u32(o).u8(n);
+  return dkey_prefix(w, d).u32(o).u8(n);
 }
 KeyBuf ikey(std::uint32_t i) { return KeyBuf().u32(i); }
-KeyBuf skey(std::uint32_t w, std::uint32_t i) { return KeyBuf().u32(w).u32(i); }
+KeyBuf skey(std::uint32_t w, std::uint32_t i) { return KeyBuf().u16(w).u32(i); }
 KeyBuf hkey(std::uint32_t w, std::uint32_t origin, std::uint64_t seq) {
-  return KeyBuf().u32(w).u32(origin).u64(seq);
+  return KeyBuf().u16(w).u32(origin).u64(seq);
 }
 KeyBuf sukey(std::uint32_t s) { return KeyBuf().u32(s); }
+// Where the customer id sits in a customer key, and the order id in an order, new-order or
+// order-line key: right after the district prefix.
+constexpr std::size_t kDistrictPrefix = 3;
 
-std::uint32_t read_u32(std::string_view k, std::size_t at) {
+std::uint32_t read_be(std::string_view k, std::size_t at, std::size_t bytes) {
+  BRAID_ASSERT(at + bytes <= k.size());
   std::uint32_t v = 0;
-  for (std::size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(k[at + i]);
+  for (std::size_t i = 0; i < bytes; ++i) v = (v << 8) | static_cast<unsigned char>(k[at + i]);
   return v;
 }
+// The order id of an order, new-order or order-line key.
+std::uint32_t order_id_of(std::string_view k) { return read_be(k, kDistrictPrefix, 4); }
+// The customer id of a customer key.
+std::uint32_t customer_id_of(std::string_view k) { return read_be(k, kDistrictPrefix, 2); }
 
 std::string_view cstr(const char* s) { return {s, std::strlen(s)}; }
 
@@ -176,15 +190,15 @@ std::string_view cstr(const char* s) { return {s, std::strlen(s)}; }
 // by last name reads its candidates already sorted as clause 2.5.2.2 asks.
 bool customer_last_key(std::string_view key, std::string_view value, Key* out) {
   CustomerRow c;
-  if (key.size() != 9 || !decode(value, &c)) return false;
-  out->append_bytes(key.substr(0, 5)).str(cstr(c.last)).str(cstr(c.first));
+  if (key.size() != kDistrictPrefix + 2 || !decode(value, &c)) return false;
+  out->append_bytes(key.substr(0, kDistrictPrefix)).str(cstr(c.last)).str(cstr(c.first));
   return true;
 }
 // The range of one last name in customer_by_last (the encoded string is self-delimiting).
 void last_name_range(std::uint32_t w, std::uint32_t d, std::string_view last, KeyBuf* begin,
                      KeyBuf* end) {
   Key k;
-  k.u32(w).u8(d).str(last);
+  k.append_bytes(dkey_prefix(w, d).view()).str(last);
   *begin = KeyBuf().raw(k.view());
   std::string succ(k.view());
   succ.back() = static_cast<char>(succ.back() + 1);  // str() ends in 0x00 0x01
@@ -192,10 +206,10 @@ void last_name_range(std::uint32_t w, std::uint32_t d, std::string_view last, Ke
 }
 bool order_customer_key(std::string_view key, std::string_view value, Key* out) {
   OrderRow o;
-  if (key.size() != 9 || !decode(value, &o)) return false;
-  out->append_bytes(key.substr(0, 5))
-      .u32(static_cast<std::uint32_t>(o.c_id))
-      .append_bytes(key.substr(5, 4));
+  if (key.size() != kDistrictPrefix + 4 || !decode(value, &o)) return false;
+  out->append_bytes(key.substr(0, kDistrictPrefix))
+      .u16(static_cast<std::uint16_t>(o.c_id))
+      .append_bytes(key.substr(kDistrictPrefix, 4));
   return true;
 }
 
@@ -739,7 +753,7 @@ class TpccGenerator : public TxnGenerator {
     std::size_t n = 0;
     Status s = co_await tx.scan_index(*t_.customer_by_last, begin, end, kMaxMatches,
                                       [&](std::string_view pk, std::string_view) {
-                                        ids[n++] = read_u32(pk, 5);
+                                        ids[n++] = customer_id_of(pk);
                                         return true;
                                       });
     if (!s.is_ok()) co_return s;
@@ -815,15 +829,15 @@ class TpccGenerator : public TxnGenerator {
     std::uint32_t c = 0;
     CustomerRow cr;
     TPCC_TRY(kOrderStatus, start, co_await find_customer(tx, w, d, by_name, &c, &cr));
-    const KeyBuf lo = KeyBuf().u32(w).u8(d).u32(c);
-    const KeyBuf hi = KeyBuf().u32(w).u8(d).u32(c + 1);
+    const KeyBuf lo = ckey(w, d, c);
+    const KeyBuf hi = ckey(w, d, c + 1);
     std::uint32_t o = 0;
     bool found = false;
     TPCC_TRY(kOrderStatus, start,
              co_await tx.scan_index(
                  *t_.order_by_customer, lo, hi, 1,
                  [&](std::string_view pk, std::string_view) {
-                   o = read_u32(pk, 5);
+                   o = order_id_of(pk);
                    found = true;
                    return false;
                  },
@@ -858,7 +872,7 @@ class TpccGenerator : public TxnGenerator {
       TPCC_TRY(kDelivery, start,
                co_await tx.scan(*t_.new_order, okey(w, d, from), dkey(w, d + 1), 1,
                                 [&](std::string_view k, std::string_view) {
-                                  o = read_u32(k, 5);
+                                  o = order_id_of(k);
                                   found = true;
                                   return false;
                                 }));
@@ -1112,6 +1126,15 @@ std::uint64_t TpccResult::errors() const {
 Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, std::uint64_t seed,
                  TpccTables* t, std::uint64_t* records,
                  std::atomic<std::uint64_t>* warehouses_done) {
+  if (scale.warehouses == 0 || scale.warehouses > kTpccMaxWarehouses) {
+    return Status::invalid_argument("tpcc: " + std::to_string(scale.warehouses) +
+                                    " warehouses; the keys hold 1.." +
+                                    std::to_string(kTpccMaxWarehouses));
+  }
+  if (scale.customers == 0 || scale.customers > 0xffff) {
+    return Status::invalid_argument("tpcc: " + std::to_string(scale.customers) +
+                                    " customers per district; the keys hold 1..65535");
+  }
   struct Spec {
     const char* name;
     Table** table;
@@ -1246,7 +1269,7 @@ Status tpcc_verify(Database& db, const TpccTables& t, const TpccScale& scale,
                         [&](std::string_view k, std::string_view v) {
                           OrderRow o;
                           if (decode(v, &o)) ol_cnt_sum += o.ol_cnt;
-                          max_o = std::max<std::int64_t>(max_o, read_u32(k, 5));
+                          max_o = std::max<std::int64_t>(max_o, order_id_of(k));
                           return true;
                         }));
       std::int64_t min_no = -1;
@@ -1254,7 +1277,7 @@ Status tpcc_verify(Database& db, const TpccTables& t, const TpccScale& scale,
       std::int64_t no_rows = 0;
       BRAID_TRY(tx.scan(*t.new_order, dkey(w, d), dkey(w, d + 1), 0,
                         [&](std::string_view k, std::string_view) {
-                          const std::int64_t o = read_u32(k, 5);
+                          const std::int64_t o = order_id_of(k);
                           if (min_no < 0) min_no = o;
                           max_no = o;
                           ++no_rows;

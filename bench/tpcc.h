@@ -56,8 +56,11 @@ static_assert(static_cast<int>(TpccMix::kQuery2Only) - static_cast<int>(TpccMix:
               kQuery2 - kNewOrder);
 const char* type_name(TpccType t);
 
+// Warehouse ids are 2 bytes in the keys (tpcc.cc, "Primary keys").
+inline constexpr std::uint32_t kTpccMaxWarehouses = 0xffff;
+
 struct TpccScale {
-  std::uint32_t warehouses = 4;
+  std::uint32_t warehouses = 4;  // at most kTpccMaxWarehouses
   // Spec values by default; tests shrink them (not a valid TPC-C scale then).
   std::uint32_t items = 100'000;
   std::uint32_t customers = 3'000;  // per district; also the orders loaded per district

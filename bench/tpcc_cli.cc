@@ -146,7 +146,8 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   Flags flags;
   std::string err;
   if (!flags.parse(argc, argv, first, &err, {"hybrid", "verify"})) return err;
-  cfg->scale.warehouses = static_cast<std::uint32_t>(flags.u64("warehouses", 16, 1, 100000));
+  cfg->scale.warehouses =
+      static_cast<std::uint32_t>(flags.u64("warehouses", 16, 1, kTpccMaxWarehouses));
   cfg->scale.items = static_cast<std::uint32_t>(flags.u64("items", 100'000, 100, 100'000));
   cfg->scale.customers = static_cast<std::uint32_t>(flags.u64("customers", 3000, 10, 3000));
   cfg->threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));

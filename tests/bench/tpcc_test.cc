@@ -182,15 +182,38 @@ TEST(Tpcc, SecondaryIndexesFindEveryCustomerAndOrder) {
 }
 
 // The checker must fail when the state is wrong: break each condition in turn.
+// Warehouse and customer ids are 2 bytes in the keys: a scale beyond them is refused before
+// anything is loaded, not wrapped into another warehouse's keys.
+TEST(Tpcc, RefusesScalesTheKeysCannotHold) {
+  Options o;
+  o.workers = 1;
+  Result<std::unique_ptr<Database>> db = Database::open(o);
+  ASSERT_TRUE(db.is_ok());
+  TpccScale too_many_warehouses = small_scale(1);
+  too_many_warehouses.warehouses = kTpccMaxWarehouses + 1;
+  TpccScale too_many_customers = small_scale(1);
+  too_many_customers.customers = 0x10000;
+  for (const TpccScale& scale : {too_many_warehouses, too_many_customers}) {
+    TpccTables tables;
+    std::uint64_t records = 0;
+    Status s = tpcc_load(**db, scale, 1, 3, &tables, &records);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.to_string();
+    EXPECT_EQ(records, 0u);
+  }
+}
+
 TEST(Tpcc, VerifyCatchesEachConditionsViolation) {
   struct Breaker {
     int condition;
     std::function<void(Transaction&, const TpccTables&)> apply;
   };
+  // The bench's key layout, written out independently (tpcc.cc, "Primary keys"): warehouse 2
+  // bytes, district 1, order 4, order line number 1.
   auto key = [](std::initializer_list<std::pair<int, std::uint32_t>> parts) {
     Key k;
     for (auto [bytes, v] : parts) {
       if (bytes == 1) k.u8(static_cast<std::uint8_t>(v));
+      if (bytes == 2) k.u16(static_cast<std::uint16_t>(v));
       if (bytes == 4) k.u32(v);
     }
     return std::string(k.view());
@@ -199,23 +222,23 @@ TEST(Tpcc, VerifyCatchesEachConditionsViolation) {
       {1,
        [&](Transaction& tx, const TpccTables& t) {  // W_YTD != sum(D_YTD)
          std::string v;
-         ASSERT_TRUE(tx.get(*t.warehouse, key({{4, 1}}), &v).is_ok());
+         ASSERT_TRUE(tx.get(*t.warehouse, key({{2, 1}}), &v).is_ok());
          v[0] = static_cast<char>(v[0] + 1);  // the low byte of w_ytd
-         ASSERT_TRUE(tx.update(*t.warehouse, key({{4, 1}}), v).is_ok());
+         ASSERT_TRUE(tx.update(*t.warehouse, key({{2, 1}}), v).is_ok());
        }},
       {2,
        [&](Transaction& tx, const TpccTables& t) {  // an order beyond D_NEXT_O_ID
          std::string v;
-         ASSERT_TRUE(tx.get(*t.orders, key({{4, 1}, {1, 2}, {4, 1}}), &v).is_ok());
-         ASSERT_TRUE(tx.insert(*t.orders, key({{4, 1}, {1, 2}, {4, 999}}), v).is_ok());
+         ASSERT_TRUE(tx.get(*t.orders, key({{2, 1}, {1, 2}, {4, 1}}), &v).is_ok());
+         ASSERT_TRUE(tx.insert(*t.orders, key({{2, 1}, {1, 2}, {4, 999}}), v).is_ok());
        }},
       {3,
        [&](Transaction& tx, const TpccTables& t) {  // a hole in the new-order ids
-         ASSERT_TRUE(tx.remove(*t.new_order, key({{4, 1}, {1, 3}, {4, 25}})).is_ok());
+         ASSERT_TRUE(tx.remove(*t.new_order, key({{2, 1}, {1, 3}, {4, 25}})).is_ok());
        }},
       {4,
        [&](Transaction& tx, const TpccTables& t) {  // an order line too few
-         ASSERT_TRUE(tx.remove(*t.order_line, key({{4, 1}, {1, 4}, {4, 1}, {1, 1}})).is_ok());
+         ASSERT_TRUE(tx.remove(*t.order_line, key({{2, 1}, {1, 4}, {4, 1}, {1, 1}})).is_ok());
        }},
   };
   for (const Breaker& b : breakers) {
