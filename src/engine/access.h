@@ -63,10 +63,24 @@ struct Nested {
 
 // The newest version of a record visible to a transaction, one version per step. The first
 // step only names the head (which the caller prefetches before it is read).
+// A read of one of `table`'s versions in the modes that hint fetches its header and the value
+// size the table last wrote, up to 16 lines: a get's caller goes on to read the value, and a
+// line it reads that the hint left out is a miss nothing hides (a TPC-C stock row is 5 lines).
+inline std::size_t read_bytes(const Table& table) {
+  constexpr std::size_t kMaxReadBytes = 1024;
+  return std::min<std::size_t>(sizeof(mvcc::Version) + table.value_size_hint(), kMaxReadBytes);
+}
+
 class ChainWalk {
  public:
-  ChainWalk(DatabaseImpl* db, const mvcc::TxnContext* ctx, std::uint64_t entry)
-      : db_(db), ctx_(ctx), v_(mvcc::entry::is_hot(entry) ? mvcc::entry::hot(entry) : nullptr) {
+  // `fetch_bytes`: what a driver that hints fetches of each version before its step reads
+  // it (read_bytes).
+  ChainWalk(DatabaseImpl* db, const mvcc::TxnContext* ctx, std::uint64_t entry,
+            std::size_t fetch_bytes = 64)
+      : db_(db),
+        ctx_(ctx),
+        v_(mvcc::entry::is_hot(entry) ? mvcc::entry::hot(entry) : nullptr),
+        fetch_bytes_(fetch_bytes) {
     BRAID_ASSERT(!mvcc::entry::is_cold(entry));  // the caller fetched a cold record first
   }
   bool step() {
@@ -97,12 +111,14 @@ class ChainWalk {
     }
   }
   const mvcc::Version* next() const { return v_; }
+  std::size_t fetch_bytes() const { return fetch_bytes_; }
   const mvcc::Version* found() const { return found_; }
 
  private:
   DatabaseImpl* db_;
   const mvcc::TxnContext* ctx_;
   const mvcc::Version* v_;
+  std::size_t fetch_bytes_;
   static constexpr std::uint32_t kMaxOwnerRetries = 1u << 20;
   const mvcc::Version* found_ = nullptr;
   bool started_ = false;

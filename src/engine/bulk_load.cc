@@ -159,6 +159,7 @@ Status BulkLoader::run(BulkSource next) {
       return Status::invalid_argument("bulk_load: record " + std::to_string(n) + ": " +
                                       std::string(s.message()));
     }
+    table_->note_value_size(value.size());
     Result<std::uint64_t> oid = table_->oids().allocate();
     if (!oid.is_ok()) return oid.status();
     std::uint64_t existing = 0;

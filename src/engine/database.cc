@@ -328,6 +328,7 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   // value (MosaicDB §2.1).
   std::uint64_t e = cold;
   if (e == 0) {
+    t->note_value_size(value.size());
     Version* v = protocol_.make_version(ctx, value, false);
     if (v == nullptr) {
       return Status::io_error(
@@ -458,6 +459,7 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
     return Status::busy("transaction write set is full (Options::max_txn_writes = " +
                         std::to_string(txns_.max_writes()) + ")");
   }
+  if (kind != WriteKind::kRemove) table.note_value_size(value.size());
   // A removal needs no entry: the tombstone hides the record from every index read.
   if (kind == WriteKind::kRemove || table.index_count() == 0) {
     std::uint64_t oid;

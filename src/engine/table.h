@@ -96,6 +96,19 @@ class Table {
   }
   void end_loading() { loading_.store(false, std::memory_order_release); }
 
+  // The size of the value last written (inserts, updates and bulk loads), as a hint of how
+  // much of a version a read will go on to touch: the modes that hint fetch the version's
+  // header and that many bytes at once (engine/access_ops.inc, ChainWalk). A table's rows
+  // usually share a size, so the store is skipped unless the size changed: a table whose
+  // sizes alternate shares the line between writers, and pays only in prefetch accuracy.
+  std::uint32_t value_size_hint() const { return value_size_.load(std::memory_order_relaxed); }
+  void note_value_size(std::size_t n) {
+    const auto size = static_cast<std::uint32_t>(n);
+    if (value_size_.load(std::memory_order_relaxed) != size) {
+      value_size_.store(size, std::memory_order_relaxed);
+    }
+  }
+
   // Database::set_cache_reads: false lets a record a get read back turn cold again at once.
   bool caches_reads() const { return cache_reads_.load(std::memory_order_relaxed); }
   void set_cache_reads(bool cache) { cache_reads_.store(cache, std::memory_order_relaxed); }
@@ -110,6 +123,7 @@ class Table {
   std::array<Index*, kMaxIndexesPerTable> secondaries_{};
   std::atomic<std::uint32_t> index_count_{0};
   std::atomic<bool> loading_{false};
+  std::atomic<std::uint32_t> value_size_{0};
 };
 
 }  // namespace braid

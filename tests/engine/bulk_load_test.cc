@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/access.h"
 #include "engine/exec_test_util.h"
 #include "storage/durability_util.h"
 #include "util/random.h"
@@ -179,6 +180,38 @@ TEST(BulkLoad, WithoutABudgetEveryRecordStaysInMemory) {
   auto db = test::open_sim(load_options(0), fs);
   ASSERT_TRUE(db.is_ok()) << db.status().to_string();
   expect_all(**db, kN);  // the failed insert failed its transaction: nothing of it committed
+}
+
+// A read in the modes that hint fetches a version's header and the value size its table last
+// wrote (engine/access.h, read_bytes): a load, a recovery and a transaction's writes each set
+// it; a removal does not; it stops at 16 lines.
+TEST(BulkLoad, ReadsFetchTheValueSizeTheTableLastWrote) {
+  constexpr int kN = 200;
+  const std::size_t header = sizeof(mvcc::Version);
+  auto fs = std::make_shared<storage::SimFileSystem>(6);
+  {
+    auto db = test::open_sim(load_options(0), fs);
+    ASSERT_TRUE(db.is_ok());
+    Table* t = (*db)->create_table("t").value();
+    EXPECT_EQ(engine::read_bytes(*t), header);  // nothing written yet: the header alone
+    Source src(kN);
+    ASSERT_TRUE(src.load(**db, *t).is_ok());
+    EXPECT_EQ(engine::read_bytes(*t), header + kValueBytes);
+    Transaction tx = (*db)->begin().value();
+    ASSERT_TRUE(tx.update(*t, key_of(1), value_of(1, 100)).is_ok());
+    EXPECT_EQ(engine::read_bytes(*t), header + 100);
+    ASSERT_TRUE(tx.remove(*t, key_of(2)).is_ok());
+    EXPECT_EQ(engine::read_bytes(*t), header + 100);
+    ASSERT_TRUE(tx.insert(*t, key_of(kN), value_of(kN, 5000)).is_ok());
+    EXPECT_EQ(engine::read_bytes(*t), 1024u);
+    ASSERT_TRUE(tx.update(*t, key_of(3), value_of(3, 300)).is_ok());
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  // Recovery replays the writes in commit order: the transaction's last write was 300 bytes.
+  auto db = test::open_sim(load_options(0), fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  Table* t = (*db)->open_table("t").value();
+  EXPECT_EQ(engine::read_bytes(*t), header + 300);
 }
 
 TEST(BulkLoad, RecordsTooBigForAColdAddressStayInMemory) {
