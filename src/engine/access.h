@@ -61,8 +61,6 @@ struct Nested {
   static constexpr bool kFlatStorage = false;
 };
 
-// The newest version of a record visible to a transaction, one version per step. The first
-// step only names the head (which the caller prefetches before it is read).
 // A read of one of `table`'s versions in the modes that hint fetches its header and the value
 // size the table last wrote, up to 16 lines: a get's caller goes on to read the value, and a
 // line it reads that the hint left out is a miss nothing hides (a TPC-C stock row is 5 lines).
@@ -71,6 +69,8 @@ inline std::size_t read_bytes(const Table& table) {
   return std::min<std::size_t>(sizeof(mvcc::Version) + table.value_size_hint(), kMaxReadBytes);
 }
 
+// The newest version of a record visible to a transaction, one version per step. The first
+// step only names the head (which the caller prefetches before it is read).
 class ChainWalk {
  public:
   // `fetch_bytes`: what a driver that hints fetches of each version before its step reads

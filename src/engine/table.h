@@ -98,7 +98,7 @@ class Table {
 
   // The size of the value last written (inserts, updates and bulk loads), as a hint of how
   // much of a version a read will go on to touch: the modes that hint fetch the version's
-  // header and that many bytes at once (engine/access_ops.inc, ChainWalk). A table's rows
+  // header and that many bytes at once (engine/access.h, read_bytes). A table's rows
   // usually share a size, so the store is skipped unless the size changed: a table whose
   // sizes alternate shares the line between writers, and pays only in prefetch accuracy.
   std::uint32_t value_size_hint() const { return value_size_.load(std::memory_order_relaxed); }
