@@ -155,13 +155,12 @@ class KeyBuf {
 // were 9-10 bytes long and a whole leaf of them shared a head, so every search of those tables
 // compared suffixes byte by byte over lines it would not otherwise read; at these widths each
 // key fits its head. Order ids stay 4 bytes: they grow with the run.
-KeyBuf dkey_prefix(std::uint32_t w, std::uint32_t d) { return KeyBuf().u16(w).u8(d); }
 KeyBuf wkey(std::uint32_t w) { return KeyBuf().u16(w); }
-KeyBuf dkey(std::uint32_t w, std::uint32_t d) { return dkey_prefix(w, d); }
-KeyBuf ckey(std::uint32_t w, std::uint32_t d, std::uint32_t c) { return dkey_prefix(w, d).u16(c); }
-KeyBuf okey(std::uint32_t w, std::uint32_t d, std::uint32_t o) { return dkey_prefix(w, d).u32(o); }
+KeyBuf dkey(std::uint32_t w, std::uint32_t d) { return KeyBuf().u16(w).u8(d); }
+KeyBuf ckey(std::uint32_t w, std::uint32_t d, std::uint32_t c) { return dkey(w, d).u16(c); }
+KeyBuf okey(std::uint32_t w, std::uint32_t d, std::uint32_t o) { return dkey(w, d).u32(o); }
 KeyBuf olkey(std::uint32_t w, std::uint32_t d, std::uint32_t o, std::uint32_t n) {
-  return dkey_prefix(w, d).u32(o).u8(n);
+  return dkey(w, d).u32(o).u8(n);
 }
 KeyBuf ikey(std::uint32_t i) { return KeyBuf().u32(i); }
 KeyBuf skey(std::uint32_t w, std::uint32_t i) { return KeyBuf().u16(w).u32(i); }
@@ -170,7 +169,7 @@ KeyBuf hkey(std::uint32_t w, std::uint32_t origin, std::uint64_t seq) {
 }
 KeyBuf sukey(std::uint32_t s) { return KeyBuf().u32(s); }
 // Where the customer id sits in a customer key, and the order id in an order, new-order or
-// order-line key: right after the district prefix.
+// order-line key: right after the district prefix (a dkey).
 constexpr std::size_t kDistrictPrefix = 3;
 
 std::uint32_t read_be(std::string_view k, std::size_t at, std::size_t bytes) {
@@ -198,7 +197,7 @@ bool customer_last_key(std::string_view key, std::string_view value, Key* out) {
 void last_name_range(std::uint32_t w, std::uint32_t d, std::string_view last, KeyBuf* begin,
                      KeyBuf* end) {
   Key k;
-  k.append_bytes(dkey_prefix(w, d).view()).str(last);
+  k.append_bytes(dkey(w, d).view()).str(last);
   *begin = KeyBuf().raw(k.view());
   std::string succ(k.view());
   succ.back() = static_cast<char>(succ.back() + 1);  // str() ends in 0x00 0x01
