@@ -197,9 +197,13 @@ void Worker::main() {
     held_ = &held;
   }
   for (;;) {
-    if (flusher_mode_ && flusher_wants_.load(std::memory_order_acquire)) lend_log(&held);
+    if (flusher_mode_ && flusher_wants_.load(std::memory_order_acquire)) {
+      lend_log(&held);
+      finish_now_fresh_ = false;  // the flusher held the log: time went by
+    }
     take_posted_run();
     admit();
+    finish_now_fresh_ = false;  // only the admission right after a round reuses its clock
     if (log_ != nullptr) service_log(live_ - waiting_slots_ - parked_io_);
     if (cold_ != nullptr) service_cold();
     if (live_ != 0) {
@@ -325,7 +329,9 @@ void Worker::launch(Slot& slot, Task<Status> task) {
   sites_[i] = sched::kSiteStart;
   slot.task = std::move(task);
   set_state(i, sched::SlotState::kRunnable);
-  if (slot.request == nullptr) slot.started = std::chrono::steady_clock::now();
+  if (slot.request == nullptr) {
+    slot.started = finish_now_fresh_ ? finish_now_ : std::chrono::steady_clock::now();
+  }
   ++live_;
   policy_->on_launch(i);
 }
@@ -359,6 +365,7 @@ void Worker::round() {
     }
     Slot& slot = slots_[i];
     ++resumes_;
+    finish_now_fresh_ = false;
     slot.state.resume.resume();
     if (slot.task.done()) {
       finish(slot);
@@ -420,6 +427,8 @@ void Worker::finish(Slot& slot) {
   set_state(index, sched::SlotState::kFree);
   policy_->on_finish(index);
   const auto now = std::chrono::steady_clock::now();
+  finish_now_ = now;
+  finish_now_fresh_ = true;
   if (slot.request != nullptr) {
     detail::Request* r = slot.request;
     if (s == Code::kConflict && slot.attempts < r->retries) {
