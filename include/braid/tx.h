@@ -186,7 +186,9 @@ class TxnGenerator {
   // Produces the next transaction for `tx`, or false when this generator is done.
   virtual bool next(Tx& tx, Task<Status>* out) = 0;
   // The outcome of each produced transaction after it committed or aborted, with its latency
-  // from admission to the end.
+  // from admission to the end. A transaction admitted right after another one finished (no
+  // transaction ran in between) is admitted at that finish's clock reading, so its latency
+  // includes this generator's next() call.
   virtual void finished(const Status& status, std::uint64_t latency_ns) {
     (void)status;
     (void)latency_ns;
