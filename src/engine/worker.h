@@ -313,9 +313,9 @@ class Worker {
   std::atomic<std::uint32_t>* remaining_ = nullptr;
   bool generator_done_ = false;
   std::uint32_t generator_live_ = 0;
-  // The clock as the last finish read it, while no transaction has run since (fresh_): a
-  // generator transaction launched then starts at that reading instead of a clock read of its
-  // own. A read costs ~23 ns here (vDSO, TSC clocksource), ~2 % of a 10-get transaction over
+  // The clock as the last finish read it, valid (finish_now_fresh_) while no transaction has run
+  // since: a generator transaction launched then starts at that reading instead of a clock read
+  // of its own. A read costs ~23 ns here (vDSO, TSC clocksource), ~2 % of a 10-get transaction over
   // 10^4 records; what the reuse moves into the latency is the bookkeeping between the two
   // (commit accounting, admission, the generator's next()), never a transaction's run.
   std::chrono::steady_clock::time_point finish_now_;
