@@ -452,6 +452,8 @@ class TpccGenerator : public TxnGenerator {
         cfg_(cfg),
         origin_(next_origin(workers) + worker),
         rng_(cfg.seed * 0x9E3779B97F4A7C15ull + worker),
+        types_(cfg.mix, (cfg.seed ^ 0x7970655f6f726472ull) * 0x9E3779B97F4A7C15ull + worker,
+               cfg.type_deck),
         stop_(stop),
         out_(out) {
     for (std::uint32_t w = 1; w <= s.warehouses; ++w) {
@@ -465,7 +467,7 @@ class TpccGenerator : public TxnGenerator {
     if (stop_.load(std::memory_order_relaxed)) return false;
     if (cfg_.max_txns_per_worker != 0 && issued_ == cfg_.max_txns_per_worker) return false;
     ++issued_;
-    const TpccType type = pick();
+    const TpccType type = types_.next();
     // Q2* restocks what it finds low (CoroBase §5.2): not read-only.
     const bool reads_only = type == kOrderStatus || type == kStockLevel;
     if (Status s =
@@ -502,30 +504,6 @@ class TpccGenerator : public TxnGenerator {
   }
 
  private:
-  TpccType pick() {
-    const std::uint32_t r = static_cast<std::uint32_t>(rng_.uniform(100));
-    switch (cfg_.mix) {
-      case TpccMix::kTpccR:
-        return r < 50 ? kStockLevel : kOrderStatus;
-      case TpccMix::kTpccH:  // CoroBase §5.2: 10 % Q2*, 40 / 38 / 4 / 4 / 4
-        if (r < 10) return kQuery2;
-        if (r < 50) return kNewOrder;
-        if (r < 88) return kPayment;
-        if (r < 92) return kOrderStatus;
-        if (r < 96) return kDelivery;
-        return kStockLevel;
-      case TpccMix::kTpcc:  // 45 / 43 / 4 / 4 / 4
-        break;
-      default:
-        return static_cast<TpccType>(static_cast<int>(cfg_.mix) -
-                                     static_cast<int>(TpccMix::kNewOrderOnly));
-    }
-    if (r < 45) return kNewOrder;
-    if (r < 88) return kPayment;
-    if (r < 92) return kOrderStatus;
-    if (r < 96) return kDelivery;
-    return kStockLevel;
-  }
   // History rows have no key of their own in TPC-C; ours is (w, origin, sequence), with an
   // origin per generator that no other run of this process reuses.
   static std::uint32_t next_origin(std::uint32_t workers) {
@@ -1085,6 +1063,7 @@ class TpccGenerator : public TxnGenerator {
   const TpccRunConfig& cfg_;
   std::uint32_t origin_;
   util::Rng rng_;
+  TpccTypeSource types_;
   const std::atomic<bool>& stop_;
   WorkerStats* out_;
   std::vector<std::uint32_t> home_;
@@ -1182,6 +1161,48 @@ Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, st
     *records += rows[l];
   }
   return Status::ok();
+}
+
+TpccTypeSource::TpccTypeSource(TpccMix mix, std::uint64_t seed, std::uint32_t deck)
+    : mix_(mix), rng_(seed) {
+  BRAID_ASSERT(deck <= kMaxDeck);
+  deck_.reserve(deck);
+}
+
+TpccType TpccTypeSource::next() {
+  if (deck_.capacity() == 0) return draw();
+  if (deck_pos_ == deck_.size()) {
+    deck_.clear();
+    for (std::size_t i = 0; i < deck_.capacity(); ++i) deck_.push_back(draw());
+    std::sort(deck_.begin(), deck_.end());
+    deck_pos_ = 0;
+  }
+  return deck_[deck_pos_++];
+}
+
+TpccType TpccTypeSource::draw() {
+  const std::uint32_t r = static_cast<std::uint32_t>(rng_.uniform(100));
+  switch (mix_) {
+    case TpccMix::kTpccR:
+      return r < 50 ? kStockLevel : kOrderStatus;
+    case TpccMix::kTpccH:  // CoroBase §5.2: 10 % Q2*, 40 / 38 / 4 / 4 / 4
+      if (r < 10) return kQuery2;
+      if (r < 50) return kNewOrder;
+      if (r < 88) return kPayment;
+      if (r < 92) return kOrderStatus;
+      if (r < 96) return kDelivery;
+      return kStockLevel;
+    case TpccMix::kTpcc:  // 45 / 43 / 4 / 4 / 4
+      break;
+    default:
+      return static_cast<TpccType>(static_cast<int>(mix_) -
+                                   static_cast<int>(TpccMix::kNewOrderOnly));
+  }
+  if (r < 45) return kNewOrder;
+  if (r < 88) return kPayment;
+  if (r < 92) return kOrderStatus;
+  if (r < 96) return kDelivery;
+  return kStockLevel;
 }
 
 Status tpcc_run(Database& db, const TpccTables& tables, const TpccScale& scale,

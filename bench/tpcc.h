@@ -16,6 +16,7 @@
 
 #include "report.h"
 #include "util/enum_names.h"
+#include "util/random.h"
 
 namespace braid::bench {
 
@@ -108,6 +109,32 @@ struct TpccRunConfig {
   Isolation isolation = Isolation::kSnapshot;
   // Order-Status and Stock-Level declare themselves read-only (TxnOptions::read_only).
   bool declare_read_only = true;
+  // The order in which a worker starts the mix's types (TpccTypeSource): 0, as drawn; N,
+  // drawn in decks of N and started grouped by type.
+  std::uint32_t type_deck = 0;
+};
+
+// Which type a worker's next transaction is: drawn from the mix, from a stream of its own (so
+// that both orders below start the same types). With deck == 0, in the order drawn. With
+// deck == N, N draws at a time, handed out grouped by type (a sorted deck): the transactions a
+// worker has open are then mostly of one type and run the same code, the team STEPS forms
+// (Harizopoulos & Ailamaki §4: teams by transaction type). Each deck holds exactly the types
+// the drawn order would have started at those positions, so the mix over whole decks is the
+// same, and no type waits longer than one deck. A transaction's latency still starts at its
+// launch: the time it spent behind its deck is not counted (the generator is a closed loop
+// and has no arrival time to count from).
+class TpccTypeSource {
+ public:
+  static constexpr std::uint32_t kMaxDeck = 4096;
+  TpccTypeSource(TpccMix mix, std::uint64_t seed, std::uint32_t deck);
+  TpccType next();
+
+ private:
+  TpccType draw();
+  TpccMix mix_;
+  util::Rng rng_;
+  std::vector<TpccType> deck_;  // capacity: the deck size; drained from deck_pos_
+  std::size_t deck_pos_ = 0;
 };
 
 struct TpccTypeStats {

@@ -48,6 +48,13 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      resumes (default 8; ExecOptions::team_size)
   --team-wait N      under team: most rounds a transaction is passed over (default 2)
   --batch N          transactions a worker interleaves (default 8)
+  --type-order O     arrival | grouped, or both (a list runs every mode under each, labelled
+                     mode/grouped): the order in which a worker starts the mix's types. grouped
+                     draws --type-deck types at a time and starts them grouped by type, so the
+                     open transactions run the same code (STEPS' teams by type); the mix over
+                     whole decks is unchanged, a type waits at most one deck, and latency does not
+                     count that wait (default arrival). JSON: type_order, type_deck
+  --type-deck N      under grouped: types drawn per deck (default 256; 1..4096)
   --isolation I[,I]  si | ssn: snapshot isolation, or serializable (SSN); a list runs every
                      mode under each, labelled mode/ssn (default si). JSON: isolation, aborts
                      per cause and their rates, and per type
@@ -120,7 +127,9 @@ struct Config {
   std::string team_admission;
   std::uint32_t team_size;
   std::uint32_t team_wait;
-  std::uint64_t txns;  // per worker, instead of `seconds` (0: run for `seconds`)
+  std::vector<std::string> orders;  // arrival | grouped (TpccTypeSource)
+  std::uint32_t type_deck;          // under grouped
+  std::uint64_t txns;               // per worker, instead of `seconds` (0: run for `seconds`)
   bool hybrid;
   std::uint32_t suppliers;
   bool verify;
@@ -179,6 +188,12 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->team_admission = flags.choice("team-admission", "pipeline", admissions);
   cfg->team_size = static_cast<std::uint32_t>(flags.u64("team-size", 8, 1, 64));
   cfg->team_wait = static_cast<std::uint32_t>(flags.u64("team-wait", 2, 0, 1000));
+  if (err.empty()) {
+    cfg->orders = parse_name_list("type-order", flags.str("type-order", "arrival"),
+                                  {"arrival", "grouped"}, &err);
+  }
+  cfg->type_deck =
+      static_cast<std::uint32_t>(flags.u64("type-deck", 256, 1, TpccTypeSource::kMaxDeck));
   cfg->hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
   cfg->suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
   cfg->verify = flags.u64("verify", 0, 0, 1) != 0;
@@ -255,7 +270,9 @@ struct Variant {
   std::string mode;
   std::string scheduler;
   Isolation iso;
-  std::string label;  // mode, then /scheduler and /isolation where a list offered a choice
+  std::string order;  // TpccTypeSource: arrival | grouped
+  std::string label;  // mode, then /scheduler, /isolation and /order where a list offered a
+                      // choice
 };
 
 // One run's measurements beyond TpccResult: what the log did meanwhile.
@@ -288,6 +305,7 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const Varian
   run->exec.seed = cfg.seed;
   run->seconds = cfg.seconds;
   run->max_txns_per_worker = cfg.txns;
+  run->type_deck = v.order == "grouped" ? cfg.type_deck : 0;
   run->seed = run_seed;
   const DurabilityStats before = s->db->durability_stats();
   const DatabaseStats sbefore = s->db->stats();
@@ -377,6 +395,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
     o.add("max_passed_over", r.exec.max_passed_over);
   }
   o.add("isolation", std::string(to_string(run.isolation)));
+  o.add("type_order", v.order).add("type_deck", run.type_deck);
   o.add("declare_read_only", run.declare_read_only ? 1 : 0);
   f.aborts.add_to(o, r.completed() + r.aborts());
   o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
@@ -454,19 +473,22 @@ int tpcc_main(int argc, char** argv, int first) {
 
   // Run: every mix in every mode once per round, round-robin. rates[mix][mode]: completed
   // txn/s per round.
-  // Each mode under each scheduler and each isolation (labelled mode/team/ssn where there is a
-  // choice), side by side.
+  // Each mode under each scheduler, isolation and type order (labelled mode/team/ssn/grouped
+  // where there is a choice), side by side.
   std::vector<Variant> variants;
   std::vector<std::string> labels;
   for (const std::string& mode : cfg.modes) {
     for (const std::string& sched : cfg.schedulers) {
       for (const std::string& name : cfg.isolations) {
-        Variant v{mode, sched, Isolation::kSnapshot, mode};
-        (void)parse_isolation(name, &v.iso);  // a name the parser accepted
-        if (cfg.schedulers.size() > 1) v.label += "/" + sched;
-        if (cfg.isolations.size() > 1 || v.iso != Isolation::kSnapshot) v.label += "/" + name;
-        variants.push_back(v);
-        labels.push_back(v.label);
+        for (const std::string& order : cfg.orders) {
+          Variant v{mode, sched, Isolation::kSnapshot, order, mode};
+          (void)parse_isolation(name, &v.iso);  // a name the parser accepted
+          if (cfg.schedulers.size() > 1) v.label += "/" + sched;
+          if (cfg.isolations.size() > 1 || v.iso != Isolation::kSnapshot) v.label += "/" + name;
+          if (cfg.orders.size() > 1 || order != "arrival") v.label += "/" + order;
+          variants.push_back(v);
+          labels.push_back(v.label);
+        }
       }
     }
   }

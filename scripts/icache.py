@@ -113,11 +113,19 @@ def short(fn, width=70):
 def case_of(name, label, d, txns):
     t = d["totals"]
     fp = len(d["lines"])
-    # "tpcc-int" dumps are labelled mix/mode/scheduler (a list of schedulers) or mix/mode.
+    # "tpcc-int" dumps are labelled mix/mode/scheduler (a list of schedulers) or mix/mode, and
+    # the "-order" runs end in /arrival or /grouped (tpcc --type-order).
     parts = label.split("/")
+    order = ""
+    if parts[-1] in ("arrival", "grouped"):
+        order = parts.pop()
     if name.startswith("tpcc"):
         workload, mode = "tpcc " + parts[0], parts[1]
         sched = parts[2] if len(parts) > 2 else ("-" if mode == "sequential" else "pipeline")
+        if name.endswith("-tb"):  # icache.sh: team over batch admission
+            sched = "team over batch"
+        if order:  # the drawn order is what every other run uses: name only the departure
+            sched = order if sched == "-" else sched + ", " + order
         m = re.search(r"-b(\d+)$", name)
         if m:  # a run at another batch size (icache.sh: teams that hold transactions back)
             sched += "@" + m.group(1)

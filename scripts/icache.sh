@@ -3,7 +3,9 @@
 # (L1-I 32 KiB 8-way, L1-D 32 KiB 8-way, LL 32 MiB 16-way, 64 B lines; branch prediction) on
 # fixed runs of
 #   * TPC-C, each transaction type alone and the mixes tpcc and tpcc-h (TPC-C + 10 % Q2*),
-#     under sequential and interleaved, the latter with each of SCHEDULERS;
+#     under sequential and interleaved, the latter with each of SCHEDULERS; and the tpcc mix
+#     with its types started in the drawn order and grouped by type (--type-order), under
+#     pipeline, batch and team;
 #   * YCSB read-only and read-modify-write (10 operations per transaction), the same modes;
 #   * the STEPS microbenchmark (braid-bench steps: one index fetch by N transactions, as one
 #     team and one after another, cold and warm).
@@ -21,6 +23,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-results/icache/$(git rev-parse --short HEAD)}
 ARCH=${ARCH:-x86-64-v3}
 TXNS=${TXNS:-1000}              # per TPC-C and YCSB run
+DECK=${DECK:-250}               # types per deck under --type-order grouped
 WAREHOUSES=${WAREHOUSES:-8}     # batch 8: every open transaction has a warehouse of its own
 RECORDS=${RECORDS:-1000000}
 SCHEDULERS=${SCHEDULERS:-pipeline,team}
@@ -47,6 +50,17 @@ run tpcc-seq tpcc --warehouses "$WAREHOUSES" --txns "$TXNS" --mix "$MIXES" --mod
   --scheduler pipeline --reserve-gib 4 --json none
 run tpcc-int tpcc --warehouses "$WAREHOUSES" --txns "$TXNS" --mix "$MIXES" --mode interleaved \
   --scheduler "$SCHEDULERS" --reserve-gib 4 --json none
+# The mix's types started grouped by type (tpcc --type-order grouped, decks of DECK; TXNS a
+# multiple of DECK, so both orders start the same transactions) against the drawn order, under
+# each scheduler that admits differently.
+run tpcc-seq-order tpcc --warehouses "$WAREHOUSES" --txns "$TXNS" --mix tpcc --mode sequential \
+  --type-order arrival,grouped --type-deck "$DECK" --reserve-gib 4 --json none
+run tpcc-int-order tpcc --warehouses "$WAREHOUSES" --txns "$TXNS" --mix tpcc --mode interleaved \
+  --scheduler pipeline,batch,team --type-order arrival,grouped --type-deck "$DECK" \
+  --reserve-gib 4 --json none
+run tpcc-int-order-tb tpcc --warehouses "$WAREHOUSES" --txns "$TXNS" --mix tpcc \
+  --mode interleaved --scheduler team --team-admission batch --type-order arrival,grouped \
+  --type-deck "$DECK" --reserve-gib 4 --json none
 # Teams that hold transactions back: 16 open, rounds of at least 8, up to HOLD rounds' wait.
 run tpcc-int-b16 tpcc --warehouses 16 --txns "$TXNS" --mix tpcc --mode interleaved \
   --scheduler "$SCHEDULERS" --batch 16 --team-size 8 --team-wait "${HOLD:-16}" --reserve-gib 4 \

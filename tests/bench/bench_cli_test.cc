@@ -295,6 +295,31 @@ TEST(BenchCli, TinyIsolationListsAlternateSnapshotAndSerializable) {
   std::remove(json.c_str());
 }
 
+// --type-order arrival,grouped runs each mode in both orders on one loaded database, verified
+// after each run; the JSON names the order and the deck.
+TEST(BenchCli, TinyTpccTypeOrdersAlternate) {
+  const std::string json = temp_path("type-order.jsonl");
+  const RunResult r =
+      run("tpcc --warehouses 2 --items 500 --customers 30 --seconds 0.05 --mode "
+          "sequential,interleaved --scheduler pipeline,team --type-order arrival,grouped "
+          "--type-deck 16 --verify --json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* label : {"sequential/pipeline/arrival", "sequential/team/grouped",
+                            "interleaved/pipeline/grouped", "interleaved/team/arrival"}) {
+    EXPECT_NE(r.out.find(label), std::string::npos) << label << " missing in\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
+  const std::vector<std::string> lines = read_lines(json);
+  ASSERT_EQ(lines.size(), 8u);  // 2 modes x 2 schedulers x 2 orders
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string want = i % 2 == 0 ? "\"type_order\":\"arrival\",\"type_deck\":0"
+                                        : "\"type_order\":\"grouped\",\"type_deck\":16";
+    EXPECT_NE(lines[i].find(want), std::string::npos) << lines[i];
+  }
+  std::remove(json.c_str());
+}
+
 TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
   const std::string json = temp_path("tpcc.jsonl");
   RunResult r =
@@ -392,6 +417,9 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"tpcc --warehouses 1 --threads 2", "fewer than --threads"},
         Case{"tpcc --warehouses 0", "--warehouses must be"},
         Case{"tpcc --hybrid=2", "--hybrid must be"},
+        Case{"tpcc --type-order sorted", "--type-order must be one of"},
+        Case{"tpcc --type-deck 0", "--type-deck must be in 1..4096"},
+        Case{"tpcc --type-deck 4097", "--type-deck must be in 1..4096"},
         Case{"tpcc --suppliers 0", "--suppliers must be"},
         Case{"tpcc --items 10", "--items must be"},
         Case{"tpcc --verify --bogus 1", "unknown flag --bogus"},

@@ -7,9 +7,11 @@
 
 #include <braid/braid.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/exec_test_util.h"
 
@@ -132,6 +134,65 @@ TEST(Tpcc, TwoWorkersKeepTheConsistencyConditions) {
     EXPECT_EQ(r.completed() + r.aborts(), 800u);
     expect_consistent(l);
   }
+}
+
+// A grouped deck holds exactly the types the drawn order starts at the same positions, sorted,
+// so the mix over whole decks is unchanged and no type waits more than one deck.
+TEST(Tpcc, GroupedTypeOrderSortsEachDeckOfTheDrawnTypes) {
+  constexpr std::uint32_t kDeck = 64;
+  for (TpccMix mix : {TpccMix::kTpcc, TpccMix::kTpccH, TpccMix::kTpccR}) {
+    TpccTypeSource drawn(mix, 42, 0);
+    TpccTypeSource grouped(mix, 42, kDeck);
+    std::size_t reordered = 0;
+    for (int deck = 0; deck < 8; ++deck) {
+      std::vector<TpccType> a, g;
+      for (std::uint32_t i = 0; i < kDeck; ++i) {
+        a.push_back(drawn.next());
+        g.push_back(grouped.next());
+      }
+      EXPECT_TRUE(std::is_sorted(g.begin(), g.end())) << mix_name(mix) << " deck " << deck;
+      reordered += a != g ? 1 : 0;
+      std::sort(a.begin(), a.end());
+      EXPECT_EQ(a, g) << mix_name(mix) << " deck " << deck;
+    }
+    EXPECT_GT(reordered, 0u) << mix_name(mix) << ": no deck came out grouped differently";
+  }
+  // A deck of one is the drawn order.
+  TpccTypeSource drawn(TpccMix::kTpcc, 7, 0);
+  TpccTypeSource one(TpccMix::kTpcc, 7, 1);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(drawn.next(), one.next()) << i;
+}
+
+// Grouped, every scheduler starts the same transactions by type as in the drawn order (whole
+// decks), and the consistency conditions hold.
+TEST(Tpcc, GroupedTypeOrderRunsTheSameMixUnderEveryScheduler) {
+  Loaded l = load(1, 8);
+  constexpr std::uint64_t kTxns = 256;  // 8 decks of 32
+  std::uint64_t arrival[kTpccTypes] = {};
+  for (SchedulerPolicy p :
+       {SchedulerPolicy::kPipeline, SchedulerPolicy::kBatch, SchedulerPolicy::kTeam}) {
+    for (std::uint32_t deck : {0u, 32u}) {
+      TpccRunConfig cfg;
+      cfg.exec.mode = ExecMode::kInterleaved;
+      cfg.exec.scheduler = p;
+      cfg.exec.batch = 8;
+      cfg.max_txns_per_worker = kTxns;
+      cfg.type_deck = deck;
+      cfg.seed = 5;
+      TpccResult r;
+      ASSERT_TRUE(tpcc_run(*l.db, l.tables, l.scale, cfg, &r).is_ok());
+      EXPECT_EQ(r.errors(), 0u) << r.first_error;
+      EXPECT_EQ(r.completed() + r.aborts(), kTxns);
+      for (int t = 0; t < kTpccTypes; ++t) {
+        const TpccTypeStats& s = r.type[t];
+        const std::uint64_t started = s.commits + s.rollbacks + s.aborts;
+        if (deck == 0 && p == SchedulerPolicy::kPipeline) arrival[t] = started;
+        EXPECT_EQ(started, arrival[t]) << type_name(static_cast<TpccType>(t)) << " deck " << deck;
+      }
+      expect_consistent(l);
+    }
+  }
+  expect_frames_balance(*l.db);
 }
 
 TEST(Tpcc, NewOrderRollsBackAboutOnePercent) {
