@@ -1164,16 +1164,16 @@ Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, st
 }
 
 TpccTypeSource::TpccTypeSource(TpccMix mix, std::uint64_t seed, std::uint32_t deck)
-    : mix_(mix), rng_(seed) {
+    : mix_(mix), deck_size_(deck), rng_(seed) {
   BRAID_ASSERT(deck <= kMaxDeck);
   deck_.reserve(deck);
 }
 
 TpccType TpccTypeSource::next() {
-  if (deck_.capacity() == 0) return draw();
+  if (deck_size_ == 0) return draw();
   if (deck_pos_ == deck_.size()) {
     deck_.clear();
-    for (std::size_t i = 0; i < deck_.capacity(); ++i) deck_.push_back(draw());
+    for (std::uint32_t i = 0; i < deck_size_; ++i) deck_.push_back(draw());
     std::sort(deck_.begin(), deck_.end());
     deck_pos_ = 0;
   }

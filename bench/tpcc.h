@@ -132,8 +132,9 @@ class TpccTypeSource {
  private:
   TpccType draw();
   TpccMix mix_;
+  std::uint32_t deck_size_;  // 0: the drawn order
   util::Rng rng_;
-  std::vector<TpccType> deck_;  // capacity: the deck size; drained from deck_pos_
+  std::vector<TpccType> deck_;  // drained from deck_pos_
   std::size_t deck_pos_ = 0;
 };
 
