@@ -125,9 +125,10 @@ Status bad_row(const char* table) {
 class KeyBuf {
  public:
   KeyBuf& u8(std::uint32_t v) { return put(v, 1); }
-  KeyBuf& u16(std::uint32_t v) { return put(v, 2); }
   KeyBuf& u32(std::uint32_t v) { return put(v, 4); }
   KeyBuf& u64(std::uint64_t v) { return put(v, 8); }
+  // An id field `bytes` wide (the widths below).
+  KeyBuf& id(std::uint64_t v, int bytes) { return put(v, bytes); }
   KeyBuf& raw(std::string_view s) {
     BRAID_ASSERT(n_ + s.size() <= sizeof b_);
     std::memcpy(b_ + n_, s.data(), s.size());
@@ -155,22 +156,30 @@ class KeyBuf {
 // were 9-10 bytes long and a whole leaf of them shared a head, so every search of those tables
 // compared suffixes byte by byte over lines it would not otherwise read; at these widths each
 // key fits its head. Order ids stay 4 bytes: they grow with the run.
-KeyBuf wkey(std::uint32_t w) { return KeyBuf().u16(w); }
-KeyBuf dkey(std::uint32_t w, std::uint32_t d) { return KeyBuf().u16(w).u8(d); }
-KeyBuf ckey(std::uint32_t w, std::uint32_t d, std::uint32_t c) { return dkey(w, d).u16(c); }
-KeyBuf okey(std::uint32_t w, std::uint32_t d, std::uint32_t o) { return dkey(w, d).u32(o); }
+constexpr int kWarehouseIdBytes = 2;
+constexpr int kCustomerIdBytes = 2;
+constexpr int kOrderIdBytes = 4;
+static_assert(kTpccMaxWarehouses < 1u << (8 * kWarehouseIdBytes));
+KeyBuf wkey(std::uint32_t w) { return KeyBuf().id(w, kWarehouseIdBytes); }
+KeyBuf dkey(std::uint32_t w, std::uint32_t d) { return wkey(w).u8(d); }
+KeyBuf ckey(std::uint32_t w, std::uint32_t d, std::uint32_t c) {
+  return dkey(w, d).id(c, kCustomerIdBytes);
+}
+KeyBuf okey(std::uint32_t w, std::uint32_t d, std::uint32_t o) {
+  return dkey(w, d).id(o, kOrderIdBytes);
+}
 KeyBuf olkey(std::uint32_t w, std::uint32_t d, std::uint32_t o, std::uint32_t n) {
-  return dkey(w, d).u32(o).u8(n);
+  return okey(w, d, o).u8(n);
 }
 KeyBuf ikey(std::uint32_t i) { return KeyBuf().u32(i); }
-KeyBuf skey(std::uint32_t w, std::uint32_t i) { return KeyBuf().u16(w).u32(i); }
+KeyBuf skey(std::uint32_t w, std::uint32_t i) { return wkey(w).u32(i); }
 KeyBuf hkey(std::uint32_t w, std::uint32_t origin, std::uint64_t seq) {
-  return KeyBuf().u16(w).u32(origin).u64(seq);
+  return wkey(w).u32(origin).u64(seq);
 }
 KeyBuf sukey(std::uint32_t s) { return KeyBuf().u32(s); }
 // Where the customer id sits in a customer key, and the order id in an order, new-order or
 // order-line key: right after the district prefix (a dkey).
-constexpr std::size_t kDistrictPrefix = 3;
+constexpr std::size_t kDistrictPrefix = kWarehouseIdBytes + 1;
 
 std::uint32_t read_be(std::string_view k, std::size_t at, std::size_t bytes) {
   BRAID_ASSERT(at + bytes <= k.size());
@@ -179,9 +188,11 @@ std::uint32_t read_be(std::string_view k, std::size_t at, std::size_t bytes) {
   return v;
 }
 // The order id of an order, new-order or order-line key.
-std::uint32_t order_id_of(std::string_view k) { return read_be(k, kDistrictPrefix, 4); }
+std::uint32_t order_id_of(std::string_view k) { return read_be(k, kDistrictPrefix, kOrderIdBytes); }
 // The customer id of a customer key.
-std::uint32_t customer_id_of(std::string_view k) { return read_be(k, kDistrictPrefix, 2); }
+std::uint32_t customer_id_of(std::string_view k) {
+  return read_be(k, kDistrictPrefix, kCustomerIdBytes);
+}
 
 std::string_view cstr(const char* s) { return {s, std::strlen(s)}; }
 
@@ -189,7 +200,7 @@ std::string_view cstr(const char* s) { return {s, std::strlen(s)}; }
 // by last name reads its candidates already sorted as clause 2.5.2.2 asks.
 bool customer_last_key(std::string_view key, std::string_view value, Key* out) {
   CustomerRow c;
-  if (key.size() != kDistrictPrefix + 2 || !decode(value, &c)) return false;
+  if (key.size() != kDistrictPrefix + kCustomerIdBytes || !decode(value, &c)) return false;
   out->append_bytes(key.substr(0, kDistrictPrefix)).str(cstr(c.last)).str(cstr(c.first));
   return true;
 }
@@ -205,10 +216,10 @@ void last_name_range(std::uint32_t w, std::uint32_t d, std::string_view last, Ke
 }
 bool order_customer_key(std::string_view key, std::string_view value, Key* out) {
   OrderRow o;
-  if (key.size() != kDistrictPrefix + 4 || !decode(value, &o)) return false;
+  if (key.size() != kDistrictPrefix + kOrderIdBytes || !decode(value, &o)) return false;
   out->append_bytes(key.substr(0, kDistrictPrefix))
-      .u16(static_cast<std::uint16_t>(o.c_id))
-      .append_bytes(key.substr(kDistrictPrefix, 4));
+      .append_bytes(KeyBuf().id(static_cast<std::uint32_t>(o.c_id), kCustomerIdBytes).view())
+      .append_bytes(key.substr(kDistrictPrefix, kOrderIdBytes));
   return true;
 }
 
@@ -1109,9 +1120,11 @@ Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, st
                                     " warehouses; the keys hold 1.." +
                                     std::to_string(kTpccMaxWarehouses));
   }
-  if (scale.customers == 0 || scale.customers > 0xffff) {
+  constexpr std::uint32_t kMaxCustomers = (1u << (8 * kCustomerIdBytes)) - 1;
+  if (scale.customers == 0 || scale.customers > kMaxCustomers) {
     return Status::invalid_argument("tpcc: " + std::to_string(scale.customers) +
-                                    " customers per district; the keys hold 1..65535");
+                                    " customers per district; the keys hold 1.." +
+                                    std::to_string(kMaxCustomers));
   }
   struct Spec {
     const char* name;
