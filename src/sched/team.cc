@@ -24,7 +24,8 @@
 // rounds while it is resumable and a candidate (max_passed_over() is what a test checks).
 //
 // Cost: O(candidates) per round (a hash of sites, a counting sort of team sizes), in arrays
-// sized once; measured against pipeline in docs/experiments.md ("Issue 22").
+// sized once; up to kDirect candidates that all run are grouped by pairwise compares instead,
+// which is cheaper at that size. Measured in docs/experiments.md ("Issue 22").
 #include <algorithm>
 #include <vector>
 
@@ -57,6 +58,7 @@ class Team final : public Policy {
 
   void on_launch(std::uint32_t slot) override {
     grow(slot);
+    span_ = std::max(span_, slot + 1);
     passed_[slot] = 0;
     last_[slot] = 0;
     inner_->on_launch(slot);
@@ -75,7 +77,7 @@ class Team final : public Policy {
     if (inner_order_.size() < n) resize(n);
     std::uint32_t count = inner_->order_round(inner_order_, states, sites);
     const bool slot_order = count == kSlotOrder;
-    if (slot_order) count = n;
+    if (slot_order) count = std::min(n, span_);  // no slot past span_ was ever launched
     BRAID_DASSERT(count <= n);
     // 1. Candidates by last resume (insertion sort of the previous round's order, nearly
     // sorted already), strays apart.
@@ -90,6 +92,14 @@ class Team final : public Policy {
       std::uint32_t j = m++;
       for (; j > 0 && last_[cand_[j - 1]] > last_[s]; --j) cand_[j] = cand_[j - 1];
       cand_[j] = s;
+    }
+    // Few enough that all of them run, and few enough that comparing each with the ones
+    // after it costs less than hashing them (the common case: batch or pipeline admission of
+    // up to team_size): group them directly.
+    if (m <= size_ && m <= kDirect) {
+      std::uint32_t out = group_all(order, sites, m);
+      for (std::uint32_t k = 0; k < strays; ++k) order[out++] = strays_[k];
+      return out;
     }
     // 2. Teams: a hash of site -> team (stamped per round instead of cleared), each team a
     // list of its members in candidate order.
@@ -134,9 +144,7 @@ class Team final : public Policy {
       std::uint32_t u = s;
       std::uint32_t k = 0;
       for (; k < size_; ++k) {
-        order[out++] = u;
-        passed_[u] = 0;
-        last_[u] = ++clock_;
+        emit(order, u, &out);
         if (u == t.tail) break;
         u = next_[u];
       }
@@ -155,6 +163,41 @@ class Team final : public Policy {
     bool overdue;  // holds a member passed over team_wait rounds in a row
     bool run;
   };
+
+  // Up to this many candidates, all of which run, are grouped by comparing sites pairwise
+  // (at most 120 compares) instead of through the hash: TPC-C under team over batch 8 spent
+  // ~130 instructions per candidate in order_round with the hash (docs/experiments.md, issue
+  // 22's third pass).
+  static constexpr std::uint32_t kDirect = 16;
+
+  // Every candidate runs: each team in turn when its earliest member comes up, its members in
+  // candidate order. The same order as steps 2-4 produce when nothing is cut or passed over.
+  std::uint32_t group_all(std::span<std::uint32_t> order, std::span<const std::uint32_t> sites,
+                          std::uint32_t m) {
+    static constexpr std::uint32_t kTaken = ~std::uint32_t{0};
+    std::uint32_t out = 0;
+    for (std::uint32_t i = 0; i < m; ++i) {
+      const std::uint32_t s = cand_[i];
+      if (s == kTaken) continue;
+      const std::uint32_t site = sites[s];
+      emit(order, s, &out);
+      for (std::uint32_t j = i + 1; j < m; ++j) {
+        const std::uint32_t u = cand_[j];
+        if (u != kTaken && sites[u] == site) {
+          emit(order, u, &out);
+          cand_[j] = kTaken;
+        }
+      }
+      ++teams_;
+    }
+    members_ += m;
+    return out;
+  }
+  void emit(std::span<std::uint32_t> order, std::uint32_t s, std::uint32_t* out) {
+    order[(*out)++] = s;
+    passed_[s] = 0;
+    last_[s] = ++clock_;
+  }
 
   // More candidates than team_size: the overdue teams, then the largest (a counting sort by
   // size), until team_size transactions are chosen.
@@ -216,6 +259,7 @@ class Team final : public Policy {
   std::vector<std::uint64_t> last_;    // per slot: clock_ at its last resume (0: never resumed)
   std::uint64_t clock_ = 0;
   std::uint32_t max_passed_ = 0;
+  std::uint32_t span_ = 0;  // 1 + the highest slot ever launched
   std::uint64_t teams_ = 0, members_ = 0;
   // Per-round scratch, sized once for the worker's slots.
   std::vector<std::uint32_t> inner_order_, cand_, strays_, next_, team_of_, sorted_, by_size_;

@@ -319,6 +319,77 @@ TEST(Team, NoResumableTransactionWaitsMoreThanTheBound) {
   }
 }
 
+// A model of the order when every candidate runs (no more candidates than team_size, none
+// cut): the resumable slots by their last resume (never resumed first, in slot order), each
+// pulling in the later ones at its site, then the strays in slot order. Random sites, arrivals,
+// finishes and I/O waits (seeded); up to 32 candidates, so both of order_round's ways of
+// grouping (pairwise up to 16, hashed above) are held to it.
+TEST(Team, EveryCandidateRunsGroupedByItsSiteInTheOrderTheyLastRan) {
+  ExecOptions e;
+  e.batch = 32;
+  e.team_size = 32;
+  DualQueueRig r(e);
+  r.p = make_team(e);
+  util::Rng rng(22);
+  int tables[2];
+  std::vector<std::uint64_t> last(64, 0);
+  std::uint64_t clock = 0;
+  std::uint32_t direct = 0, hashed = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const std::uint32_t want = static_cast<std::uint32_t>(rng.uniform(33));
+    std::uint32_t live = 0;
+    for (std::uint32_t i = 0; i < 32; ++i) live += r.states[i] != SlotState::kFree ? 1 : 0;
+    for (std::uint32_t i = 0; i < 32 && live < want; ++i) {
+      if (r.states[i] != SlotState::kFree) continue;
+      r.launch(i);
+      r.sites[i] = kSiteStart;
+      last[i] = 0;
+      ++live;
+    }
+    std::vector<std::uint32_t> cand, strays;
+    for (std::uint32_t i = 0; i < 32; ++i) {
+      if (r.states[i] == SlotState::kFree) continue;
+      (resumable(r.states[i]) ? cand : strays).push_back(i);
+    }
+    std::sort(cand.begin(), cand.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return last[a] != last[b] ? last[a] < last[b] : a < b;  // ties: never resumed
+    });
+    std::vector<std::uint32_t> expect;
+    std::vector<bool> taken(64, false);
+    for (std::size_t i = 0; i < cand.size(); ++i) {
+      if (taken[cand[i]]) continue;
+      for (std::size_t j = i; j < cand.size(); ++j) {
+        if (!taken[cand[j]] && r.sites[cand[j]] == r.sites[cand[i]]) {
+          taken[cand[j]] = true;
+          expect.push_back(cand[j]);
+        }
+      }
+    }
+    (cand.size() <= 16 ? direct : hashed) += 1;
+    expect.insert(expect.end(), strays.begin(), strays.end());
+    ASSERT_EQ(r.order(), expect) << "round " << round;
+    for (std::size_t k = 0; k < cand.size(); ++k) last[expect[k]] = ++clock;  // as resumed
+    for (std::uint32_t s : cand) {  // each runs: finishes, parks on I/O, or suspends at a site
+      const std::uint64_t x = rng.uniform(16);
+      if (x == 0) {
+        r.finish(s);
+      } else if (x == 1) {
+        r.set(s, SlotState::kParkedIo);
+      } else {
+        r.set(s, SlotState::kParkedMemory);
+        r.sites[s] = at(static_cast<std::uint32_t>(rng.uniform(2)), &tables[rng.uniform(2)],
+                        static_cast<std::uint32_t>(rng.uniform(3)));
+      }
+    }
+    for (std::uint32_t s : strays) {
+      if (rng.uniform(3) == 0) r.set(s, SlotState::kRunnable);
+    }
+  }
+  EXPECT_EQ(r.p->max_passed_over(), 0u);
+  EXPECT_GT(direct, 100u);  // both ways were exercised
+  EXPECT_GT(hashed, 100u);
+}
+
 TEST(Policy, RegistryNamesEveryPolicyOnce) {
   for (const PolicyInfo& info : policies()) {
     EXPECT_EQ(&policy_info(info.kind), &info);
