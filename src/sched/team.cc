@@ -24,9 +24,14 @@
 // rounds while it is resumable and a candidate (max_passed_over() is what a test checks).
 //
 // Cost: O(candidates) per round (a hash of sites, a counting sort of team sizes), in arrays
-// sized once; up to kDirect candidates that all run are grouped by pairwise compares instead,
-// which is cheaper at that size. Measured in docs/experiments.md ("Issue 22").
+// sized once, and less in the rounds that dominate. In most rounds nothing launched,
+// finished or began or ended a wait since the last one, all of last round's candidates ran,
+// and each site still forms one run in its order: that order is replayed, one branch-free
+// pass (unchanged()). Up to kDirect candidates that all run cost less too: when they are last
+// round's teams, still one run per site, last round's order stands (same_teams()); otherwise
+// pairwise site compares group them. Measured in docs/experiments.md ("Issue 22").
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "sched/policy.h"
@@ -51,7 +56,10 @@ class Team final : public Policy {
     return inner_->admit_target(live, capacity);
   }
   bool resumes_parked_io() const override { return inner_->resumes_parked_io(); }
-  void on_wait(std::uint32_t slot, SlotState now) override { inner_->on_wait(slot, now); }
+  void on_wait(std::uint32_t slot, SlotState now) override {
+    changed_ = true;
+    inner_->on_wait(slot, now);
+  }
   std::uint32_t max_passed_over() const override { return max_passed_; }
   std::uint64_t teams() const override { return teams_; }
   std::uint64_t team_members() const override { return members_; }
@@ -61,11 +69,13 @@ class Team final : public Policy {
     span_ = std::max(span_, slot + 1);
     passed_[slot] = 0;
     last_[slot] = 0;
+    changed_ = true;
     inner_->on_launch(slot);
   }
   void on_finish(std::uint32_t slot) override {
     BRAID_DASSERT(slot < passed_.size());
     passed_[slot] = 0;
+    changed_ = true;
     inner_->on_finish(slot);
   }
 
@@ -77,10 +87,16 @@ class Team final : public Policy {
     if (inner_order_.size() < n) resize(n);
     std::uint32_t count = inner_->order_round(inner_order_, states, sites);
     const bool slot_order = count == kSlotOrder;
+    if (slot_order && !changed_ && repeatable_) {
+      const std::uint32_t out = unchanged(order, states, sites);
+      if (out != 0) return out;
+    }
+    changed_ = false;
     if (slot_order) count = std::min(n, span_);  // no slot past span_ was ever launched
     BRAID_DASSERT(count <= n);
-    // 1. Candidates by last resume (insertion sort of the previous round's order, nearly
-    // sorted already), strays apart.
+    // 1. Candidates (stamped with the round, so that last round's order can tell which of
+    // its slots still are), strays apart.
+    ++round_;
     std::uint32_t m = 0, strays = 0;
     for (std::uint32_t k = 0; k < count; ++k) {
       const std::uint32_t s = slot_order ? k : inner_order_[k];
@@ -89,18 +105,54 @@ class Team final : public Policy {
         strays_[strays++] = s;
         continue;
       }
-      std::uint32_t j = m++;
+      cand_[m++] = s;
+      round_of_[s] = round_;
+    }
+    std::uint32_t out = 0;
+    if (m <= size_ && m <= kDirect) {
+      // All of them run. Mostly the teams are last round's, still in its order: the order
+      // stands. Otherwise they are few enough that comparing each with the ones after it
+      // costs less than hashing them (the common case: batch or pipeline admission of up to
+      // team_size).
+      out = same_teams(order, sites, m);
+      if (out == 0) {
+        by_last_resume(m);
+        out = group_all(order, sites, m);
+      }
+    } else {
+      by_last_resume(m);
+      out = grouped(order, sites, m);
+    }
+    BRAID_DASSERT(out <= m);
+    std::copy_n(order.begin(), out, last_order_.begin());
+    last_out_ = out;
+    repeatable_ = out == m && strays == 0;
+    for (std::uint32_t k = 0; k < strays; ++k) order[out++] = strays_[k];
+    return out;
+  }
+
+ private:
+  struct Group {
+    std::uint32_t head, tail;  // members in candidate order, linked through next_
+    std::uint32_t size;
+    bool overdue;  // holds a member passed over team_wait rounds in a row
+    bool run;
+  };
+
+  // The candidates in the order they last ran (round-robin: each then has the others' work
+  // to hide its prefetch behind); an insertion sort, as they come nearly sorted.
+  void by_last_resume(std::uint32_t m) {
+    for (std::uint32_t i = 1; i < m; ++i) {
+      const std::uint32_t s = cand_[i];
+      std::uint32_t j = i;
       for (; j > 0 && last_[cand_[j - 1]] > last_[s]; --j) cand_[j] = cand_[j - 1];
       cand_[j] = s;
     }
-    // Few enough that all of them run, and few enough that comparing each with the ones
-    // after it costs less than hashing them (the common case: batch or pipeline admission of
-    // up to team_size): group them directly.
-    if (m <= size_ && m <= kDirect) {
-      std::uint32_t out = group_all(order, sites, m);
-      for (std::uint32_t k = 0; k < strays; ++k) order[out++] = strays_[k];
-      return out;
-    }
+  }
+
+  // Steps 2-4 for more candidates than group_all takes.
+  std::uint32_t grouped(std::span<std::uint32_t> order, std::span<const std::uint32_t> sites,
+                        std::uint32_t m) {
     // 2. Teams: a hash of site -> team (stamped per round instead of cleared), each team a
     // list of its members in candidate order.
     if (++stamp_ == 0) {  // wrapped: no entry may look current
@@ -152,17 +204,92 @@ class Team final : public Policy {
       members_ += k == size_ ? k : k + 1;
       if (k == size_) t.head = u;  // the cut: the rest is a team of its own
     }
-    for (std::uint32_t k = 0; k < strays; ++k) order[out++] = strays_[k];
     return out;
   }
 
- private:
-  struct Group {
-    std::uint32_t head, tail;  // members in candidate order, linked through next_
-    std::uint32_t size;
-    bool overdue;  // holds a member passed over team_wait rounds in a row
-    bool run;
-  };
+  // The common round: nothing launched, finished, or began or ended a wait since the last one
+  // (a memory suspension changes no slot's membership), so under an inner policy that offers
+  // every slot the candidates are last round's; when all of them ran then, none was passed
+  // over and there were no strays (repeatable_). While each site still forms one run in last
+  // round's order, that order is this round's: a pass over it, without the candidates'
+  // states and without restamping last_, whose order among them is the order kept (and older
+  // for every stray: becoming one is a wait, which ends the streak and restamps). Answers 0
+  // when a team has split.
+  //
+  // Branch-free but for the loop: which teams move on together is data, and a compare per
+  // run against the earlier runs mispredicted often enough to make this pass most of the
+  // policy's time (perf, TPC-C under team over batch). A site that starts a run and is in the
+  // 64-bit filter of the sites before it may repeat an earlier run; only then are the runs
+  // compared.
+  std::uint32_t unchanged(std::span<std::uint32_t> order, std::span<const SlotState> states,
+                          std::span<const std::uint32_t> sites) {
+    const std::uint32_t n = last_out_;
+    if (n == 0) return 0;
+    std::uint32_t prev = sites[last_order_[0]];
+    std::uint64_t seen = site_bit(prev);
+    std::uint32_t runs = 1, maybe_split = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t s = last_order_[i];
+      BRAID_DASSERT(resumable(states[s]));  // else a change of membership went unreported
+      const std::uint32_t site = sites[s];
+      const std::uint64_t bit = site_bit(site);
+      const std::uint32_t starts = site != prev ? 1 : 0;
+      maybe_split |= starts & ((seen & bit) != 0 ? 1 : 0);
+      seen |= bit;
+      runs += starts;
+      prev = site;
+      order[i] = s;
+    }
+    if (maybe_split != 0 && split(order.first(n), sites)) return 0;
+    teams_ += runs;
+    members_ += n;
+    return n;
+  }
+  static std::uint64_t site_bit(std::uint32_t site) {
+    return std::uint64_t{1} << ((site * 0x9E3779B1u) >> 26);
+  }
+  // Whether a site forms more than one run in `order`.
+  static bool split(std::span<const std::uint32_t> order, std::span<const std::uint32_t> sites) {
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const std::uint32_t site = sites[order[i]];
+      if (site == sites[order[i - 1]]) continue;
+      for (std::size_t j = 0; j + 1 < i; ++j) {
+        if (sites[order[j]] == site) return true;
+      }
+    }
+    return false;
+  }
+
+  // When every candidate ran last round, their order by last resume is last round's order;
+  // when, in it, each site still forms one run, grouping changes nothing. Then that order is
+  // this round's, and this costs a pass over it; otherwise it answers 0.
+  std::uint32_t same_teams(std::span<std::uint32_t> order, std::span<const std::uint32_t> sites,
+                           std::uint32_t m) {
+    std::uint32_t out = 0, runs = 0;
+    std::array<std::uint32_t, kDirect> run_site;
+    for (std::uint32_t i = 0; i < last_out_; ++i) {
+      const std::uint32_t s = last_order_[i];
+      // Finished, or waits for I/O now; or finished and its slot holds a new transaction
+      // (on_launch zeroes last_), which did not run last round.
+      if (round_of_[s] != round_ || last_[s] == 0) continue;
+      const std::uint32_t site = sites[s];
+      if (runs == 0 || site != run_site[runs - 1]) {
+        for (std::uint32_t r = 0; r + 1 < runs; ++r) {
+          if (run_site[r] == site) return 0;  // its team is split: regroup
+        }
+        run_site[runs++] = site;
+      }
+      order[out++] = s;
+    }
+    if (out != m) return 0;  // some did not run last round
+    for (std::uint32_t i = 0; i < out; ++i) {
+      passed_[order[i]] = 0;
+      last_[order[i]] = ++clock_;
+    }
+    teams_ += runs;
+    members_ += m;
+    return out;
+  }
 
   // Up to this many candidates, all of which run, are grouped by comparing sites pairwise
   // (at most 120 compares) instead of through the hash: TPC-C under team over batch 8 spent
@@ -241,6 +368,8 @@ class Team final : public Policy {
     by_size_.assign(n + 1, 0);
     passed_.resize(n, 0);
     last_.resize(n, 0);
+    round_of_.resize(n, 0);
+    last_order_.resize(n);
     std::uint32_t bits = 1;
     while ((1u << bits) < 2 * n) ++bits;
     hash_site_.assign(std::size_t{1} << bits, 0);
@@ -260,6 +389,12 @@ class Team final : public Policy {
   std::uint64_t clock_ = 0;
   std::uint32_t max_passed_ = 0;
   std::uint32_t span_ = 0;  // 1 + the highest slot ever launched
+  std::uint64_t round_ = 0;
+  std::vector<std::uint64_t> round_of_;  // per slot: the last round it was a candidate in
+  std::vector<std::uint32_t> last_order_;  // last round's order, strays left out
+  std::uint32_t last_out_ = 0;
+  bool changed_ = true;  // a slot launched, finished, or began or ended a wait since last round
+  bool repeatable_ = false;  // last round ran every candidate and had no strays
   std::uint64_t teams_ = 0, members_ = 0;
   // Per-round scratch, sized once for the worker's slots.
   std::vector<std::uint32_t> inner_order_, cand_, strays_, next_, team_of_, sorted_, by_size_;

@@ -322,8 +322,11 @@ TEST(Team, NoResumableTransactionWaitsMoreThanTheBound) {
 // A model of the order when every candidate runs (no more candidates than team_size, none
 // cut): the resumable slots by their last resume (never resumed first, in slot order), each
 // pulling in the later ones at its site, then the strays in slot order. Random sites, arrivals,
-// finishes and I/O waits (seeded); up to 32 candidates, so both of order_round's ways of
-// grouping (pairwise up to 16, hashed above) are held to it.
+// finishes and I/O waits (seeded); mostly a team moves on together, to where another may be
+// going too. Up to 32 candidates, so each of order_round's ways to this order (nothing
+// reported since last round and its teams whole; last round's teams unchanged; pairwise up to
+// 16; hashed above) is held to it. Quiet spells (no arrivals, finishes or waits; the strays
+// come back at once) give runs of rounds in which only the sites move.
 TEST(Team, EveryCandidateRunsGroupedByItsSiteInTheOrderTheyLastRan) {
   ExecOptions e;
   e.batch = 32;
@@ -334,13 +337,20 @@ TEST(Team, EveryCandidateRunsGroupedByItsSiteInTheOrderTheyLastRan) {
   int tables[2];
   std::vector<std::uint64_t> last(64, 0);
   std::uint64_t clock = 0;
-  std::uint32_t direct = 0, hashed = 0;
-  for (int round = 0; round < 3000; ++round) {
-    const std::uint32_t want = static_cast<std::uint32_t>(rng.uniform(33));
+  std::uint32_t direct = 0, hashed = 0, unchanged = 0, quiet_repeats = 0;
+  std::vector<std::uint32_t> before;  // last round's order, strays left out
+  bool reported = true;  // a launch, finish or wait since last round's order
+  bool last_strays = false;
+  for (int round = 0; round < 3600; ++round) {
+    // Spells of up to 12 open and of up to 32 (finishing drains a spell's extra slots).
+    const std::uint32_t cap = (round / 300) % 2 == 0 ? 12 : 32;
+    const bool quiet = round % 40 >= 20;
+    const std::uint32_t want = quiet ? 0 : static_cast<std::uint32_t>(rng.uniform(cap + 1));
     std::uint32_t live = 0;
     for (std::uint32_t i = 0; i < 32; ++i) live += r.states[i] != SlotState::kFree ? 1 : 0;
-    for (std::uint32_t i = 0; i < 32 && live < want; ++i) {
+    for (std::uint32_t i = 0; i < cap && live < want; ++i) {
       if (r.states[i] != SlotState::kFree) continue;
+      reported = true;
       r.launch(i);
       r.sites[i] = kSiteStart;
       last[i] = 0;
@@ -366,28 +376,53 @@ TEST(Team, EveryCandidateRunsGroupedByItsSiteInTheOrderTheyLastRan) {
       }
     }
     (cand.size() <= 16 ? direct : hashed) += 1;
+    std::vector<std::uint32_t> kept;
+    for (std::uint32_t x : before) {
+      if (std::find(cand.begin(), cand.end(), x) != cand.end()) kept.push_back(x);
+    }
+    unchanged += kept == expect && !expect.empty() ? 1 : 0;
+    quiet_repeats += !reported && !last_strays && before == expect && !expect.empty() ? 1 : 0;
+    reported = false;
+    last_strays = !strays.empty();
+    before = expect;
     expect.insert(expect.end(), strays.begin(), strays.end());
     ASSERT_EQ(r.order(), expect) << "round " << round;
     for (std::size_t k = 0; k < cand.size(); ++k) last[expect[k]] = ++clock;  // as resumed
-    for (std::uint32_t s : cand) {  // each runs: finishes, parks on I/O, or suspends at a site
-      const std::uint64_t x = rng.uniform(16);
-      if (x == 0) {
+    // Each runs: finishes, parks on I/O, or suspends at a site: its team's next one, or
+    // (one in sixteen) a site of its own choosing.
+    auto random_site = [&] {
+      return at(static_cast<std::uint32_t>(rng.uniform(2)), &tables[rng.uniform(2)],
+                static_cast<std::uint32_t>(rng.uniform(3)));
+    };
+    std::map<std::uint32_t, std::uint32_t> next_site;
+    for (std::uint32_t s : cand) {
+      if (!next_site.count(r.sites[s])) next_site[r.sites[s]] = random_site();
+    }
+    for (std::uint32_t s : cand) {
+      const std::uint64_t x = quiet ? 3 + rng.uniform(29) : rng.uniform(32);
+      if (x < 2) {
         r.finish(s);
-      } else if (x == 1) {
+        reported = true;
+      } else if (x == 2) {
         r.set(s, SlotState::kParkedIo);
+        reported = true;
       } else {
         r.set(s, SlotState::kParkedMemory);
-        r.sites[s] = at(static_cast<std::uint32_t>(rng.uniform(2)), &tables[rng.uniform(2)],
-                        static_cast<std::uint32_t>(rng.uniform(3)));
+        r.sites[s] = x < 5 ? random_site() : next_site[r.sites[s]];
       }
     }
     for (std::uint32_t s : strays) {
-      if (rng.uniform(3) == 0) r.set(s, SlotState::kRunnable);
+      if (quiet || rng.uniform(3) == 0) {
+        r.set(s, SlotState::kRunnable);
+        reported = true;
+      }
     }
   }
   EXPECT_EQ(r.p->max_passed_over(), 0u);
-  EXPECT_GT(direct, 100u);  // both ways were exercised
+  EXPECT_GT(direct, 100u);  // every way was exercised
   EXPECT_GT(hashed, 100u);
+  EXPECT_GT(unchanged, 100u);
+  EXPECT_GT(quiet_repeats, 100u);
 }
 
 TEST(Policy, RegistryNamesEveryPolicyOnce) {
