@@ -122,13 +122,17 @@ def case_of(name, label, d, txns):
     if name.startswith("tpcc"):
         workload, mode = "tpcc " + parts[0], parts[1]
         sched = parts[2] if len(parts) > 2 else ("-" if mode == "sequential" else "pipeline")
-        if name.endswith("-tb"):  # icache.sh: team over batch admission
-            sched = "team over batch"
-        if order:  # the drawn order is what every other run uses: name only the departure
+        # icache.sh's comparisons run one variant per process, named
+        # tpcc-(seq|int)-(arrival|grouped|bN)[-scheduler]: the name says what the label omits.
+        m = re.match(r"tpcc-(?:seq|int)-(?:(arrival|grouped)|b(\d+))(?:-(.+))?$", name)
+        if m:
+            order = m.group(1) or order
+            if m.group(3):
+                sched = m.group(3).replace("-", " ")
+            if m.group(2):
+                sched += "@" + m.group(2)
+        if order:
             sched = order if sched == "-" else sched + ", " + order
-        m = re.search(r"-b(\d+)$", name)
-        if m:  # a run at another batch size (icache.sh: teams that hold transactions back)
-            sched += "@" + m.group(1)
     elif name.startswith("ycsb"):
         m = re.match(r"ycsb-(\w+)-(seq|int)(?:-(.+))?$", name)
         workload = "ycsb " + ("read-only" if m.group(1) == "read" else "rmw")
