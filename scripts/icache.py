@@ -183,13 +183,14 @@ def plot(out, cases, steps):
         fig.tight_layout()
         fig.savefig(os.path.join(out, "icache-footprint.png"), dpi=120)
         plt.close(fig)
-    tp = [c for c in cases if c["workload"].startswith("tpcc") or c["workload"].startswith("ycsb")]
+    # Per workload, the three runs every workload has: sequential, pipeline, team.
+    basic = [("sequential", "-"), ("interleaved", "pipeline"), ("interleaved", "team")]
+    tp = [c for c in cases if (c["mode"], c["scheduler"]) in basic]
     if tp:
-        variants = sorted({(c["mode"], c["scheduler"]) for c in tp})
         workloads = list(dict.fromkeys(c["workload"] for c in tp))
         fig, ax = plt.subplots(figsize=(11, 4.5))
-        w = 0.8 / len(variants)
-        for vi, (mode, sched) in enumerate(variants):
+        w = 0.8 / len(basic)
+        for vi, (mode, sched) in enumerate(basic):
             ys = []
             for wl in workloads:
                 m = [c for c in tp if c["workload"] == wl and c["mode"] == mode and
@@ -201,6 +202,30 @@ def plot(out, cases, steps):
         ax.set_xticklabels(workloads, rotation=30, ha="right")
         ax.set_ylabel("L1-I misses per transaction\n(past the first touch)")
         ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "icache-types.png"), dpi=120)
+        plt.close(fig)
+    # The TPC-C mix under every scheduler and type order, each against pipeline in the drawn
+    # order (the baseline): L1-I misses and instructions per transaction.
+    mix = [c for c in cases if c["workload"] == "tpcc tpcc" and c["mode"] == "interleaved"]
+    base = [c for c in mix if c["scheduler"] == "pipeline, arrival"]
+    if mix and base:
+        mix.sort(key=lambda c: c["I1mr_past_footprint_per_txn"])
+        names = [c["scheduler"] for c in mix]
+        fig, axes = plt.subplots(1, 2, figsize=(12, 0.35 * len(mix) + 1.5), sharey=True)
+        for ax, key, label in ((axes[0], "I1mr_past_footprint_per_txn", "L1-I misses"),
+                               (axes[1], "Ir_per_txn", "instructions")):
+            ref = base[0][key]
+            ax.barh(names, [c[key] / ref for c in mix],
+                    color=["#cc6677" if c["scheduler"].startswith("team") else "#4477aa"
+                           for c in mix])
+            ax.axvline(1.0, color="black", linewidth=0.8)
+            if key.startswith("I1"):
+                ax.axvline(0.5, color="red", linestyle="--", label="target: 0.5x")
+                ax.legend(loc="lower right")
+            ax.set_xlabel(f"{label} per transaction, x pipeline (drawn order)")
+        axes[0].invert_yaxis()
+        fig.suptitle("TPC-C mix, interleaved, 1 worker, batch 8 (@16: batch 16)")
         fig.tight_layout()
         fig.savefig(os.path.join(out, "icache-tpcc.png"), dpi=120)
         plt.close(fig)
