@@ -104,7 +104,7 @@ void Worker::apply_exec(const ExecOptions& exec) {
       old_team_members_ += policy_->team_members();
       old_max_passed_ = std::max(old_max_passed_, policy_->max_passed_over());
     }
-    policy_ = sched::policy_info(exec_.scheduler).make(exec_);
+    policy_ = sched::policy_info(exec_.scheduler).make(exec_, options_.slots_per_worker);
     policy_exec_ = exec_;
   }
   resume_parked_io_ = policy_->resumes_parked_io();

@@ -30,8 +30,10 @@ class Batch final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> make_batch(const ExecOptions&) { return std::make_unique<Batch>(false); }
-std::unique_ptr<Policy> make_storage_batch(const ExecOptions&) {
+std::unique_ptr<Policy> make_batch(const ExecOptions&, std::uint32_t) {
+  return std::make_unique<Batch>(false);
+}
+std::unique_ptr<Policy> make_storage_batch(const ExecOptions&, std::uint32_t) {
   return std::make_unique<Batch>(true);
 }
 

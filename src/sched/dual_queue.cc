@@ -32,10 +32,11 @@ namespace {
 
 class DualQueue final : public Policy {
  public:
-  explicit DualQueue(const ExecOptions& e)
+  DualQueue(const ExecOptions& e, std::uint32_t slots)
       : ratio_cold_(e.cold_slots),
         ratio_hot_(std::max<std::uint32_t>(e.batch, 1)),
-        every_(std::max<std::uint32_t>(e.cold_check_every, 1)) {}
+        every_(std::max<std::uint32_t>(e.cold_check_every, 1)),
+        member_(slots, Queue::kNone) {}
 
   SchedulerPolicy kind() const override { return SchedulerPolicy::kDualQueue; }
 
@@ -52,7 +53,7 @@ class DualQueue final : public Policy {
   }
 
   void on_launch(std::uint32_t slot) override {
-    if (slot >= member_.size()) member_.resize(slot + 1, Queue::kNone);
+    BRAID_ASSERT(slot < member_.size());
     BRAID_DASSERT(member_[slot] == Queue::kNone);
     member_[slot] = Queue::kHot;
     ++hot_;
@@ -178,8 +179,8 @@ class DualQueue final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> make_dual_queue(const ExecOptions& exec) {
-  return std::make_unique<DualQueue>(exec);
+std::unique_ptr<Policy> make_dual_queue(const ExecOptions& exec, std::uint32_t slots) {
+  return std::make_unique<DualQueue>(exec, slots);
 }
 
 }  // namespace braid::sched

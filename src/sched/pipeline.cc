@@ -20,6 +20,8 @@ class Pipeline final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> make_pipeline(const ExecOptions&) { return std::make_unique<Pipeline>(); }
+std::unique_ptr<Policy> make_pipeline(const ExecOptions&, std::uint32_t) {
+  return std::make_unique<Pipeline>();
+}
 
 }  // namespace braid::sched

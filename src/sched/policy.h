@@ -86,18 +86,20 @@ class Policy {
 struct PolicyInfo {
   SchedulerPolicy kind;
   std::string_view name;
-  std::unique_ptr<Policy> (*make)(const ExecOptions& exec);
+  std::unique_ptr<Policy> (*make)(const ExecOptions& exec, std::uint32_t slots);
 };
 std::span<const PolicyInfo> policies();
 const PolicyInfo& policy_info(SchedulerPolicy kind);
 // Null when no policy has that name.
 const PolicyInfo* find_policy(std::string_view name);
 
-// The factories, one per policy file.
-std::unique_ptr<Policy> make_batch(const ExecOptions& exec);
-std::unique_ptr<Policy> make_pipeline(const ExecOptions& exec);
-std::unique_ptr<Policy> make_storage_batch(const ExecOptions& exec);
-std::unique_ptr<Policy> make_dual_queue(const ExecOptions& exec);
-std::unique_ptr<Policy> make_team(const ExecOptions& exec);
+// The factories, one per policy file. `slots`: the worker's slot count (Options::
+// slots_per_worker), which every slot the policy hears of is below and `states` spans: a
+// policy sizes its per-slot arrays here, once, never when a slot launches or a round runs.
+std::unique_ptr<Policy> make_batch(const ExecOptions& exec, std::uint32_t slots);
+std::unique_ptr<Policy> make_pipeline(const ExecOptions& exec, std::uint32_t slots);
+std::unique_ptr<Policy> make_storage_batch(const ExecOptions& exec, std::uint32_t slots);
+std::unique_ptr<Policy> make_dual_queue(const ExecOptions& exec, std::uint32_t slots);
+std::unique_ptr<Policy> make_team(const ExecOptions& exec, std::uint32_t slots);
 
 }  // namespace braid::sched

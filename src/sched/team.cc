@@ -42,11 +42,12 @@ namespace {
 
 class Team final : public Policy {
  public:
-  explicit Team(const ExecOptions& e)
-      : inner_(policy_info(e.team_admission).make(e)),
+  Team(const ExecOptions& e, std::uint32_t slots)
+      : inner_(policy_info(e.team_admission).make(e, slots)),
         size_(std::max<std::uint32_t>(e.team_size, 1)),
         wait_(e.team_wait) {
     BRAID_ASSERT(e.team_admission != SchedulerPolicy::kTeam);
+    allocate(slots);
   }
 
   SchedulerPolicy kind() const override { return SchedulerPolicy::kTeam; }
@@ -65,7 +66,7 @@ class Team final : public Policy {
   std::uint64_t team_members() const override { return members_; }
 
   void on_launch(std::uint32_t slot) override {
-    grow(slot);
+    BRAID_ASSERT(slot < passed_.size());
     span_ = std::max(span_, slot + 1);
     passed_[slot] = 0;
     last_[slot] = 0;
@@ -84,7 +85,7 @@ class Team final : public Policy {
     const auto n = static_cast<std::uint32_t>(states.size());
     BRAID_DASSERT(sites.size() == states.size());
     BRAID_DASSERT(order.size() >= n);
-    if (inner_order_.size() < n) resize(n);
+    BRAID_DASSERT(n == passed_.size());  // the slot count the policy was made for
     std::uint32_t count = inner_->order_round(inner_order_, states, sites);
     const bool slot_order = count == kSlotOrder;
     if (slot_order && !changed_ && repeatable_) {
@@ -357,7 +358,9 @@ class Team final : public Policy {
     }
   }
 
-  void resize(std::uint32_t n) {
+  // Per-slot arrays for the worker's `n` slots: once, when the policy is made.
+  void allocate(std::uint32_t n) {
+    BRAID_ASSERT(n >= 1);
     inner_order_.resize(n);
     cand_.resize(n);
     strays_.resize(n);
@@ -376,9 +379,6 @@ class Team final : public Policy {
     hash_team_.assign(std::size_t{1} << bits, 0);
     hash_stamp_.assign(std::size_t{1} << bits, 0);
     hash_shift_ = 32 - bits;
-  }
-  void grow(std::uint32_t slot) {
-    if (slot >= passed_.size()) resize(slot + 1);
   }
 
   std::unique_ptr<Policy> inner_;
@@ -406,6 +406,8 @@ class Team final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> make_team(const ExecOptions& exec) { return std::make_unique<Team>(exec); }
+std::unique_ptr<Policy> make_team(const ExecOptions& exec, std::uint32_t slots) {
+  return std::make_unique<Team>(exec, slots);
+}
 
 }  // namespace braid::sched

@@ -15,26 +15,28 @@
 namespace braid::sched {
 namespace {
 
+constexpr std::uint32_t kSlots = 64;  // the worker's slot count each policy is made for
+
 TEST(Policy, BatchAdmitsOnlyIntoAnEmptyWorker) {
-  const auto p = make_batch(ExecOptions{});
+  const auto p = make_batch(ExecOptions{}, kSlots);
   EXPECT_EQ(p->kind(), SchedulerPolicy::kBatch);
   EXPECT_EQ(p->admit_target(0, 8), 8u);
   for (std::uint32_t live = 1; live <= 8; ++live) EXPECT_LE(p->admit_target(live, 8), live);
 }
 
 TEST(Policy, PipelineRefillsEveryFreeSlot) {
-  const auto p = make_pipeline(ExecOptions{});
+  const auto p = make_pipeline(ExecOptions{}, kSlots);
   EXPECT_EQ(p->kind(), SchedulerPolicy::kPipeline);
   for (std::uint32_t live = 0; live <= 8; ++live) EXPECT_EQ(p->admit_target(live, 8), 8u);
   EXPECT_EQ(p->admit_target(0, 1), 1u);  // the sequential modes
 }
 
 TEST(Policy, OnlyBatchResumesASlotParkedOnARead) {
-  EXPECT_TRUE(make_batch(ExecOptions{})->resumes_parked_io());
-  EXPECT_FALSE(make_storage_batch(ExecOptions{})->resumes_parked_io());
-  EXPECT_FALSE(make_pipeline(ExecOptions{})->resumes_parked_io());
-  EXPECT_FALSE(make_dual_queue(ExecOptions{})->resumes_parked_io());
-  const auto sb = make_storage_batch(ExecOptions{});
+  EXPECT_TRUE(make_batch(ExecOptions{}, kSlots)->resumes_parked_io());
+  EXPECT_FALSE(make_storage_batch(ExecOptions{}, kSlots)->resumes_parked_io());
+  EXPECT_FALSE(make_pipeline(ExecOptions{}, kSlots)->resumes_parked_io());
+  EXPECT_FALSE(make_dual_queue(ExecOptions{}, kSlots)->resumes_parked_io());
+  const auto sb = make_storage_batch(ExecOptions{}, kSlots);
   EXPECT_EQ(sb->kind(), SchedulerPolicy::kStorageBatch);
   EXPECT_EQ(sb->admit_target(0, 8), 8u);
   for (std::uint32_t live = 1; live <= 8; ++live) EXPECT_LE(sb->admit_target(live, 8), live);
@@ -43,7 +45,7 @@ TEST(Policy, OnlyBatchResumesASlotParkedOnARead) {
 // A worker's view for the dual-queue tests: slot states the test moves as a worker would, and
 // the order the policy asks for.
 struct DualQueueRig {
-  explicit DualQueueRig(ExecOptions e = {}) : p(make_dual_queue(e)) {}
+  explicit DualQueueRig(ExecOptions e = {}) : p(make_dual_queue(e, kSlots)) {}
   void launch(std::uint32_t slot) {
     states[slot] = SlotState::kRunnable;
     p->on_launch(slot);
@@ -65,13 +67,13 @@ struct DualQueueRig {
     for (std::uint32_t i = 1; i <= 8; ++i) launch(i);
   }
   std::vector<std::uint32_t> order() {
-    std::uint32_t buf[64];
+    std::uint32_t buf[kSlots];
     const std::uint32_t n = p->order_round(buf, states, sites);
     return {buf, buf + (n == Policy::kSlotOrder ? 0 : n)};
   }
   std::unique_ptr<Policy> p;
-  std::vector<SlotState> states = std::vector<SlotState>(64, SlotState::kFree);
-  std::vector<std::uint32_t> sites = std::vector<std::uint32_t>(64, kSiteStart);
+  std::vector<SlotState> states = std::vector<SlotState>(kSlots, SlotState::kFree);
+  std::vector<std::uint32_t> sites = std::vector<std::uint32_t>(kSlots, kSiteStart);
 };
 
 bool has(const std::vector<std::uint32_t>& v, std::uint32_t x) {
@@ -79,7 +81,7 @@ bool has(const std::vector<std::uint32_t>& v, std::uint32_t x) {
 }
 
 TEST(DualQueue, SlotsAreTheHotQueueAndTheColdQueue) {
-  const auto p = make_dual_queue(ExecOptions{});  // batch 8, cold_slots 16
+  const auto p = make_dual_queue(ExecOptions{}, kSlots);  // batch 8, cold_slots 16
   EXPECT_EQ(p->kind(), SchedulerPolicy::kDualQueue);
   EXPECT_EQ(p->slots(8), 24u);
   EXPECT_EQ(p->slots(16), 48u);  // kAuto's larger hot queue keeps the 8:16 ratio
@@ -87,7 +89,7 @@ TEST(DualQueue, SlotsAreTheHotQueueAndTheColdQueue) {
   ExecOptions e;
   e.batch = 4;
   e.cold_slots = 32;
-  EXPECT_EQ(make_dual_queue(e)->slots(4), 36u);
+  EXPECT_EQ(make_dual_queue(e, kSlots)->slots(4), 36u);
 }
 
 TEST(DualQueue, AReadMovesATransactionToTheColdQueueAndItsHotPlaceRefills) {
@@ -191,7 +193,7 @@ std::uint32_t at(std::uint32_t kind, const void* table, std::uint32_t step) {
 TEST(Team, ResumesEachTeamBackToBack) {
   ExecOptions e;  // pipeline admission, team_size 8
   DualQueueRig r(e);
-  r.p = make_team(e);
+  r.p = make_team(e, kSlots);
   EXPECT_EQ(r.p->kind(), SchedulerPolicy::kTeam);
   EXPECT_EQ(r.p->admit_target(0, 8), 8u);  // pipeline's admission
   EXPECT_EQ(r.p->admit_target(5, 8), 8u);
@@ -226,7 +228,7 @@ TEST(Team, TeamsAreCutAtTeamSize) {
   e.team_size = 2;
   e.team_wait = 0;  // every candidate is overdue: all run, so only the cut shows
   DualQueueRig r(e);
-  r.p = make_team(e);
+  r.p = make_team(e, kSlots);
   (void)r.p->admit_target(0, 8);
   for (std::uint32_t i = 0; i < 4; ++i) {
     r.launch(i);
@@ -244,7 +246,7 @@ TEST(Team, LargestTeamFirstAndNoneWaitsLongerThanTeamWait) {
   e.team_size = 4;
   e.team_wait = 2;
   DualQueueRig r(e);
-  r.p = make_team(e);
+  r.p = make_team(e, kSlots);
   (void)r.p->admit_target(0, 16);
   for (std::uint32_t i = 0; i < 6; ++i) {
     r.launch(i);
@@ -273,7 +275,7 @@ TEST(Team, NoResumableTransactionWaitsMoreThanTheBound) {
       e.team_wait = wait;
       e.team_admission = admission;
       DualQueueRig r(e);
-      r.p = make_team(e);
+      r.p = make_team(e, kSlots);
       util::Rng rng(wait * 31 + static_cast<std::uint32_t>(admission) + 1);
       const std::uint32_t n = r.p->slots(12);
       int tables[3];
@@ -332,7 +334,7 @@ TEST(Team, EveryCandidateRunsGroupedByItsSiteInTheOrderTheyLastRan) {
   e.batch = 32;
   e.team_size = 32;
   DualQueueRig r(e);
-  r.p = make_team(e);
+  r.p = make_team(e, kSlots);
   util::Rng rng(22);
   int tables[2];
   std::vector<std::uint64_t> last(64, 0);
@@ -429,7 +431,7 @@ TEST(Policy, RegistryNamesEveryPolicyOnce) {
   for (const PolicyInfo& info : policies()) {
     EXPECT_EQ(&policy_info(info.kind), &info);
     EXPECT_EQ(find_policy(info.name), &info) << info.name;
-    EXPECT_EQ(info.make(ExecOptions{})->kind(), info.kind) << info.name;
+    EXPECT_EQ(info.make(ExecOptions{}, kSlots)->kind(), info.kind) << info.name;
   }
   EXPECT_EQ(policies().size(), 5u);
   EXPECT_EQ(find_policy("batch")->kind, SchedulerPolicy::kBatch);
