@@ -266,24 +266,19 @@ class Team final : public Policy {
   // this round's, and this costs a pass over it; otherwise it answers 0.
   std::uint32_t same_teams(std::span<std::uint32_t> order, std::span<const std::uint32_t> sites,
                            std::uint32_t m) {
-    std::uint32_t out = 0, runs = 0;
-    std::array<std::uint32_t, kDirect> run_site;
+    std::uint32_t out = 0;
     for (std::uint32_t i = 0; i < last_out_; ++i) {
       const std::uint32_t s = last_order_[i];
       // Finished, or waits for I/O now; or finished and its slot holds a new transaction
       // (on_launch zeroes last_), which did not run last round.
       if (round_of_[s] != round_ || last_[s] == 0) continue;
-      const std::uint32_t site = sites[s];
-      if (runs == 0 || site != run_site[runs - 1]) {
-        for (std::uint32_t r = 0; r + 1 < runs; ++r) {
-          if (run_site[r] == site) return 0;  // its team is split: regroup
-        }
-        run_site[runs++] = site;
-      }
       order[out++] = s;
     }
-    if (out != m) return 0;  // some did not run last round
+    // Some did not run last round, or a team split: regroup.
+    if (out != m || split(order.first(out), sites)) return 0;
+    std::uint32_t runs = out == 0 ? 0 : 1;
     for (std::uint32_t i = 0; i < out; ++i) {
+      if (i > 0 && sites[order[i]] != sites[order[i - 1]]) ++runs;
       passed_[order[i]] = 0;
       last_[order[i]] = ++clock_;
     }
