@@ -26,7 +26,10 @@ import tempfile
 
 def run_one(binary, common, extra, json_path):
     cmd = [binary] + common + extra + ["--json", json_path]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except OSError as e:
+        raise SystemExit(f"ab: cannot run {binary}: {e.strerror}")
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout)
         raise SystemExit(f"ab: failed ({proc.returncode}): {shlex.join(cmd)}")
