@@ -68,7 +68,8 @@ class DualQueue final : public Policy {
 
   std::uint32_t order_round(std::span<std::uint32_t> order, std::span<const SlotState> states,
                             std::span<const std::uint32_t>) override {
-    const std::size_t n = std::min(states.size(), member_.size());
+    BRAID_DASSERT(states.size() == member_.size());  // the slot count it was made for
+    const std::size_t n = member_.size();
     // Reclassify by what each transaction did since the last round.
     for (std::size_t i = 0; i < n; ++i) {
       const auto slot = static_cast<std::uint32_t>(i);
