@@ -386,7 +386,9 @@ Descent::Step Descent::step() {
 // ---- BTree
 // ---------------------------------------------------------------------------------------
 
-BTree::BTree() { root_.store(new_node(true), std::memory_order_release); }
+BTree::BTree(std::size_t cache_bytes) : cache_bytes_(cache_bytes) {
+  root_.store(new_node(true), std::memory_order_release);
+}
 
 BTree::~BTree() {
   for (void* c : chunks_) std::free(c);
@@ -415,7 +417,10 @@ Node* BTree::new_node(bool leaf) {
   n->pad = 0;
   n->leftmost = nullptr;
   n->pstamp.store(0, std::memory_order_relaxed);
-  nodes_allocated_.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (nodes * kNodeBytes > cache_bytes_ && !outgrew_cache_.load(std::memory_order_relaxed)) {
+    outgrew_cache_.store(true, std::memory_order_relaxed);
+  }
   return n;
 }
 

@@ -43,6 +43,7 @@
 
 #include "util/assert.h"
 #include "util/bits.h"
+#include "util/cpu_cache.h"
 
 // Optimistic readers race with writers by design and validate afterwards; these functions must
 // not be instrumented by ThreadSanitizer (their reads are volatile, never torn words, and every
@@ -234,6 +235,7 @@ class Descent {
   const FenceKey& upper_fence() const { return upper_; }
   std::uint32_t restarts() const { return restarts_; }
   NodeSearch search() const { return search_; }
+  const BTree& tree() const { return tree_; }
 
  private:
   const BTree& tree_;
@@ -279,6 +281,8 @@ class Lookup {
   BRAID_OPTIMISTIC bool step();
   const Node* next() const { return descent_.node(); }
   bool found() const { return found_; }
+  // Whether a plain driver should prefetch next() whole before the step (BTree::outgrew_cache).
+  inline bool outgrew_cache() const;
   std::uint64_t value() const { return value_; }
   // After the last step: the leaf the answer came from, at the version it was read.
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
@@ -324,6 +328,7 @@ class ScanLeaf {
 
   BRAID_OPTIMISTIC bool step();
   const Node* next() const { return descent_.node(); }
+  inline bool outgrew_cache() const;  // as Lookup's
   // After the last step: the leaf the batch came from, at the version it was read.
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
@@ -338,7 +343,8 @@ class ScanLeaf {
 
 class BTree {
  public:
-  BTree();
+  // `cache_bytes`: the size past which the tree counts as outgrowing the cache (outgrew_cache).
+  explicit BTree(std::size_t cache_bytes = util::l2_cache_bytes());
   ~BTree();
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
@@ -378,6 +384,14 @@ class BTree {
   std::size_t check_invariants() const;
 
   std::size_t node_count() const { return nodes_allocated_.load(std::memory_order_relaxed); }
+  // True once the nodes take more than the constructor's `cache_bytes` (a core's L2 by
+  // default); never false again, since nodes are never freed. From then on a level below the
+  // root is likely a miss, and the plain drivers (sequential and the synchronous API) prefetch
+  // each node whole before its step reads it, as pB+-trees do: a cold node then costs one miss
+  // latency, where the count over its heads and the read of the tail it lands on were two
+  // dependent ones (engine/access_ops.inc, BRAID_DRIVE; docs/experiments.md, "Issue 23, sixth
+  // pass"). A tree that fits does not pay for the hints it would not need.
+  bool outgrew_cache() const { return outgrew_cache_.load(std::memory_order_relaxed); }
   std::uint32_t height() const;
   // Nodes per level, root first. Single-threaded callers only (tools and benchmarks: it reads
   // every inner node).
@@ -400,6 +414,8 @@ class BTree {
   void note_key_len(std::size_t len);
 
   std::atomic<Node*> root_;
+  std::atomic<bool> outgrew_cache_{false};  // beside root_: a descent reads that line first
+  const std::size_t cache_bytes_;
   std::atomic<std::uint16_t> max_key_len_{8};
   std::atomic<std::size_t> nodes_allocated_{0};
 
@@ -409,5 +425,8 @@ class BTree {
   char* chunk_cursor_ = nullptr;
   char* chunk_end_ = nullptr;
 };
+
+inline bool Lookup::outgrew_cache() const { return descent_.tree().outgrew_cache(); }
+inline bool ScanLeaf::outgrew_cache() const { return descent_.tree().outgrew_cache(); }
 
 }  // namespace braid::index

@@ -139,6 +139,36 @@ TEST(BTree, AscendingLoadFillsNodesAndSplitsRoot) {
   EXPECT_LT(t.node_count(), static_cast<std::size_t>(n / 35));
 }
 
+// The plain drivers prefetch a node only once the tree outgrew the cache it was given: not
+// before its nodes take more than that, and from then on for good.
+TEST(BTree, OutgrowsTheCacheOnceItsNodesExceedIt) {
+  BTree t(4 * kNodeBytes);
+  std::uint64_t ex;
+  int i = 0;
+  auto insert_next = [&] {
+    std::string k(8, '\0');
+    for (int b = 0; b < 8; ++b)
+      k[b] = static_cast<char>(static_cast<std::uint64_t>(i) >> (56 - 8 * b));
+    ASSERT_TRUE(t.insert_if_absent(k, static_cast<std::uint64_t>(i), &ex));
+    ++i;
+  };
+  EXPECT_FALSE(t.outgrew_cache());
+  while (t.node_count() < 4) {
+    insert_next();
+    ASSERT_FALSE(t.outgrew_cache()) << t.node_count() << " nodes";
+  }
+  while (t.node_count() < 5) insert_next();
+  EXPECT_TRUE(t.outgrew_cache());
+  Lookup l(t, std::string(8, '\0'));
+  EXPECT_TRUE(l.outgrew_cache());
+  for (int j = 0; j < 1000; ++j) insert_next();
+  EXPECT_TRUE(t.outgrew_cache());
+  EXPECT_EQ(t.check_invariants(), static_cast<std::size_t>(i));
+
+  BTree big(0);  // no cache at all: even the root alone outgrew it
+  EXPECT_TRUE(big.outgrew_cache());
+}
+
 TEST(BTree, MaximalKeysStillSplit) {
   BTree t;
   std::uint64_t ex;
