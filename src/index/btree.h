@@ -183,10 +183,10 @@ struct FenceKey {
 };
 
 // How a node is searched for a key:
-//   kCount   counts the heads below the key's (index/node_search.h: a vector compare of 8 or 4
-//            heads where the build targets AVX-512 or AVX2, else one independent load each).
+//   kCount   counts the heads below the key's (index/node_search.h: a vector compare of 4
+//            heads where the build targets AVX2, else one independent load each).
 //            The heads of a cold node miss in parallel where a bisection's probes miss one
-//            after another, and in cache the count costs ~6 vector compares. Every execution
+//            after another, and in cache the count costs ~11 vector compares. Every execution
 //            mode's operations use it, and BTree::lookup / scan_leaf (the default).
 //   kBisect  bisects the heads branch-free, touching only the ~log2(count) heads it probes.
 //            For the tree's own inserts and removes, which the engine issues right after its

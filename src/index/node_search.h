@@ -1,7 +1,7 @@
 // Counting the heads below a key's head over a node's contiguous head array (btree.h,
-// "Layout"), in every width this CPU family offers. The tree calls count_below(), which picks
-// the widest the build targets (-march); the other variants are compiled for their own target
-// regardless, so tests can hold each one the CPU runs against the scalar loop.
+// "Layout"). The tree calls count_below(), which picks AVX2 where the build targets it
+// (-march; not AVX-512, below), else the scalar loop; the AVX2 variant is compiled for its own
+// target regardless, so tests can hold it against the scalar loop on every CPU that runs it.
 //
 // The heads are read racily (a writer may hold the node): every variant counts only lanes
 // below `count`, so whatever a torn or unsorted read yields stays in [0, count], and the
@@ -55,29 +55,18 @@ __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline unsigned count_below_avx
   }
   return below;
 }
-
-// Eight heads to a compare, unsigned, the lanes past `count` masked off.
-__attribute__((target("avx512f"))) BRAID_OPTIMISTIC inline unsigned count_below_avx512(
-    const std::uint64_t* heads, unsigned count, std::uint64_t head) {
-  const __m512i key = _mm512_set1_epi64(static_cast<long long>(head));
-  unsigned below = 0;
-  for (unsigned i = 0; i < count; i += 8) {
-    const unsigned left = count - i;
-    const __mmask8 live =
-        left >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << left) - 1);
-    const __m512i h = _mm512_loadu_si512(heads + i);
-    below += static_cast<unsigned>(__builtin_popcount(_mm512_mask_cmplt_epu64_mask(live, h, key)));
-  }
-  return below;
-}
 #endif
 
-// The variant the build targets.
+// The variant the build targets. Not AVX-512, where the CPU has it: eight heads to a compare
+// ran in-cache lookups 1.03-1.07x the AVX2 count, but its 64-byte loads from the heads (32
+// bytes into a node's first line) each straddle two lines, and with them YCSB over 10^7
+// records, interleaved, fell to ~170 K txn/s from ~440 K whenever interrupts came often (a
+// 4 kHz perf sample; and in spells of this VM's own noise, where it ran 0.5-0.7x the issue's
+// baseline build while that one held steady). Loads aligned to the line cured the fall but
+// ran no faster than AVX2 (docs/experiments.md, "Issue 23, sixth pass").
 BRAID_OPTIMISTIC inline unsigned count_below(const std::uint64_t* heads, unsigned count,
                                              std::uint64_t head) {
-#if BRAID_HAVE_X86_SEARCH && defined(__AVX512F__)
-  return count_below_avx512(heads, count, head);
-#elif BRAID_HAVE_X86_SEARCH && defined(__AVX2__)
+#if BRAID_HAVE_X86_SEARCH && defined(__AVX2__)
   return count_below_avx2(heads, count, head);
 #else
   return count_below_scalar(heads, count, head);
