@@ -61,9 +61,11 @@ __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline unsigned count_below_avx
 // ran in-cache lookups 1.03-1.07x the AVX2 count, but with it YCSB over 10^7 records,
 // interleaved, fell to ~170 K txn/s from ~440 K whenever interrupts came often (a 4 kHz perf
 // sample; and in spells of this VM's own noise, where it ran 0.5-0.7x the issue's baseline
-// build while that one held steady). Of five AVX-512 forms tried, one held (line-aligned loads
-// kept apart from the masked compares), and it ran no faster than AVX2; why the others fall
-// is not known (docs/experiments.md, "Issue 23, sixth pass").
+// build while that one held steady). Of six AVX-512 forms tried, one held in 8 processes run
+// alone (line-aligned loads kept apart from the masked compares), and it ran no faster than
+// AVX2; the others fell, one of them (the loads kept apart, as fast as the first) in 4 of 8
+// processes alternated with other builds. AVX2 fell in none of 20. Why is not known
+// (docs/experiments.md, "Issue 23, sixth pass").
 BRAID_OPTIMISTIC inline unsigned count_below(const std::uint64_t* heads, unsigned count,
                                              std::uint64_t head) {
 #if BRAID_HAVE_X86_SEARCH && defined(__AVX2__)
