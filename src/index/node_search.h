@@ -6,7 +6,7 @@
 // The heads are read racily (a writer may hold the node): every variant counts only lanes
 // below `count`, so whatever a torn or unsorted read yields stays in [0, count], and the
 // caller's version check discards it. The vector loads are plain loads, each lane an aligned
-// 8-byte word; they run up to 7 heads past `count`, which stays inside the node (below).
+// 8-byte word; they run up to 3 heads past `count`, which stays inside the node (below).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@
 
 namespace braid::index::search {
 
-static_assert(Node::kHeader + (Node::kMaxSlots + 7) * sizeof(std::uint64_t) <= kNodeBytes,
+static_assert(Node::kHeader + (Node::kMaxSlots + 3) * sizeof(std::uint64_t) <= kNodeBytes,
               "a vector load past the last head stays inside the node");
 
 // One racy load, compare and add-with-carry per head: independent loads, so a cold node's
