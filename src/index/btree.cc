@@ -324,6 +324,7 @@ void Descent::restart() {
           .count());
   BRAID_ASSERT(restarts_ < (1u << 30));  // livelock guard: never legitimately reached
   node_ = tree_.root_.load(std::memory_order_acquire);
+  level_ = ~0u;
   parent_ = nullptr;
   lower_.present = false;
   upper_.present = false;
@@ -380,6 +381,7 @@ Descent::Step Descent::step() {
   parent_ = n;
   parent_version_ = v;
   node_ = child;
+  level_ = racy(n->level) - 1u;
   return Step::kNext;
 }
 
@@ -387,14 +389,14 @@ Descent::Step Descent::step() {
 // ---------------------------------------------------------------------------------------
 
 BTree::BTree(std::size_t cache_bytes) : cache_bytes_(cache_bytes) {
-  root_.store(new_node(true), std::memory_order_release);
+  root_.store(new_node(0), std::memory_order_release);
 }
 
 BTree::~BTree() {
   for (void* c : chunks_) std::free(c);
 }
 
-Node* BTree::new_node(bool leaf) {
+Node* BTree::new_node(std::uint8_t level) {
   void* mem;
   {
     std::lock_guard<std::mutex> guard(alloc_mutex_);
@@ -413,11 +415,12 @@ Node* BTree::new_node(bool leaf) {
   n->count = 0;
   n->heap_begin = kNodeBytes;
   n->garbage = 0;
-  n->leaf = leaf ? 1 : 0;
-  n->pad = 0;
+  n->leaf = level == 0 ? 1 : 0;
+  n->level = level;
   n->leftmost = nullptr;
   n->pstamp.store(0, std::memory_order_relaxed);
   const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (level < kLevels) level_nodes_[level].fetch_add(1, std::memory_order_relaxed);
   if (nodes * kNodeBytes > cache_bytes_ && !outgrew_cache_.load(std::memory_order_relaxed)) {
     outgrew_cache_.store(true, std::memory_order_relaxed);
   }
@@ -441,7 +444,7 @@ bool BTree::lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t p
 }
 
 void BTree::install_new_root(Node* left, std::string_view sep, Node* right) {
-  Node* root = new_node(false);
+  Node* root = new_node(static_cast<std::uint8_t>(left->level + 1));
   root->leftmost = left;
   root->count = 1;
   write_slot(root, 0, sep, reinterpret_cast<std::uint64_t>(right));
@@ -579,7 +582,7 @@ void BTree::split_leaf(Node* node, Node* parent, bool append) {
   BRAID_ASSERT(cp < first.size());
   const std::string sep(first.substr(0, cp + 1));
   if (parent != nullptr && !fits(parent, sep.size())) return;  // longer keys arrived; retry
-  Node* right = new_node(true);
+  Node* right = new_node(0);
   // Under the lock: a reader that raised the stamp before our lock saw its read version
   // change (and aborts); one that raised it after finds it copied (mvcc/ssn.h).
   right->pstamp.store(node->pstamp.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
@@ -595,7 +598,7 @@ void BTree::split_inner(Node* node, Node* parent, bool append) {
   const unsigned m = append ? img->n - 1 : img->n / 2;
   const std::string sep(img->key(m));
   if (parent != nullptr && !fits(parent, sep.size())) return;
-  Node* right = new_node(false);
+  Node* right = new_node(node->level);
   right->leftmost = reinterpret_cast<Node*>(img->entries[m].value);
   rebuild(right, *img, m + 1, img->n);
   rebuild(node, *img, 0, m);
@@ -718,6 +721,7 @@ namespace {
 struct CheckCtx {
   std::size_t keys = 0;
   int leaf_depth = -1;
+  std::vector<std::size_t> level_nodes;  // reachable nodes per level
 };
 
 void check_node(const Node* n, const std::string* lo, const std::string* hi, int depth,
@@ -748,6 +752,9 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
     keys.push_back(std::move(key));
   }
   BRAID_ASSERT(suffix_bytes + n->garbage == kNodeBytes - n->heap_begin);
+  BRAID_ASSERT((n->leaf != 0) == (n->level == 0));
+  if (ctx->level_nodes.size() <= n->level) ctx->level_nodes.resize(n->level + 1u);
+  ++ctx->level_nodes[n->level];
   if (n->leaf != 0) {
     if (ctx->leaf_depth < 0) ctx->leaf_depth = depth;
     BRAID_ASSERT(ctx->leaf_depth == depth);  // all leaves on one level
@@ -755,10 +762,12 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
     return;
   }
   BRAID_ASSERT(n->leftmost != nullptr);
+  BRAID_ASSERT(n->leftmost->level + 1 == n->level);
   check_node(n->leftmost, lo, n->count > 0 ? &keys[0] : hi, depth + 1, ctx);
   for (unsigned i = 0; i < n->count; ++i) {
     const Node* child = reinterpret_cast<const Node*>(n->tails(n->count)[i].value);
     BRAID_ASSERT(child != nullptr);
+    BRAID_ASSERT(child->level + 1 == n->level);
     check_node(child, &keys[i], i + 1 < n->count ? &keys[i + 1] : hi, depth + 1, ctx);
   }
 }
@@ -768,6 +777,12 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
 std::size_t BTree::check_invariants() const {
   CheckCtx ctx;
   check_node(root_.load(std::memory_order_acquire), nullptr, nullptr, 0, &ctx);
+  // Nodes are never freed and every one allocated is linked in, so the per-level counts that
+  // resident_level() reads are exact.
+  for (std::uint32_t l = 0; l < kLevels; ++l) {
+    const std::size_t reachable = l < ctx.level_nodes.size() ? ctx.level_nodes[l] : 0;
+    BRAID_ASSERT(level_nodes_[l].load(std::memory_order_relaxed) == reachable);
+  }
   return ctx.keys;
 }
 

@@ -113,7 +113,8 @@ struct alignas(64) Node {
   std::uint16_t heap_begin;  // lowest used heap offset; kNodeBytes when the heap is empty
   std::uint16_t garbage;     // heap bytes no slot refers to any more (reclaimed by compaction)
   std::uint8_t leaf;
-  std::uint8_t pad;
+  std::uint8_t level;  // 0: a leaf. Fixed for the node's life: a split's half shares it, a new
+                       // root is one above the old
   Node* leftmost;  // inner: child for keys below slot 0
   // Leaf: SSN's η stamp of the key range (mvcc/ssn.h, "Phantoms"): the largest stamp of a
   // serializable transaction that read the leaf and certified. A split copies it to the new
@@ -236,6 +237,8 @@ class Descent {
   std::uint32_t restarts() const { return restarts_; }
   NodeSearch search() const { return search_; }
   const BTree& tree() const { return tree_; }
+  // After kNext: the level of node() (read from its parent, which is cached).
+  std::uint32_t level() const { return level_; }
 
  private:
   const BTree& tree_;
@@ -252,6 +255,7 @@ class Descent {
   std::uint64_t version_ = 0;
   std::uint64_t parent_version_ = 0;
   std::uint32_t restarts_ = 0;
+  std::uint32_t level_ = ~0u;  // of node_; unknown for the root
   FenceKey lower_;
   FenceKey upper_;
 };
@@ -283,6 +287,8 @@ class Lookup {
   bool found() const { return found_; }
   // Whether a plain driver should prefetch next() whole before the step (BTree::outgrew_cache).
   inline bool outgrew_cache() const;
+  // Whether next() is on a level small enough to stay cached (BTree::resident_level).
+  inline bool next_resident() const;
   std::uint64_t value() const { return value_; }
   // After the last step: the leaf the answer came from, at the version it was read.
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
@@ -329,6 +335,7 @@ class ScanLeaf {
   BRAID_OPTIMISTIC bool step();
   const Node* next() const { return descent_.node(); }
   inline bool outgrew_cache() const;  // as Lookup's
+  inline bool next_resident() const;  // as Lookup's
   // After the last step: the leaf the batch came from, at the version it was read.
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
@@ -393,6 +400,13 @@ class BTree {
   // pass"). A tree that fits does not pay for the hints it would not need.
   bool outgrew_cache() const { return outgrew_cache_.load(std::memory_order_relaxed); }
   std::uint32_t height() const;
+  // True when the nodes of `level` (0: leaves; ~0u: the root, unknown) fit in a quarter of the
+  // constructor's `cache_bytes`: stepping into one there needs no suspension, since levels that
+  // small stay cached under the stream of lines the levels below bring in.
+  bool resident_level(std::uint32_t level) const {
+    if (level >= kLevels) return true;
+    return level_nodes_[level].load(std::memory_order_relaxed) * kNodeBytes <= cache_bytes_ / 4;
+  }
   // Nodes per level, root first. Single-threaded callers only (tools and benchmarks: it reads
   // every inner node).
   std::vector<std::size_t> level_sizes() const;
@@ -402,7 +416,7 @@ class BTree {
   friend class Lookup;
   friend class ScanLeaf;
 
-  Node* new_node(bool leaf);
+  Node* new_node(std::uint8_t level);
   // Locks a node found at version v (and its parent at pv, when present) or answers false.
   bool lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv);
   // `append`: the insert that forced the split lies beyond the node's last key.
@@ -418,6 +432,8 @@ class BTree {
   const std::size_t cache_bytes_;
   std::atomic<std::uint16_t> max_key_len_{8};
   std::atomic<std::size_t> nodes_allocated_{0};
+  static constexpr std::uint32_t kLevels = 32;
+  std::atomic<std::size_t> level_nodes_[kLevels] = {};
 
   // Nodes come from 2 MiB chunks (madvised for huge pages) and are freed with the tree.
   std::mutex alloc_mutex_;
@@ -428,5 +444,11 @@ class BTree {
 
 inline bool Lookup::outgrew_cache() const { return descent_.tree().outgrew_cache(); }
 inline bool ScanLeaf::outgrew_cache() const { return descent_.tree().outgrew_cache(); }
+inline bool Lookup::next_resident() const {
+  return descent_.tree().resident_level(descent_.level());
+}
+inline bool ScanLeaf::next_resident() const {
+  return descent_.tree().resident_level(descent_.level());
+}
 
 }  // namespace braid::index

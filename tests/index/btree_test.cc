@@ -169,6 +169,40 @@ TEST(BTree, OutgrowsTheCacheOnceItsNodesExceedIt) {
   EXPECT_TRUE(big.outgrew_cache());
 }
 
+// A level counts as resident while its nodes fit in a quarter of the cache the tree was given;
+// the counts behind it are checked against the reachable nodes by check_invariants.
+TEST(BTree, ResidentLevelsAreTheOnesThatFitAQuarterOfTheCache) {
+  BTree t(16 * kNodeBytes);  // resident: at most 4 nodes on a level
+  std::uint64_t ex;
+  std::uint64_t i = 0;
+  auto insert_next = [&] {
+    std::string k(8, '\0');
+    for (int b = 0; b < 8; ++b) k[b] = static_cast<char>(i >> (56 - 8 * b));
+    ASSERT_TRUE(t.insert_if_absent(k, i, &ex));
+    ++i;
+  };
+  EXPECT_TRUE(t.resident_level(0));
+  EXPECT_TRUE(t.resident_level(~0u));  // the root before the descent knows its level
+  while (t.height() < 3) insert_next();
+  const std::vector<std::size_t> sizes = t.level_sizes();  // root first
+  ASSERT_EQ(sizes.size(), 3u);
+  ASSERT_GT(sizes[2], 4u);
+  for (std::size_t l = 0; l < sizes.size(); ++l) {
+    const std::uint32_t level = static_cast<std::uint32_t>(sizes.size() - 1 - l);
+    EXPECT_EQ(t.resident_level(level), sizes[l] <= 4) << "level " << level;
+  }
+  EXPECT_FALSE(t.resident_level(0));
+  EXPECT_TRUE(t.resident_level(2));
+  EXPECT_EQ(t.check_invariants(), i);
+
+  // A lookup's steps name their node's level: the inner one below the root, then the leaf.
+  Lookup l(t, std::string(8, '\0'));
+  std::vector<bool> resident;
+  while (l.step()) resident.push_back(l.next_resident());
+  EXPECT_EQ(resident, (std::vector<bool>{sizes[1] <= 4, false}));
+  EXPECT_TRUE(l.found());
+}
+
 TEST(BTree, MaximalKeysStillSplit) {
   BTree t;
   std::uint64_t ex;
