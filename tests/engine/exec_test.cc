@@ -437,6 +437,43 @@ TEST(ExecDeterminism, SameSeedSameInterleavingAndResult) {
   }
 }
 
+// ---- Suspension points -------------------------------------------------------------------------
+
+// A get suspends before its OID entry and its version, and before each node below the root on a
+// level too large to stay cached (index::BTree::resident_level). A 100-key tree's leaves fit any
+// cache, so only ExecOptions::force_suspend adds their suspension.
+TEST(ExecSuspensions, ResidentLevelsSuspendOnlyWhenForced) {
+  auto db = testing::open_db();
+  Table* t = testing::make_table(*db, "res");
+  {
+    Transaction tx = testing::begin(*db);
+    for (int i = 0; i < 100; ++i) {
+      ASSERT_TRUE(tx.insert(*t, "k" + std::to_string(1000 + i), "v").is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  ASSERT_EQ(t->index().height(), 2u);
+  ASSERT_TRUE(t->index().resident_level(0));
+  for (ExecMode mode : {ExecMode::kInterleaved, ExecMode::kNested}) {
+    for (bool forced : {false, true}) {
+      SCOPED_TRACE(testing::mode_name(mode) + (forced ? " forced" : ""));
+      ListGenerator gen({[&](Tx& tx) -> Task<Status> {
+        Result<std::string_view> r = co_await tx.get(*t, "k1050");
+        EXPECT_TRUE(r.is_ok());
+        co_return Status::ok();
+      }});
+      TxnGenerator* gens[] = {&gen};
+      ExecOptions e;
+      e.mode = mode;
+      e.batch = 2;
+      e.force_suspend = forced;
+      const std::uint64_t before = db->exec_stats().suspends;
+      ASSERT_TRUE(db->run(gens, e).is_ok());
+      EXPECT_EQ(db->exec_stats().suspends - before, forced ? 3u : 2u);
+    }
+  }
+}
+
 // ---- submit / execute -------------------------------------------------------------------------
 
 TEST(ExecSubmit, ConcurrentSubmittersWithRetriesLoseNoIncrement) {
