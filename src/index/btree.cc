@@ -349,7 +349,7 @@ Descent::Step Descent::step() {
   } else if (tree_.root_.load(std::memory_order_acquire) != n) {
     return Step::kRestart;
   }
-  if (racy(n->leaf) != 0) {
+  if (racy(n->level) == 0) {
     version_ = v;
     return Step::kLeaf;
   }
@@ -415,8 +415,8 @@ Node* BTree::new_node(std::uint8_t level) {
   n->count = 0;
   n->heap_begin = kNodeBytes;
   n->garbage = 0;
-  n->leaf = level == 0 ? 1 : 0;
   n->level = level;
+  n->pad = 0;
   n->leftmost = nullptr;
   n->pstamp.store(0, std::memory_order_relaxed);
   const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -694,9 +694,7 @@ void BTree::scan_leaf(std::string_view from, bool from_infinite, std::string_vie
 }
 
 std::uint32_t BTree::height() const {
-  std::uint32_t h = 1;
-  for (const Node* n = root_.load(std::memory_order_acquire); n->leaf == 0; n = n->leftmost) ++h;
-  return h;
+  return root_.load(std::memory_order_acquire)->level + 1u;
 }
 
 std::vector<std::size_t> BTree::level_sizes() const {
@@ -704,7 +702,7 @@ std::vector<std::size_t> BTree::level_sizes() const {
   std::vector<const Node*> level{root_.load(std::memory_order_acquire)};
   for (;;) {
     sizes.push_back(level.size());
-    if (level.front()->leaf != 0) return sizes;
+    if (level.front()->level == 0) return sizes;
     std::vector<const Node*> below;
     for (const Node* n : level) {
       below.push_back(n->leftmost);
@@ -752,10 +750,9 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
     keys.push_back(std::move(key));
   }
   BRAID_ASSERT(suffix_bytes + n->garbage == kNodeBytes - n->heap_begin);
-  BRAID_ASSERT((n->leaf != 0) == (n->level == 0));
   if (ctx->level_nodes.size() <= n->level) ctx->level_nodes.resize(n->level + 1u);
   ++ctx->level_nodes[n->level];
-  if (n->leaf != 0) {
+  if (n->level == 0) {
     if (ctx->leaf_depth < 0) ctx->leaf_depth = depth;
     BRAID_ASSERT(ctx->leaf_depth == depth);  // all leaves on one level
     ctx->keys += n->count;

@@ -112,9 +112,9 @@ struct alignas(64) Node {
   std::uint16_t count;
   std::uint16_t heap_begin;  // lowest used heap offset; kNodeBytes when the heap is empty
   std::uint16_t garbage;     // heap bytes no slot refers to any more (reclaimed by compaction)
-  std::uint8_t leaf;
   std::uint8_t level;  // 0: a leaf. Fixed for the node's life: a split's half shares it, a new
                        // root is one above the old
+  std::uint8_t pad;
   Node* leftmost;  // inner: child for keys below slot 0
   // Leaf: SSN's η stamp of the key range (mvcc/ssn.h, "Phantoms"): the largest stamp of a
   // serializable transaction that read the leaf and certified. A split copies it to the new
