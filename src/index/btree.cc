@@ -69,8 +69,8 @@ BRAID_OPTIMISTIC int compare(const Node* n, std::uint64_t h, const Tail& t, cons
 // The slots whose head equals k's: [*lo, *hi). Keys are sorted, so heads are non-decreasing:
 // the slots with a smaller head form a prefix and the equal ones follow it. The prefix's length
 // is found as the search asks (NodeSearch):
-//   kCount   counts it over the contiguous heads (node_search.h: 8 or 4 to a compare where the
-//            build targets AVX-512 or AVX2, else one load, compare and add-with-carry each):
+//   kCount   counts it over the contiguous heads (node_search.h: 4 to a compare where the
+//            build targets AVX2, else one load, compare and add-with-carry each):
 //            independent loads, so every line of a cold node misses in parallel.
 //   kBisect  bisects the heads without a branch on the data: each step selects its half with a
 //            conditional move and the trip count depends only on `count`, so nothing is

@@ -39,21 +39,31 @@ BRAID_OPTIMISTIC inline unsigned count_below_scalar(const std::uint64_t* heads, 
 
 #if BRAID_HAVE_X86_SEARCH
 // Four heads to a compare. AVX2 compares signed: flipping both sides' top bit orders them as
-// unsigned.
+// unsigned. Each full vector's compare (-1 per lane below) is subtracted into four lane
+// counters, so a vector costs its load-and-flip, compare and subtract; only the last partial
+// vector is masked, and the lanes are summed once at the end.
 __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline unsigned count_below_avx2(
     const std::uint64_t* heads, unsigned count, std::uint64_t head) {
   const __m256i bias = _mm256_set1_epi64x(std::numeric_limits<long long>::min());
   const __m256i key = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<long long>(head)), bias);
-  unsigned below = 0;
-  for (unsigned i = 0; i < count; i += 4) {
-    const unsigned left = count - i;
-    const unsigned live = left >= 4 ? 0xfu : (1u << left) - 1;
+  __m256i below = _mm256_setzero_si256();
+  unsigned i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256i h =
+        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(heads + i)), bias);
+    below = _mm256_sub_epi64(below, _mm256_cmpgt_epi64(key, h));
+  }
+  unsigned rest = 0;
+  if (i < count) {
     const __m256i h =
         _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(heads + i)), bias);
     const int lt = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(key, h)));
-    below += static_cast<unsigned>(__builtin_popcount(static_cast<unsigned>(lt) & live));
+    rest = static_cast<unsigned>(
+        __builtin_popcount(static_cast<unsigned>(lt) & ((1u << (count - i)) - 1)));
   }
-  return below;
+  const __m128i half =
+      _mm_add_epi64(_mm256_castsi256_si128(below), _mm256_extracti128_si256(below, 1));
+  return rest + static_cast<unsigned>(_mm_cvtsi128_si64(half) + _mm_extract_epi64(half, 1));
 }
 #endif
 
