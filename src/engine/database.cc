@@ -647,7 +647,7 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
     abort(ctx, log);
     return serialization_failure();
   }
-  ctx->commits.fetch_add(1, std::memory_order_relaxed);
+  mvcc::add_own<std::uint64_t>(ctx->commits, 1);
   finish_txn(ctx, log);
   if (cts_out != nullptr) *cts_out = cts;
   return Status::ok();
@@ -691,7 +691,7 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
     BRAID_ASSERT(removed);
   }
   protocol_.unlink_writes(ctx);
-  ctx->aborts.fetch_add(1, std::memory_order_relaxed);
+  mvcc::add_own<std::uint64_t>(ctx->aborts, 1);
   finish_txn(ctx, log);
 }
 

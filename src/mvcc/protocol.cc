@@ -109,7 +109,7 @@ Install Protocol::install(TxnContext* ctx, Table* table, std::atomic<std::uint64
     if (vis == Vis::kInvisible && !lose_update) {
       // Uncommitted by another transaction, or committed after our snapshot: first updater wins.
       *status = Status::conflict();
-      ctx->write_conflicts.fetch_add(1, std::memory_order_relaxed);
+      add_own<std::uint64_t>(ctx->write_conflicts, 1);
       return Install::kDone;
     }
     Version* v = successor(ctx, head, kind, value, status);
@@ -155,7 +155,7 @@ void Protocol::prune_below(TxnContext* ctx, Version* head) {
     rest = next;
     ++n;
   }
-  if (n != 0) ctx->pruned.fetch_add(n, std::memory_order_relaxed);
+  if (n != 0) add_own(ctx->pruned, n);
 }
 
 std::uint64_t Protocol::publish_commit(TxnContext* ctx) {

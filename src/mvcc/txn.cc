@@ -142,15 +142,15 @@ Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
   v->flags = 0;
   v->cooling.store(cooling_init_, std::memory_order_relaxed);
   v->pstamp.store(0, std::memory_order_relaxed);
-  ctx->versions_live.fetch_add(1, std::memory_order_relaxed);
-  ctx->version_bytes_live.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  add_own<std::int64_t>(ctx->versions_live, 1);
+  add_own(ctx->version_bytes_live, static_cast<std::int64_t>(bytes));
   return v;
 }
 
 void TxnTable::free_version(TxnContext* ctx, Version* v) {
   const std::size_t bytes = Version::bytes_for(v->size);
-  ctx->versions_live.fetch_sub(1, std::memory_order_relaxed);
-  ctx->version_bytes_live.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  add_own<std::int64_t>(ctx->versions_live, -1);
+  add_own(ctx->version_bytes_live, -static_cast<std::int64_t>(bytes));
   heap_.free(&ctx->version_cache, v, bytes);
 }
 
@@ -160,8 +160,7 @@ void TxnTable::retire(TxnContext* ctx, Version* v) {
   // 23, third pass"), and nothing is freed before the occupant finishes anyway.
   ctx->limbo.push_back({kUnsealed, v});
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
-  ctx->retired_bytes.fetch_add(static_cast<std::int64_t>(Version::bytes_for(v->size)),
-                               std::memory_order_relaxed);
+  add_own(ctx->retired_bytes, static_cast<std::int64_t>(Version::bytes_for(v->size)));
 }
 
 void TxnTable::seal_limbo(TxnContext* ctx) {
@@ -205,7 +204,7 @@ void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {
     free_version(ctx, ctx->limbo[n].version);
     ++n;
   }
-  if (bytes != 0) ctx->retired_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+  if (bytes != 0) add_own(ctx->retired_bytes, -bytes);
   BRAID_DASSERT(n <= ctx->limbo_sealed);
   ctx->limbo_sealed -= n;
   ctx->limbo.erase(ctx->limbo.begin(), ctx->limbo.begin() + static_cast<std::ptrdiff_t>(n));
