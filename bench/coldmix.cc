@@ -379,6 +379,7 @@ database, round-robin, --repeat times.
                      (io_uring SQPOLL; DurabilityOptions::sq_poll_cpu; default off)
   --checkpoint-mib M checkpoint after the logs grew M MiB (default 1024; 0: never)
   --prefault-mib M   version memory made resident at open (default 0)
+  --prefault-index-mib M  index node memory made resident at open (default 0)
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl;
                      'none' to skip)
 )";

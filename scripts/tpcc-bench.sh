@@ -6,7 +6,8 @@
 # Env: OUT (default results/tpcc), WAREHOUSES (16), SECONDS_PER (3), REPS (3),
 #      MODES (sequential,prefetch,interleaved,hybrid,auto), BATCH (8), SCHEDULER (pipeline, tpcc's default),
 #      PREFAULT_MIB (6144: version memory made resident at open, enough for the largest run here
-#      (TPC-C, 2 workers, ~6 GiB peak), so no mode pays first-touch page faults mid-run; 0: off).
+#      (TPC-C, 2 workers, ~6 GiB peak), so no mode pays first-touch page faults mid-run; 0: off),
+#      PREFAULT_INDEX_MIB (1024: the same for index nodes; 0: off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=build/release/bin/braid-bench
@@ -18,13 +19,14 @@ MODES=${MODES:-sequential,prefetch,interleaved,hybrid,auto}
 BATCH=${BATCH:-8}
 SCHEDULER=${SCHEDULER:-pipeline}
 PREFAULT_MIB=${PREFAULT_MIB:-6144}
+PREFAULT_INDEX_MIB=${PREFAULT_INDEX_MIB:-1024}
 mkdir -p "$OUT"
 for threads in 1 2; do
   for mix in tpcc tpcc-r tpcc-h; do
     echo "== $mix, $threads worker(s)"
     "$BENCH" tpcc --warehouses "$WAREHOUSES" --threads "$threads" --mix "$mix" --mode "$MODES" \
       --seconds "$SECONDS_PER" --repeat "$REPS" --batch "$BATCH" --scheduler "$SCHEDULER" \
-      --prefault-mib "$PREFAULT_MIB" \
+      --prefault-mib "$PREFAULT_MIB" --prefault-index-mib "$PREFAULT_INDEX_MIB" \
       --json "$OUT/tpcc.jsonl" | sed -n '/summary/,$p'
   done
 done

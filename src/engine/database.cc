@@ -170,6 +170,11 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
         "Options::prefault_version_bytes (" + std::to_string(o.prefault_version_bytes) +
         ") exceeds Options::max_version_bytes (" + std::to_string(o.max_version_bytes) + ")");
   }
+  if (o.prefault_index_bytes > (std::uint64_t{1} << 40)) {
+    return Status::invalid_argument("Options::prefault_index_bytes (" +
+                                    std::to_string(o.prefault_index_bytes) +
+                                    ") must be at most 2^40");
+  }
   if (o.max_tables == 0 || o.max_tables > 65536) {
     return Status::invalid_argument("Options::max_tables must be 1..65536");
   }
@@ -215,6 +220,7 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
       !s.is_ok()) {
     return s;
   }
+  if (Status s = db->index_pool_.init(o.prefault_index_bytes, o.huge_pages); !s.is_ok()) return s;
   if (!o.directory.empty()) {
     Status s = db->open_durable(std::move(fs));
     if (!s.is_ok()) return s;
@@ -276,8 +282,8 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
 }
 
 Table* DatabaseImpl::add_table(std::string_view name) {
-  auto t =
-      std::make_unique<Table>(this, static_cast<std::uint32_t>(tables_.size()), std::string(name));
+  auto t = std::make_unique<Table>(this, static_cast<std::uint32_t>(tables_.size()),
+                                   std::string(name), &index_pool_);
   if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
   Table* raw = t.get();
   tables_.push_back(std::move(t));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/table.h"
+#include "index/chunk_pool.h"
 #include "mvcc/protocol.h"
 #include "mvcc/txn.h"
 #include "storage/file_system.h"
@@ -154,6 +155,9 @@ class DatabaseImpl {
   std::atomic<bool> flusher_stop_{false};
 
   Options options_;
+  // Options::prefault_index_bytes: declared before the tables and indexes, so it outlives
+  // their trees.
+  index::ChunkPool index_pool_;
   // False once the database is closing: a Transaction that outlives it answers an error.
   std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(true);
   mvcc::TxnTable txns_;

@@ -9,13 +9,14 @@
 #include <memory>
 #include <new>
 
+#include "index/chunk_pool.h"
 #include "index/node_search.h"
 
 namespace braid::index {
 
 namespace {
 
-constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+constexpr std::size_t kChunkBytes = ChunkPool::kChunkBytes;
 
 // ---- Optimistic (racy) reads -------------------------------------------------------------------
 // Volatile loads are never split or repeated by the compiler, so a torn *node* state is possible
@@ -388,7 +389,7 @@ Descent::Step Descent::step() {
 // ---- BTree
 // ---------------------------------------------------------------------------------------
 
-BTree::BTree(std::size_t cache_bytes) : cache_bytes_(cache_bytes) {
+BTree::BTree(std::size_t cache_bytes, ChunkPool* pool) : cache_bytes_(cache_bytes), pool_(pool) {
   root_.store(new_node(0), std::memory_order_release);
 }
 
@@ -401,10 +402,13 @@ Node* BTree::new_node(std::uint8_t level) {
   {
     std::lock_guard<std::mutex> guard(alloc_mutex_);
     if (chunk_cursor_ == chunk_end_) {
-      void* c = std::aligned_alloc(kChunkBytes, kChunkBytes);
-      BRAID_ASSERT(c != nullptr);                // out of memory: nothing sensible to do mid-split
-      ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // best effort
-      chunks_.push_back(c);
+      void* c = pool_ != nullptr ? pool_->take() : nullptr;
+      if (c == nullptr) {
+        c = std::aligned_alloc(kChunkBytes, kChunkBytes);
+        BRAID_ASSERT(c != nullptr);  // out of memory: nothing sensible to do mid-split
+        ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // best effort
+        chunks_.push_back(c);
+      }
       chunk_cursor_ = static_cast<char*>(c);
       chunk_end_ = chunk_cursor_ + kChunkBytes;
     }

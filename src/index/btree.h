@@ -56,6 +56,8 @@
 
 namespace braid::index {
 
+class ChunkPool;  // index/chunk_pool.h
+
 // An optimistic read of a node field: a volatile load is never split or repeated by the
 // compiler, so a torn node state is possible but a torn word is not (btree.cc).
 template <typename T>
@@ -351,7 +353,8 @@ class ScanLeaf {
 class BTree {
  public:
   // `cache_bytes`: the size past which the tree counts as outgrowing the cache (outgrew_cache).
-  explicit BTree(std::size_t cache_bytes = util::l2_cache_bytes());
+  // `pool`: where node chunks come from first (null: none); it must outlive the tree.
+  explicit BTree(std::size_t cache_bytes = util::l2_cache_bytes(), ChunkPool* pool = nullptr);
   ~BTree();
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
@@ -435,7 +438,9 @@ class BTree {
   static constexpr std::uint32_t kLevels = 32;
   std::atomic<std::size_t> level_nodes_[kLevels] = {};
 
-  // Nodes come from 2 MiB chunks (madvised for huge pages) and are freed with the tree.
+  // Nodes come from 2 MiB chunks: the pool's while it has any, else the tree's own (madvised
+  // for huge pages), which are freed with the tree.
+  ChunkPool* const pool_;
   std::mutex alloc_mutex_;
   std::vector<void*> chunks_;
   char* chunk_cursor_ = nullptr;

@@ -324,7 +324,7 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
   const std::string json = temp_path("tpcc.jsonl");
   RunResult r =
       run("tpcc --warehouses 2 --threads 2 --items 500 --customers 30 --seconds 0.05 --mix all "
-          "--mode all --batch 4 --suppliers 20 --verify --prefault-mib 8 --json " +
+          "--mode all --batch 4 --suppliers 20 --verify --prefault-mib 8 --prefault-index-mib 4 --json " +
           json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
@@ -339,7 +339,8 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
     for (const char* field :
          {"\"bench\":\"tpcc\"", "\"mix\":", "\"mode\":", "\"hybrid\":", "\"warehouses\":2",
           "\"threads\":2", "\"txn_per_s\":", "\"abort_rate\":", "\"types\":{",
-          "\"p99_us\":", "\"verified\":true", "\"prefault_mib\":8"}) {
+          "\"p99_us\":", "\"verified\":true", "\"prefault_mib\":8",
+          "\"prefault_index_mib\":4"}) {
       EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
     }
     if (line.find("\"mix\":\"tpcc-r\"") != std::string::npos) {
@@ -425,6 +426,7 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"tpcc --verify --bogus 1", "unknown flag --bogus"},
         Case{"tpcc --prefault-mib x", "--prefault-mib expects a whole number"},
         Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"},
+        Case{"ycsb --prefault-index-mib 2000000", "--prefault-index-mib must be"},
         Case{"ycsb --memory-budget-mib 4", "needs --dir"},
         Case{"tpcc --memory-budget-mib 4", "needs --dir"},
         Case{"ycsb --load bulk", "--load bulk needs --dir"},

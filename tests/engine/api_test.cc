@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -44,6 +45,53 @@ TEST(Api, PrefaultedVersionMemory) {
   }
   EXPECT_EQ(read_committed(*db, *t, "k0"), value);
   EXPECT_EQ(read_committed(*db, *t, "k5999"), value);
+}
+
+// Prefaulted index memory serves every table's and index's tree, which grow past it; memory
+// the machine does not have is refused at open, naming the option.
+TEST(Api, PrefaultedIndexMemory) {
+  Options o;
+  o.prefault_index_bytes = std::uint64_t{4} << 20;  // two chunks, 4,096 nodes
+  auto db = open_db(o);
+  Table* t = make_table(*db, "t");
+  Table* u = make_table(*db, "u");
+  auto idx = db->create_index(*t, "by_value", [](std::string_view, std::string_view v, Key* out) {
+    out->append_bytes(v);
+    return true;
+  });
+  ASSERT_TRUE(idx.is_ok()) << idx.status().to_string();
+  // ~8,000 leaves in each primary tree: past the pool, so the trees also take chunks of their own.
+  for (int batch = 0; batch < 20; ++batch) {
+    Transaction tx = begin(*db);
+    for (int i = 0; i < 8000; ++i) {
+      const int k = batch * 8000 + i;
+      char key[16];
+      std::snprintf(key, sizeof key, "k%09d", k);
+      ASSERT_TRUE(tx.insert(*t, key, std::to_string(k % 97)).is_ok());
+      ASSERT_TRUE(tx.insert(*u, key, "u").is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  EXPECT_EQ(read_committed(*db, *t, "k000000000"), "0");
+  EXPECT_EQ(read_committed(*db, *t, "k000159999"), std::to_string(159999 % 97));
+  EXPECT_EQ(read_committed(*db, *u, "k000080000"), "u");
+  Transaction tx = begin(*db);
+  std::size_t seen = 0;
+  ASSERT_TRUE(tx.lookup_index(**idx, "5", 0, [&](std::string_view, std::string_view v) {
+                  EXPECT_EQ(v, "5");
+                  ++seen;
+                  return true;
+                }).is_ok());
+  EXPECT_EQ(seen, 160000u / 97 + 1);
+  ASSERT_TRUE(tx.commit().is_ok());
+
+  Options huge;
+  huge.prefault_index_bytes = std::uint64_t{1} << 40;  // more than this machine has free
+  auto refused = Database::open(huge);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), Code::kIOError);
+  EXPECT_NE(refused.status().message().find("prefault_index_bytes"), std::string::npos)
+      << refused.status().to_string();
 }
 
 TEST(Api, InsertUpdatePutRemoveSemantics) {

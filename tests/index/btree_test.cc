@@ -1,6 +1,8 @@
 // B+-tree unit tests and a differential test against std::map.
 #include "index/btree.h"
 
+#include "index/chunk_pool.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -137,6 +139,47 @@ TEST(BTree, AscendingLoadFillsNodesAndSplitsRoot) {
   EXPECT_GE(t.height(), 3u);
   // Append splits keep leaves nearly full: 41 slots per leaf at most.
   EXPECT_LT(t.node_count(), static_cast<std::size_t>(n / 35));
+}
+
+// Trees take their node chunks from a shared pool (Options::prefault_index_bytes) while it
+// lasts, and their own once it is spent; no chunk goes to two trees, and a tree frees only
+// its own (ASan checks the free).
+TEST(BTree, NodesComeFromTheSharedPoolFirst) {
+  ChunkPool pool;
+  ASSERT_TRUE(pool.init(2 * ChunkPool::kChunkBytes, false).is_ok());
+  ASSERT_EQ(pool.chunks(), 2u);
+  BTree a(util::l2_cache_bytes(), &pool);
+  EXPECT_EQ(pool.taken(), 1u);  // the root's chunk
+  {
+    BTree b(util::l2_cache_bytes(), &pool);
+    EXPECT_EQ(pool.taken(), 2u);
+    // 2,048 nodes to a chunk, ~41 ascending keys to a leaf: 200,000 keys take a tree past its
+    // first chunk, so both fall back to chunks of their own.
+    std::uint64_t ex;
+    const std::uint64_t n = 200000;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::string k(8, '\0');
+      for (int byte = 0; byte < 8; ++byte) k[byte] = static_cast<char>(i >> (56 - 8 * byte));
+      ASSERT_TRUE(a.insert_if_absent(k, i, &ex));
+      ASSERT_TRUE(b.insert_if_absent(k, n + i, &ex));
+    }
+    EXPECT_GT(a.node_count(), 2048u);
+    EXPECT_GT(b.node_count(), 2048u);
+    EXPECT_EQ(pool.taken(), 2u);
+    EXPECT_EQ(pool.take(), nullptr);
+    EXPECT_EQ(a.check_invariants(), n);
+    EXPECT_EQ(b.check_invariants(), n);
+    for (std::uint64_t i = 0; i < n; i += 997) {
+      std::string k(8, '\0');
+      for (int byte = 0; byte < 8; ++byte) k[byte] = static_cast<char>(i >> (56 - 8 * byte));
+      std::uint64_t v = 0;
+      ASSERT_TRUE(a.lookup(k, &v));
+      EXPECT_EQ(v, i);
+      ASSERT_TRUE(b.lookup(k, &v));
+      EXPECT_EQ(v, n + i);
+    }
+  }
+  EXPECT_EQ(a.check_invariants(), 200000u);  // b's end freed none of the pool's chunks
 }
 
 // The plain drivers prefetch a node only once the tree outgrew the cache it was given: not
