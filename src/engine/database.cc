@@ -653,7 +653,7 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
     abort(ctx, log);
     return serialization_failure();
   }
-  mvcc::add_own<std::uint64_t>(ctx->commits, 1);
+  mvcc::add_own(ctx->commits, 1);
   finish_txn(ctx, log);
   if (cts_out != nullptr) *cts_out = cts;
   return Status::ok();
@@ -697,7 +697,7 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
     BRAID_ASSERT(removed);
   }
   protocol_.unlink_writes(ctx);
-  mvcc::add_own<std::uint64_t>(ctx->aborts, 1);
+  mvcc::add_own(ctx->aborts, 1);
   finish_txn(ctx, log);
 }
 

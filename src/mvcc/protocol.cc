@@ -109,7 +109,7 @@ Install Protocol::install(TxnContext* ctx, Table* table, std::atomic<std::uint64
     if (vis == Vis::kInvisible && !lose_update) {
       // Uncommitted by another transaction, or committed after our snapshot: first updater wins.
       *status = Status::conflict();
-      add_own<std::uint64_t>(ctx->write_conflicts, 1);
+      add_own(ctx->write_conflicts, 1);
       return Install::kDone;
     }
     Version* v = successor(ctx, head, kind, value, status);

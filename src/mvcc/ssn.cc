@@ -98,7 +98,7 @@ bool Protocol::ssn_check_leaves(TxnContext* ctx, std::uint64_t me) const {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (const index::LeafRead& r : ctx->leaf_reads) {
     if (r.leaf->lock.read_version() != r.version) {
-      add_own<std::uint64_t>(ctx->phantom_aborts, 1);
+      add_own(ctx->phantom_aborts, 1);
       return false;
     }
   }
@@ -253,7 +253,7 @@ bool Protocol::ssn_commit(TxnContext* ctx, std::uint64_t* cts_out) {
   if (!ok) {
     ctx->state.store(cstate::kAborted, std::memory_order_seq_cst);
     txns_->ssn_deregister(ctx);
-    if (leaves) add_own<std::uint64_t>(ctx->ssn_aborts, 1);
+    if (leaves) add_own(ctx->ssn_aborts, 1);
     return false;
   }
   ssn_publish_reads(ctx, me);
@@ -261,7 +261,7 @@ bool Protocol::ssn_commit(TxnContext* ctx, std::uint64_t* cts_out) {
   ctx->state.store(cstate::committed(cts), std::memory_order_seq_cst);
   stamp_writes(ctx, cts);
   txns_->ssn_deregister(ctx);
-  add_own<std::uint64_t>(ctx->serializable_commits, 1);
+  add_own(ctx->serializable_commits, 1);
   return true;
 }
 
@@ -269,7 +269,7 @@ bool Protocol::ssn_commit_read_only(TxnContext* ctx) {
   BRAID_ASSERT(ctx->serializable);
   BRAID_ASSERT(ctx->writes.empty());
   if (ctx->reads.empty() && ctx->leaf_reads.empty()) {
-    add_own<std::uint64_t>(ctx->serializable_commits, 1);
+    add_own(ctx->serializable_commits, 1);
     return true;
   }
   txns_->ssn_register(ctx);
@@ -289,9 +289,9 @@ bool Protocol::ssn_commit_read_only(TxnContext* ctx) {
   ctx->state.store(ok ? cstate::committed(clock) : cstate::kAborted, std::memory_order_seq_cst);
   txns_->ssn_deregister(ctx);
   if (ok) {
-    add_own<std::uint64_t>(ctx->serializable_commits, 1);
+    add_own(ctx->serializable_commits, 1);
   } else if (leaves) {
-    add_own<std::uint64_t>(ctx->ssn_aborts, 1);
+    add_own(ctx->ssn_aborts, 1);
   }
   return ok;
 }

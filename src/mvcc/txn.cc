@@ -142,16 +142,17 @@ Version* TxnTable::alloc_version(TxnContext* ctx, std::size_t payload) {
   v->flags = 0;
   v->cooling.store(cooling_init_, std::memory_order_relaxed);
   v->pstamp.store(0, std::memory_order_relaxed);
-  add_own<std::int64_t>(ctx->versions_live, 1);
+  add_own(ctx->versions_live, 1);
   add_own(ctx->version_bytes_live, static_cast<std::int64_t>(bytes));
   return v;
 }
 
-void TxnTable::free_version(TxnContext* ctx, Version* v) {
+std::size_t TxnTable::free_version(TxnContext* ctx, Version* v) {
   const std::size_t bytes = Version::bytes_for(v->size);
-  add_own<std::int64_t>(ctx->versions_live, -1);
+  add_own(ctx->versions_live, -1);
   add_own(ctx->version_bytes_live, -static_cast<std::int64_t>(bytes));
   heap_.free(&ctx->version_cache, v, bytes);
+  return bytes;
 }
 
 void TxnTable::retire(TxnContext* ctx, Version* v) {
@@ -200,8 +201,7 @@ void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {
   std::size_t n = 0;
   std::int64_t bytes = 0;
   while (n < ctx->limbo.size() && ctx->limbo[n].clock < horizon) {
-    bytes += static_cast<std::int64_t>(Version::bytes_for(ctx->limbo[n].version->size));
-    free_version(ctx, ctx->limbo[n].version);
+    bytes += static_cast<std::int64_t>(free_version(ctx, ctx->limbo[n].version));
     ++n;
   }
   if (bytes != 0) add_own(ctx->retired_bytes, -bytes);

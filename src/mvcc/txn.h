@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "index/btree.h"
@@ -97,7 +98,7 @@ inline constexpr std::uint64_t kUnsealed = ~std::uint64_t{0};  // above every ho
 // half of TxnTable::finish's samples sat on one `lock dec`). A new occupant sees the last
 // one's counts through in_use's release and acquire.
 template <typename T>
-inline void add_own(std::atomic<T>& counter, T delta) {
+inline void add_own(std::atomic<T>& counter, std::type_identity_t<T> delta) {
   counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
 }
 
@@ -221,7 +222,8 @@ class TxnTable {
   // frees; only the sum is meaningful. Null when the version reservation is exhausted.
   Version* alloc_version(TxnContext* ctx, std::size_t payload);
   const VersionHeap& heap() const { return heap_; }
-  void free_version(TxnContext* ctx, Version* v);
+  // Returns the bytes freed (Version::bytes_for its size).
+  std::size_t free_version(TxnContext* ctx, Version* v);
   // Hands an unlinked version to ctx's limbo. It is freed after ctx's occupant finishes, once
   // the horizon passes the clock finish() reads for it.
   void retire(TxnContext* ctx, Version* v);
