@@ -497,8 +497,7 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
     if (!found && ctx->serializable && (kind == WriteKind::kUpdate || kind == WriteKind::kRemove)) {
       // NotFound is a read of absence: keep the leaf that answered it (phantoms).
       index::Lookup l(table.index(), key);
-      while (l.step()) {
-      }
+      l.run(false);
       found = l.found();
       oid = l.value();
       if (!found) {

@@ -225,6 +225,8 @@ class Descent {
           std::size_t split_threshold = 0, NodeSearch search = NodeSearch::kCount);
 
   BRAID_OPTIMISTIC Step step();
+  // step(), inlined into the loops in btree.cc that run a whole descent (Lookup::run).
+  BRAID_OPTIMISTIC inline Step step_inline();
   void restart();
   // The sequential driver: steps (restarting as needed) until node() is the leaf. Only for
   // descents without a split threshold.
@@ -285,6 +287,13 @@ class Lookup {
 
   // True while more steps are needed.
   BRAID_OPTIMISTIC bool step();
+  // Every step in one loop, for the plain drivers (engine/access_ops.inc) and BTree::lookup:
+  // with `hint`, each node below the root is prefetched whole, to L1, before its step reads it
+  // (a pB+-tree's descent). The descent's step and the node searches are inlined into the loop,
+  // which saves each level two calls and their register saves: YCSB 10^4 records sequential
+  // 1.06x, then 1.04x more once upper_bound was inlined too (docs/experiments.md, "Issue 23,
+  // ninth pass").
+  BRAID_OPTIMISTIC void run(bool hint);
   const Node* next() const { return descent_.node(); }
   bool found() const { return found_; }
   // Whether a plain driver should prefetch next() whole before the step (BTree::outgrew_cache).
@@ -296,6 +305,12 @@ class Lookup {
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
  private:
+  // One step, with the descent's step and the leaf search inlined (kInline: run's loop) or
+  // called (step(): the coroutine drivers, which suspend between steps; inlined there, YCSB 10^7
+  // records interleaved ran 0.83x).
+  template <bool kInline>
+  BRAID_OPTIMISTIC inline bool step_impl();
+
   SearchKey key_;
   Descent descent_;
   bool found_ = false;

@@ -81,10 +81,19 @@ std::vector<std::pair<std::string, std::uint64_t>> scan_stepped(const BTree& t,
   }
 }
 
+// How a test drives a Lookup: step by step (the coroutine drivers), or in its own loop
+// (Lookup::run, the plain drivers), with or without the node hints.
+enum class Drive { kSteps, kRun, kRunHinted };
+
 // A point lookup through the stepper with an explicit node search.
-bool lookup_with(const BTree& t, std::string_view key, NodeSearch search, std::uint64_t* v) {
+bool lookup_with(const BTree& t, std::string_view key, NodeSearch search, std::uint64_t* v,
+                 Drive drive = Drive::kSteps) {
   Lookup l(t, key, search);
-  while (l.step()) {
+  if (drive == Drive::kSteps) {
+    while (l.step()) {
+    }
+  } else {
+    l.run(drive == Drive::kRunHinted);
   }
   if (l.found()) *v = l.value();
   return l.found();
@@ -295,10 +304,12 @@ TEST_P(BTreeDiff, MatchesStdMap) {
         ASSERT_EQ(v, it->second);
       }
       for (NodeSearch search : {NodeSearch::kCount, NodeSearch::kBisect}) {
-        std::uint64_t w = 0;
-        ASSERT_EQ(lookup_with(t, key, search, &w), found) << "op " << i;
-        if (found) {
-          ASSERT_EQ(w, it->second);
+        for (Drive drive : {Drive::kSteps, Drive::kRun, Drive::kRunHinted}) {
+          std::uint64_t w = 0;
+          ASSERT_EQ(lookup_with(t, key, search, &w, drive), found) << "op " << i;
+          if (found) {
+            ASSERT_EQ(w, it->second);
+          }
         }
       }
     } else {
