@@ -100,7 +100,8 @@ Status check_value(std::string_view value) {
   return Status::ok();
 }
 
-Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx, const detail::OpState& op) {
+Status check_call_all(const DatabaseImpl* db, const mvcc::TxnContext* ctx,
+                      const detail::OpState& op) {
   if (ctx == nullptr) {
     return Status::invalid_argument("transaction is not active (committed or aborted)");
   }
