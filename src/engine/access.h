@@ -18,19 +18,9 @@
 #include <cstdint>
 
 #include "engine/database_impl.h"
+#include "engine/op_env.h"
 
 namespace braid::engine {
-
-// Where an operation runs: the engine, the transaction, and where a suspending awaiter leaves
-// its handle for the scheduler (the transaction slot's resume point, or a multi_get child's).
-struct OpEnv {
-  DatabaseImpl* db;
-  mvcc::TxnContext* ctx;
-  detail::TxState* tx;            // null for the thread-per-transaction API
-  std::coroutine_handle<>* sink;  // coroutine modes only
-  std::uint64_t* suspends;        // counter, coroutine modes only
-  std::uint32_t* site;            // the slot's resume site, coroutine modes only (runtime::Miss)
-};
 
 // Mode tags.
 // kFlatStorage: the storage path (a cold read) runs inside the operation's coroutine instead

@@ -26,8 +26,9 @@ namespace braid::detail {
 namespace {
 // The operation run as plain calls (Sequential and Prefetch modes, and kAuto's sequential
 // stretches), with the transaction's bookkeeping.
-engine::OpEnv env_of(TxState* tx) {
-  return engine::OpEnv{tx->db, tx->ctx, tx, &tx->resume, tx->worker->suspend_counter(), tx->site};
+const engine::OpEnv& env_of(TxState* tx) {
+  BRAID_DASSERT(tx->env.ctx == tx->ctx);
+  return tx->env;
 }
 
 void run_inline(TxState* tx, OpState* op, ExecMode mode) {

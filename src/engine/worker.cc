@@ -29,6 +29,8 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
     slots_[i].state.worker = this;
     slots_[i].state.slot = i;
     slots_[i].state.site = &sites_[i];
+    slots_[i].state.env = OpEnv{db, nullptr, &slots_[i].state, &slots_[i].state.resume,
+                                &suspends_, &sites_[i]};
   }
   states_.assign(options.slots_per_worker, sched::SlotState::kFree);
   order_.resize(options.slots_per_worker);
@@ -314,6 +316,7 @@ bool Worker::fill(Slot& slot) {
 void Worker::launch(Slot& slot, Task<Status> task) {
   const auto i = static_cast<std::uint32_t>(&slot - slots_.get());
   slot.state.ctx = db_->txns().begin_at(index_ * options_.slots_per_worker + i);
+  slot.state.env.ctx = slot.state.ctx;
   db_->configure(slot.state.ctx, slot.request != nullptr ? slot.request->txn
                                  : slot.state.configured ? slot.state.txn
                                                          : TxnOptions{});

@@ -25,6 +25,7 @@
 #include "engine/cold_store.h"
 #include "engine/database_impl.h"
 #include "engine/durability.h"
+#include "engine/op_env.h"
 #include "runtime/frame_allocator.h"
 #include "runtime/mpsc_queue.h"
 #include "sched/auto_tuner.h"
@@ -65,6 +66,14 @@ struct TxState {
   static constexpr std::uint32_t kMaxIoWaits = 17;
   engine::ColdLoad* io_wait[kMaxIoWaits] = {};
   std::uint32_t io_waits = 0;
+  // What this slot's operations take (engine/access.h). Every field but ctx is fixed for the
+  // slot's life (set by the Worker); ctx equals `ctx` while the transaction is active (set in
+  // Worker::launch; after the end `ctx` is null and no operation passes the checks). Kept
+  // whole so that handing it to an operation copies settled memory: built field by field just
+  // before each call, its copy into the call's argument area (two 32-byte loads) read back
+  // eight-byte stores still in the store buffer, which cannot forward them: perf put 8 % of an
+  // in-cache sequential get's time on that stall (docs/experiments.md, "Issue 23, ninth pass").
+  engine::OpEnv env{};
 };
 // The commit's answer for a transaction a failed write failed.
 Status failed_commit(const Status& failure);
