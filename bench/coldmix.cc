@@ -380,6 +380,7 @@ database, round-robin, --repeat times.
   --checkpoint-mib M checkpoint after the logs grew M MiB (default 1024; 0: never)
   --prefault-mib M   version memory made resident at open (default 0)
   --prefault-index-mib M  index node memory made resident at open (default 0)
+  --l2-kib K         the per-core cache the trees are sized against (default 0: the machine's)
   --json FILE        append results as JSON lines (default results/braid-bench.jsonl;
                      'none' to skip)
 )";

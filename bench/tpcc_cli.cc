@@ -79,6 +79,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      pay for first-touch page faults as the database grows (default 0)
   --prefault-index-mib N  the same for index nodes, shared by every table's and index's
                      tree (default 0: each tree faults in its own 2 MiB chunks as it grows)
+  --l2-kib K         the per-core cache the trees are sized against (Options::l2_cache_bytes;
+                     default 0: the machine's L2)
   --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
                      evicted and read back from DIR (default 0: no bound)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
@@ -406,6 +408,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
   o.add("log_flusher", cfg.db.log_flusher).add("sq_poll_cpu", cfg.db.sq_poll_cpu);
   o.add("prefault_mib", cfg.db.prefault_mib).add("prefault_index_mib", cfg.db.prefault_index_mib);
+  o.add("l2_kib", cfg.db.l2_kib);
   if (!cfg.db.dir.empty()) {
     o.add("log_mb_per_s", f.log_mb_s).add("syncs_per_s", f.syncs_s);
     o.add("checkpoints", f.checkpoints);

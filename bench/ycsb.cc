@@ -563,6 +563,9 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      pay for first-touch page faults (default 0: faulted in as used)
   --prefault-index-mib M  the same for index nodes, shared by every table's tree
                      (default 0: each tree faults in its own 2 MiB chunks as it grows)
+  --l2-kib K         the per-core cache the trees are sized against (Options::l2_cache_bytes;
+                     default 0: the machine's L2; valgrind reports 256 KiB, so
+                     scripts/profile-ops.sh passes the host's)
   --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
                      evicted and read back from the directory (default 0: no bound)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
@@ -883,7 +886,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   if (cfg->multi_get && cfg->read != 100) return "--multi-get 1 needs a read-only mix (--read 100)";
   if (cfg->engine != "braid") {
     for (const char* f : {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load",
-                          "log-flusher", "sq-poll-cpu", "prefault-mib", "prefault-index-mib", "log-sync",
+                          "log-flusher", "sq-poll-cpu", "prefault-mib", "prefault-index-mib", "l2-kib", "log-sync",
                           "checkpoint-mib", "reserve-gib", "background-load"}) {
       if (flags.has(f)) return std::string("--") + f + " applies to --engine braid only";
     }
@@ -1039,6 +1042,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
   o.add("log_flusher", cfg.db.log_flusher).add("sq_poll_cpu", cfg.db.sq_poll_cpu);
   o.add("prefault_mib", cfg.db.prefault_mib).add("prefault_index_mib", cfg.db.prefault_index_mib);
+  o.add("l2_kib", cfg.db.l2_kib);
   if (!cfg.db.dir.empty()) {
     o.add("dir", cfg.db.dir).add("log_sync", cfg.db.log_sync);
     o.add("log_bytes_per_s", m.log_bytes_per_s).add("syncs_per_s", m.syncs_per_s);

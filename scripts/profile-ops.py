@@ -3,7 +3,8 @@
 instructions, L1-I, L1-D and LL misses and branch mispredictions per operation and per
 transaction, and the top functions by instructions (self cost) per operation.
 
-    scripts/profile-ops.py OUT --txns N --ops-per-txn K [--arch A] [--commit C] [--top T]
+    scripts/profile-ops.py OUT --txns N --ops-per-txn K [--arch A] [--commit C] [--l2-kib K]
+                           [--top T]
 """
 import argparse
 import glob
@@ -81,6 +82,7 @@ def main():
     ap.add_argument("--ops-per-txn", type=int, required=True)
     ap.add_argument("--arch", default="")
     ap.add_argument("--commit", default="")
+    ap.add_argument("--l2-kib", type=int, default=0)
     ap.add_argument("--top", type=int, default=15)
     a = ap.parse_args()
     txns = a.txns
@@ -110,12 +112,14 @@ def main():
         sys.exit("profile-ops.py: no callgrind dumps under " + a.out + "/raw")
     order = {"get": 0, "update": 1, "insert": 2, "scan": 3}
     cases.sort(key=lambda c: (c["records"], order.get(c["op"], 9), c["mode"]))
-    meta = {"commit": a.commit, "arch": a.arch, "txns": txns, "ops_per_txn": a.ops_per_txn,
+    meta = {"commit": a.commit, "arch": a.arch, "l2_kib": a.l2_kib, "txns": txns,
+            "ops_per_txn": a.ops_per_txn,
             "caches": "I1 32 KiB 8-way, D1 32 KiB 8-way, LL 32 MiB 16-way, 64 B lines"}
     with open(os.path.join(a.out, "profile.json"), "w") as f:
         json.dump({"meta": meta, "cases": cases}, f, indent=1)
     md = ["# Instructions per operation (callgrind)", "",
-          f"Commit {a.commit}, -march={a.arch}, {txns} transactions of {a.ops_per_txn} "
+          f"Commit {a.commit}, -march={a.arch}, trees sized against an L2 of {a.l2_kib} KiB, "
+          f"{txns} transactions of {a.ops_per_txn} "
           f"operations per case, 1 worker; {meta['caches']}. Self cost; a scan is one "
           "operation of 10 records. `scripts/profile-ops.sh` regenerates this.", "",
           "| records | op | mode | Ir/op | Ir/txn | I1 miss/txn | D1 miss/op | LL miss/op "

@@ -15,7 +15,10 @@
 # repeat exactly for the same binary and inputs, whatever else the machine does: quote them
 # before and after a change. The build is Release with DWARF 4 for valgrind, for -march=ARCH
 # (default x86-64-v3: AVX2, which valgrind 3.19 decodes; -march=native here would emit
-# AVX-512, which it does not).
+# AVX-512, which it does not). The runs are sized against this machine's L2 (--l2-kib, from
+# getconf outside valgrind): under valgrind sysconf reports 256 KiB, and a 10^4-record tree
+# (~270 KiB) then counted as outgrowing the cache, so sequential gets ran the node prefetches
+# a native run does not (~90 instructions per get).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-results/profile/$(git rev-parse --short HEAD)}
@@ -28,6 +31,9 @@ BUILD=${BUILD:-build/profile}
 WHO=profile-ops
 # shellcheck source=scripts/valgrind-build.sh
 source scripts/valgrind-build.sh
+
+L2_KIB=$(( $(getconf LEVEL2_CACHE_SIZE 2>/dev/null || echo 0) / 1024 ))
+if [ "$L2_KIB" -lt 64 ]; then L2_KIB=1024; fi  # getconf without an answer: a common size
 
 mkdir -p "$OUT/raw"
 rm -f "$OUT"/raw/*
@@ -46,10 +52,10 @@ for n in $SIZES; do
       --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64 \
       --callgrind-out-file="$OUT/raw/$n-$op.cg" \
       "$BIN" ycsb --records "$n" --txns "$TXNS" --ops-per-txn 10 $mix --mode "$MODES" --repeat 2 \
-      --reserve-gib 4 --json none >"$OUT/raw/$n-$op.log" 2>&1 ||
+      --reserve-gib 4 --l2-kib "$L2_KIB" --json none >"$OUT/raw/$n-$op.log" 2>&1 ||
       { echo "profile-ops: the run failed; see $OUT/raw/$n-$op.log" >&2; exit 1; }
   done
 done
-python3 scripts/profile-ops.py "$OUT" --txns "$TXNS" --ops-per-txn 10 --arch "$ARCH" \
+python3 scripts/profile-ops.py "$OUT" --txns "$TXNS" --ops-per-txn 10 --arch "$ARCH" --l2-kib "$L2_KIB" \
   --commit "$(git rev-parse --short HEAD)"
 echo "profile-ops: $OUT/profile.md" >&2

@@ -268,6 +268,12 @@ struct Options {
   // growing tables spent ~5 % of a run there on this project's VM). 0: none. At most 2^40;
   // open fails with IOError when the memory cannot be had.
   std::uint64_t prefault_index_bytes = 0;
+  // The per-core cache the trees size their choices against: a tree whose nodes outgrow it
+  // has the plain modes prefetch each node whole, and a level that fits a quarter of it is
+  // stepped into without a suspension (docs/architecture.md). 0: the machine's L2, as sysconf
+  // reports it. Set it where that answer is wrong for the machine the figures stand for:
+  // valgrind reports 256 KiB (scripts/profile-ops.sh passes the host's). 0, or 64 KiB..1 GiB.
+  std::uint64_t l2_cache_bytes = 0;
 
   // The cold store (DESIGN §5): version memory the database keeps resident, in bytes (0:
   // unlimited, every record in memory). Past it, workers (and application threads at commit)

@@ -175,6 +175,12 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
                                     std::to_string(o.prefault_index_bytes) +
                                     ") must be at most 2^40");
   }
+  if (o.l2_cache_bytes != 0 &&
+      (o.l2_cache_bytes < (std::uint64_t{64} << 10) || o.l2_cache_bytes > (std::uint64_t{1} << 30))) {
+    return Status::invalid_argument("Options::l2_cache_bytes (" +
+                                    std::to_string(o.l2_cache_bytes) +
+                                    ") must be 0 (the machine's) or 64 KiB..1 GiB");
+  }
   if (o.max_tables == 0 || o.max_tables > 65536) {
     return Status::invalid_argument("Options::max_tables must be 1..65536");
   }
@@ -283,7 +289,7 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
 
 Table* DatabaseImpl::add_table(std::string_view name) {
   auto t = std::make_unique<Table>(this, static_cast<std::uint32_t>(tables_.size()),
-                                   std::string(name), &index_pool_);
+                                   std::string(name), l2_cache_bytes(), &index_pool_);
   if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
   Table* raw = t.get();
   tables_.push_back(std::move(t));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/table.h"
+#include "util/cpu_cache.h"
 #include "index/chunk_pool.h"
 #include "mvcc/protocol.h"
 #include "mvcc/txn.h"
@@ -62,6 +63,11 @@ class DatabaseImpl {
   static Status serialization_failure();
   DatabaseStats stats() const;
   const Options& options() const { return options_; }
+  // Options::l2_cache_bytes, or the machine's L2 when it is 0: what each tree is sized against.
+  std::size_t l2_cache_bytes() const {
+    return options_.l2_cache_bytes != 0 ? static_cast<std::size_t>(options_.l2_cache_bytes)
+                                        : util::l2_cache_bytes();
+  }
   mvcc::TxnTable& txns() { return txns_; }
 
   // Coroutine API (workers).

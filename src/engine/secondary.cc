@@ -130,7 +130,8 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
     return Status::busy("table '" + table.name() + "' has " + std::to_string(kMaxIndexesPerTable) +
                         " indexes (kMaxIndexesPerTable)");
   }
-  auto owned = std::make_unique<Index>(std::string(name), &table, std::move(key_fn), &index_pool_);
+  auto owned = std::make_unique<Index>(std::string(name), &table, std::move(key_fn),
+                                       l2_cache_bytes(), &index_pool_);
   Index* sec = owned.get();
   // Build from every version of every record, not only the newest: the caller guarantees no
   // writer, but readers with older snapshots may read through the index once it is published.

@@ -24,12 +24,14 @@ namespace braid {
 // filtered, not removed: see Database::create_index).
 class Index {
  public:
-  // `pool`: the database's prefaulted node memory (null: none); it outlives the index.
-  Index(std::string name, Table* table, SecondaryKeyFn key_fn, index::ChunkPool* pool)
+  // `cache_bytes`: the tree's cache size (index::BTree). `pool`: the database's prefaulted
+  // node memory (null: none); it outlives the index.
+  Index(std::string name, Table* table, SecondaryKeyFn key_fn, std::size_t cache_bytes,
+        index::ChunkPool* pool)
       : name_(std::move(name)),
         table_(table),
         key_fn_(std::move(key_fn)),
-        tree_(util::l2_cache_bytes(), pool) {}
+        tree_(cache_bytes, pool) {}
   Index(const Index&) = delete;
   Index& operator=(const Index&) = delete;
 
@@ -64,9 +66,11 @@ class Index {
 
 class Table {
  public:
-  // `pool`: the database's prefaulted node memory (null: none); it outlives the table.
-  Table(const void* owner, std::uint32_t id, std::string name, index::ChunkPool* pool)
-      : owner_(owner), id_(id), name_(std::move(name)), index_(util::l2_cache_bytes(), pool) {}
+  // `cache_bytes`: the tree's cache size (index::BTree). `pool`: the database's prefaulted
+  // node memory (null: none); it outlives the table.
+  Table(const void* owner, std::uint32_t id, std::string name, std::size_t cache_bytes,
+        index::ChunkPool* pool)
+      : owner_(owner), id_(id), name_(std::move(name)), index_(cache_bytes, pool) {}
   Table(const Table&) = delete;
   Table& operator=(const Table&) = delete;
 

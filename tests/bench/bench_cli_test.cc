@@ -324,7 +324,8 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
   const std::string json = temp_path("tpcc.jsonl");
   RunResult r =
       run("tpcc --warehouses 2 --threads 2 --items 500 --customers 30 --seconds 0.05 --mix all "
-          "--mode all --batch 4 --suppliers 20 --verify --prefault-mib 8 --prefault-index-mib 4 --json " +
+          "--mode all --batch 4 --suppliers 20 --verify --prefault-mib 8 --prefault-index-mib 4 "
+          "--l2-kib 512 --json " +
           json);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
@@ -340,7 +341,7 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
          {"\"bench\":\"tpcc\"", "\"mix\":", "\"mode\":", "\"hybrid\":", "\"warehouses\":2",
           "\"threads\":2", "\"txn_per_s\":", "\"abort_rate\":", "\"types\":{",
           "\"p99_us\":", "\"verified\":true", "\"prefault_mib\":8",
-          "\"prefault_index_mib\":4"}) {
+          "\"prefault_index_mib\":4", "\"l2_kib\":512"}) {
       EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
     }
     if (line.find("\"mix\":\"tpcc-r\"") != std::string::npos) {
@@ -427,6 +428,7 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"tpcc --prefault-mib x", "--prefault-mib expects a whole number"},
         Case{"ycsb --prefault-mib 2000000", "--prefault-mib must be"},
         Case{"ycsb --prefault-index-mib 2000000", "--prefault-index-mib must be"},
+        Case{"ycsb --l2-kib 2000000", "--l2-kib must be"},
         Case{"ycsb --memory-budget-mib 4", "needs --dir"},
         Case{"tpcc --memory-budget-mib 4", "needs --dir"},
         Case{"ycsb --load bulk", "--load bulk needs --dir"},
@@ -477,6 +479,29 @@ double json_number(const std::string& line, const std::string& field) {
   const std::size_t at = line.find(tag);
   if (at == std::string::npos) return -1;
   return std::strtod(line.c_str() + at + tag.size(), nullptr);
+}
+
+// --l2-kib (Options::l2_cache_bytes) is what the trees are sized against. 20,000 records fill
+// ~500 leaves (~500 KiB): against 64 KiB they do not fit a quarter of it and an interleaved get
+// suspends before its leaf, its OID entry and its version; against 1 GiB the leaves count as
+// resident and a get suspends twice. Sizes outside 64 KiB..1 GiB are refused at open.
+TEST(BenchCli, TinyYcsbL2SizeDecidesWhichLevelsSuspend) {
+  const std::string json = temp_path("l2.jsonl");
+  for (const char* kib : {"64", "1048576"}) {
+    RunResult r = run(std::string("ycsb --records 20000 --txns 200 --mode interleaved ") +
+                      "--reserve-gib 1 --l2-kib " + kib + " --json " + json);
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  const std::vector<std::string> lines = read_lines(json);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(json_number(lines[0], "l2_kib"), 64) << lines[0];
+  EXPECT_EQ(json_number(lines[0], "suspends_per_txn"), 30) << lines[0];
+  EXPECT_EQ(json_number(lines[1], "l2_kib"), 1048576) << lines[1];
+  EXPECT_EQ(json_number(lines[1], "suspends_per_txn"), 20) << lines[1];
+  std::remove(json.c_str());
+  RunResult r = run("ycsb --records 2000 --txns 10 --l2-kib 8 --json none");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("Options::l2_cache_bytes (8192) must be"), std::string::npos) << r.out;
 }
 
 // The engines this build can run: BraidDB and the peers whose packages were found.

@@ -149,6 +149,10 @@ TEST(BadInput, OptionsAreValidated) {
             Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.prefault_index_bytes = (std::uint64_t{1} << 40) + 1; }),
             Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.l2_cache_bytes = (std::uint64_t{64} << 10) - 1; }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.l2_cache_bytes = (std::uint64_t{1} << 30) + 1; }),
+            Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.max_records_per_table = 0; }), Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.max_txn_writes = 0; }), Code::kInvalidArgument);
   // A memory budget needs a log to read evicted records back from, and segments a cold
