@@ -13,23 +13,39 @@ A variant is NAME=BINARY [ARGS...]; --common's arguments follow the sub-command-
 (so --common begins with the sub-command) and the variant's own arguments come last. Each
 process must produce exactly one result (one mode, one scheduler); its JSON line is kept in
 --out (default: none kept). Exit status 1 if a run fails.
+
+Each process runs a fresh copy of its variant's binary (unless --same-file): on this project's
+VM a binary's speed follows where its file's pages sit in the page cache. The same file ran
+TPC-C interleaved at 0.63x for every run of a quarter hour while a copy of it ran at full
+speed, and `echo 1 > /proc/sys/vm/drop_caches` ended the spell (docs/experiments.md, "Issue
+23, ninth pass": the fall). Run from one file, a variant's every round shares one placement,
+and a spell biases the whole series; a copy per process makes the placement one more per-
+process draw, which the medians absorb.
 """
 import argparse
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 
 
-def run_one(binary, common, extra, json_path):
-    cmd = [binary] + common + extra + ["--json", json_path]
+def run_one(binary, common, extra, json_path, fresh_copy):
+    exe = binary
     try:
+        if fresh_copy:
+            exe = json_path + ".bin"
+            shutil.copy2(binary, exe)
+        cmd = [exe] + common + extra + ["--json", json_path]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except OSError as e:
         raise SystemExit(f"ab: cannot run {binary}: {e.strerror}")
+    finally:
+        if exe != binary and os.path.exists(exe):
+            os.remove(exe)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout)
         raise SystemExit(f"ab: failed ({proc.returncode}): {shlex.join(cmd)}")
@@ -48,6 +64,8 @@ def main():
     ap.add_argument("--variant", action="append", required=True, help="NAME=BINARY [ARGS...]")
     ap.add_argument("--field", default="txn_per_s")
     ap.add_argument("--out", help="append every run's JSON here, with its variant and round")
+    ap.add_argument("--same-file", action="store_true",
+                    help="run each variant's binary itself, not a fresh copy per process")
     a = ap.parse_args()
     if a.rounds < 1:
         raise SystemExit("ab: --rounds must be at least 1")
@@ -66,7 +84,7 @@ def main():
             row = {}
             for name, binary, extra in order:
                 path = os.path.join(tmp, f"{r}-{name}.jsonl")
-                res = run_one(binary, common, extra, path)
+                res = run_one(binary, common, extra, path, not a.same_file)
                 got[name].append(res[a.field])
                 row[name] = res[a.field]
                 if a.out:
