@@ -125,8 +125,8 @@ BRAID_OPTIMISTIC inline void search_range(const Node* n, unsigned count, const S
   *hi = end;
 }
 
-// First slot whose key is >= k: inlined into Lookup::run's loop; every other caller calls
-// lower_bound, below.
+// First slot whose key is >= k: inlined into a lookup's step (Lookup::step_inline); every
+// other caller calls lower_bound, below.
 __attribute__((always_inline)) BRAID_OPTIMISTIC inline unsigned lower_bound_inline(
     const Node* n, unsigned count, const SearchKey& k, NodeSearch search, bool* exact) {
   unsigned lo;
@@ -465,10 +465,10 @@ void BTree::install_new_root(Node* left, std::string_view sep, Node* right) {
   root_.store(root, std::memory_order_release);
 }
 
-BRAID_OPTIMISTIC bool Lookup::step() { return step_impl<false>(); }
+BRAID_OPTIMISTIC bool Lookup::step() { return step_inline(); }
 
 BRAID_OPTIMISTIC void Lookup::run(bool hint) {
-  while (step_impl<true>()) {
+  while (step_inline()) {
     if (hint) {
       // Every line of the node, into L1 (prefetcht0): the step reads it right away.
       const char* p = descent_.node()->raw();
@@ -477,10 +477,9 @@ BRAID_OPTIMISTIC void Lookup::run(bool hint) {
   }
 }
 
-template <bool kInline>
-__attribute__((always_inline)) BRAID_OPTIMISTIC inline bool Lookup::step_impl() {
+__attribute__((always_inline)) BRAID_OPTIMISTIC inline bool Lookup::step_inline() {
   for (;;) {
-    const Descent::Step s = kInline ? descent_.step_inline() : descent_.step();
+    const Descent::Step s = descent_.step_inline();
     if (s == Descent::Step::kNext) return true;
     if (s == Descent::Step::kRestart) {
       descent_.restart();
@@ -490,8 +489,7 @@ __attribute__((always_inline)) BRAID_OPTIMISTIC inline bool Lookup::step_impl() 
     const Node* leaf = descent_.node();
     const unsigned count = racy_count(leaf);
     bool exact;
-    const unsigned idx = kInline ? lower_bound_inline(leaf, count, key_, descent_.search(), &exact)
-                                 : lower_bound(leaf, count, key_, descent_.search(), &exact);
+    const unsigned idx = lower_bound_inline(leaf, count, key_, descent_.search(), &exact);
     const std::uint64_t v = exact ? racy(leaf->tails(count)[idx].value) : 0;
     if (!leaf->lock.validate(descent_.version())) {
       descent_.restart();

@@ -289,10 +289,10 @@ class Lookup {
   BRAID_OPTIMISTIC bool step();
   // Every step in one loop, for the plain drivers (engine/access_ops.inc) and BTree::lookup:
   // with `hint`, each node below the root is prefetched whole, to L1, before its step reads it
-  // (a pB+-tree's descent). The descent's step and the node searches are inlined into the loop,
-  // which saves each level two calls and their register saves: YCSB 10^4 records sequential
-  // 1.06x, then 1.04x more once upper_bound was inlined too (docs/experiments.md, "Issue 23,
-  // ninth pass").
+  // (a pB+-tree's descent). The steps are inlined into the loop, which saves each level the
+  // calls and their register saves of step(), Descent::step() and the node search: YCSB 10^4
+  // records sequential 1.06x, then 1.04x more once upper_bound was inlined too
+  // (docs/experiments.md, "Issue 23, ninth pass").
   BRAID_OPTIMISTIC void run(bool hint);
   const Node* next() const { return descent_.node(); }
   bool found() const { return found_; }
@@ -305,11 +305,10 @@ class Lookup {
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
  private:
-  // One step, with the descent's step and the leaf search inlined (kInline: run's loop) or
-  // called (step(): the coroutine drivers, which suspend between steps; inlined there, YCSB 10^7
-  // records interleaved ran 0.83x).
-  template <bool kInline>
-  BRAID_OPTIMISTIC inline bool step_impl();
+  // One step, with the descent's step and the node searches inlined: step() for the drivers
+  // that suspend between steps (there too it paid: YCSB 10^4 interleaved 1.04x, TPC-C
+  // interleaved 1.02x, YCSB 10^7 interleaved 1.005x), and run's loop.
+  BRAID_OPTIMISTIC inline bool step_inline();
 
   SearchKey key_;
   Descent descent_;
