@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "engine/table.h"
-#include "util/cpu_cache.h"
 #include "index/chunk_pool.h"
 #include "mvcc/protocol.h"
 #include "mvcc/txn.h"
 #include "storage/file_system.h"
+#include "util/cpu_cache.h"
 
 namespace braid::detail {
 struct OpState;
