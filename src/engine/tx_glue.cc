@@ -24,19 +24,19 @@ void abort_tx(detail::TxState* tx) {
 namespace braid::detail {
 
 namespace {
-// The operation run as plain calls (Sequential and Prefetch modes, and kAuto's sequential
-// stretches), with the transaction's bookkeeping.
+// What the slot's operations take (TxState::env, kept whole; worker.h says why).
 const engine::OpEnv& env_of(TxState* tx) {
   BRAID_DASSERT(tx->env.ctx == tx->ctx);
   return tx->env;
 }
 
+// The operation run as plain calls (Sequential and Prefetch modes, and kAuto's sequential
+// stretches), with the transaction's bookkeeping.
 void run_inline(TxState* tx, OpState* op, ExecMode mode) {
-  const engine::OpEnv env = env_of(tx);
   if (mode == ExecMode::kPrefetch) {
-    engine::plain::run<engine::Prefetch>(env, op);
+    engine::plain::run<engine::Prefetch>(env_of(tx), op);
   } else {
-    engine::plain::run<engine::Sequential>(env, op);
+    engine::plain::run<engine::Sequential>(env_of(tx), op);
   }
 }
 
