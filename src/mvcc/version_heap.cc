@@ -31,12 +31,19 @@ void push_batch(void** central, void* first, std::uint32_t n) {
 
 // The next allocation from a cache writes this object right away (a new version's header and
 // payload), and its first word is the list link the pop after it reads: fetch both now, with
-// intent to write, so neither the pop nor the version's stores wait for DRAM. Capped at 256
-// bytes: longer payloads are copied in a stream the hardware prefetcher follows.
+// intent to write, so neither the pop nor the version's stores wait for DRAM. The whole class,
+// not the bytes asked for now: a table's rows vary in length (TPC-C's customer and stock), and
+// the next object of a class may serve a longer one. Its stores must not miss: the CAS that
+// publishes a version waits for every store before it, and a store that missed held that CAS
+// for a DRAM round trip (perf: 82 % of Protocol::install's samples on TPC-C interleaved, with
+// a 256-byte cap). Measured (TPC-C 16 warehouses, alternated processes): interleaved 1.065x and
+// 1.07x for the whole class up to 1 KiB over a 256-byte cap, sequential 0.99x; prefetching only
+// the bytes of the current request, 1.02x (docs/experiments.md, "Issue 23, tenth pass"). Capped
+// at 1 KiB: 16 prefetches per allocation at most; longer payloads stream from one address on.
 void prefetch_next(const void* p, std::size_t class_bytes) {
   if (p == nullptr) return;
   const char* c = static_cast<const char*>(p);
-  const std::size_t n = class_bytes < 256 ? class_bytes : 256;
+  const std::size_t n = class_bytes < 1024 ? class_bytes : 1024;
   for (std::size_t off = 0; off < n; off += 64) __builtin_prefetch(c + off, 1, 3);
 }
 }  // namespace
