@@ -582,11 +582,17 @@ void Worker::service_cold() {
     issue_cold();
   }
   if (parked_io_ != 0) wake_io_slots();
-  if (cold_->budget() != 0 && cold_->over_budget()) {
+  if (cold_->budget() == 0) return;
+  if (cold_->over_budget()) {
     mvcc::TxnContext* ctx = db_->txns().begin_at(evict_ctx_);
     (void)cold_->sweep(ctx, 256);
     // Frees what earlier sweeps evicted once the horizon passed it.
     db_->finish_txn(ctx, index_);
+  } else if (mvcc::TxnContext& ctx = db_->txns().at(evict_ctx_); !ctx.limbo.empty()) {
+    // Under budget no sweep runs to free the last one's versions: without this they stayed
+    // allocated (and counted live) until memory next went over budget. A release may scan
+    // every context's pin: once in 64 rounds while transactions run, every time when none do.
+    if (live_ == 0 || (++limbo_polls_ & 63) == 0) db_->txns().release_limbo(&ctx);
   }
 }
 

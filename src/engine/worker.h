@@ -303,6 +303,7 @@ class Worker {
   std::vector<ColdLoad*> cold_backlog_;  // reads waiting for room in the ring
   std::uint32_t parked_io_ = 0;          // slots in kParkedIo
   std::uint32_t evict_ctx_ = 0;          // DatabaseImpl::eviction_context of this worker
+  std::uint32_t limbo_polls_ = 0;        // service_cold's calls under budget with a limbo
   // Each loop: completes returned reads, issues waiting ones, wakes slots, sweeps.
   void service_cold();
   void issue_cold();

@@ -197,6 +197,17 @@ bool TxnTable::reclaim(TxnContext* ctx) {
   return false;
 }
 
+void TxnTable::release_limbo(TxnContext* ctx) {
+  BRAID_DASSERT(!ctx->in_use.load(std::memory_order_relaxed));
+  BRAID_DASSERT(ctx->limbo_sealed == ctx->limbo.size());
+  if (ctx->limbo.empty()) return;
+  const std::uint64_t oldest = ctx->limbo.front().clock;
+  // No horizon passes a clock value the clock itself has not passed.
+  if (oldest >= clock_.load(std::memory_order_acquire)) return;
+  const std::uint64_t h = oldest < horizon() ? horizon() : refresh_horizon();
+  free_before(ctx, h);
+}
+
 void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {
   std::size_t n = 0;
   std::int64_t bytes = 0;

@@ -228,6 +228,11 @@ class TxnTable {
   // the horizon passes the clock finish() reads for it.
   void retire(TxnContext* ctx, Version* v);
   [[nodiscard]] bool reclaim(TxnContext* ctx);
+  // Frees what ctx's last occupant retired once the horizon has passed it, without ticking the
+  // clock: for a context nobody occupies now, whose limbo would otherwise wait for its next
+  // occupant's finish (a worker's eviction context waits for memory to go over budget again).
+  // Refreshes the horizon only when the clock has moved past the oldest retire.
+  void release_limbo(TxnContext* ctx);
 
  private:
   // Gives the versions retired since the last seal their clock value (one fence for all).

@@ -88,6 +88,33 @@ TEST(TxnTable, RetiredVersionsTakeTheClockOfTheirRetirersFinish) {
   EXPECT_EQ(writer->versions_live.load(), 0);
 }
 
+// A context nobody occupies frees its last occupant's limbo once the horizon passes it, without
+// a tick of its own (a worker's eviction context between sweeps: Worker::service_cold).
+TEST(TxnTable, AnIdleContextsLimboIsReleasedOnceTheHorizonPassesIt) {
+  TxnTable t(1, 4, 100);
+  ASSERT_TRUE(t.init_heap(std::size_t{64} << 20, true).is_ok());
+  TxnContext* evict = t.begin_at(0);
+  for (int i = 0; i < 3; ++i) t.retire(evict, t.alloc_version(evict, 16));
+  (void)t.finish(evict);  // below kLimboBatch: finish frees only what the cached horizon allows
+  ASSERT_EQ(evict->limbo.size(), 3u);
+  const std::uint64_t clock_before = t.clock().load();
+  t.release_limbo(evict);  // the clock has not moved: no horizon can pass the retires
+  EXPECT_EQ(evict->limbo.size(), 3u);
+  EXPECT_EQ(t.clock().load(), clock_before);  // and the release ticks nothing
+  TxnContext* reader = t.begin();  // pinned at the retires' clock: it may still see them
+  t.clock().fetch_add(1);
+  t.release_limbo(evict);
+  EXPECT_EQ(evict->limbo.size(), 3u);
+  (void)t.finish(reader);
+  t.release_limbo(evict);
+  EXPECT_TRUE(evict->limbo.empty());
+  EXPECT_EQ(evict->retired.load(), 0u);
+  EXPECT_EQ(evict->versions_live.load(), 0);
+  EXPECT_EQ(evict->version_bytes_live.load(), 0);
+  t.release_limbo(evict);  // an empty limbo: nothing to do
+  EXPECT_TRUE(evict->limbo.empty());
+}
+
 TEST(TxnTable, ReservedContextsAreOnlyTakenExplicitly) {
   TxnTable t(2, 1, 100);
   TxnContext* shared = t.begin();
