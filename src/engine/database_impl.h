@@ -37,6 +37,8 @@ using mvcc::WriteKind;
 struct LookupHint {
   bool found;
   std::uint64_t oid;
+  // The leaf the lookup ended on, at the version it validated (BTree::insert_if_absent's `at`).
+  index::LeafRead leaf;
 };
 
 class Worker;

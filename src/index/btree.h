@@ -378,8 +378,13 @@ class BTree {
   // Inserts key → value unless the key is present. Returns true when inserted; otherwise
   // `*existing` receives the present value. `change`, when given, receives the leaf the key
   // went into and its versions around the insert (the leaf is a split's half when it split).
+  // `at`, when given, is the leaf a completed lookup of the same key ended on, at the version
+  // it validated: while that version holds, the leaf still covers the key (only its own split
+  // narrows a leaf's range, and a split bumps its version; nodes never merge or go away), so
+  // the insert goes there without a second descent. A changed leaf, or one that must split,
+  // takes the descent from the root.
   bool insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
-                        LeafChange* change = nullptr);
+                        LeafChange* change = nullptr, const LeafRead* at = nullptr);
   // Removes the key if it maps to `expected` (or any value when `any`); true when removed.
   bool remove(std::string_view key, std::uint64_t expected, bool any = false);
 

@@ -255,6 +255,54 @@ TEST(BTree, ResidentLevelsAreTheOnesThatFitAQuarterOfTheCache) {
   EXPECT_TRUE(l.found());
 }
 
+// An insert handed the leaf of an earlier lookup (BTree::insert_if_absent's `at`) goes there
+// only while that leaf is unchanged: after the leaf split, the key's place may be in its new
+// sibling, and the insert must find it from the root.
+TEST(BTree, AnInsertFromAStaleLeafFindsTheRightOne) {
+  BTree t;
+  std::uint64_t ex;
+  auto key = [](int i) {
+    char b[16];
+    std::snprintf(b, sizeof b, "k%08d", i);
+    return std::string(b);
+  };
+  auto leaf_of = [&t](const std::string& k) {
+    Lookup l(t, k);
+    l.run(false);
+    return l.leaf_read();
+  };
+  std::size_t n = 0;
+  for (int i = 0; i <= 300; i += 10, ++n) ASSERT_TRUE(t.insert_if_absent(key(i), i, &ex));
+  const LeafRead stale = leaf_of(key(295));
+  // Keys below 295 into the same leaf until it splits and 295's range is the right half's.
+  bool moved = false;
+  for (int i = 1; i < 290 && !moved; ++i) {
+    if (i % 10 == 0) continue;
+    ASSERT_TRUE(t.insert_if_absent(key(i), i, &ex));
+    ++n;
+    moved = leaf_of(key(295)).leaf != stale.leaf;
+  }
+  ASSERT_TRUE(moved);
+  LeafChange change;
+  ASSERT_TRUE(t.insert_if_absent(key(295), 295, &ex, &change, &stale));
+  ++n;
+  EXPECT_NE(change.leaf, stale.leaf);
+  EXPECT_EQ(t.check_invariants(), n);
+  std::uint64_t v = 0;
+  ASSERT_TRUE(t.lookup(key(295), &v));
+  EXPECT_EQ(v, 295u);
+  // A fresh leaf read: the insert goes straight there, and a present key is answered there.
+  const LeafRead fresh = leaf_of(key(296));
+  ASSERT_TRUE(t.insert_if_absent(key(296), 296, &ex, &change, &fresh));
+  ++n;
+  EXPECT_EQ(change.leaf, fresh.leaf);
+  EXPECT_EQ(change.before, fresh.version);
+  const LeafRead now = leaf_of(key(296));
+  EXPECT_FALSE(t.insert_if_absent(key(296), 99, &ex, nullptr, &now));
+  EXPECT_EQ(ex, 296u);
+  EXPECT_EQ(t.check_invariants(), n);
+}
+
 TEST(BTree, MaximalKeysStillSplit) {
   BTree t;
   std::uint64_t ex;
@@ -282,8 +330,27 @@ TEST_P(BTreeDiff, MatchesStdMap) {
     std::string key = (!known.empty() && rng.uniform(2) == 0) ? known[rng.uniform(known.size())]
                                                               : random_key(rng);
     if (op < 45) {
+      // Two thirds of inserts start at the leaf a lookup of the key ended on, as the engine's
+      // writes do; half of those after an insert next to the key (removed again, so that the
+      // model's size, and the scans' cost, stay as they were) has changed or split that leaf.
+      const std::uint64_t from = rng.uniform(3);
+      LeafRead at{};
+      if (from != 0) {
+        Lookup l(t, key);
+        l.run(false);
+        at = l.leaf_read();
+        ASSERT_NE(at.leaf, nullptr);
+      }
+      if (from == 2 && key.size() < kMaxKey) {
+        const std::string next = key + static_cast<char>('0' + rng.uniform(10));
+        std::uint64_t nex = 0;
+        if (t.insert_if_absent(next, ops + i, &nex)) {
+          ASSERT_FALSE(model.contains(next));
+          ASSERT_TRUE(t.remove(next, ops + i));
+        }
+      }
       std::uint64_t ex = 0;
-      const bool inserted = t.insert_if_absent(key, i, &ex);
+      const bool inserted = t.insert_if_absent(key, i, &ex, nullptr, from != 0 ? &at : nullptr);
       auto [it, fresh] = model.emplace(key, i);
       ASSERT_EQ(inserted, fresh) << "op " << i;
       if (!fresh) {
