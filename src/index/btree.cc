@@ -297,6 +297,29 @@ bool fits(const Node* node, std::size_t key_len) {
   return node->free_bytes() + node->garbage >= entry_bytes(key_len);
 }
 
+// An insert into a leaf locked at `version`: kPresent (and *existing) when the key is there,
+// kInserted when it fitted (the lock let go either way), kFull with the lock still held and
+// *idx the key's place, for the caller to split or let go.
+enum class LeafInsert { kPresent, kInserted, kFull };
+LeafInsert insert_locked(Node* leaf, std::uint64_t version, std::string_view key,
+                         const SearchKey& k, std::uint64_t value, std::uint64_t* existing,
+                         LeafChange* change, unsigned* idx) {
+  BRAID_DASSERT(leaf->level == 0);
+  bool exact;
+  *idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
+  if (exact) {
+    *existing = leaf->tails(leaf->count)[*idx].value;
+    leaf->lock.unlock();
+    return LeafInsert::kPresent;
+  }
+  if (!fits(leaf, key.size())) return LeafInsert::kFull;
+  insert_at(leaf, *idx, key, value);
+  leaf->lock.unlock();
+  // Upgrade and unlock each add kLocked: nothing else changed the leaf in between.
+  if (change != nullptr) *change = {leaf, version, version + 2 * OptLock::kLocked};
+  return LeafInsert::kInserted;
+}
+
 }  // namespace
 
 // ---- Descent
@@ -519,22 +542,16 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
   // descent over the nodes that lookup just read was 4.4 % of an interleaved run (perf,
   // Descent::step under write_primary; docs/experiments.md, "Issue 23, tenth pass").
   if (at != nullptr && at->leaf != nullptr && at->leaf->lock.try_upgrade(at->version)) {
-    Node* leaf = at->leaf;
-    BRAID_DASSERT(leaf->level == 0);
-    bool exact;
-    const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
-    if (exact) {
-      *existing = leaf->tails(leaf->count)[idx].value;
-      leaf->lock.unlock();
-      return false;
+    unsigned idx;
+    switch (insert_locked(at->leaf, at->version, key, k, value, existing, change, &idx)) {
+      case LeafInsert::kPresent:
+        return false;
+      case LeafInsert::kInserted:
+        return true;
+      case LeafInsert::kFull:
+        at->leaf->lock.unlock();  // a split needs the parent: the descent finds and locks it
+        break;
     }
-    if (fits(leaf, key.size())) {
-      insert_at(leaf, idx, key, value);
-      leaf->lock.unlock();
-      if (change != nullptr) *change = {leaf, at->version, at->version + 2 * OptLock::kLocked};
-      return true;
-    }
-    leaf->lock.unlock();  // a split needs the parent: the descent finds and locks it
   }
   for (;;) {
     // Inner nodes on the way down must have room for the longest separator a child split could
@@ -557,20 +574,9 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       }
       Node* leaf = d.node();
       if (!leaf->lock.try_upgrade(d.version())) break;
-      bool exact;
-      const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
-      if (exact) {
-        *existing = leaf->tails(leaf->count)[idx].value;
-        leaf->lock.unlock();
-        return false;
-      }
-      if (fits(leaf, key.size())) {
-        insert_at(leaf, idx, key, value);
-        leaf->lock.unlock();
-        // Upgrade and unlock each add kLocked: nothing else changed the leaf in between.
-        if (change != nullptr) *change = {leaf, d.version(), d.version() + 2 * OptLock::kLocked};
-        return true;
-      }
+      unsigned idx;
+      const LeafInsert r = insert_locked(leaf, d.version(), key, k, value, existing, change, &idx);
+      if (r != LeafInsert::kFull) return r == LeafInsert::kInserted;
       Node* parent = d.parent();
       if (parent != nullptr && !parent->lock.try_upgrade(d.parent_version())) {
         leaf->lock.unlock();
