@@ -113,6 +113,33 @@ TEST(Key, OverflowIsSticky) {
   EXPECT_TRUE(k.valid());
 }
 
+// A string fits when its escaped bytes and terminator do, whether it holds a NUL (escaped byte
+// by byte) or not (copied at once): the same limit on both paths, and the same bytes.
+TEST(Key, StringsFillTheKeyToTheSameLimitWithOrWithoutANul) {
+  const std::string plain(kMaxKeyBytes - 2, 'x');
+  Key k;
+  k.str(plain);
+  ASSERT_TRUE(k.valid());
+  EXPECT_EQ(k.size(), kMaxKeyBytes);
+  EXPECT_EQ(k.view().substr(0, plain.size()), plain);
+  EXPECT_EQ(k.view().substr(plain.size()), std::string_view("\x00\x01", 2));
+  Key longer;
+  longer.str(plain + "x");
+  EXPECT_TRUE(longer.overflowed());
+  std::string nul(kMaxKeyBytes - 3, 'x');
+  nul[5] = '\0';  // escaped to two bytes
+  Key with_nul;
+  with_nul.str(nul);
+  ASSERT_TRUE(with_nul.valid());
+  EXPECT_EQ(with_nul.size(), kMaxKeyBytes);
+  Key longer_nul;
+  longer_nul.str(nul + "x");
+  EXPECT_TRUE(longer_nul.overflowed());
+  Key after;  // an appended string after other components takes the same path
+  after.u32(7).str("name").u8(1);
+  EXPECT_EQ(after.view(), std::string_view("\0\0\0\x07name\x00\x01\x01", 11));
+}
+
 TEST(Key, MalformedStringsAreRejected) {
   std::string out;
   std::string_view unterminated("abc", 3);
