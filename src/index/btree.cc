@@ -252,6 +252,7 @@ void rebuild(Node* node, const NodeImage& img, unsigned from, unsigned to) {
   node->count = static_cast<std::uint16_t>(to - from);
   node->heap_begin = kNodeBytes;
   node->garbage = 0;
+  node->run_end = 0;
   for (unsigned i = from; i < to; ++i) write_slot(node, i - from, img.key(i), img.entries[i].value);
 }
 
@@ -293,6 +294,7 @@ void remove_at(Node* node, unsigned idx) {
   std::memmove(new_tails, old_tails, idx * sizeof(Tail));
   std::memmove(new_tails + idx, old_tails + idx + 1, (count - idx - 1) * sizeof(Tail));
   node->count = static_cast<std::uint16_t>(count - 1);
+  if (idx < node->run_end) --node->run_end;  // the run's end moved down with its slots
 }
 
 bool fits(const Node* node, std::size_t key_len) {
@@ -316,6 +318,7 @@ LeafInsert insert_locked(Node* leaf, std::uint64_t version, std::string_view key
   }
   if (!fits(leaf, key.size())) return LeafInsert::kFull;
   insert_at(leaf, *idx, key, value);
+  leaf->run_end = static_cast<std::uint8_t>(*idx + 1);
   leaf->lock.unlock();
   // Upgrade and unlock each add kLocked: nothing else changed the leaf in between.
   if (change != nullptr) *change = {leaf, version, version + 2 * OptLock::kLocked};
@@ -453,7 +456,7 @@ Node* BTree::new_node(std::uint8_t level) {
   n->heap_begin = kNodeBytes;
   n->garbage = 0;
   n->level = level;
-  n->pad = 0;
+  n->run_end = 0;
   n->leftmost = nullptr;
   n->pstamp.store(0, std::memory_order_relaxed);
   const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -584,7 +587,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
         leaf->lock.unlock();
         break;
       }
-      split_leaf(leaf, parent, idx == leaf->count);
+      split_leaf(leaf, parent, idx);
       leaf->lock.unlock();
       if (parent != nullptr) parent->lock.unlock();
       break;  // retry the insert in the half that now has room
@@ -604,15 +607,29 @@ void BTree::link_right_sibling(Node* node, Node* parent, std::string_view sep, N
   insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
 }
 
-void BTree::split_leaf(Node* node, Node* parent, bool append) {
+void BTree::split_leaf(Node* node, Node* parent, unsigned idx) {
+  const bool run = idx != 0 && idx == node->run_end;
   auto img = std::make_unique_for_overwrite<NodeImage>();
   img->gather(node);
   BRAID_ASSERT(img->n >= 2);
+  BRAID_ASSERT(idx <= img->n);
+  std::size_t left_bytes = 0;  // of the entries below idx, when cutting there
+  if (run && idx < img->n) {
+    for (unsigned i = 0; i < idx; ++i) left_bytes += entry_bytes(img->entries[i].len);
+  }
   unsigned m;
-  if (append) {
+  if (idx == img->n) {
     // Ascending inserts (bulk loads, monotonically increasing keys) would leave every leaf half
     // full after an even split; keep the left node full instead (like B-tree "fastpath" splits).
     m = img->n - 1;
+  } else if (run && left_bytes + entry_bytes(max_key_len_.load(std::memory_order_relaxed)) <=
+                        kNodeBytes - Node::kHeader) {
+    // An ascending run inside the leaf: keys rising within a range whose next range follows in
+    // the same leaf (TPC-C's order lines, orders and new orders rise per district). An even
+    // split would leave the left half half full for good, since the run only ever inserts at
+    // its end; cutting at the run's end lets it fill the left half, and the right half keeps
+    // the next range whole. The left half keeps room for the insert itself.
+    m = idx;
   } else {
     // Split by bytes, not count, so that both halves have room with variable-length keys.
     std::size_t total = 0;

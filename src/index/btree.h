@@ -116,7 +116,9 @@ struct alignas(64) Node {
   std::uint16_t garbage;     // heap bytes no slot refers to any more (reclaimed by compaction)
   std::uint8_t level;  // 0: a leaf. Fixed for the node's life: a split's half shares it, a new
                        // root is one above the old
-  std::uint8_t pad;
+  // Leaf: the slot after the one the last insert took (0: none since the last rebuild). An
+  // insert there continues an ascending run, and a split at it cuts there (BTree::split_leaf).
+  std::uint8_t run_end;
   Node* leftmost;  // inner: child for keys below slot 0
   // Leaf: SSN's η stamp of the key range (mvcc/ssn.h, "Phantoms"): the largest stamp of a
   // serializable transaction that read the leaf and certified. A split copies it to the new
@@ -443,7 +445,8 @@ class BTree {
   bool lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv);
   // `append`: the insert that forced the split lies beyond the node's last key.
   void split_inner(Node* node, Node* parent, bool append);
-  void split_leaf(Node* node, Node* parent, bool append);
+  // `idx`: the slot the insert that found the leaf full would take.
+  void split_leaf(Node* node, Node* parent, unsigned idx);
   void install_new_root(Node* left, std::string_view sep, Node* right);
   // After a split of `node` (locked, as is `parent`): publish `right` under separator `sep`.
   void link_right_sibling(Node* node, Node* parent, std::string_view sep, Node* right);

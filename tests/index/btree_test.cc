@@ -303,6 +303,40 @@ TEST(BTree, AnInsertFromAStaleLeafFindsTheRightOne) {
   EXPECT_EQ(t.check_invariants(), n);
 }
 
+// Keys rising within ranges that share leaves (TPC-C's order lines rise per district): a split
+// inside such a run cuts at its end, so the left half fills instead of staying half full.
+// Random inserts still split evenly (the differential test checks their contents).
+TEST(BTree, AscendingRunsInsideALeafFillTheirLeaves) {
+  for (const bool interleaved : {false, true}) {
+    BTree t;
+    std::uint64_t ex;
+    constexpr std::uint32_t kRanges = 10;
+    constexpr std::uint32_t kPerRange = 2000;
+    auto key = [](std::uint32_t range, std::uint32_t seq) {
+      std::string k(6, '\0');
+      k[0] = static_cast<char>(range);
+      for (int b = 0; b < 4; ++b) k[1 + b] = static_cast<char>(seq >> (24 - 8 * b));
+      k[5] = 'x';
+      return k;
+    };
+    std::size_t n = 0;
+    for (std::uint32_t r = 0; r < kRanges; ++r, ++n) ASSERT_TRUE(t.insert_if_absent(key(r, 0), n, &ex));
+    for (std::uint32_t s = 1; s <= kPerRange; ++s) {
+      for (std::uint32_t r = 0; r < kRanges; ++r, ++n) {
+        // Interleaved: one range at a time per leaf still, but every range every round.
+        const std::uint32_t range = interleaved ? r : (r + s) % kRanges;
+        ASSERT_TRUE(t.insert_if_absent(key(range, s), n, &ex));
+      }
+    }
+    ASSERT_EQ(t.check_invariants(), n);
+    const std::vector<std::size_t> sizes = t.level_sizes();
+    const double fill = static_cast<double>(n) / static_cast<double>(sizes.back()) /
+                        static_cast<double>(Node::kMaxSlots);
+    // An even split at every one of these inserts leaves the leaves about half full.
+    EXPECT_GT(fill, 0.85) << "leaves " << sizes.back() << " for " << n << " keys";
+  }
+}
+
 TEST(BTree, MaximalKeysStillSplit) {
   BTree t;
   std::uint64_t ex;
