@@ -666,7 +666,18 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
 }
 
 void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
-  if (txns_.finish(ctx)) logged_tick(log);
+  struct Arg {
+    DatabaseImpl* db;
+    std::uint32_t log;
+  } arg{this, log};
+  const mvcc::TxnTable::LoggedTick tick{
+      [](void* a) {
+        auto* p = static_cast<Arg*>(a);
+        return p->db->logged_tick(p->log) != 0;
+      },
+      &arg};
+  [[maybe_unused]] const bool wants_tick = txns_.finish(ctx, &tick);
+  BRAID_DASSERT(!wants_tick);
 }
 
 std::uint64_t DatabaseImpl::logged_tick(std::uint32_t log) {

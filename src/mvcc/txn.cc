@@ -86,8 +86,8 @@ void TxnTable::start(TxnContext& c) {
   c.ssn_pi = ssn::kInfinity;
 }
 
-bool TxnTable::finish(TxnContext* ctx) {
-  bool tick = false;
+bool TxnTable::finish(TxnContext* ctx, const LoggedTick* tick) {
+  bool wants_tick = false;
   ctx->writes.clear();
   ctx->staged_keys.clear();
   ctx->index_adds.clear();
@@ -106,13 +106,13 @@ bool TxnTable::finish(TxnContext* ctx) {
     // Limbo is ordered by clock. A full batch is worth a fresh horizon; otherwise free what the
     // cached horizon already allows, which costs nothing when nothing is due.
     if (ctx->limbo.size() >= kLimboBatch) {
-      tick = reclaim(ctx);
+      wants_tick = reclaim(ctx, tick);
     } else if (ctx->limbo.front().clock < horizon()) {
       free_before(ctx, horizon());
     }
   }
   ctx->in_use.store(false, std::memory_order_release);
-  return tick;
+  return wants_tick;
 }
 
 std::uint64_t TxnTable::refresh_horizon() {
@@ -179,7 +179,7 @@ void TxnTable::seal_limbo(TxnContext* ctx) {
   ctx->limbo_sealed = ctx->limbo.size();
 }
 
-bool TxnTable::reclaim(TxnContext* ctx) {
+bool TxnTable::reclaim(TxnContext* ctx, const LoggedTick* tick) {
   std::uint64_t h = refresh_horizon();
   // With no commits the clock stands still and nothing retired "now" could ever be freed; a
   // tick of the clock (an empty commit, harmless to every snapshot) lets the horizon pass it.
@@ -187,11 +187,17 @@ bool TxnTable::reclaim(TxnContext* ctx) {
     // A durable database logs every timestamp it hands out (recovery relies on them being
     // dense), so there the caller takes the tick through its log.
     if (logged_ticks_) {
-      free_before(ctx, h);
-      return true;
+      if (tick == nullptr) {
+        free_before(ctx, h);
+        return true;
+      }
+      // Taken now, the tick lets this very finish free the batch: after it, a context nobody
+      // reuses soon (an application thread's) no longer keeps its versions allocated.
+      if (tick->take(tick->arg)) h = refresh_horizon();
+    } else {
+      clock_.fetch_add(1, std::memory_order_seq_cst);
+      h = refresh_horizon();
     }
-    clock_.fetch_add(1, std::memory_order_seq_cst);
-    h = refresh_horizon();
   }
   free_before(ctx, h);
   return false;

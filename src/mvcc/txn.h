@@ -165,10 +165,18 @@ class TxnTable {
   TxnContext* begin();
   // Starts a transaction in reserved context i, which must be free (a worker slot's own).
   TxnContext* begin_at(std::uint32_t i);
-  // Ends the transaction (after commit or abort bookkeeping) and frees the context. True when
-  // reclamation wants the clock ticked and logged_ticks() is set: the caller must take one
-  // timestamp through its log.
-  [[nodiscard]] bool finish(TxnContext* ctx);
+  // A clock tick taken through the caller's log (durable databases: set_logged_ticks): `take`
+  // answers whether the tick was taken.
+  struct LoggedTick {
+    bool (*take)(void* arg);
+    void* arg;
+  };
+  // Ends the transaction (after commit or abort bookkeeping) and frees the context. When
+  // reclamation wants the clock ticked and logged_ticks() is set: with `tick`, takes it before
+  // the context is let go and frees what the tick lets it free (false); without, true, and the
+  // caller must take one timestamp through its log (the limbo then waits for the context's
+  // next finish).
+  [[nodiscard]] bool finish(TxnContext* ctx, const LoggedTick* tick = nullptr);
   // Durable databases: never tick the clock without the caller logging it.
   void set_logged_ticks(bool on) { logged_ticks_ = on; }
   // Under a memory budget new versions start unreferenced (Version::cooling set): the next
@@ -227,7 +235,7 @@ class TxnTable {
   // Hands an unlinked version to ctx's limbo. It is freed after ctx's occupant finishes, once
   // the horizon passes the clock finish() reads for it.
   void retire(TxnContext* ctx, Version* v);
-  [[nodiscard]] bool reclaim(TxnContext* ctx);
+  [[nodiscard]] bool reclaim(TxnContext* ctx, const LoggedTick* tick = nullptr);
   // Frees what ctx's last occupant retired once the horizon has passed it, without ticking the
   // clock: for a context nobody occupies now, whose limbo would otherwise wait for its next
   // occupant's finish (a worker's eviction context waits for memory to go over budget again).

@@ -115,6 +115,56 @@ TEST(TxnTable, AnIdleContextsLimboIsReleasedOnceTheHorizonPassesIt) {
   EXPECT_TRUE(evict->limbo.empty());
 }
 
+// A durable database takes reclamation's clock tick through its log. Handed to finish, the tick
+// is taken before the context is let go and the batch is freed there; without it, the batch
+// waits for the context's next finish (an application thread's context may idle for long).
+TEST(TxnTable, ALoggedTickTakenAtFinishFreesTheBatchThere) {
+  TxnTable t(3, 1, 100);  // three contexts of their own, one after the other
+  ASSERT_TRUE(t.init_heap(std::size_t{64} << 20, true).is_ok());
+  t.set_logged_ticks(true);
+  struct Clock {
+    TxnTable* t;
+    int taken = 0;
+    bool works = true;
+  } clock{&t};
+  const TxnTable::LoggedTick tick{[](void* a) {
+                                    auto* c = static_cast<Clock*>(a);
+                                    if (!c->works) return false;
+                                    ++c->taken;
+                                    c->t->clock().fetch_add(1);
+                                    return true;
+                                  },
+                                  &clock};
+  auto retire_batch = [&t](TxnContext* c) {
+    for (int i = 0; i < 300; ++i) t.retire(c, t.alloc_version(c, 16));  // past kLimboBatch
+  };
+  TxnContext* a = t.begin_at(0);
+  retire_batch(a);
+  EXPECT_TRUE(t.finish(a));  // no tick at hand: the caller must take one, and the batch waits
+  EXPECT_EQ(a->limbo.size(), 300u);
+  TxnContext* b = t.begin_at(1);
+  retire_batch(b);
+  clock.works = false;  // a log that cannot take it (halted): nothing freed, nothing ticked
+  EXPECT_FALSE(t.finish(b, &tick));
+  EXPECT_EQ(b->limbo.size(), 300u);
+  EXPECT_EQ(clock.taken, 0);
+  clock.works = true;
+  TxnContext* c = t.begin_at(2);
+  retire_batch(c);
+  const std::uint64_t before = t.clock().load();
+  EXPECT_FALSE(t.finish(c, &tick));
+  EXPECT_EQ(clock.taken, 1);
+  EXPECT_EQ(t.clock().load(), before + 1);
+  EXPECT_TRUE(c->limbo.empty());  // freed by the finish that retired it
+  EXPECT_EQ(c->retired.load(), 0u);
+  // The tick passed the other two batches' clocks as well: their contexts' own releases free them.
+  t.release_limbo(a);
+  t.release_limbo(b);
+  EXPECT_TRUE(a->limbo.empty());
+  EXPECT_TRUE(b->limbo.empty());
+  EXPECT_EQ(a->versions_live.load() + b->versions_live.load() + c->versions_live.load(), 0);
+}
+
 TEST(TxnTable, ReservedContextsAreOnlyTakenExplicitly) {
   TxnTable t(2, 1, 100);
   TxnContext* shared = t.begin();
