@@ -28,13 +28,8 @@ Key& Key::append_bytes(std::string_view s) {
 Key& Key::str(std::string_view s) {
   // The common string holds no NUL: one copy and the terminator, not a call per byte (TPC-C's
   // last names went through this twice per customer write).
-  if (s.empty() || std::memchr(s.data(), '\0', s.size()) == nullptr) {
-    if (overflow_ || size_ + s.size() + 2 > kMaxKeyBytes) return overflow();
-    if (!s.empty()) std::memcpy(buf_ + size_, s.data(), s.size());
-    buf_[size_ + s.size()] = 0x00;
-    buf_[size_ + s.size() + 1] = 0x01;
-    size_ = static_cast<std::uint16_t>(size_ + s.size() + 2);
-    return *this;
+  if (!s.empty() && std::memchr(s.data(), '\0', s.size()) == nullptr) {
+    return append_bytes(s).append_be(0x0001, 2);
   }
   for (char c : s) {
     if (c == '\0') {
