@@ -15,12 +15,14 @@ process must produce exactly one result (one mode, one scheduler); its JSON line
 --out (default: none kept). Exit status 1 if a run fails.
 
 Each process runs a fresh copy of its variant's binary (unless --same-file): on this project's
-VM a binary's speed follows where its file's pages sit in the page cache. The same file ran
-TPC-C interleaved at 0.63x for every run of a quarter hour while a copy of it ran at full
-speed, and `echo 1 > /proc/sys/vm/drop_caches` ended the spell (docs/experiments.md, "Issue
-23, ninth pass": the fall). Run from one file, a variant's every round shares one placement,
-and a spell biases the whole series; a copy per process makes the placement one more per-
-process draw, which the medians absorb.
+VM a binary's speed follows in part where its file's pages sit in the page cache. The same
+file ran TPC-C interleaved at 0.63x for every run of a quarter hour while a copy of it ran at
+full speed, and `echo 1 > /proc/sys/vm/drop_caches` ended the spell (docs/experiments.md,
+"Issue 23, ninth pass": the fall). Run from one file, a variant's every round shares one
+placement, and a spell biases the whole series; a copy per process makes the placement one
+more per-process draw. It is not the whole cause: in later spells fresh copies of one build
+fell in most rounds while another build's did not ("Issue 23, tenth pass"), so look at the
+per-round figures, not only the medians.
 """
 import argparse
 import json

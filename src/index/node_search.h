@@ -91,10 +91,10 @@ __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline unsigned count_below_avx
 // alone (line-aligned loads kept apart from the masked compares), and it ran no faster than
 // AVX2; the others fell, one of them (the loads kept apart, as fast as the first) in 4 of 8
 // processes alternated with other builds. AVX2 fell in none of 20 then, but in 4-5 of 15
-// processes a day later (the fall is not AVX-512's alone). The fall turned out to follow the
-// binary file's page-cache placement; from a fresh copy per process an AVX-512 count did not
-// fall, and ran 0.94-0.98x this AVX2 count (docs/experiments.md, "Issue 23, sixth pass",
-// "seventh pass" and "ninth pass").
+// processes a day later (the fall is not AVX-512's alone). The fall follows in part the binary
+// file's page-cache placement (in later spells fresh copies fell too); from a fresh copy per
+// process an AVX-512 count did not fall, and ran 0.94-0.98x this AVX2 count
+// (docs/experiments.md, "Issue 23, sixth pass", "seventh pass", "ninth pass", "tenth pass").
 BRAID_OPTIMISTIC inline unsigned count_below(const std::uint64_t* heads, unsigned count,
                                              std::uint64_t head) {
 #if BRAID_HAVE_X86_SEARCH && defined(__AVX2__)
