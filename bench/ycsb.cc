@@ -50,6 +50,9 @@ struct Config {
   std::string engine;    // braid | lmdb | rocksdb
   double theta;
   std::uint32_t key_bytes;
+  // --key-order hashed: record i's key is a bijective hash of i (YCSB's insertorder=hashed), so
+  // keys are spread over the key space and loaded in random order; ordered: i itself.
+  bool hashed_keys;
   std::uint32_t value_bytes;
   std::uint64_t seed;
   std::string json;
@@ -375,7 +378,7 @@ Status load_in_transactions(const Config& cfg, MakeApi make_api) {
         const std::uint64_t end = std::min(hi, i + 1000);
         Status s = api->begin(kLoadOps);
         for (std::uint64_t j = i; s.is_ok() && j < end; ++j) {
-          make_key(j, cfg.key_bytes, key);
+          make_key(j, cfg.key_bytes, key, cfg.hashed_keys);
           fill_value(value.data(), cfg.value_bytes, j);
           s = api->load_put({key, cfg.key_bytes}, {value.data(), value.size()});
         }
@@ -456,7 +459,7 @@ class YcsbGenerator : public TxnGenerator {
       std::vector<std::string_view> views(ops.size());
       std::vector<GetResult> results(ops.size());
       for (std::size_t k = 0; k < ops.size(); ++k) {
-        make_key(pk_.pick(), cfg_.key_bytes, &keys[k * cfg_.key_bytes]);
+        make_key(pk_.pick(), cfg_.key_bytes, &keys[k * cfg_.key_bytes], cfg_.hashed_keys);
         views[k] = {&keys[k * cfg_.key_bytes], cfg_.key_bytes};
       }
       Status s = co_await tx.multi_get(table_, views, results);
@@ -547,6 +550,9 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --dist D           uniform | zipf | latest (default uniform)
   --theta X          Zipf skew in [0, 1) (default 0.99)
   --key-bytes B      key length 4..255 (default 8)
+  --key-order O      ordered | hashed: record i's key holds i, or a bijective hash of i
+                     (YCSB's insertorder=hashed: keys spread over the key space, loaded in
+                     random order; needs --key-bytes 8 or more) (default ordered)
   --value-bytes V    value length 0..65536 (default 8)
   --seed N           random seed (default 1)
   --dir PATH         a durable database in PATH (a new or empty directory); default:
@@ -666,9 +672,13 @@ Status ycsb_bulk_load(Database& db, Table& table, std::uint64_t records, std::ui
   return s;
 }
 
-void make_key(std::uint64_t i, std::uint32_t bytes, char* out) {
+void make_key(std::uint64_t i, std::uint32_t bytes, char* out, bool hashed) {
   // On the measured path: one store for the common 8-byte key, so the driver costs little next
   // to the operation it measures.
+  if (hashed) {
+    BRAID_ASSERT(bytes >= 8);  // parse_flags: a hash needs the whole head to stay distinct
+    i = util::mix64(i);
+  }
   if (bytes >= 8) {
     const std::uint64_t be = __builtin_bswap64(i);
     std::memcpy(out, &be, 8);
@@ -849,6 +859,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->engine = flags.choice("engine", "braid", {"braid", "lmdb", "rocksdb"});
   cfg->theta = flags.f64("theta", 0.99, 0.0, 0.999999);
   cfg->key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 8, 4, kMaxKeyBytes));
+  cfg->hashed_keys = flags.choice("key-order", "ordered", {"ordered", "hashed"}) == "hashed";
   cfg->value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, kMaxValueBytes));
   cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
   cfg->json = flags.str("json", "results/braid-bench.jsonl");
@@ -882,6 +893,12 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   if (cfg->key_bytes < 8 && cfg->records > (std::uint64_t{1} << (8 * cfg->key_bytes))) {
     return "--key-bytes " + std::to_string(cfg->key_bytes) + " cannot hold " +
            std::to_string(cfg->records) + " distinct keys";
+  }
+  if (cfg->hashed_keys && cfg->key_bytes < 8) {
+    return "--key-order hashed needs --key-bytes 8 or more (a hash fills the key's first 8 bytes)";
+  }
+  if (cfg->hashed_keys && cfg->load == "bulk") {
+    return "--key-order hashed cannot --load bulk (a bulk load takes keys in ascending order)";
   }
   if (cfg->multi_get && cfg->read != 100) return "--multi-get 1 needs a read-only mix (--read 100)";
   if (cfg->engine != "braid") {
@@ -986,6 +1003,7 @@ void add_run_fields(JsonObject& o, const Config& cfg, const ModeResult& m, const
   o.add("scan_length", cfg.scan_length).add("scan_uniform", cfg.scan_uniform ? 1 : 0);
   o.add("dist", cfg.dist).add("theta", cfg.theta);
   o.add("key_bytes", cfg.key_bytes).add("value_bytes", cfg.value_bytes).add("seed", cfg.seed);
+  o.add("key_order", cfg.hashed_keys ? "hashed" : "ordered");
   o.add("rep", rep).add("repeat", cfg.repeat).add("background_load", cfg.background_load);
   o.add("txn_per_s", m.txn_per_s).add("ops_per_s", f.ops_per_s).add("abort_rate", f.abort_rate);
   o.add("p50_us", f.p50_us).add("p99_us", f.p99_us).add("load_s", load_s).add("run_s", m.run_s);

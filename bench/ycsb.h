@@ -50,6 +50,8 @@ std::vector<PathStep> engine_get_path(Database& db, Table& table, std::uint64_t 
 
 // Record i's key: `bytes` long, ordered by i; the first 8 bytes are i big-endian (fewer for
 // shorter keys), the rest are filler derived from i.
-void make_key(std::uint64_t i, std::uint32_t bytes, char* out);
+// Record i's key of `bytes` bytes: i big-endian in the first 8 (hashed: a bijective hash of i;
+// needs bytes >= 8), then letters derived from it.
+void make_key(std::uint64_t i, std::uint32_t bytes, char* out, bool hashed = false);
 
 }  // namespace braid::bench

@@ -51,6 +51,24 @@ std::vector<std::string> read_lines(const std::string& path) {
   return lines;
 }
 
+// Hashed keys (YCSB's insertorder=hashed) load, run every kind of operation, and say so in the
+// JSON line.
+TEST(BenchCli, TinyYcsbRunWithHashedKeys) {
+  const std::string json = temp_path("hashed.jsonl");
+  RunResult r = run("ycsb --records 3000 --seconds 0.2 --key-order hashed --read 60 --update 10 "
+                    "--scan 10 --insert 10 --rmw 10 --mode sequential,interleaved --json " +
+                    json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::vector<std::string> lines = read_lines(json);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) {
+    EXPECT_NE(line.find("\"key_order\":\"hashed\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"errors\":0,"), std::string::npos) << line;
+    EXPECT_EQ(line.find("\"commits\":0,"), std::string::npos) << line;
+  }
+  std::remove(json.c_str());
+}
+
 TEST(BenchCli, TinyYcsbRunPrintsTableAndAppendsJson) {
   const std::string json = temp_path("results/out.jsonl");
   RunResult r =
@@ -386,6 +404,10 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"ycsb --theta 1.5", "--theta must be in"},
         Case{"ycsb --key-bytes 300", "--key-bytes must be in"},
         Case{"ycsb --key-bytes 4 --records 5000000000", "cannot hold"},
+        Case{"ycsb --key-order random", "--key-order must be one of"},
+        Case{"ycsb --key-order hashed --key-bytes 4", "needs --key-bytes 8 or more"},
+        Case{"ycsb --key-order hashed --load bulk --dir /tmp/braid-never-made",
+             "cannot --load bulk"},
         Case{"ycsb --seconds", "needs a value"},
         Case{"ycsb stray", "unexpected argument"},
         Case{"ycsb --seed 1 --seed 2", "given twice"},

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,27 @@ TEST(Ycsb, KeysAreDistinctAndOrderedByRecordNumber) {
       }
       prev = k;
     }
+  }
+}
+
+// --key-order hashed: a bijective hash of the record number, so the keys stay distinct but
+// spread over the key space instead of rising with the record number.
+TEST(Ycsb, HashedKeysAreDistinctAndSpreadOverTheKeySpace) {
+  for (std::uint32_t bytes : {8u, 16u}) {
+    std::set<std::string> keys;
+    std::set<unsigned char> first_bytes;
+    std::size_t descents = 0;
+    std::string prev;
+    for (std::uint64_t i = 0; i < 5000; ++i) {
+      std::string k(bytes, '\0');
+      make_key(i, bytes, k.data(), true);
+      ASSERT_TRUE(keys.insert(k).second) << "record " << i << " repeats a key";
+      first_bytes.insert(static_cast<unsigned char>(k[0]));
+      if (i > 0 && k < prev) ++descents;
+      prev = k;
+    }
+    EXPECT_GT(first_bytes.size(), 200u) << bytes;  // of 256: spread, where ordered keys use 1
+    EXPECT_GT(descents, 2000u) << bytes;            // about half, where ordered keys have none
   }
 }
 
