@@ -245,6 +245,8 @@ class Descent {
   const BTree& tree() const { return tree_; }
   // After kNext: the level of node() (read from its parent, which is cached).
   std::uint32_t level() const { return level_; }
+  // After kNext: which of parent()'s children node() is (0: leftmost, i + 1: slot i's).
+  std::uint32_t child_index() const { return child_idx_; }
 
  private:
   const BTree& tree_;
@@ -262,6 +264,7 @@ class Descent {
   std::uint64_t parent_version_ = 0;
   std::uint32_t restarts_ = 0;
   std::uint32_t level_ = ~0u;  // of node_; unknown for the root
+  std::uint32_t child_idx_ = 0;
   FenceKey lower_;
   FenceKey upper_;
 };
@@ -274,6 +277,15 @@ struct ContentionCounters {
   std::uint64_t backoff_ns = 0;
 };
 ContentionCounters& thread_contention();
+
+// The lines of a node that a lookup's next step will likely read: the header and heads
+// [0, head_end), and the tails around the slot its search will likely land on
+// [tail_begin, tail_end). tail_end == 0: the whole node, [0, head_end).
+struct NodeLines {
+  std::uint16_t head_end;
+  std::uint16_t tail_begin;
+  std::uint16_t tail_end;
+};
 
 // A point lookup as a stepper: the descent, the leaf search and any restarts, one node per step.
 //   Lookup l(tree, key);
@@ -302,11 +314,28 @@ class Lookup {
   inline bool outgrew_cache() const;
   // Whether next() is on a level small enough to stay cached (BTree::resident_level).
   inline bool next_resident() const;
+  // The lines of next() that the next step will likely read, for the coroutine drivers' hints
+  // (a prefetch that a suspension follows). Once the tree's leaves outgrow the last-level cache,
+  // in a tree whose keys fit their heads (BTree::hints_lines), the parent's two separators place
+  // the key within next()'s range, and this thread's recent mean count of that level's nodes
+  // places the tail the search will land on: the hint names the header, the heads and the tails
+  // two slots either side, about 8 of a full leaf's 15 lines. Only while this thread's recent
+  // predictions for that level held the slot (one hint in 16 still predicts, to be checked,
+  // when they did not); otherwise the whole node. Why: each line a hint names holds one of the
+  // core's few miss buffers until it arrives from DRAM, and the interleaved get at 10^7 records
+  // is bound by them. Measured: docs/experiments.md, "Issue 23, eleventh pass".
+  // Call only when hints_lines(); otherwise the hint is the whole node.
+  BRAID_OPTIMISTIC NodeLines next_lines();
+  // Whether next_lines may name less than the whole node (BTree::hints_lines).
+  inline bool hints_lines() const;
+  // After the last step: checks a prediction next_lines made for the leaf.
+  inline void note_leaf() const;
   std::uint64_t value() const { return value_; }
   // After the last step: the leaf the answer came from, at the version it was read.
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
  private:
+  BRAID_OPTIMISTIC void check_leaf() const;
   // One step, with the descent's step and the node searches inlined: step() for the drivers
   // that suspend between steps (there too it paid: YCSB 10^4 interleaved 1.04x, TPC-C
   // interleaved 1.02x, YCSB 10^7 interleaved 1.005x), and run's loop.
@@ -315,7 +344,11 @@ class Lookup {
   SearchKey key_;
   Descent descent_;
   bool found_ = false;
+  std::uint16_t leaf_slot_ = 0;  // the slot the leaf's search landed on (next_lines checks it)
   std::uint64_t value_ = 0;
+  // next_lines' last prediction, for the node it was made for.
+  const Node* predicted_node_ = nullptr;
+  NodeLines predicted_{0, 0, 0};
 };
 
 // Entries copied out of one leaf by a scan step.
@@ -370,7 +403,10 @@ class BTree {
  public:
   // `cache_bytes`: the size past which the tree counts as outgrowing the cache (outgrew_cache).
   // `pool`: where node chunks come from first (null: none); it must outlive the tree.
-  explicit BTree(std::size_t cache_bytes = util::l2_cache_bytes(), ChunkPool* pool = nullptr);
+  // `llc_bytes`: the last-level cache the leaves must outgrow before hints name part of a node
+  // (hints_lines).
+  explicit BTree(std::size_t cache_bytes = util::l2_cache_bytes(), ChunkPool* pool = nullptr,
+                 std::size_t llc_bytes = util::llc_bytes());
   ~BTree();
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
@@ -424,6 +460,17 @@ class BTree {
   // pass"). A tree that fits does not pay for the hints it would not need.
   bool outgrew_cache() const { return outgrew_cache_.load(std::memory_order_relaxed); }
   std::uint32_t height() const;
+  // Whether Lookup::next_lines may name part of a node: every key fits its 8-byte head (no
+  // suffixes, no ties to compare), and the leaves outgrew the last-level cache (until then a
+  // get's lines come from L3 and hold a miss buffer a fraction of a DRAM fetch's time: at 10^6
+  // records, leaves in L3, partial hints ran 0.91x).
+  // Every level's: once the leaves miss in DRAM, the lines of an upper level that L3 serves
+  // still hold buffers the DRAM fetches wait for (10^7 records: 1.094x with them, ~1.06x
+  // with the leaves' alone).
+  bool hints_lines() const {
+    return level_nodes_[0].load(std::memory_order_relaxed) > llc_nodes_ &&
+           max_key_len_.load(std::memory_order_relaxed) <= 8;
+  }
   // True when the nodes of `level` (0: leaves; ~0u: the root, unknown) fit in a quarter of the
   // constructor's `cache_bytes`: stepping into one there needs no suspension, since levels that
   // small stay cached under the stream of lines the levels below bring in.
@@ -455,6 +502,7 @@ class BTree {
   std::atomic<Node*> root_;
   std::atomic<bool> outgrew_cache_{false};  // beside root_: a descent reads that line first
   const std::size_t cache_bytes_;
+  const std::size_t llc_nodes_;  // nodes the last-level cache holds
   std::atomic<std::uint16_t> max_key_len_{8};
   std::atomic<std::size_t> nodes_allocated_{0};
   static constexpr std::uint32_t kLevels = 32;
@@ -471,6 +519,10 @@ class BTree {
 
 inline bool Lookup::outgrew_cache() const { return descent_.tree().outgrew_cache(); }
 inline bool ScanLeaf::outgrew_cache() const { return descent_.tree().outgrew_cache(); }
+inline bool Lookup::hints_lines() const { return descent_.tree().hints_lines(); }
+inline void Lookup::note_leaf() const {
+  if (predicted_node_ == descent_.node()) check_leaf();
+}
 inline bool Lookup::next_resident() const {
   return descent_.tree().resident_level(descent_.level());
 }

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "util/random.h"
@@ -253,6 +254,144 @@ TEST(BTree, ResidentLevelsAreTheOnesThatFitAQuarterOfTheCache) {
   while (l.step()) resident.push_back(l.next_resident());
   EXPECT_EQ(resident, (std::vector<bool>{sizes[1] <= 4, false}));
   EXPECT_TRUE(l.found());
+}
+
+// What a coroutine driver's hints (Lookup::next_lines) named over a run of lookups: how many
+// hints there were, how many named lines rather than the whole node, and for the leaves,
+// whether the tail the search landed on lay in the lines named.
+struct LineHints {
+  std::size_t hints = 0;
+  std::size_t predicted = 0;
+  std::size_t leaf_predicted = 0;
+  std::size_t leaf_hits = 0;
+};
+
+std::string be_key(std::uint64_t v) {
+  std::string k(8, '\0');
+  for (int b = 0; b < 8; ++b) k[b] = static_cast<char>(v >> (56 - 8 * b));
+  return k;
+}
+
+constexpr NodeLines kWholeNode{static_cast<std::uint16_t>(kNodeBytes), 0, 0};
+
+// One lookup of a present 8-byte key, hinted as the coroutine drivers hint it.
+void lookup_hinted(const BTree& t, const std::string& key, LineHints* h) {
+  Lookup l(t, key);
+  const Node* hinted = nullptr;
+  NodeLines lines{};
+  while (l.step()) {
+    lines = l.hints_lines() ? l.next_lines() : kWholeNode;
+    hinted = l.next();
+    ++h->hints;
+    if (lines.tail_end != 0) ++h->predicted;
+  }
+  l.note_leaf();
+  ASSERT_TRUE(l.found());
+  const Node* leaf = l.leaf_read().leaf;
+  if (hinted != leaf || lines.tail_end == 0) return;
+  ++h->leaf_predicted;
+  const unsigned count = leaf->count;
+  // Heads hold whole 8-byte keys: the key's slot is the one whose head equals its head.
+  const std::uint64_t head = util::load_head(key.data(), key.size());
+  unsigned idx = 0;
+  while (idx < count && leaf->heads()[idx] != head) ++idx;
+  ASSERT_LT(idx, count);
+  const std::size_t off = Node::kHeader + count * sizeof(std::uint64_t) + idx * sizeof(Tail);
+  EXPECT_GE(lines.head_end, Node::kHeader + count * sizeof(std::uint64_t));  // every head
+  if (off >= (lines.tail_begin & ~std::size_t{63}) && off + sizeof(Tail) <= lines.tail_end) {
+    ++h->leaf_hits;
+  }
+}
+
+// Lookups of `n` random keys among records 0..records-1 (key_of(i) is record i's key).
+template <typename KeyOf>
+LineHints hinted_lookups(const BTree& t, std::uint64_t records, std::size_t n, util::Rng& rng,
+                         KeyOf key_of) {
+  LineHints h;
+  for (std::size_t i = 0; i < n; ++i) lookup_hinted(t, key_of(rng.uniform(records)), &h);
+  return h;
+}
+
+// Evenly spread keys (YCSB's ordered 8-byte keys): the parent's separators and the mean leaf
+// fill place the key's tail, and the hints name about half of a full leaf's lines.
+// The trees below count their levels as larger than the last-level cache from 64 nodes on.
+constexpr std::size_t kSmallLlc = 64 * kNodeBytes;
+
+TEST(BTree, HintsNameTheInterpolatedLinesOfEvenlySpreadKeys) {
+  BTree t(util::l2_cache_bytes(), nullptr, kSmallLlc);
+  constexpr std::uint64_t kRecords = 200'000;
+  std::uint64_t ex;
+  for (std::uint64_t i = 0; i < kRecords; ++i) ASSERT_TRUE(t.insert_if_absent(be_key(i), i, &ex));
+  std::thread([&] {  // a thread of its own: what next_lines learned is per thread
+    util::Rng rng(7);
+    const LineHints warm = hinted_lookups(t, kRecords, 2000, rng, be_key);
+    EXPECT_GT(warm.hints, 0u);
+    const LineHints h = hinted_lookups(t, kRecords, 20'000, rng, be_key);
+    // Three hinted levels; a child at either end of its parent has one separator and is hinted
+    // whole, and so are two of the root's three children.
+    EXPECT_GT(h.predicted, h.hints * 2 / 3);
+    EXPECT_GT(h.leaf_predicted, 20'000u * 9 / 10);
+    EXPECT_GE(h.leaf_hits, h.leaf_predicted * 99 / 100);
+  }).join();
+}
+
+// Keys hashed over the key space leave leaves unevenly filled and keys unevenly placed: the
+// predictions miss too often to pay, and a thread that learned on evenly spread keys goes
+// back to whole nodes, then to lines again when the keys are even once more.
+TEST(BTree, HintsFallBackToWholeNodesWhenPredictionsMiss) {
+  BTree even(util::l2_cache_bytes(), nullptr, kSmallLlc);
+  BTree hashed(util::l2_cache_bytes(), nullptr, kSmallLlc);
+  constexpr std::uint64_t kRecords = 200'000;
+  auto hashed_key = [](std::uint64_t i) { return be_key(util::mix64(i)); };
+  std::uint64_t ex;
+  for (std::uint64_t i = 0; i < kRecords; ++i) {
+    ASSERT_TRUE(even.insert_if_absent(be_key(i), i, &ex));
+    ASSERT_TRUE(hashed.insert_if_absent(hashed_key(i), i, &ex));
+  }
+  std::thread([&] {
+    util::Rng rng(11);
+    (void)hinted_lookups(even, kRecords, 2000, rng, be_key);
+    const LineHints before = hinted_lookups(even, kRecords, 5000, rng, be_key);
+    EXPECT_GT(before.predicted, before.hints * 2 / 3);
+    // Unchecked, the predictions would miss about half the leaves' tails.
+    (void)hinted_lookups(hashed, kRecords, 5000, rng, hashed_key);
+    const LineHints h = hinted_lookups(hashed, kRecords, 20'000, rng, hashed_key);
+    EXPECT_LT(h.predicted, h.hints / 10);
+    (void)hinted_lookups(even, kRecords, 5000, rng, be_key);
+    const LineHints after = hinted_lookups(even, kRecords, 5000, rng, be_key);
+    EXPECT_GT(after.predicted, after.hints * 2 / 3);
+  }).join();
+}
+
+// Lookups of records 0..records-1 from a thread of its own (what next_lines learned is per
+// thread), each hint naming the whole node.
+void expect_whole_node_hints(const BTree& t, std::uint64_t records, std::uint64_t seed) {
+  std::thread([&] {
+    util::Rng rng(seed);
+    const LineHints h = hinted_lookups(t, records, 5000, rng, be_key);
+    EXPECT_GT(h.hints, 0u);
+    EXPECT_EQ(h.predicted, 0u);
+  }).join();
+}
+
+// While the leaves fit the last-level cache, nodes are hinted whole: their lines come from L3.
+TEST(BTree, HintsNameWholeNodesWhileTheLeavesFitTheLastLevelCache) {
+  BTree t(util::l2_cache_bytes(), nullptr, std::size_t{1} << 30);
+  constexpr std::uint64_t kRecords = 50'000;
+  std::uint64_t ex;
+  for (std::uint64_t i = 0; i < kRecords; ++i) ASSERT_TRUE(t.insert_if_absent(be_key(i), i, &ex));
+  expect_whole_node_hints(t, kRecords, 5);
+}
+
+// Keys longer than a head keep suffixes at the node's end, and ties on heads read tails the
+// interpolation cannot place: every hint names the whole node.
+TEST(BTree, HintsNameWholeNodesOnceAKeyOutgrowsItsHead) {
+  BTree t(util::l2_cache_bytes(), nullptr, kSmallLlc);
+  constexpr std::uint64_t kRecords = 50'000;
+  std::uint64_t ex;
+  for (std::uint64_t i = 0; i < kRecords; ++i) ASSERT_TRUE(t.insert_if_absent(be_key(i), i, &ex));
+  ASSERT_TRUE(t.insert_if_absent(be_key(kRecords) + "suffix", kRecords, &ex));
+  expect_whole_node_hints(t, kRecords, 3);
 }
 
 // An insert handed the leaf of an earlier lookup (BTree::insert_if_absent's `at`) goes there
