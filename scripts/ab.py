@@ -20,9 +20,11 @@ file ran TPC-C interleaved at 0.63x for every run of a quarter hour while a copy
 full speed, and `echo 1 > /proc/sys/vm/drop_caches` ended the spell (docs/experiments.md,
 "Issue 23, ninth pass": the fall). Run from one file, a variant's every round shares one
 placement, and a spell biases the whole series; a copy per process makes the placement one
-more per-process draw. It is not the whole cause: in later spells fresh copies of one build
-fell in most rounds while another build's did not ("Issue 23, tenth pass"), so look at the
-per-round figures, not only the medians.
+more per-process draw. What matters is where the file's executable text sits in physical
+memory: dropping a fallen copy's text from the page cache cured it, its read-only data did not
+("Issue 23, eleventh pass"). It is not the whole story: in some spells fresh copies of one
+build fell in most rounds while another build's did not, so look at the per-round figures,
+not only the medians.
 """
 import argparse
 import json
