@@ -534,7 +534,6 @@ BRAID_OPTIMISTIC void Lookup::check_leaf() const {
 }
 
 BRAID_OPTIMISTIC NodeLines Lookup::next_lines() {
-  constexpr NodeLines kWhole{static_cast<std::uint16_t>(kNodeBytes), 0, 0};
   const Node* p = descent_.parent();
   const unsigned idx = descent_.child_index();
   const unsigned pc = racy_count(p);
@@ -544,14 +543,14 @@ BRAID_OPTIMISTIC NodeLines Lookup::next_lines() {
   predicted_node_ = nullptr;
   LineModel& m = t_line_model[descent_.level() == 0 ? 0 : 1];
   const bool use = m.hit256 >= kHitsToPredict;
-  if (!use && ++m.skipped < kCheckEvery) return kWhole;
+  if (!use && ++m.skipped < kCheckEvery) return kWholeNode;
   m.skipped = 0;
   // The outermost children have one separator only.
-  if (idx == 0 || idx >= pc) return kWhole;
+  if (idx == 0 || idx >= pc) return kWholeNode;
   const std::uint64_t lo = racy(p->heads()[idx - 1]);
   const std::uint64_t hi = racy(p->heads()[idx]);
   const std::uint64_t k = key_.head;
-  if (k < lo || k >= hi) return kWhole;  // a torn read: the step will restart
+  if (k < lo || k >= hi) return kWholeNode;  // a torn read: the step will restart
   // Interpolated: the key's slot, f * count, and so its tail's offset.
   const double count = m.fill16 / 16.0;
   const double f = static_cast<double>(k - lo) / static_cast<double>(hi - lo);
@@ -566,7 +565,7 @@ BRAID_OPTIMISTIC NodeLines Lookup::next_lines() {
   predicted_.tail_end =
       static_cast<std::uint16_t>(e > static_cast<double>(kNodeBytes) ? kNodeBytes : e);
   predicted_node_ = descent_.node();
-  return use ? predicted_ : kWhole;
+  return use ? predicted_ : kWholeNode;
 }
 
 BRAID_OPTIMISTIC void Lookup::run(bool hint) {

@@ -286,6 +286,7 @@ struct NodeLines {
   std::uint16_t tail_begin;
   std::uint16_t tail_end;
 };
+inline constexpr NodeLines kWholeNode{static_cast<std::uint16_t>(kNodeBytes), 0, 0};
 
 // A point lookup as a stepper: the descent, the leaf search and any restarts, one node per step.
 //   Lookup l(tree, key);

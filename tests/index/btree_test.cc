@@ -272,8 +272,6 @@ std::string be_key(std::uint64_t v) {
   return k;
 }
 
-constexpr NodeLines kWholeNode{static_cast<std::uint16_t>(kNodeBytes), 0, 0};
-
 // One lookup of a present 8-byte key, hinted as the coroutine drivers hint it.
 void lookup_hinted(const BTree& t, const std::string& key, LineHints* h) {
   Lookup l(t, key);
