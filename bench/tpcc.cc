@@ -449,6 +449,7 @@ Status load_warehouse(Loader& l, const TpccTables& t, const TpccScale& s, std::u
 struct WorkerStats {
   TpccTypeStats type[kTpccTypes];
   std::string first_error;
+  std::uint64_t txn_ns = 0;  // TpccResult::txn_s
 };
 
 // Worker t's transactions. Parameters and every key and row live in the coroutine frames
@@ -475,10 +476,32 @@ class TpccGenerator : public TxnGenerator {
   }
 
   bool next(Tx& tx, Task<Status>* task) override {
-    if (stop_.load(std::memory_order_relaxed)) return false;
-    if (cfg_.max_txns_per_worker != 0 && issued_ == cfg_.max_txns_per_worker) return false;
-    ++issued_;
-    const TpccType type = types_.next();
+    TpccType type;
+    if (replay_) {
+      // The timed run of the transaction just rehearsed: the same draws, so the same keys and
+      // rows (TpccRunConfig::rehearse). It runs even when the stop came meanwhile.
+      BRAID_ASSERT(cfg_.rehearse);
+      rng_ = rehearsed_rng_;
+      history_seq_ = rehearsed_history_seq_;
+      type = rehearsed_type_;
+      rehearsal_ = false;
+      replay_ = false;
+    } else {
+      if (stop_.load(std::memory_order_relaxed)) return false;
+      if (cfg_.max_txns_per_worker != 0 && issued_ == cfg_.max_txns_per_worker) return false;
+      ++issued_;
+      type = types_.next();
+      if (cfg_.rehearse) {
+        rehearsed_rng_ = rng_;
+        rehearsed_history_seq_ = history_seq_;
+        rehearsed_type_ = type;
+        rehearsal_ = true;
+        replay_ = true;
+      }
+    }
+    // One transaction at a time under rehearse (tpcc_run admits only the plain modes): the
+    // bodies read rehearsal_ at their end, and finished() attributes its latency by it.
+    BRAID_ASSERT(!cfg_.rehearse || open() == 0);
     // Q2* restocks what it finds low (CoroBase §5.2): not read-only.
     const bool reads_only = type == kOrderStatus || type == kStockLevel;
     if (Status s =
@@ -508,10 +531,12 @@ class TpccGenerator : public TxnGenerator {
     }
     return true;
   }
-  void finished(const Status& s, std::uint64_t) override {
+  void finished(const Status& s, std::uint64_t latency_ns) override {
     // The bodies classified their own outcome; only a failed commit (a halted durable
     // database) arrives here unannounced.
     if (s.code() == Code::kIOError) error(s);
+    // Under rehearse the body that ended is the one next() produced last (one at a time).
+    if (!rehearsal_) out_->txn_ns += latency_ns;
   }
 
  private:
@@ -554,11 +579,21 @@ class TpccGenerator : public TxnGenerator {
   }
 
   // The outcome of a body: commit (the worker commits an OK body), rollback, conflict, error.
+  // A rehearsal's body ends without committing (TPCC_COMMIT) and records nothing but an
+  // error; its non-OK status makes the worker roll it back.
   enum class End : std::uint8_t { kCommit, kRollback };
   Status finish(TpccType type, Begin start, Status s, End end = End::kCommit) {
     BRAID_ASSERT(busy_[start.w] > 0);
     --busy_[start.w];
     TpccTypeStats& st = out_->type[type];
+    if (rehearsal_) {
+      if (s.is_ok()) return Status::not_found("tpcc: rehearsal");
+      if (s.code() != Code::kConflict) {
+        ++st.errors;
+        error(s);
+      }
+      return s;
+    }
     if (s.is_ok()) {
       if (end == End::kRollback) {
         ++st.rollbacks;
@@ -601,6 +636,12 @@ class TpccGenerator : public TxnGenerator {
 #define TPCC_TRY(type, start, expr)                                         \
   do {                                                                      \
     if (Status s_ = (expr); !s_.is_ok()) co_return finish(type, start, s_); \
+  } while (0)
+// A body's end: its commit, or a rehearsal's end without one.
+#define TPCC_COMMIT(type, start)                                \
+  do {                                                          \
+    if (rehearsal_) co_return finish(type, start, Status::ok()); \
+    co_return finish(type, start, co_await tx.commit());        \
   } while (0)
 
   // Clause 2.4.
@@ -699,7 +740,7 @@ class TpccGenerator : public TxnGenerator {
       }
     }
     sink_ += static_cast<std::uint64_t>(w_tax + dr.tax + c_discount);
-    co_return finish(kNewOrder, start, co_await tx.commit());
+    TPCC_COMMIT(kNewOrder, start);
   }
 
   // NewOrder's per-line writes: the stock update and the order line.
@@ -805,7 +846,7 @@ class TpccGenerator : public TxnGenerator {
     dr.ytd += amount;
     TPCC_TRY(kPayment, start, co_await tx.update(*t_.warehouse, wkey(w), bytes_of(wr)));
     TPCC_TRY(kPayment, start, co_await tx.update(*t_.district, dkey(w, d), bytes_of(dr)));
-    co_return finish(kPayment, start, co_await tx.commit());
+    TPCC_COMMIT(kPayment, start);
   }
 
   // Clause 2.6: the customer, its newest order (order_by_customer, newest first), its lines.
@@ -842,7 +883,7 @@ class TpccGenerator : public TxnGenerator {
                                 return true;
                               }));
     sink_ += static_cast<std::uint64_t>(total) + static_cast<std::uint64_t>(cr.balance);
-    co_return finish(kOrderStatus, start, co_await tx.commit());
+    TPCC_COMMIT(kOrderStatus, start);
   }
 
   // Clause 2.7, all ten districts in one transaction (the deferred execution of 2.7.2 is
@@ -889,6 +930,7 @@ class TpccGenerator : public TxnGenerator {
       ++cr.delivery_cnt;
       TPCC_TRY(kDelivery, start, co_await tx.update(*t_.customer, ckey(w, d, c), bytes_of(cr)));
     }
+    if (rehearsal_) co_return finish(kDelivery, start, Status::ok());
     // The hint moves only past what a committed Delivery delivered: a serializable commit
     // can still be refused.
     Status committed = co_await tx.commit();
@@ -952,7 +994,7 @@ class TpccGenerator : public TxnGenerator {
       }
     }
     sink_ += low;
-    co_return finish(kStockLevel, start, co_await tx.commit());
+    TPCC_COMMIT(kStockLevel, start);
   }
 
   // Q2*'s j-th supplier from `first`: a stride coprime to the table size visits distinct
@@ -1065,9 +1107,10 @@ class TpccGenerator : public TxnGenerator {
       if (!s.is_ok()) co_return finish(kQuery2, start, s);
     }
     sink_ += static_cast<std::uint64_t>(cheapest);
-    co_return finish(kQuery2, start, co_await tx.commit());
+    TPCC_COMMIT(kQuery2, start);
   }
 #undef TPCC_TRY
+#undef TPCC_COMMIT
 
   const TpccTables& t_;
   const TpccScale& s_;
@@ -1081,6 +1124,19 @@ class TpccGenerator : public TxnGenerator {
   std::vector<std::uint32_t> busy_;  // open transactions per home warehouse
   std::uint64_t issued_ = 0;
   std::uint64_t history_seq_ = 0;
+  // rehearse: the body next() produced last is a rehearsal; its timed run comes next, from the
+  // draws saved here.
+  bool rehearsal_ = false;
+  bool replay_ = false;
+  util::Rng rehearsed_rng_{0};
+  std::uint64_t rehearsed_history_seq_ = 0;
+  TpccType rehearsed_type_ = kNewOrder;
+
+  std::uint32_t open() const {
+    std::uint32_t n = 0;
+    for (const std::uint32_t b : busy_) n += b;
+    return n;
+  }
 
  public:
   std::uint64_t sink_ = 0;
@@ -1225,6 +1281,12 @@ Status tpcc_run(Database& db, const TpccTables& tables, const TpccScale& scale,
     return Status::invalid_argument("tpcc: " + std::to_string(workers) + " workers need at least " +
                                     std::to_string(workers) + " warehouses (one home each)");
   }
+  const ExecMode mode = cfg.exec.mode;
+  if (cfg.rehearse && mode != ExecMode::kSequential && mode != ExecMode::kPrefetch) {
+    return Status::invalid_argument(
+        "tpcc: rehearse runs only in the plain modes (sequential, prefetch): a rehearsal and its "
+        "timed run must not interleave with other transactions");
+  }
   std::atomic<bool> stop{false};
   std::vector<WorkerStats> stats(workers);
   std::vector<std::unique_ptr<TpccGenerator>> gens;
@@ -1259,6 +1321,7 @@ Status tpcc_run(Database& db, const TpccTables& tables, const TpccScale& scale,
       to.errors += from.errors;
       to.latency.merge(from.latency);
     }
+    result->txn_s += static_cast<double>(w.txn_ns) / 1e9;
     if (result->first_error.empty()) result->first_error = w.first_error;
   }
   std::uint64_t sink = 0;

@@ -112,6 +112,13 @@ struct TpccRunConfig {
   // The order in which a worker starts the mix's types (TpccTypeSource): 0, as drawn; N,
   // drawn in decks of N and started grouped by type.
   std::uint32_t type_deck = 0;
+  // An oracle for what hiding every miss could gain: each transaction runs twice, first as a
+  // rehearsal that rolls back (and counts nothing), then for real with the same draws, finding
+  // its index nodes, entries and versions cached by the rehearsal. TpccResult::txn_s counts
+  // only the timed runs. One transaction at a time: the plain modes only (InvalidArgument
+  // otherwise). The timed run does the same work: the rehearsal's inserts left the index when
+  // it rolled back, so the timed run inserts them again (only the leaf splits they caused stay).
+  bool rehearse = false;
 };
 
 // Which type a worker's next transaction is: drawn from the mix, from a stream of its own (so
@@ -150,6 +157,10 @@ struct TpccResult {
   TpccTypeStats type[kTpccTypes];
   std::string first_error;
   double run_s = 0;
+  // The transactions' own time, summed over workers: their latencies from admission to end
+  // (TxnGenerator::finished), rehearsals excluded. With one transaction at a time this is the
+  // run's time spent in them; under rehearse, the timed runs' time.
+  double txn_s = 0;
   ExecStats exec;
   std::uint64_t completed() const;  // commits + rollbacks
   std::uint64_t aborts() const;

@@ -37,6 +37,10 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      comma-separated list (default interleaved); hybrid = interleaved with
                      multi_get in NewOrder, StockLevel and Q2*
   --hybrid           use multi_get (as the hybrid mode) in every listed mode
+  --rehearse         an oracle for what hiding every miss could gain, in the plain modes
+                     (sequential, prefetch): each transaction first runs and rolls back, then
+                     runs again with the same draws, its data now cached; txn_per_s counts only
+                     the second runs and their own time. JSON: rehearse, txn_s
   --scheduler P      batch | pipeline | storage-batch | dual-queue | team, or a comma-separated
                      list that runs every mode under each, labelled mode/scheduler (default
                      pipeline: TPC-C's transactions differ in length by 100x, and the batch
@@ -135,6 +139,7 @@ struct Config {
   std::uint32_t type_deck;          // under grouped
   std::uint64_t txns;               // per worker, instead of `seconds` (0: run for `seconds`)
   bool hybrid;
+  bool rehearse;  // TpccRunConfig::rehearse
   std::uint32_t suppliers;
   bool verify;
   std::uint64_t seed;
@@ -158,7 +163,7 @@ JsonObject type_json(const TpccTypeStats& t, double run_s) {
 std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   Flags flags;
   std::string err;
-  if (!flags.parse(argc, argv, first, &err, {"hybrid", "verify"})) return err;
+  if (!flags.parse(argc, argv, first, &err, {"hybrid", "verify", "rehearse"})) return err;
   cfg->scale.warehouses =
       static_cast<std::uint32_t>(flags.u64("warehouses", 16, 1, kTpccMaxWarehouses));
   cfg->scale.items = static_cast<std::uint32_t>(flags.u64("items", 100'000, 100, 100'000));
@@ -199,12 +204,21 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->type_deck =
       static_cast<std::uint32_t>(flags.u64("type-deck", 256, 1, TpccTypeSource::kMaxDeck));
   cfg->hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
+  cfg->rehearse = flags.u64("rehearse", 0, 0, 1) != 0;
   cfg->suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
   cfg->verify = flags.u64("verify", 0, 0, 1) != 0;
   cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
   cfg->json = flags.str("json", "results/braid-bench.jsonl");
   cfg->db = DbFlags::parse(flags);
   if (!err.empty() || !flags.finish(&err)) return err;
+  if (cfg->rehearse) {
+    for (const std::string& m : cfg->modes) {
+      if (m != "sequential" && m != "prefetch") {
+        return "--rehearse runs only with --mode sequential or prefetch (a rehearsal and its "
+               "timed run must not interleave with other transactions), not " + m;
+      }
+    }
+  }
   if (cfg->scale.warehouses < cfg->threads) {
     return "--warehouses " + std::to_string(cfg->scale.warehouses) + " is fewer than --threads " +
            std::to_string(cfg->threads) + " (every worker needs a home warehouse)";
@@ -243,10 +257,11 @@ int load_database(const Config& cfg, const Options& options, Setup* s) {
 void print_header(const Config& cfg, const Setup& s) {
   std::string schedulers;
   for (const std::string& p : cfg.schedulers) schedulers += (schedulers.empty() ? "" : ",") + p;
-  std::printf("braid-bench tpcc: %u warehouse%s, %u thread%s, scheduler %s, batch %u%s\n",
+  std::printf("braid-bench tpcc: %u warehouse%s, %u thread%s, scheduler %s, batch %u%s%s\n",
               cfg.scale.warehouses, cfg.scale.warehouses == 1 ? "" : "s", cfg.threads,
               cfg.threads == 1 ? "" : "s", schedulers.c_str(), cfg.batch,
-              cfg.hybrid ? ", hybrid (multi_get)" : "");
+              cfg.hybrid ? ", hybrid (multi_get)" : "",
+              cfg.rehearse ? ", rehearsed (each transaction timed on its second run)" : "");
   std::printf("  load: %s rows in %.2f s (%.0f rows/s)\n", with_commas(s.records).c_str(), s.load_s,
               static_cast<double>(s.records) / s.load_s);
   if (!cfg.db.dir.empty()) {
@@ -281,6 +296,7 @@ struct Variant {
 
 // One run's measurements beyond TpccResult: what the log did meanwhile.
 struct RunFigures {
+  double time_s = 0;  // what the rates divide by: the run's time, or under --rehearse txn_s
   double tps = 0;
   double log_mb_s = 0;
   double syncs_s = 0;
@@ -309,6 +325,7 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const Varian
   run->exec.seed = cfg.seed;
   run->seconds = cfg.seconds;
   run->max_txns_per_worker = cfg.txns;
+  run->rehearse = cfg.rehearse;
   run->type_deck = v.order == "grouped" ? cfg.type_deck : 0;
   run->seed = run_seed;
   const DurabilityStats before = s->db->durability_stats();
@@ -325,7 +342,8 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const Varian
       (safter.cold_reads - sbefore.cold_reads) + (safter.cold_read_joins - sbefore.cold_read_joins);
   const std::uint64_t txns = r->completed() + r->aborts();
   f->cold_misses_per_txn = txns == 0 ? 0 : static_cast<double>(misses) / static_cast<double>(txns);
-  f->tps = static_cast<double>(r->completed()) / r->run_s;
+  f->time_s = cfg.rehearse ? r->txn_s : r->run_s;
+  f->tps = static_cast<double>(r->completed()) / f->time_s;
   f->log_mb_s = static_cast<double>(after.log_bytes - before.log_bytes) / 1e6 / r->run_s;
   f->syncs_s = static_cast<double>(after.log_flushes - before.log_flushes) / r->run_s;
   f->checkpoints = after.checkpoints - before.checkpoints;
@@ -351,7 +369,8 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   Histogram all;
   for (const auto& t : r.type) all.merge(t.latency);
   const double no_per_min =
-      60.0 * static_cast<double>(r.type[kNewOrder].commits + r.type[kNewOrder].rollbacks) / r.run_s;
+      60.0 * static_cast<double>(r.type[kNewOrder].commits + r.type[kNewOrder].rollbacks) /
+      f.time_s;
   char vs[32] = "-";
   if (seq > 0) std::snprintf(vs, sizeof vs, "%.2fx", f.tps / seq);
   std::string per_type;
@@ -361,7 +380,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
     if (done + t.aborts == 0) continue;
     char buf[96];
     std::snprintf(buf, sizeof buf, "%s %.0f (%.3f)  ", type_name(static_cast<TpccType>(k)),
-                  static_cast<double>(done) / r.run_s,
+                  static_cast<double>(done) / f.time_s,
                   static_cast<double>(t.aborts) / static_cast<double>(done + t.aborts));
     per_type += buf;
   }
@@ -417,6 +436,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("txn_per_s", f.tps).add("new_order_per_min", no_per_min);
   o.add("abort_rate", abort_rate).add("completed", r.completed());
   o.add("aborts", r.aborts()).add("run_s", r.run_s).add("load_s", s.load_s);
+  o.add("rehearse", run.rehearse ? 1 : 0).add("txn_s", r.txn_s);
   o.add("p50_us", all.quantile(0.5) / 1000.0).add("p99_us", all.quantile(0.99) / 1000.0);
   o.add("suspends_per_txn", r.exec.transactions > 0 ? static_cast<double>(r.exec.suspends) /
                                                           static_cast<double>(r.exec.transactions)
@@ -425,7 +445,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   JsonObject types;
   for (int k = 0; k < kTpccTypes; ++k) {
     if (r.type[k].commits + r.type[k].rollbacks + r.type[k].aborts == 0) continue;
-    types.add_object(type_name(static_cast<TpccType>(k)), type_json(r.type[k], r.run_s));
+    types.add_object(type_name(static_cast<TpccType>(k)), type_json(r.type[k], f.time_s));
   }
   o.add_object("types", types);
   o.add_bool("verified", cfg.verify);

@@ -376,6 +376,26 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
   std::remove(json.c_str());
 }
 
+// --rehearse: the plain modes time each transaction's second run; the JSON says so.
+TEST(BenchCli, TinyTpccRehearsalVerifies) {
+  const std::string json = temp_path("rehearse.jsonl");
+  const RunResult r =
+      run("tpcc --warehouses 1 --items 200 --customers 20 --txns 300 --mode sequential,prefetch "
+          "--rehearse --verify --json " +
+          json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("rehearsed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
+  const std::vector<std::string> lines = read_lines(json);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) {
+    for (const char* field : {"\"rehearse\":1", "\"txn_s\":", "\"completed\":300,"}) {
+      EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
+    }
+  }
+  std::remove(json.c_str());
+}
+
 TEST(BenchCli, TinyDurableTpccVerifies) {
   const std::string dir = temp_path("tpcc-db");
   RunResult r =
@@ -441,6 +461,8 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"tpcc --warehouses 1 --threads 2", "fewer than --threads"},
         Case{"tpcc --warehouses 0", "--warehouses must be"},
         Case{"tpcc --hybrid=2", "--hybrid must be"},
+        Case{"tpcc --rehearse --mode sequential,interleaved", "runs only with --mode sequential"},
+        Case{"tpcc --rehearse --mode all", "runs only with --mode sequential"},
         Case{"tpcc --type-order sorted", "--type-order must be one of"},
         Case{"tpcc --type-deck 0", "--type-deck must be in 1..4096"},
         Case{"tpcc --type-deck 4097", "--type-deck must be in 1..4096"},
