@@ -147,15 +147,10 @@ void Protocol::prune_below(TxnContext* ctx, Version* head) {
     keep = keep->next.load(std::memory_order_acquire);
   }
   if (keep == nullptr) return;
-  Version* rest = keep->next.exchange(nullptr, std::memory_order_acq_rel);
-  std::uint64_t n = 0;
-  while (rest != nullptr) {
-    Version* next = rest->next.load(std::memory_order_relaxed);
-    txns_->retire(ctx, rest);
-    rest = next;
-    ++n;
+  // The cut itself reads nothing below `keep` (TxnTable::retire_chain).
+  if (Version* rest = keep->next.exchange(nullptr, std::memory_order_acq_rel); rest != nullptr) {
+    txns_->retire_chain(ctx, rest);
   }
-  if (n != 0) add_own(ctx->pruned, n);
 }
 
 std::uint64_t Protocol::publish_commit(TxnContext* ctx) {

@@ -116,7 +116,7 @@ class Protocol {
 
   // Cuts the versions below the newest one every snapshot sees (ctx owns `head`).
   void prune_below(TxnContext* ctx, Version* head);
-  // The version an install over `head` would cut first (prune_below reads it), when `head`
+  // The version an install over `head` would cut first (its free reads it), when `head`
   // itself is the version every snapshot sees; else null (a longer walk, or nothing to cut).
   // A racy hint for a prefetch, read before the install: the chain may change meanwhile.
   const Version* prune_target(const Version* head) const {

@@ -133,6 +133,7 @@ TEST_F(ProtocolTest, PruneTargetIsTheVersionTheInstallCuts) {
   ASSERT_TRUE(write(c, "v3").is_ok());
   ASSERT_FALSE(c->limbo.empty());
   EXPECT_EQ(c->limbo.back().version, v1);  // the install cut what prune_target named
+  EXPECT_TRUE(c->limbo.back().chain);      // unread: its free walks it
   EXPECT_EQ(v2->next.load(), nullptr);
   TxnContext* old_reader = txns_.begin();  // its snapshot predates c's commit
   commit(c);
