@@ -523,7 +523,8 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       index::LeafChange change;
       if (table.index().insert_if_absent(key, *fresh, &existing,
                                          ctx->serializable ? &change : nullptr,
-                                         attempt == 0 && hint != nullptr ? &hint->leaf : nullptr)) {
+                                         attempt == 0 && hint != nullptr ? &hint->leaf : nullptr,
+                                         txns_.hint_of(v))) {
         if (ctx->serializable) protocol_.ssn_note_insert(ctx, change);
         protocol_.add_write(ctx, &table, &slot, *fresh, v, key, true);
         *oid_out = *fresh;
@@ -540,6 +541,14 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
     const mvcc::Install r = protocol_.install(ctx, &table, table.oids().entry(oid), oid, key, value,
                                               kind, &status, prev);
     if (r == mvcc::Install::kDone) {
+      // Our version heads the chain now (ours until we end): the leaf's value hint names it,
+      // for get_op to fetch beside the entry. Only through the lookup's own leaf and slot.
+      if (status.is_ok() && attempt == 0 && hint != nullptr && hint->found) {
+        const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_relaxed);
+        if (entry::is_hot(e)) {
+          table.index().set_value_hint(hint->leaf, hint->slot, txns_.hint_of(entry::hot(e)));
+        }
+      }
       *oid_out = oid;
       return status;
     }

@@ -203,6 +203,7 @@ struct NodeImage {
   struct Entry {
     std::uint16_t off;
     std::uint8_t len;
+    std::uint32_t value_hint;
     std::uint64_t value;
   };
   char keys[Node::kMaxSlots * kMaxKey + kMaxKey];
@@ -211,10 +212,12 @@ struct NodeImage {
   std::uint32_t used = 0;
 
   std::string_view key(unsigned i) const { return {keys + entries[i].off, entries[i].len}; }
-  void add(std::string_view k, std::uint64_t v) {
+  void add(std::string_view k, std::uint64_t v, std::uint32_t value_hint) {
     BRAID_DASSERT(n <= Node::kMaxSlots);
     std::memcpy(keys + used, k.data(), k.size());
-    entries[n++] = {static_cast<std::uint16_t>(used), static_cast<std::uint8_t>(k.size()), v};
+    entries[n++] = {static_cast<std::uint16_t>(used), static_cast<std::uint8_t>(k.size()),
+                    value_hint,
+                    v};
     used += static_cast<std::uint32_t>(k.size());
   }
   void gather(const Node* node) {
@@ -223,7 +226,8 @@ struct NodeImage {
     char buf[kMaxKey];
     for (unsigned i = 0; i < node->count; ++i) {
       std::uint32_t len = copy_key(node, node->count, i, buf);
-      add({buf, len}, node->tails(node->count)[i].value);
+      const Tail& t = node->tails(node->count)[i];
+      add({buf, len}, t.value, t.value_hint);
     }
   }
 };
@@ -231,14 +235,16 @@ struct NodeImage {
 std::uint64_t head_of(std::string_view k) { return util::load_head(k.data(), k.size()); }
 
 // Writes entry `idx` of a node that holds `node->count` entries (its arrays already sized).
-void write_slot(Node* node, unsigned idx, std::string_view key, std::uint64_t value) {
+void write_slot(Node* node, unsigned idx, std::string_view key, std::uint64_t value,
+                std::uint32_t value_hint) {
   BRAID_DASSERT(idx < node->count);
   node->heads()[idx] = head_of(key);
   Tail& t = node->tails(node->count)[idx];
   t.value = value;
   t.len = static_cast<std::uint8_t>(key.size());
   t.suffix_off = 0;
-  std::memset(t.pad, 0, sizeof(t.pad));
+  t.pad = 0;
+  t.value_hint = value_hint;
   if (key.size() > 8) {
     const std::size_t suf = key.size() - 8;
     node->heap_begin = static_cast<std::uint16_t>(node->heap_begin - suf);
@@ -253,7 +259,10 @@ void rebuild(Node* node, const NodeImage& img, unsigned from, unsigned to) {
   node->heap_begin = kNodeBytes;
   node->garbage = 0;
   node->run_end = 0;
-  for (unsigned i = from; i < to; ++i) write_slot(node, i - from, img.key(i), img.entries[i].value);
+  for (unsigned i = from; i < to; ++i) {
+    write_slot(node, i - from, img.key(i), img.entries[i].value,
+               img.entries[i].value_hint);
+  }
 }
 
 void compact(Node* node) {
@@ -265,7 +274,8 @@ void compact(Node* node) {
 // Inserts at slot `idx`; the caller made sure the entry fits (after compaction if needed). The
 // tails move up by one head's width, those from `idx` on by one entry's: the far ones first,
 // then the near ones, then the heads, so nothing is overwritten before it moved.
-void insert_at(Node* node, unsigned idx, std::string_view key, std::uint64_t value) {
+void insert_at(Node* node, unsigned idx, std::string_view key, std::uint64_t value,
+               std::uint32_t value_hint) {
   const std::size_t need = entry_bytes(key.size());
   if (node->free_bytes() < need) compact(node);
   BRAID_ASSERT(node->free_bytes() >= need);
@@ -278,7 +288,7 @@ void insert_at(Node* node, unsigned idx, std::string_view key, std::uint64_t val
   std::uint64_t* heads = node->heads();
   std::memmove(heads + idx + 1, heads + idx, (count - idx) * sizeof(std::uint64_t));
   node->count = static_cast<std::uint16_t>(count + 1);
-  write_slot(node, idx, key, value);
+  write_slot(node, idx, key, value, value_hint);
 }
 
 // The mirror of insert_at: heads first, then the near tails, then the far ones.
@@ -306,8 +316,8 @@ bool fits(const Node* node, std::size_t key_len) {
 // *idx the key's place, for the caller to split or let go.
 enum class LeafInsert { kPresent, kInserted, kFull };
 LeafInsert insert_locked(Node* leaf, std::uint64_t version, std::string_view key,
-                         const SearchKey& k, std::uint64_t value, std::uint64_t* existing,
-                         LeafChange* change, unsigned* idx) {
+                         const SearchKey& k, std::uint64_t value, std::uint32_t value_hint,
+                         std::uint64_t* existing, LeafChange* change, unsigned* idx) {
   BRAID_DASSERT(leaf->level == 0);
   bool exact;
   *idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
@@ -317,7 +327,7 @@ LeafInsert insert_locked(Node* leaf, std::uint64_t version, std::string_view key
     return LeafInsert::kPresent;
   }
   if (!fits(leaf, key.size())) return LeafInsert::kFull;
-  insert_at(leaf, *idx, key, value);
+  insert_at(leaf, *idx, key, value, value_hint);
   leaf->run_end = static_cast<std::uint8_t>(*idx + 1);
   leaf->lock.unlock();
   // Upgrade and unlock each add kLocked: nothing else changed the leaf in between.
@@ -489,7 +499,7 @@ void BTree::install_new_root(Node* left, std::string_view sep, Node* right) {
   Node* root = new_node(static_cast<std::uint8_t>(left->level + 1));
   root->leftmost = left;
   root->count = 1;
-  write_slot(root, 0, sep, reinterpret_cast<std::uint64_t>(right));
+  write_slot(root, 0, sep, reinterpret_cast<std::uint64_t>(right), 0);
   // `left` (the old root) is locked by the caller, so no reader can pass the version check on
   // it before the new root is published.
   root_.store(root, std::memory_order_release);
@@ -592,10 +602,12 @@ __attribute__((always_inline)) BRAID_OPTIMISTIC inline bool Lookup::step_inline(
     bool exact;
     const unsigned idx = lower_bound_inline(leaf, count, key_, descent_.search(), &exact);
     const std::uint64_t v = exact ? racy(leaf->tails(count)[idx].value) : 0;
+    const std::uint32_t h = exact ? racy(leaf->tails(count)[idx].value_hint) : 0;
     if (!leaf->lock.validate(descent_.version())) {
       descent_.restart();
       continue;  // the root is resident: no point in handing it back for a hint
     }
+    value_hint_ = h;
     found_ = exact;
     // Kept for next_lines' check: one store per lookup, where finding the slot again would
     // cost every predicted lookup a second search of its leaf.
@@ -614,7 +626,8 @@ bool BTree::lookup(std::string_view key, std::uint64_t* value) const {
 }
 
 bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
-                             LeafChange* change, const LeafRead* at) {
+                             LeafChange* change, const LeafRead* at,
+                             std::uint32_t value_hint) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   note_key_len(key.size());
@@ -624,7 +637,8 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
   // Descent::step under write_primary; docs/experiments.md, "Issue 23, tenth pass").
   if (at != nullptr && at->leaf != nullptr && at->leaf->lock.try_upgrade(at->version)) {
     unsigned idx;
-    switch (insert_locked(at->leaf, at->version, key, k, value, existing, change, &idx)) {
+    switch (
+        insert_locked(at->leaf, at->version, key, k, value, value_hint, existing, change, &idx)) {
       case LeafInsert::kPresent:
         return false;
       case LeafInsert::kInserted:
@@ -656,7 +670,8 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       Node* leaf = d.node();
       if (!leaf->lock.try_upgrade(d.version())) break;
       unsigned idx;
-      const LeafInsert r = insert_locked(leaf, d.version(), key, k, value, existing, change, &idx);
+      const LeafInsert r =
+          insert_locked(leaf, d.version(), key, k, value, value_hint, existing, change, &idx);
       if (r != LeafInsert::kFull) return r == LeafInsert::kInserted;
       Node* parent = d.parent();
       if (parent != nullptr && !parent->lock.try_upgrade(d.parent_version())) {
@@ -680,7 +695,7 @@ void BTree::link_right_sibling(Node* node, Node* parent, std::string_view sep, N
   const SearchKey sk(sep);
   const unsigned pos = lower_bound(parent, parent->count, sk, NodeSearch::kBisect, &exact);
   BRAID_ASSERT(!exact);
-  insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right));
+  insert_at(parent, pos, sep, reinterpret_cast<std::uint64_t>(right), 0);
 }
 
 void BTree::split_leaf(Node* node, Node* parent, unsigned idx) {
@@ -748,6 +763,16 @@ void BTree::split_inner(Node* node, Node* parent, bool append) {
   rebuild(right, *img, m + 1, img->n);
   rebuild(node, *img, 0, m);
   link_right_sibling(node, parent, sep, right);
+}
+
+void BTree::set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t value_hint) {
+  Node* leaf = at.leaf;
+  if (leaf == nullptr || !leaf->lock.try_upgrade(at.version)) return;
+  BRAID_DASSERT(leaf->level == 0);
+  BRAID_DASSERT(slot < leaf->count);
+  leaf->tails(leaf->count)[slot].value_hint = value_hint;
+  // Restored, not bumped: only the hint changed, and nobody trusts a hint.
+  leaf->lock.restore(at.version);
 }
 
 bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {

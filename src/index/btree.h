@@ -87,6 +87,9 @@ class OptLock {
     return word_.compare_exchange_strong(v, v + kLocked, std::memory_order_seq_cst);
   }
   void unlock() { word_.fetch_add(kLocked, std::memory_order_release); }
+  // Unlocks back to `v`, the version try_upgrade(v) locked: for a writer that changed only
+  // what no reader validates (BTree::set_value_hint's word).
+  void restore(std::uint64_t v) { word_.store(v, std::memory_order_release); }
   bool locked_now() const { return (word_.load(std::memory_order_relaxed) & kLocked) != 0; }
 
  private:
@@ -98,9 +101,13 @@ struct Tail {
   std::uint64_t value;       // leaf: the mapped value; inner: the child Node*
   std::uint16_t suffix_off;  // heap offset of key bytes 8.. (when len > 8)
   std::uint8_t len;          // key length (1..255; 0 never occurs)
-  std::uint8_t pad[5];
+  std::uint8_t pad;
+  // Leaf: the owner's hint for where the value leads (BTree::set_value_hint), 0 for none;
+  // never trusted, only prefetched by. Inner: 0.
+  std::uint32_t value_hint;
 };
 static_assert(sizeof(Tail) == 16);
+static_assert(offsetof(Tail, value_hint) == 12, "an aligned word: set_value_hint stores it whole");
 static_assert(alignof(Tail) == 8, "tails start 8-aligned after the heads, at any count");
 
 // Bytes an entry takes in the arrays: its head and its tail.
@@ -332,6 +339,9 @@ class Lookup {
   // After the last step: checks a prediction next_lines made for the leaf.
   inline void note_leaf() const;
   std::uint64_t value() const { return value_; }
+  // The found entry's value hint (BTree::set_value_hint), 0 for none; and its slot in the leaf.
+  std::uint32_t value_hint() const { return value_hint_; }
+  unsigned leaf_slot() const { return leaf_slot_; }
   // After the last step: the leaf the answer came from, at the version it was read.
   LeafRead leaf_read() const { return {descent_.node(), descent_.version()}; }
 
@@ -347,6 +357,7 @@ class Lookup {
   bool found_ = false;
   std::uint16_t leaf_slot_ = 0;  // the slot the leaf's search landed on (next_lines checks it)
   std::uint64_t value_ = 0;
+  std::uint32_t value_hint_ = 0;
   // next_lines' last prediction, for the node it was made for.
   const Node* predicted_node_ = nullptr;
   NodeLines predicted_{0, 0, 0};
@@ -422,8 +433,18 @@ class BTree {
   // narrows a leaf's range, and a split bumps its version; nodes never merge or go away), so
   // the insert goes there without a second descent. A changed leaf, or one that must split,
   // takes the descent from the root.
+  // `value_hint`: the entry's first value hint (set_value_hint).
   bool insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
-                        LeafChange* change = nullptr, const LeafRead* at = nullptr);
+                        LeafChange* change = nullptr, const LeafRead* at = nullptr,
+                        std::uint32_t value_hint = 0);
+  // Sets the value hint of entry `slot` of the leaf a lookup ended on (`at`), if the leaf is
+  // still as that lookup validated it; otherwise does nothing. A value hint is 4 bytes the
+  // owner keeps beside an entry's value to say where the value leads (the engine: its newest
+  // version), which readers prefetch by and never trust (Lookup::value_hint). The leaf's
+  // version is locked around the store and then restored, not bumped: optimistic readers and
+  // SSN's phantom checks (which compare leaf versions) see no change; a phantom check that
+  // lands inside the few instructions the lock is held aborts, as for any locked leaf.
+  void set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t value_hint);
   // Removes the key if it maps to `expected` (or any value when `any`); true when removed.
   bool remove(std::string_view key, std::uint64_t expected, bool any = false);
 

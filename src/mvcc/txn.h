@@ -235,6 +235,18 @@ class TxnTable {
   // frees; only the sum is meaningful. Null when the version reservation is exhausted.
   Version* alloc_version(TxnContext* ctx, std::size_t payload);
   const VersionHeap& heap() const { return heap_; }
+  // A version's address as an index entry's value hint (index::BTree::set_value_hint): its
+  // offset in the heap in 16-byte units, plus one; 0 (no hint) past the first 64 GiB. Readers
+  // only prefetch what a hint names (hinted), so a stale one costs a wasted fetch, nothing more.
+  std::uint32_t hint_of(const Version* v) const {
+    const auto off = static_cast<std::uint64_t>(reinterpret_cast<const char*>(v) - heap_.base());
+    const std::uint64_t units = off / 16 + 1;
+    return units <= UINT32_MAX ? static_cast<std::uint32_t>(units) : 0;
+  }
+  const char* hinted(std::uint32_t hint) const {
+    BRAID_DASSERT(hint != 0);
+    return heap_.base() + (std::uint64_t{hint} - 1) * 16;
+  }
   // Returns the bytes freed (Version::bytes_for its size).
   std::size_t free_version(TxnContext* ctx, Version* v);
   // Hands an unlinked version to ctx's limbo. It is freed after ctx's occupant finishes, once

@@ -43,6 +43,7 @@ class VersionHeap {
   void drain(Cache* cache);
 
   std::size_t committed_bytes() const { return arena_.committed(); }
+  const char* base() const { return arena_.base(); }
   bool huge_pages() const { return arena_.huge_pages_advised(); }
 
   static std::size_t class_of(std::size_t bytes);

@@ -395,6 +395,61 @@ TEST(BTree, HintsNameWholeNodesOnceAKeyOutgrowsItsHead) {
 // An insert handed the leaf of an earlier lookup (BTree::insert_if_absent's `at`) goes there
 // only while that leaf is unchanged: after the leaf split, the key's place may be in its new
 // sibling, and the insert must find it from the root.
+// Value hints (BTree::set_value_hint) travel with their entries through the inserts, splits
+// and removals that move the entries around, and a lookup returns the one its entry holds.
+TEST(BTree, ValueHintsTravelWithTheirEntries) {
+  BTree t;
+  constexpr std::uint32_t kKeys = 6000;
+  util::Rng rng(23);
+  std::vector<std::uint32_t> order(kKeys);
+  for (std::uint32_t i = 0; i < kKeys; ++i) order[i] = i;
+  for (std::uint32_t i = kKeys - 1; i > 0; --i) std::swap(order[i], order[rng.uniform(i + 1)]);
+  auto key = [](std::uint32_t i) { return "key-" + std::to_string(1000000 + i); };
+  for (const std::uint32_t i : order) {
+    std::uint64_t existing;
+    ASSERT_TRUE(t.insert_if_absent(key(i), i, &existing, nullptr, nullptr, i + 1));
+  }
+  for (std::uint32_t i = 0; i < kKeys; i += 3) ASSERT_TRUE(t.remove(key(i), i));
+  for (std::uint32_t i = 0; i < kKeys; ++i) {
+    const std::string k = key(i);  // the lookup keeps a view of it
+    Lookup l(t, k);
+    l.run(false);
+    ASSERT_EQ(l.found(), i % 3 != 0) << i;
+    if (!l.found()) continue;
+    EXPECT_EQ(l.value(), i);
+    EXPECT_EQ(l.value_hint(), i + 1) << i;
+  }
+}
+
+// set_value_hint writes only through the leaf as the lookup saw it, and leaves that leaf's
+// version as it was (optimistic readers and SSN's leaf checks see no change).
+TEST(BTree, SetValueHintKeepsTheLeafVersionAndNeedsTheLeafUnchanged) {
+  BTree t;
+  std::uint64_t existing;
+  for (std::uint64_t i = 0; i < 10; ++i) {
+    ASSERT_TRUE(t.insert_if_absent("k" + std::to_string(i * 2), i, &existing));
+  }
+  Lookup l(t, "k4");
+  l.run(false);
+  ASSERT_TRUE(l.found());
+  EXPECT_EQ(l.value_hint(), 0u);
+  const LeafRead at = l.leaf_read();
+  t.set_value_hint(at, l.leaf_slot(), 77);
+  EXPECT_EQ(at.leaf->lock.read_version(), at.version);
+  Lookup again(t, "k4");
+  again.run(false);
+  EXPECT_EQ(again.value_hint(), 77u);
+  // An insert into the leaf moves its slots and bumps its version: the old read is stale.
+  ASSERT_TRUE(t.insert_if_absent("k3", 99, &existing));
+  t.set_value_hint(at, l.leaf_slot(), 55);
+  for (const char* k : {"k2", "k3", "k4"}) {
+    Lookup x(t, k);
+    x.run(false);
+    ASSERT_TRUE(x.found()) << k;
+    EXPECT_EQ(x.value_hint(), std::string(k) == "k4" ? 77u : 0u) << k;
+  }
+}
+
 TEST(BTree, AnInsertFromAStaleLeafFindsTheRightOne) {
   BTree t;
   std::uint64_t ex;

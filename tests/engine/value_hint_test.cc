@@ -1,0 +1,116 @@
+// The engine keeps each primary index entry's value hint on the record's newest version
+// (DatabaseImpl::write_primary): an insert sets it, an update through the key's own lookup
+// moves it on. Readers only prefetch by a hint, so a stale one changes no answer.
+#include <gtest/gtest.h>
+
+#include <braid/braid.h>
+
+#include <string>
+
+#include "engine/database_impl.h"
+#include "engine/table.h"
+#include "index/btree.h"
+#include "mvcc/version.h"
+
+namespace braid::engine {
+namespace {
+
+struct Opened {
+  DatabaseImpl* impl = nullptr;
+  std::unique_ptr<Database> db;
+  Table* t = nullptr;
+};
+
+// A tiny cache to size the trees against: every tree counts as outgrowing it, so plain gets
+// prefetch by the hints (get_op) even here.
+Opened open_one_table() {
+  Opened o;
+  Options options;
+  options.l2_cache_bytes = 64 << 10;  // the least Options takes
+  Result<std::unique_ptr<DatabaseImpl>> impl = DatabaseImpl::open(options);
+  EXPECT_TRUE(impl.is_ok()) << impl.status().to_string();
+  o.impl = impl->get();
+  o.db = DatabaseImpl::wrap(std::move(impl).value());
+  o.t = o.db->create_table("t").value();
+  return o;
+}
+
+// The hint the leaf holds for `key`, and the one naming the record's newest version now.
+struct Hints {
+  std::uint32_t leaf = 0;
+  std::uint32_t head = 0;
+};
+Hints hints_of(const Opened& o, const std::string& key) {
+  Table& table = *o.impl->table_at(0);
+  index::Lookup l(table.index(), key);
+  l.run(false);
+  EXPECT_TRUE(l.found()) << key;
+  const std::uint64_t e = table.oids().entry(l.value()).load();
+  EXPECT_TRUE(mvcc::entry::is_hot(e));
+  return {l.value_hint(), o.impl->txns().hint_of(mvcc::entry::hot(e))};
+}
+
+TEST(ValueHint, NamesTheNewestVersionAfterInsertsAndUpdates) {
+  Opened o = open_one_table();
+  constexpr int kKeys = 3000;  // several leaves: splits carry the hints along
+  {
+    Result<Transaction> tx = o.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    for (int i = 0; i < kKeys; ++i) {
+      ASSERT_TRUE(tx->insert(*o.t, "key" + std::to_string(i * 7919 % kKeys), "v0").is_ok());
+    }
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+  for (int i = 0; i < kKeys; i += 97) {
+    const Hints h = hints_of(o, "key" + std::to_string(i));
+    EXPECT_NE(h.leaf, 0u) << i;
+    EXPECT_EQ(h.leaf, h.head) << i;
+  }
+  for (int round = 1; round <= 3; ++round) {
+    Result<Transaction> tx = o.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    for (int i = 0; i < kKeys; i += 97) {
+      ASSERT_TRUE(tx->update(*o.t, "key" + std::to_string(i), "v" + std::to_string(round)).is_ok());
+    }
+    ASSERT_TRUE(tx->commit().is_ok());
+    for (int i = 0; i < kKeys; i += 97) {
+      const Hints h = hints_of(o, "key" + std::to_string(i));
+      EXPECT_EQ(h.leaf, h.head) << "key" << i << " after update " << round;
+    }
+  }
+}
+
+// A hint left stale (here: set by hand to another record's version) changes no answer.
+TEST(ValueHint, AStaleHintChangesNoAnswer) {
+  Opened o = open_one_table();
+  constexpr int kKeys = 5000;
+  auto key = [](int i) { return "k" + std::to_string(100000 + i); };
+  {
+    Result<Transaction> tx = o.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    for (int i = 0; i < kKeys; ++i) {
+      ASSERT_TRUE(tx->insert(*o.t, key(i), "v" + std::to_string(i)).is_ok());
+    }
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+  Table& table = *o.impl->table_at(0);
+  ASSERT_TRUE(table.index().outgrew_cache());  // plain gets prefetch by the hints here
+  const std::string k10 = key(10);  // the lookup keeps a view of it
+  index::Lookup a(table.index(), k10);
+  a.run(false);
+  ASSERT_TRUE(a.found());
+  const Hints other = hints_of(o, key(4000));
+  table.index().set_value_hint(a.leaf_read(), a.leaf_slot(), other.head);
+  ASSERT_EQ(hints_of(o, key(10)).leaf, other.head);
+  Result<Transaction> tx = o.db->begin();
+  ASSERT_TRUE(tx.is_ok());
+  for (int i : {10, 4000}) {
+    Result<std::string_view> got = tx->get(*o.t, key(i));
+    ASSERT_TRUE(got.is_ok()) << i;
+    EXPECT_EQ(*got, "v" + std::to_string(i));
+  }
+  ASSERT_TRUE(tx->commit().is_ok());
+}
+
+}  // namespace
+}  // namespace braid::engine
