@@ -102,6 +102,10 @@ class ChainWalk {
   }
   const mvcc::Version* next() const { return v_; }
   std::size_t fetch_bytes() const { return fetch_bytes_; }
+  // A version the caller fetched already (by the leaf's value hint, with the entry): the step
+  // that reads it needs no suspension of its own (resident(), access_ops.inc).
+  void fetched(const void* p) { fetched_ = p; }
+  bool next_fetched() const { return v_ != nullptr && static_cast<const void*>(v_) == fetched_; }
   const mvcc::Version* found() const { return found_; }
 
  private:
@@ -111,6 +115,7 @@ class ChainWalk {
   std::size_t fetch_bytes_;
   static constexpr std::uint32_t kMaxOwnerRetries = 1u << 20;
   const mvcc::Version* found_ = nullptr;
+  const void* fetched_ = nullptr;
   bool started_ = false;
   std::uint32_t owner_retries_ = 0;
 };

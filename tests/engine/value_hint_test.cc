@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/database_impl.h"
+#include "engine/exec_test_util.h"
 #include "engine/table.h"
 #include "index/btree.h"
 #include "mvcc/version.h"
@@ -110,6 +111,61 @@ TEST(ValueHint, AStaleHintChangesNoAnswer) {
     EXPECT_EQ(*got, "v" + std::to_string(i));
   }
   ASSERT_TRUE(tx->commit().is_ok());
+}
+
+// The coroutine modes fetch the hinted version during the entry's suspension and skip the
+// version's own suspension when the entry names it: the same gets with every hint made stale
+// suspend exactly once more each.
+TEST(ValueHint, AHeldHintSavesTheVersionsSuspension) {
+  for (ExecMode mode : {ExecMode::kInterleaved, ExecMode::kNested}) {
+    Opened o = open_one_table();
+    constexpr int kKeys = 5000;
+    constexpr int kGets = 200;
+    auto key = [](int i) { return "k" + std::to_string(100000 + i); };
+    {
+      Result<Transaction> tx = o.db->begin();
+      ASSERT_TRUE(tx.is_ok());
+      for (int i = 0; i < kKeys; ++i) {
+        ASSERT_TRUE(tx->insert(*o.t, key(i), "v" + std::to_string(i)).is_ok());
+      }
+      ASSERT_TRUE(tx->commit().is_ok());
+    }
+    auto suspends_of_gets = [&]() {
+      std::vector<testing::ListGenerator::Body> bodies;
+      for (int g = 0; g < kGets; g += 10) {
+        bodies.push_back([&, g](Tx& tx) -> Task<Status> {
+          for (int i = g; i < g + 10; ++i) {
+            const std::string k = key(i * 13);
+            Result<std::string_view> r = co_await tx.get(*o.t, k);
+            if (!r.is_ok() || *r != "v" + std::to_string(i * 13)) co_return Status::corruption(k);
+          }
+          co_return co_await tx.commit();
+        });
+      }
+      testing::ListGenerator gen(std::move(bodies));
+      TxnGenerator* gens[] = {&gen};
+      ExecOptions exec;
+      exec.mode = mode;
+      exec.batch = 4;
+      const std::uint64_t before = o.db->exec_stats().suspends;
+      EXPECT_TRUE(o.db->run(gens, exec).is_ok());
+      for (Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
+      return o.db->exec_stats().suspends - before;
+    };
+    const std::uint64_t held = suspends_of_gets();
+    // Every hint names another record's version now (the last key's).
+    Table& table = *o.impl->table_at(0);
+    const Hints last = hints_of(o, key(kKeys - 1));
+    for (int i = 0; i < kGets; ++i) {
+      const std::string k = key(i * 13);
+      index::Lookup l(table.index(), k);
+      l.run(false);
+      ASSERT_TRUE(l.found());
+      table.index().set_value_hint(l.leaf_read(), l.leaf_slot(), last.head);
+    }
+    const std::uint64_t stale = suspends_of_gets();
+    EXPECT_EQ(stale, held + kGets) << to_string(mode);
+  }
 }
 
 }  // namespace
