@@ -51,18 +51,30 @@ Hints hints_of(const Opened& o, const std::string& key) {
   return {l.value_hint(), o.impl->txns().hint_of(mvcc::entry::hot(e))};
 }
 
+// kKeys records key(i) → "v<i>": enough leaves that the tree outgrows a 64 KiB cache.
+constexpr int kKeys = 5000;
+std::string key(int i) { return "k" + std::to_string(100000 + i); }
+void load_keys(const Opened& o) {
+  Result<Transaction> tx = o.db->begin();
+  ASSERT_TRUE(tx.is_ok());
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE(tx->insert(*o.t, key(i), "v" + std::to_string(i)).is_ok());
+  }
+  ASSERT_TRUE(tx->commit().is_ok());
+}
+
 TEST(ValueHint, NamesTheNewestVersionAfterInsertsAndUpdates) {
   Opened o = open_one_table();
-  constexpr int kKeys = 3000;  // several leaves: splits carry the hints along
+  constexpr int kRecords = 3000;  // several leaves: splits carry the hints along
   {
     Result<Transaction> tx = o.db->begin();
     ASSERT_TRUE(tx.is_ok());
-    for (int i = 0; i < kKeys; ++i) {
-      ASSERT_TRUE(tx->insert(*o.t, "key" + std::to_string(i * 7919 % kKeys), "v0").is_ok());
+    for (int i = 0; i < kRecords; ++i) {
+      ASSERT_TRUE(tx->insert(*o.t, "key" + std::to_string(i * 7919 % kRecords), "v0").is_ok());
     }
     ASSERT_TRUE(tx->commit().is_ok());
   }
-  for (int i = 0; i < kKeys; i += 97) {
+  for (int i = 0; i < kRecords; i += 97) {
     const Hints h = hints_of(o, "key" + std::to_string(i));
     EXPECT_NE(h.leaf, 0u) << i;
     EXPECT_EQ(h.leaf, h.head) << i;
@@ -70,11 +82,11 @@ TEST(ValueHint, NamesTheNewestVersionAfterInsertsAndUpdates) {
   for (int round = 1; round <= 3; ++round) {
     Result<Transaction> tx = o.db->begin();
     ASSERT_TRUE(tx.is_ok());
-    for (int i = 0; i < kKeys; i += 97) {
+    for (int i = 0; i < kRecords; i += 97) {
       ASSERT_TRUE(tx->update(*o.t, "key" + std::to_string(i), "v" + std::to_string(round)).is_ok());
     }
     ASSERT_TRUE(tx->commit().is_ok());
-    for (int i = 0; i < kKeys; i += 97) {
+    for (int i = 0; i < kRecords; i += 97) {
       const Hints h = hints_of(o, "key" + std::to_string(i));
       EXPECT_EQ(h.leaf, h.head) << "key" << i << " after update " << round;
     }
@@ -84,16 +96,7 @@ TEST(ValueHint, NamesTheNewestVersionAfterInsertsAndUpdates) {
 // A hint left stale (here: set by hand to another record's version) changes no answer.
 TEST(ValueHint, AStaleHintChangesNoAnswer) {
   Opened o = open_one_table();
-  constexpr int kKeys = 5000;
-  auto key = [](int i) { return "k" + std::to_string(100000 + i); };
-  {
-    Result<Transaction> tx = o.db->begin();
-    ASSERT_TRUE(tx.is_ok());
-    for (int i = 0; i < kKeys; ++i) {
-      ASSERT_TRUE(tx->insert(*o.t, key(i), "v" + std::to_string(i)).is_ok());
-    }
-    ASSERT_TRUE(tx->commit().is_ok());
-  }
+  ASSERT_NO_FATAL_FAILURE(load_keys(o));
   Table& table = *o.impl->table_at(0);
   ASSERT_TRUE(table.index().outgrew_cache());  // plain gets prefetch by the hints here
   const std::string k10 = key(10);  // the lookup keeps a view of it
@@ -119,17 +122,8 @@ TEST(ValueHint, AStaleHintChangesNoAnswer) {
 TEST(ValueHint, AHeldHintSavesTheVersionsSuspension) {
   for (ExecMode mode : {ExecMode::kInterleaved, ExecMode::kNested}) {
     Opened o = open_one_table();
-    constexpr int kKeys = 5000;
+    ASSERT_NO_FATAL_FAILURE(load_keys(o));
     constexpr int kGets = 200;
-    auto key = [](int i) { return "k" + std::to_string(100000 + i); };
-    {
-      Result<Transaction> tx = o.db->begin();
-      ASSERT_TRUE(tx.is_ok());
-      for (int i = 0; i < kKeys; ++i) {
-        ASSERT_TRUE(tx->insert(*o.t, key(i), "v" + std::to_string(i)).is_ok());
-      }
-      ASSERT_TRUE(tx->commit().is_ok());
-    }
     auto suspends_of_gets = [&]() {
       std::vector<testing::ListGenerator::Body> bodies;
       for (int g = 0; g < kGets; g += 10) {
