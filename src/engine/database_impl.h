@@ -38,7 +38,7 @@ struct LookupHint {
   bool found;
   std::uint64_t oid;
   // The leaf the lookup ended on, at the version it validated (BTree::insert_if_absent's `at`),
-  // and the slot it found the key in (BTree::set_hint).
+  // and the slot it found the key in (BTree::set_value_hint).
   index::LeafRead leaf;
   unsigned slot = 0;
 };
