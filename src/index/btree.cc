@@ -18,6 +18,12 @@ namespace {
 
 constexpr std::size_t kChunkBytes = ChunkPool::kChunkBytes;
 
+// Every line of a node, into L1 (prefetcht0): the step that follows reads it right away.
+inline void prefetch_whole(const Node* n) {
+  const char* p = n->raw();
+  for (std::size_t off = 0; off < kNodeBytes; off += 64) __builtin_prefetch(p + off, 0, 3);
+}
+
 // ---- Optimistic (racy) reads -------------------------------------------------------------------
 // Volatile loads are never split or repeated by the compiler, so a torn *node* state is possible
 // but a torn *word* is not; every consumer clamps what it reads so that garbage stays inside the
@@ -580,11 +586,7 @@ BRAID_OPTIMISTIC NodeLines Lookup::next_lines() {
 
 BRAID_OPTIMISTIC void Lookup::run(bool hint) {
   while (step_inline()) {
-    if (hint) {
-      // Every line of the node, into L1 (prefetcht0): the step reads it right away.
-      const char* p = descent_.node()->raw();
-      for (std::size_t off = 0; off < kNodeBytes; off += 64) __builtin_prefetch(p + off, 0, 3);
-    }
+    if (hint) prefetch_whole(descent_.node());
   }
 }
 
@@ -648,14 +650,23 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
         break;
     }
   }
+  // A descent of its own finds a path the caller has not read: a secondary index's entry
+  // (engine/secondary.cc), a load's insert. In a tree past the cache each node below the root is
+  // then fetched whole before its step, and counted, as a plain lookup's (Lookup::run): bisecting
+  // a cold node's heads misses one probe after another. Measured: ... (docs/experiments.md).
+  const bool cold = outgrew_cache();
   for (;;) {
     // Inner nodes on the way down must have room for the longest separator a child split could
     // push up; the bound is the longest key ever inserted, re-read after every restart.
     Descent d(*this, k, Descent::Bias::kFloor, false,
-              entry_bytes(max_key_len_.load(std::memory_order_relaxed)), NodeSearch::kBisect);
+              entry_bytes(max_key_len_.load(std::memory_order_relaxed)),
+              cold ? NodeSearch::kCount : NodeSearch::kBisect);
     for (;;) {
       const Descent::Step s = d.step();
-      if (s == Descent::Step::kNext) continue;
+      if (s == Descent::Step::kNext) {
+        if (cold) prefetch_whole(d.node());
+        continue;
+      }
       if (s == Descent::Step::kRestart) break;
       if (s == Descent::Step::kSplitInner) {
         if (lock_pair(d.node(), d.version(), d.parent(), d.parent_version())) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "util/random.h"
@@ -543,11 +544,15 @@ TEST(BTree, MaximalKeysStillSplit) {
   EXPECT_EQ(scan_all(t, "", "", false), model_range(model, "", "", false));
 }
 
-class BTreeDiff : public ::testing::TestWithParam<std::uint64_t> {};
+// (seed, cache bytes): a tree given the cache of 0 bytes outgrew it from the start, so its
+// inserts descend with whole-node prefetches and counted heads; one given 1 GiB never does, and
+// bisects them (BTree::insert_if_absent).
+class BTreeDiff : public ::testing::TestWithParam<std::tuple<std::uint64_t, std::size_t>> {};
 
 TEST_P(BTreeDiff, MatchesStdMap) {
-  util::Rng rng(GetParam());
-  BTree t;
+  util::Rng rng(std::get<0>(GetParam()));
+  BTree t(std::get<1>(GetParam()));
+  ASSERT_EQ(t.outgrew_cache(), std::get<1>(GetParam()) == 0);
   std::map<std::string, std::uint64_t> model;
   std::vector<std::string> known;
   const int ops = 60000;
@@ -631,9 +636,15 @@ TEST_P(BTreeDiff, MatchesStdMap) {
   std::uint64_t ex;
   for (const auto& [k, v] : model) ASSERT_TRUE(t.insert_if_absent(k, v, &ex));
   EXPECT_EQ(t.check_invariants(), model.size());
+  EXPECT_EQ(t.outgrew_cache(), std::get<1>(GetParam()) == 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, BTreeDiff, ::testing::Values(1, 2, 3, 42));
+constexpr std::size_t kNoCache = 0;
+constexpr std::size_t kHugeCache = std::size_t{1} << 30;
+INSTANTIATE_TEST_SUITE_P(Seeds, BTreeDiff,
+                         ::testing::Values(std::tuple{1, kHugeCache}, std::tuple{2, kHugeCache},
+                                           std::tuple{3, kHugeCache}, std::tuple{42, kHugeCache},
+                                           std::tuple{1, kNoCache}, std::tuple{2, kNoCache}));
 
 }  // namespace
 }  // namespace braid::index
