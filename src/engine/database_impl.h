@@ -35,11 +35,11 @@ using mvcc::WriteKind;
 
 // The result of an index lookup the caller already did (so a write need not repeat it).
 struct LookupHint {
-  bool found;
-  std::uint64_t oid;
+  bool found = false;
+  std::uint64_t oid = 0;
   // The leaf the lookup ended on, at the version it validated (BTree::insert_if_absent's `at`),
   // and the slot it found the key in (BTree::set_value_hint).
-  index::LeafRead leaf;
+  index::LeafRead leaf{};
   unsigned slot = 0;
 };
 

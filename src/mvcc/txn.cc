@@ -80,6 +80,7 @@ void TxnTable::start(TxnContext& c) {
   BRAID_DASSERT(c.reads.empty());
   BRAID_DASSERT(c.leaf_reads.empty());
   BRAID_DASSERT(c.leaf_inserts.empty());
+  c.recent_read.table = nullptr;
   c.serializable = false;
   c.read_only = false;
   c.ssn_eta = 0;

@@ -105,6 +105,24 @@ inline void add_own(std::atomic<T>& counter, std::type_identity_t<T> delta) {
   counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
 }
 
+// The index entry a transaction's last get found (engine/access_ops.inc, get_op), for a write
+// of the same key that follows it (write_op): a read-modify-write, as every TPC-C update is. It
+// keeps the key's OID and the leaf and slot its lookup ended on, so that the write skips a
+// descent of its own. Sound because OIDs are never reused and a key's OID stands as long as its
+// entry; the engine removes only an aborted insert's entry, and a write that finds the OID's
+// entry emptied looks the key up again (Install::kRelookup), as it would after its own lookup.
+// A stale leaf only costs the value hint's upkeep (BTree::set_value_hint checks the version).
+// Keys of 8 to kMaxKey bytes: the copy is on every get's path.
+struct RecentRead {
+  static constexpr std::size_t kMaxKey = 32;
+  const Table* table = nullptr;  // null: none
+  std::uint64_t oid = 0;
+  index::LeafRead leaf{};
+  std::uint16_t slot = 0;
+  std::uint8_t key_len = 0;
+  char key[kMaxKey];
+};
+
 struct alignas(64) TxnContext {
   // ---- Read by other threads ----
   std::atomic<std::uint64_t> xid{0};  // 0 while the context is free
@@ -150,6 +168,7 @@ struct alignas(64) TxnContext {
   std::vector<IndexAdd> index_adds;
   std::string index_keys;
   index::LeafBatch scan_batch;   // scan scratch: keys copied out of a leaf
+  RecentRead recent_read;        // cleared at begin
   std::vector<Retired> limbo;    // survives across occupants of this context
   std::size_t limbo_sealed = 0;  // limbo[0, limbo_sealed) carry their clock
   VersionHeap::Cache version_cache;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/exec_test_util.h"
+#include "engine/access.h"
 #include "engine/ref_model.h"
 #include "engine/table.h"
 #include "engine/test_util.h"
@@ -444,34 +445,139 @@ TEST(ExecDeterminism, SameSeedSameInterleavingAndResult) {
 // the root on a level too large to stay cached (index::BTree::resident_level). A 100-key tree's
 // leaves fit any cache; ExecOptions::force_suspend adds the leaf's suspension and the
 // version's.
+// Table `name` with keys k1000..k1099: a root over leaves that fit any cache.
+Table* hundred_keys(Database& db, std::string_view name) {
+  Table* t = testing::make_table(db, name);
+  Transaction tx = testing::begin(db);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_TRUE(tx.insert(*t, "k" + std::to_string(1000 + i), "v").is_ok());
+  }
+  EXPECT_TRUE(tx.commit().is_ok());
+  EXPECT_EQ(t->index().height(), 2u);
+  return t;
+}
+
+// The suspensions one transaction running `body` takes in `mode`.
+std::uint64_t suspends_of(Database& db, ListGenerator::Body body, ExecMode mode, bool forced) {
+  ListGenerator gen({std::move(body)});
+  TxnGenerator* gens[] = {&gen};
+  ExecOptions e;
+  e.mode = mode;
+  e.batch = 2;
+  e.force_suspend = forced;
+  const std::uint64_t before = db.exec_stats().suspends;
+  EXPECT_TRUE(db.run(gens, e).is_ok());
+  return db.exec_stats().suspends - before;
+}
+
 TEST(ExecSuspensions, ResidentLevelsSuspendOnlyWhenForced) {
   auto db = testing::open_db();
-  Table* t = testing::make_table(*db, "res");
-  {
-    Transaction tx = testing::begin(*db);
-    for (int i = 0; i < 100; ++i) {
-      ASSERT_TRUE(tx.insert(*t, "k" + std::to_string(1000 + i), "v").is_ok());
-    }
-    ASSERT_TRUE(tx.commit().is_ok());
-  }
-  ASSERT_EQ(t->index().height(), 2u);
+  Table* t = hundred_keys(*db, "res");
   ASSERT_TRUE(t->index().resident_level(0));
   for (ExecMode mode : {ExecMode::kInterleaved, ExecMode::kNested}) {
     for (bool forced : {false, true}) {
       SCOPED_TRACE(testing::mode_name(mode) + (forced ? " forced" : ""));
-      ListGenerator gen({[&](Tx& tx) -> Task<Status> {
-        Result<std::string_view> r = co_await tx.get(*t, "k1050");
-        EXPECT_TRUE(r.is_ok());
-        co_return Status::ok();
-      }});
-      TxnGenerator* gens[] = {&gen};
-      ExecOptions e;
-      e.mode = mode;
-      e.batch = 2;
-      e.force_suspend = forced;
-      const std::uint64_t before = db->exec_stats().suspends;
-      ASSERT_TRUE(db->run(gens, e).is_ok());
-      EXPECT_EQ(db->exec_stats().suspends - before, forced ? 3u : 1u);
+      const std::uint64_t n = suspends_of(
+          *db,
+          [&](Tx& tx) -> Task<Status> {
+            Result<std::string_view> r = co_await tx.get(*t, "k1050");
+            EXPECT_TRUE(r.is_ok());
+            co_return Status::ok();
+          },
+          mode, forced);
+      EXPECT_EQ(n, forced ? 3u : 1u);
+    }
+  }
+}
+
+// A write of the key the transaction's last get found starts from that get's lookup
+// (mvcc::RecentRead): its descent, and so the leaf's suspension forced here, is skipped. A
+// write of another key descends.
+TEST(ExecSuspensions, AWriteAfterAGetOfItsKeySkipsTheDescent) {
+  auto db = testing::open_db();
+  Table* t = hundred_keys(*db, "rmw");
+  for (ExecMode mode : {ExecMode::kInterleaved, ExecMode::kNested}) {
+    auto get_then_update = [&](std::string written) {
+      return suspends_of(
+          *db,
+          [&, written](Tx& tx) -> Task<Status> {
+            EXPECT_TRUE((co_await tx.get(*t, "k1050")).is_ok());
+            EXPECT_TRUE((co_await tx.update(*t, written, "w")).is_ok());
+            co_return Status::ok();
+          },
+          mode, true);
+    };
+    SCOPED_TRACE(testing::mode_name(mode));
+    EXPECT_EQ(get_then_update("k1050") + 1, get_then_update("k1051"));
+  }
+}
+
+// The write that follows a get reuses that get's lookup only for the same table and key: the
+// same key in another table, and another key in the same table, are written where they are.
+TEST(ExecRecentRead, OnlyTheSameTableAndKeyReuseAGetsLookup) {
+  for (const ExecCase& c : testing::all_cases()) {
+    SCOPED_TRACE(testing::case_name(::testing::TestParamInfo<ExecCase>(c, 0)));
+    auto db = testing::open_db();
+    Table* a = testing::make_table(*db, "a");
+    Table* b = testing::make_table(*db, "b");
+    {
+      Transaction tx = testing::begin(*db);
+      ASSERT_TRUE(tx.insert(*a, "k0", "ak0").is_ok());  // so a's OIDs are not b's for a key
+      for (const char* k : {"k1", "k2", "k3"}) {
+        ASSERT_TRUE(tx.insert(*a, k, std::string("a") + k).is_ok());
+        ASSERT_TRUE(tx.insert(*b, k, std::string("b") + k).is_ok());
+      }
+      ASSERT_TRUE(tx.commit().is_ok());
+    }
+    ListGenerator gen({[&](Tx& tx) -> Task<Status> {
+      EXPECT_TRUE((co_await tx.get(*a, "k1")).is_ok());
+      EXPECT_TRUE((co_await tx.update(*b, "k1", "B1")).is_ok());
+      EXPECT_TRUE((co_await tx.get(*a, "k2")).is_ok());
+      EXPECT_TRUE((co_await tx.update(*a, "k3", "A3")).is_ok());
+      EXPECT_TRUE((co_await tx.get(*b, "k2")).is_ok());
+      EXPECT_TRUE((co_await tx.remove(*b, "k2")).is_ok());
+      EXPECT_TRUE((co_await tx.put(*b, "k2", "B2")).is_ok());
+      Result<std::string_view> again = co_await tx.get(*b, "k2");
+      EXPECT_TRUE(again.is_ok());
+      if (again.is_ok()) {
+        EXPECT_EQ(*again, "B2");
+      }
+      co_return Status::ok();
+    }});
+    TxnGenerator* gens[] = {&gen};
+    ASSERT_TRUE(db->run(gens, testing::exec_of(c, 2)).is_ok());
+    using M = std::map<std::string, std::string>;
+    EXPECT_EQ(dump(*db, *a), (M{{"k0", "ak0"}, {"k1", "ak1"}, {"k2", "ak2"}, {"k3", "A3"}}));
+    EXPECT_EQ(dump(*db, *b), (M{{"k1", "B1"}, {"k2", "B2"}, {"k3", "bk3"}}));
+  }
+}
+
+// The key a get noted is recalled for exactly that key: every length from 1 to 32 bytes (the
+// words that cover it overlap), a key that differs from it in any one byte is not, and a key
+// longer than 32 bytes is never noted.
+TEST(ExecRecentRead, KeysOfEveryLengthAreRecalledExactly) {
+  auto db = testing::open_db();
+  Table* t = testing::make_table(*db, "t");
+  Table* other = testing::make_table(*db, "other");
+  mvcc::TxnContext ctx;
+  for (std::size_t n = 1; n <= mvcc::RecentRead::kMaxKey + 1; ++n) {
+    std::string key(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) key[i] = static_cast<char>('a' + i % 26);
+    engine::note_read(&ctx, *t, key, 7 + n, index::LeafRead{}, 3);
+    engine::LookupHint hint;
+    const bool noted = n <= mvcc::RecentRead::kMaxKey;
+    ASSERT_EQ(engine::recall_read(&ctx, *t, key, &hint), noted) << n;
+    if (noted) {
+      EXPECT_TRUE(hint.found);
+      EXPECT_EQ(hint.oid, 7 + n);
+      EXPECT_EQ(hint.slot, 3u);
+    }
+    EXPECT_FALSE(engine::recall_read(&ctx, *other, key, &hint)) << n;
+    EXPECT_FALSE(engine::recall_read(&ctx, *t, key + "x", &hint)) << n;
+    for (std::size_t i = 0; i < n; ++i) {
+      std::string changed = key;
+      changed[i] = static_cast<char>(changed[i] ^ 0x40);
+      EXPECT_FALSE(engine::recall_read(&ctx, *t, changed, &hint)) << n << " " << i;
     }
   }
 }
