@@ -513,7 +513,9 @@ TEST(BTree, AscendingRunsInsideALeafFillTheirLeaves) {
       return k;
     };
     std::size_t n = 0;
-    for (std::uint32_t r = 0; r < kRanges; ++r, ++n) ASSERT_TRUE(t.insert_if_absent(key(r, 0), n, &ex));
+    for (std::uint32_t r = 0; r < kRanges; ++r, ++n) {
+      ASSERT_TRUE(t.insert_if_absent(key(r, 0), n, &ex));
+    }
     for (std::uint32_t s = 1; s <= kPerRange; ++s) {
       for (std::uint32_t r = 0; r < kRanges; ++r, ++n) {
         // Interleaved: one range at a time per leaf still, but every range every round.
