@@ -112,7 +112,7 @@ inline void add_own(std::atomic<T>& counter, std::type_identity_t<T> delta) {
 // entry; the engine removes only an aborted insert's entry, and a write that finds the OID's
 // entry emptied looks the key up again (Install::kRelookup), as it would after its own lookup.
 // A stale leaf only costs the value hint's upkeep (BTree::set_value_hint checks the version).
-// Keys of 8 to kMaxKey bytes: the copy is on every get's path.
+// Keys of 1 to kMaxKey bytes: the copy is on every get's path.
 struct RecentRead {
   static constexpr std::size_t kMaxKey = 32;
   const Table* table = nullptr;  // null: none
