@@ -171,6 +171,9 @@ struct DatabaseStats {
   std::uint64_t ssn_aborts = 0;
   std::uint64_t phantom_aborts = 0;
   std::uint64_t serializable_commits = 0;
+  // Waits reported as stalled (Options::stall_timeout_ms): each one waited that long without
+  // the thing it waits on moving.
+  std::uint64_t stalls = 0;
 };
 
 // Durability of a database with a directory (all zero for an in-memory one).

@@ -197,7 +197,12 @@ struct DebugFaults {
   bool dirty_reads = false;
   // Serializable commits skip SSN's exclusion-window test (write skew commits).
   bool skip_ssn_test = false;
-  bool any() const { return no_first_updater_wins || dirty_reads || skip_ssn_test; }
+  // A serializable writer holds its verdict this long after taking its commit timestamp, so
+  // readers of its versions and other certifications wait for it (the stall detector's test).
+  std::uint32_t precommit_pause_ms = 0;
+  bool any() const {
+    return no_first_updater_wins || dirty_reads || skip_ssn_test || precommit_pause_ms != 0;
+  }
 };
 
 // Where a long phase stands: `done` of `total` `unit`s (total is an upper bound that the phase
@@ -207,6 +212,16 @@ struct ProgressReport {
   const char* unit;   // "records", "bytes", "keys"
   std::uint64_t done;
   std::uint64_t total;
+};
+
+// A wait that stopped making progress (Options::stall_timeout_ms): which wait, how long its
+// progress has stood still, and the state it waits on (clocks, logs, what is in flight).
+struct StallReport {
+  const char* wait;  // "durable commit", "read-only commit", "worker commit acknowledgement",
+                     // "application log flush", "serializable certification", "cold read",
+                     // "checkpoint", "bulk load admission"
+  std::uint64_t stalled_ms;
+  std::string detail;
 };
 
 struct Options {
@@ -295,6 +310,16 @@ struct Options {
   // with done == total, so a caller can draw a progress line (braid-bench and `braid check` do,
   // on a terminal). It must not call into the database.
   std::function<void(const ProgressReport&)> progress;
+
+  // Every wait of an application thread or a worker — on the durable clock, a log flush, a
+  // serializable certification, a cold read in flight, a checkpoint — watches what it waits
+  // on. When that has not moved for this long, the wait is reported once (on_stall, and
+  // DatabaseStats::stalls) and goes on waiting: a stall is named instead of spinning
+  // silently. 0: never reported. At most one hour.
+  std::uint32_t stall_timeout_ms = 5000;
+  // Where stall reports go (called on the waiting thread; it must not call into the
+  // database). Empty: one line on stderr.
+  std::function<void(const StallReport&)> on_stall;
 
   // Test builds only (see DebugFaults).
   DebugFaults debug_faults;

@@ -284,10 +284,17 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
                             mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key,
                             void (*progress)(void*), void* progress_arg, std::uint64_t* installed) {
   *installed = 0;
+  util::StallWatch watch(db_->stall_monitor(), "cold read");
+  const auto describe = [&] {
+    return "waiting for the read of " + where(e) + " (table " + std::to_string(table) +
+           "), led by another transaction; " + std::to_string(completed_reads()) +
+           " cold reads completed in all";
+  };
   for (int attempt = 0; attempt < kMaxMissRetries; ++attempt) {
     const Miss m = join(slot, e, ctx, table, key);
     if (m.busy) {
       if (progress != nullptr) progress(progress_arg);
+      watch.turn(completed_reads(), describe);
       std::this_thread::yield();
       continue;
     }
@@ -295,6 +302,7 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
     if (m.lead) read_sync(m.load);
     for (std::uint32_t spins = 0; m.load->pending(); ++spins) {
       if (progress != nullptr) progress(progress_arg);
+      if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), describe);
       util::backoff(spins);
     }
     Status s = outcome(m.load);

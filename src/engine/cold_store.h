@@ -78,6 +78,8 @@ class ColdStore {
 
   storage::FileTable& files() { return files_; }
   std::uint64_t budget() const { return budget_; }
+  // Reads completed so far, successful or not (what a wait on a read watches for progress).
+  std::uint64_t completed_reads() const { return reads_.load(std::memory_order_relaxed); }
 
   // ---- Loads ----
   struct Miss {

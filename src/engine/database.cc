@@ -40,12 +40,14 @@ Status DatabaseImpl::refuse_on_worker(const char* what) const {
 
 DatabaseImpl::DatabaseImpl(const Options& options)
     : options_(options),
+      stalls_(options.stall_timeout_ms, options.on_stall),
       // Reserved contexts beyond the workers' slots: the checkpoint's snapshot, and one per
       // worker for its eviction sweeps.
       txns_(options.workers * options.slots_per_worker + 1 + options.workers,
             options.external_transactions, options.max_txn_writes),
       protocol_(&txns_, options.max_version_bytes, options.max_txn_reads, options.debug_faults) {
   tables_.reserve(options.max_tables);
+  protocol_.set_stall_monitor(&stalls_);
 }
 
 DatabaseImpl::~DatabaseImpl() {
@@ -109,6 +111,9 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
   if (std::uint64_t{o.workers} * o.slots_per_worker + o.external_transactions + 1 >= (1u << 16)) {
     return Status::invalid_argument(
         "Options::workers * slots_per_worker + external_transactions must be below 65535");
+  }
+  if (o.stall_timeout_ms > 3'600'000) {
+    return Status::invalid_argument("Options::stall_timeout_ms must be 0 (off)..3600000");
   }
   const DurabilityOptions& d = o.durability;
   if (d.log_buffer_bytes < (16u << 10) || d.log_buffer_bytes > (1u << 30)) {
@@ -453,6 +458,7 @@ DatabaseStats DatabaseImpl::stats() const {
   std::lock_guard<std::mutex> guard(catalog_mutex_);
   for (const auto& t : tables_) s.index_nodes += t->index().node_count();
   s.commit_clock = txns_.clock_now();
+  s.stalls = stalls_.stalls();
   if (cold_ != nullptr) cold_->add_stats(&s);
   return s;
 }
@@ -696,16 +702,9 @@ std::uint64_t DatabaseImpl::logged_tick(std::uint32_t log) {
   if (durability_->halted() || !w->prepare(storage::kTxnHeaderBytes).is_ok()) return 0;
   const std::uint64_t cts = txns_.clock().fetch_add(1, std::memory_order_seq_cst) + 1;
   append_empty_record(*w, cts);
-  if (log == external_log()) {
-    // Nobody else drives the application threads' log: flush the tick now (we hold its
-    // mutex), or the durable clock would wait for it.
-    while (w->safe() < cts) {
-      if (Status s = w->poll(true, true); !s.is_ok()) {
-        durability_->halt(s);
-        return 0;
-      }
-    }
-  }
+  // The caller holds the application threads' log's mutex; the tick goes to disk before it
+  // is released (a bulk load's timestamp must be durable before its parts refer to it).
+  if (log == external_log() && !durability_->settle_external(true).is_ok()) return 0;
   return cts;
 }
 
@@ -732,53 +731,38 @@ Status DatabaseImpl::commit_external(TxnContext* ctx, std::uint64_t* cts) {
   // Application threads evict too (workers do between rounds), so a workload that runs only
   // through Transaction stays within its budget; before the log's mutex, which others wait on.
   if (cold_->budget() != 0 && cold_->over_budget()) (void)cold_->sweep(ctx, 64);
-  storage::LogWriter* w = durability_->log(external_log());
-  if (ctx->writes.empty()) {
-    // Read-only: acknowledged once its snapshot is durable (what it read survives a crash).
-    const std::uint64_t snapshot = ctx->snapshot;
-    Status s;
-    {
-      std::lock_guard<std::mutex> g(durability_->external_mutex());
-      s = commit(ctx, external_log(), cts);
-    }
-    if (!s.is_ok() || w == nullptr || !durability_->durable_commits()) return s;
-    while (durability_->durable_clock() < snapshot) {
-      if (durability_->halted()) return durability_->halt_status();
-      std::this_thread::yield();
-    }
-    return s;
-  }
+  const bool durable = durability_->durable_commits() && durability_->log(external_log());
+  // Read-only: acknowledged once its snapshot is durable (what it read survives a crash).
+  const std::uint64_t snapshot = ctx->snapshot;
+  const bool read_only = ctx->writes.empty();
   Status s;
   {
-    // Application threads share one log. The committing thread drives its I/O itself: no
-    // thread of the engine's does it for them.
+    // Application threads share one log, and the committing thread drives its I/O itself: no
+    // thread of the engine's does so under kDurable. Whatever the outcome — a refused
+    // serializable commit spent a timestamp too, logged as an empty record — the log is
+    // settled before the mutex is released, or its safe bound, and with it the durable clock,
+    // would stay below that timestamp until some later application commit.
     std::lock_guard<std::mutex> g(durability_->external_mutex());
     s = commit(ctx, external_log(), cts);
-    if (!s.is_ok() || *cts == 0) return s;
-    do {
-      if (Status e = w->poll(true, true); !e.is_ok()) {
-        durability_->halt(e);
-        return durability_->halt_status();
-      }
-    } while (durability_->durable_commits() && w->safe() < *cts);
+    if (Status e = durability_->settle_external(durable); !e.is_ok()) return e;
   }
-  if (!durability_->durable_commits()) {
-    // Our block is in flight and nobody waits for it: worker 0 reaps it (and submits what
-    // later commits append), so the durable clock moves without another application commit.
+  if (!durable) {
+    // A block may still be in flight and nobody waits for it: worker 0 reaps it (and submits
+    // what later commits append), so the durable clock moves without another application
+    // commit.
     workers_[0]->wake_if_sleeping();
     return s;
   }
+  if (!s.is_ok()) return s;
   // Every earlier commit must be on disk too (other logs; their workers flush them).
-  while (durability_->durable_clock() < *cts) {
-    if (durability_->halted()) return durability_->halt_status();
-    std::this_thread::yield();
-  }
-  return s;
+  const std::uint64_t target = read_only ? snapshot : *cts;
+  return durability_->wait_durable(target, read_only ? "read-only commit" : "durable commit");
 }
 
 void DatabaseImpl::abort_external(TxnContext* ctx) {
   if (durability_ == nullptr) return abort(ctx, external_log());
   std::lock_guard<std::mutex> g(durability_->external_mutex());
+  // An abort appends nothing but a reclamation tick, which logged_tick settles itself.
   abort(ctx, external_log());
 }
 

@@ -24,6 +24,7 @@
 #include "mvcc/txn.h"
 #include "storage/file_system.h"
 #include "util/cpu_cache.h"
+#include "util/stall.h"
 
 namespace braid::detail {
 struct OpState;
@@ -129,6 +130,8 @@ class DatabaseImpl {
   // The MVCC protocol over this database's contexts (src/mvcc/protocol.h).
   const mvcc::Protocol& protocol() const { return protocol_; }
   mvcc::Protocol& protocol() { return protocol_; }
+  // Where every bounded wait reports a stall (Options::stall_timeout_ms).
+  util::StallMonitor* stall_monitor() { return &stalls_; }
 
  private:
   // A write's secondary keys, derived before the write changes anything (secondary.cc).
@@ -165,6 +168,7 @@ class DatabaseImpl {
   std::atomic<bool> flusher_stop_{false};
 
   Options options_;
+  util::StallMonitor stalls_;
   // Options::prefault_index_bytes: declared before the tables and indexes, so it outlives
   // their trees.
   index::ChunkPool index_pool_;

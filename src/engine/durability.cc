@@ -13,6 +13,7 @@
 #include "engine/database_impl.h"
 #include "util/assert.h"
 #include "util/progress.h"
+#include "util/stall.h"
 
 namespace braid::engine {
 
@@ -255,6 +256,58 @@ std::uint64_t Durability::durable_clock() const {
   return d;
 }
 
+std::uint64_t Durability::durable_progress() const {
+  std::uint64_t flushes = 0;
+  for (const auto& log : logs_) flushes += log->counters().flushes;
+  return util::progress_of(durable_clock(), flushes);
+}
+
+std::string Durability::describe_durable(std::uint64_t target) const {
+  std::string out = "waiting for durable clock >= " + std::to_string(target) + "; durable clock " +
+                    std::to_string(durable_clock()) + ", commit clock " +
+                    std::to_string(db_->txns().clock_now()) + "; logs:";
+  for (std::size_t i = 0; i < logs_.size(); ++i) {
+    const storage::LogWriter::Counters c = logs_[i]->counters();
+    const std::uint64_t safe = logs_[i]->safe();
+    out += i < options_.workers ? " worker " + std::to_string(i) : std::string(" application");
+    out += " (safe ";
+    out += safe == storage::LogWriter::kAllDurable ? std::string("all") : std::to_string(safe);
+    out += c.submits > c.flushes ? ", a block in flight)" : ", nothing in flight)";
+  }
+  if (halted()) out += "; halted";
+  return out;
+}
+
+Status Durability::wait_durable(std::uint64_t target, const char* what) {
+  util::StallWatch watch(db_->stall_monitor(), what);
+  while (durable_clock() < target) {
+    if (halted()) return halt_status();
+    watch.turn(durable_progress(), [&] { return describe_durable(target); });
+    std::this_thread::yield();
+  }
+  return Status::ok();
+}
+
+Status Durability::settle_external(bool durable) {
+  storage::LogWriter* w = log(options_.workers);
+  if (w == nullptr) return Status::ok();  // read-only database: no logs
+  util::StallWatch watch(db_->stall_monitor(), "application log flush");
+  // Under kAsync one waiting poll: it submits our block once the one in flight is back (the
+  // back-pressure of a log the device cannot keep up with); worker 0 drives the rest once the
+  // caller woke it.
+  bool once = !durable;
+  while (w->safe() != storage::LogWriter::kAllDurable) {
+    if (halted()) return halt_status();
+    if (Status s = w->poll(true, true); !s.is_ok()) {
+      halt(s);
+      return halt_status();
+    }
+    if (once) break;
+    watch.turn(w->counters().flushes, [&] { return describe_durable(w->safe()); });
+  }
+  return Status::ok();
+}
+
 Status Durability::halt_status() const {
   std::lock_guard<std::mutex> g(halt_mutex_);
   return halt_status_.is_ok() ? Status::io_error("the engine halted") : halt_status_;
@@ -281,11 +334,31 @@ std::uint64_t Durability::request_checkpoint() {
   return ckpt_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
 }
 
+std::uint64_t Durability::checkpoint_progress() const {
+  return util::progress_of(
+      ckpt_scanned_.load(std::memory_order_relaxed),
+      ckpt_done_.load(std::memory_order_relaxed) + ckpt_written_.load(std::memory_order_relaxed));
+}
+
+std::string Durability::describe_checkpoint(std::uint64_t ticket) const {
+  return "checkpoint ticket " + std::to_string(ticket) + ", requested " +
+         std::to_string(ckpt_requested_.load(std::memory_order_relaxed)) + ", done " +
+         std::to_string(ckpt_done_.load(std::memory_order_relaxed)) +
+         "; running: " + (ckpt_active_.load(std::memory_order_relaxed) ? "yes" : "no") +
+         ", keys scanned " + std::to_string(ckpt_scanned_.load(std::memory_order_relaxed)) +
+         " of " + std::to_string(ckpt_keys_.load(std::memory_order_relaxed)) +
+         ", records written " + std::to_string(ckpt_written_.load(std::memory_order_relaxed)) +
+         "; bulk loads running " + std::to_string(bulk_loads_.load(std::memory_order_relaxed)) +
+         (halted() ? "; halted" : "");
+}
+
 Status Durability::wait_checkpoint(std::uint64_t ticket) {
   util::ProgressMeter meter(options_.progress, "checkpoint", "keys",
                             ckpt_keys_.load(std::memory_order_relaxed));
+  util::StallWatch watch(db_->stall_monitor(), "checkpoint");
   while (ckpt_done_.load(std::memory_order_acquire) < ticket) {
     if (halted()) return halt_status();
+    watch.turn(checkpoint_progress(), [&] { return describe_checkpoint(ticket); });
     std::this_thread::sleep_for(std::chrono::microseconds(200));
     if (meter.enabled()) {
       // Worker 0 may not have started ours yet (then these are the previous one's figures).
@@ -313,11 +386,16 @@ bool Durability::checkpoint_pending() const {
 
 Status Durability::begin_bulk_load() {
   bulk_loads_.fetch_add(1, std::memory_order_seq_cst);
+  util::StallWatch watch(db_->stall_monitor(), "bulk load admission");
   while (ckpt_active_.load(std::memory_order_seq_cst)) {
     if (halted()) {
       end_bulk_load();
       return halt_status();
     }
+    watch.turn(checkpoint_progress(), [&] {
+      return "waiting for the running checkpoint to end; " +
+             describe_checkpoint(ckpt_requested_.load(std::memory_order_relaxed));
+    });
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return Status::ok();
@@ -360,7 +438,10 @@ Status Durability::start_checkpoint() {
     parts_[n] = {1, 0};
     unowned_files_.emplace(n, path.substr(dir_.size() + 1));
   };
-  config.written = [this](std::uint64_t cookie, std::uint64_t address) { fix(cookie, address); };
+  config.written = [this](std::uint64_t cookie, std::uint64_t address) {
+    ckpt_written_.fetch_add(1, std::memory_order_relaxed);
+    fix(cookie, address);
+  };
   c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), h,
                                                           c->starts, std::move(config));
   {

@@ -60,6 +60,22 @@ class Durability {
 
   // See the acknowledgement rule above.
   std::uint64_t durable_clock() const;
+  // A number that moves whenever the durable clock does or any log completes a block: what
+  // a wait on the durable clock watches for progress (util/stall.h).
+  std::uint64_t durable_progress() const;
+  // The durable clock's state for a stall report: the clocks, and per log its safe bound and
+  // whether a block is in flight.
+  std::string describe_durable(std::uint64_t target) const;
+  // An application thread's wait for durable_clock() >= target (`what` names it in a stall
+  // report). IOError once halted.
+  Status wait_durable(std::uint64_t target, const char* what);
+  // The application threads' log after the caller (holding external_mutex()) appended to it,
+  // whatever it appended (a commit, a refused commit's empty record, a tick). `durable`:
+  // returns once everything in it is on disk; otherwise once its block is submitted, and
+  // worker 0 reaps it and submits what follows (external_pending). Nothing of the engine's
+  // drives this log under kDurable, so every appender settles it before releasing the mutex:
+  // a record left in its buffer would hold the durable clock below its timestamp for good.
+  Status settle_external(bool durable);
 
   bool halted() const { return halted_.load(std::memory_order_acquire); }
   Status halt_status() const;
@@ -73,6 +89,10 @@ class Durability {
   // Asks for a checkpoint; Database::checkpoint waits for `done` to pass the returned number.
   std::uint64_t request_checkpoint();
   Status wait_checkpoint(std::uint64_t ticket);
+  // What a wait on checkpoints watches for progress (keys scanned, records written,
+  // checkpoints done), and its state for a stall report.
+  std::uint64_t checkpoint_progress() const;
+  std::string describe_checkpoint(std::uint64_t ticket) const;
   // Worker 0, each loop: starts a checkpoint when asked or when the logs grew past
   // Options::durability.checkpoint_log_bytes, and advances a running one by a bounded step.
   // True while one is running (the worker is not idle).
@@ -152,6 +172,7 @@ class Durability {
   // start), for the progress of whoever waits for it.
   std::atomic<std::uint64_t> ckpt_scanned_{0};
   std::atomic<std::uint64_t> ckpt_keys_{0};
+  std::atomic<std::uint64_t> ckpt_written_{0};  // records whose chunk was written, in all
   // Bulk loads against checkpoints (Dekker: each side announces itself, then looks at the
   // other, both sequentially consistent, so at least one of them backs off).
   std::atomic<std::uint32_t> bulk_loads_{0};

@@ -22,7 +22,9 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
       options_(options),
       slots_(std::make_unique<Slot[]>(options.slots_per_worker)),
       frames_(std::size_t{256} << 20, options.huge_pages),
-      queue_(std::bit_ceil(std::size_t{options.submit_queue_depth})) {
+      queue_(std::bit_ceil(std::size_t{options.submit_queue_depth})),
+      durable_watch_(db->stall_monitor(), "worker commit acknowledgement"),
+      cold_watch_(db->stall_monitor(), "cold read") {
   sites_.assign(options.slots_per_worker, sched::kSiteStart);  // never resized: slots point in
   for (std::uint32_t i = 0; i < options.slots_per_worker; ++i) {
     slots_[i].state.db = db;
@@ -577,11 +579,25 @@ void Worker::poll_cold() {
 
 void Worker::service_cold() {
   // Nothing in flight or waiting: nothing to complete (service_log reaped the ring already).
-  if (cold_queue_ != nullptr && (cold_queue_->in_flight() != 0 || !cold_backlog_.empty())) {
+  const bool reading =
+      cold_queue_ != nullptr && (cold_queue_->in_flight() != 0 || !cold_backlog_.empty());
+  if (reading) {
     poll_cold();
     issue_cold();
   }
   if (parked_io_ != 0) wake_io_slots();
+  if (reading || parked_io_ != 0) {
+    // Parked slots may wait on reads other threads lead: any completion is progress.
+    cold_watch_.turn(cold_->completed_reads(), [&] {
+      return "worker " + std::to_string(index_) + ": " +
+             std::to_string(cold_queue_ != nullptr ? cold_queue_->in_flight() : 0) +
+             " reads in flight, " + std::to_string(cold_backlog_.size()) + " waiting to issue, " +
+             std::to_string(parked_io_) + " transactions parked on reads; " +
+             std::to_string(cold_->completed_reads()) + " reads completed in all";
+    });
+  } else {
+    cold_watch_.reset();
+  }
   if (cold_->budget() == 0) return;
   if (cold_->over_budget()) {
     mvcc::TxnContext* ctx = db_->txns().begin_at(evict_ctx_);

@@ -33,6 +33,7 @@
 #include "sched/site.h"
 #include "sched/slot_state.h"
 #include "util/random.h"
+#include "util/stall.h"
 
 namespace braid::detail {
 
@@ -295,6 +296,12 @@ class Worker {
   std::size_t waiter_head_ = 0;
   std::size_t waiter_count_ = 0;
   std::uint32_t waiting_slots_ = 0;  // slots parked in an explicit durable commit
+  // Commits waiting for the durable clock, and reads in flight or parked on: each watched
+  // for progress (Options::stall_timeout_ms) while there are any.
+  util::StallWatch durable_watch_;
+  util::StallWatch cold_watch_;
+  // The oldest commit timestamp a waiter or parked slot waits for (a stall report's target).
+  std::uint64_t oldest_waiting_cts() const;
   bool checkpointing_ = false;
   std::uint64_t commit_waits_ = 0;
   // The cold store: reads go through the ring's kColdRead channel.

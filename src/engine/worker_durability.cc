@@ -4,6 +4,8 @@
 // halts, and on worker 0 advances checkpoints.
 #include "engine/worker.h"
 
+#include <algorithm>
+#include <string>
 #include <thread>
 
 #include "util/assert.h"
@@ -87,7 +89,30 @@ void Worker::service_log(std::uint32_t runnable) {
   }
   durability_->retire_segments(index_);
   if (index_ == 0) checkpointing_ = durability_->checkpoint_step(0);
-  if (waiter_count_ != 0 || waiting_slots_ != 0) acknowledge(durability_->durable_clock());
+  if (waiter_count_ == 0 && waiting_slots_ == 0) {
+    durable_watch_.reset();
+    return;
+  }
+  acknowledge(durability_->durable_clock());
+  if (waiter_count_ == 0 && waiting_slots_ == 0) {
+    durable_watch_.reset();
+    return;
+  }
+  durable_watch_.turn(durability_->durable_progress(), [&] {
+    return "worker " + std::to_string(index_) + ": " + std::to_string(waiter_count_) +
+           " commits and " + std::to_string(waiting_slots_) + " parked slots " +
+           durability_->describe_durable(oldest_waiting_cts());
+  });
+}
+
+std::uint64_t Worker::oldest_waiting_cts() const {
+  std::uint64_t oldest = waiter_count_ != 0 ? waiters_[waiter_head_].cts : ~std::uint64_t{0};
+  for (std::uint32_t i = 0; i < options_.slots_per_worker && waiting_slots_ != 0; ++i) {
+    if (states_[i] == sched::SlotState::kWaitingDurable) {
+      oldest = std::min(oldest, slots_[i].state.wait_cts);
+    }
+  }
+  return oldest;
 }
 
 }  // namespace braid::engine

@@ -7,9 +7,30 @@
 
 namespace braid::mvcc {
 
+void Protocol::watch_other(util::StallWatch* watch, std::uint32_t spins,
+                           const TxnContext& other) const {
+  // A verdict or a precommit window is a few instructions; only a wait that has begun to
+  // yield the core is worth a clock read.
+  if (spins < util::kYieldingSpins) [[likely]]
+    return;
+  const std::uint64_t st = other.state.load(std::memory_order_acquire);
+  const std::uint64_t xid = other.xid.load(std::memory_order_acquire);
+  watch->turn(util::progress_of(st, xid), [&] {
+    const char* what = cstate::is_precommit(st)   ? "certifying (precommit)"
+                       : cstate::is_committed(st) ? "committed"
+                       : st == cstate::kAborted   ? "aborted"
+                                                  : "active";
+    return "waiting for the transaction in context " + std::to_string(other.index) + " (xid " +
+           std::to_string(xid) + ", " + what + ", timestamp " + std::to_string(cstate::cts_of(st)) +
+           ", commit clock " + std::to_string(txns_->clock_now()) +
+           ") to reach its verdict or restamp its writes";
+  });
+}
+
 Vis Protocol::owner_visibility(const TxnContext* ctx, std::uint64_t stamp) const {
   const std::uint64_t xid = stamp_xid(stamp);
   const TxnContext& owner = txns_->at(static_cast<std::uint32_t>(xid & 0xffff));
+  util::StallWatch watch(stalls_, "read of a precommitted version");
   for (std::uint32_t spins = 0;; ++spins) {
     // State first, then xid: if the xid still matches, the state belongs to that owner.
     const std::uint64_t s = owner.state.load(std::memory_order_acquire);
@@ -21,6 +42,7 @@ Vis Protocol::owner_visibility(const TxnContext* ctx, std::uint64_t stamp) const
     if (s == cstate::kAborted) return Vis::kOwnerAborting;
     // Precommit: the owner is between taking its timestamp and publishing it; whether our
     // snapshot includes it depends on that number, so wait the few instructions it takes.
+    watch_other(&watch, spins, owner);
     util::backoff(spins);
   }
 }

@@ -22,6 +22,7 @@
 #include "mvcc/txn.h"
 #include "mvcc/version.h"
 #include "util/bits.h"
+#include "util/stall.h"
 
 namespace braid::mvcc {
 
@@ -41,6 +42,10 @@ class Protocol {
   Protocol(TxnTable* txns, std::uint64_t version_limit, std::uint32_t max_reads = 1u << 22,
            DebugFaults faults = {})
       : txns_(txns), version_limit_(version_limit), max_reads_(max_reads), faults_(faults) {}
+
+  // Where waits on another transaction's state (a certification verdict, a precommit window)
+  // report a stall; null: not watched.
+  void set_stall_monitor(util::StallMonitor* m) { stalls_ = m; }
 
   // Whether a version with `stamp` is in ctx's snapshot. Hot: every chain step of every read.
   Vis visibility(const TxnContext* ctx, std::uint64_t stamp) const {
@@ -153,11 +158,15 @@ class Protocol {
   bool ssn_check_leaves(TxnContext* ctx, std::uint64_t me) const;
   Status read_set_full() const;
   void ssn_publish_reads(const TxnContext* ctx, std::uint64_t me);
+  // One turn of a spin wait on `other`'s state. The first turns are free (a verdict takes a
+  // few instructions); past them the wait is watched, its progress the other's state and xid.
+  void watch_other(util::StallWatch* watch, std::uint32_t spins, const TxnContext& other) const;
 
   TxnTable* txns_;
   std::uint64_t version_limit_;
   std::uint32_t max_reads_;
   DebugFaults faults_;  // only BRAID_DEBUG_CHECKS builds read it
+  util::StallMonitor* stalls_ = nullptr;
 };
 
 }  // namespace braid::mvcc

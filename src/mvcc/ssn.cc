@@ -1,6 +1,8 @@
 // SSN's read tracking and certification (mvcc/ssn.h), as part of the MVCC protocol.
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "mvcc/protocol.h"
 #include "mvcc/ssn.h"
@@ -33,6 +35,7 @@ bool reachable(const std::atomic<std::uint64_t>* slot, const Version* v) {
 std::uint64_t Protocol::commit_stamp_of(const TxnContext* ctx, const Version* v,
                                         bool* known) const {
   *known = true;
+  util::StallWatch watch(stalls_, "serializable certification");
   for (std::uint32_t spins = 0;; ++spins) {
     const std::uint64_t s = v->stamp.load(std::memory_order_acquire);
     if (!is_owner_stamp(s)) return s;
@@ -48,6 +51,7 @@ std::uint64_t Protocol::commit_stamp_of(const TxnContext* ctx, const Version* v,
       *known = false;
       return 0;
     }
+    watch_other(&watch, spins, owner);
     util::backoff(spins);  // the owner finished: its stamp is being replaced
   }
 }
@@ -113,6 +117,7 @@ void Protocol::ssn_wait_earlier(const TxnContext* ctx, std::uint64_t cts) const 
       const auto i = w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
       bits &= bits - 1;
       const TxnContext& x = txns_->at(i);
+      util::StallWatch watch(stalls_, "serializable certification");
       for (std::uint32_t spins = 0;; ++spins) {
         const std::uint64_t xid = x.xid.load(std::memory_order_acquire);
         if (xid == 0) break;
@@ -123,6 +128,7 @@ void Protocol::ssn_wait_earlier(const TxnContext* ctx, std::uint64_t cts) const 
         // came after us.
         const std::uint64_t c = cstate::cts_of(st);
         if (c != 0 && c >= cts) break;
+        watch_other(&watch, spins, x);
         util::backoff(spins);
       }
     }
@@ -130,7 +136,9 @@ void Protocol::ssn_wait_earlier(const TxnContext* ctx, std::uint64_t cts) const 
 }
 
 bool Protocol::ssn_check_reads(TxnContext* ctx, std::uint64_t me) const {
+  util::StallWatch watch(stalls_, "serializable certification");
   for (const ReadEntry& r : ctx->reads) {
+    watch.reset();
     for (std::uint32_t spins = 0;; ++spins) {
       const std::uint64_t e = r.slot->load(std::memory_order_acquire);
       // Cold (or empty): nothing above what we read — an overwrite keeps the record in memory
@@ -158,6 +166,13 @@ bool Protocol::ssn_check_reads(TxnContext* ctx, std::uint64_t me) const {
       const std::uint64_t s = above->stamp.load(std::memory_order_acquire);
       if (s == ctx->tag) break;  // we overwrote it ourselves
       if (s == kInvisible) {     // its aborting owner is unlinking it
+        if (spins >= util::kYieldingSpins) [[unlikely]] {
+          watch.turn(util::progress_of(e, s), [&] {
+            return std::string(
+                "waiting for an aborting writer to unlink its version of a "
+                "record this transaction read");
+          });
+        }
         util::backoff(spins);
         continue;
       }
@@ -167,6 +182,7 @@ bool Protocol::ssn_check_reads(TxnContext* ctx, std::uint64_t me) const {
         const TxnContext& owner = txns_->at(static_cast<std::uint32_t>(xid & 0xffff));
         const std::uint64_t st = owner.state.load(std::memory_order_acquire);
         if (owner.xid.load(std::memory_order_acquire) != xid) {
+          watch_other(&watch, spins, owner);
           util::backoff(spins);  // it finished meanwhile: look again
           continue;
         }
@@ -174,7 +190,8 @@ bool Protocol::ssn_check_reads(TxnContext* ctx, std::uint64_t me) const {
         if (cstate::is_precommit(st)) {
           const std::uint64_t oc = cstate::cts_of(st);
           if (oc != 0 && ssn::of_writer(oc) > me) break;  // it will wait for us instead
-          util::backoff(spins);                           // earlier than us: await its verdict
+          watch_other(&watch, spins, owner);              // earlier than us: await its verdict
+          util::backoff(spins);
           continue;
         }
         c = cstate::cts_of(st);
@@ -220,6 +237,10 @@ bool Protocol::ssn_commit(TxnContext* ctx, std::uint64_t* cts_out) {
   ctx->state.store(cstate::precommitted(cts), std::memory_order_seq_cst);
   *cts_out = cts;
   const std::uint64_t me = ssn::of_writer(cts);
+#if defined(BRAID_DEBUG_CHECKS)
+  if (faults_.precommit_pause_ms != 0) [[unlikely]]
+    std::this_thread::sleep_for(std::chrono::milliseconds(faults_.precommit_pause_ms));
+#endif
 
   // η from what we overwrite: its writer (ww) and its readers that committed before us (rw),
   // once every transaction certifying ahead of us has published its reads.

@@ -63,8 +63,7 @@ CheckpointWriter::~CheckpointWriter() {
   // Buffers must outlive the requests that name them.
   while (writes_in_flight_ + syncs_in_flight_ > 0 && queue_->in_flight() > 0) {
     IoCompletion c[4];
-    const std::size_t n = queue_->poll(c, 4, true);
-    if (n == 0) break;
+    const std::size_t n = queue_->poll(c, 4, true);  // none: a timed-out wait; wait again
     for (std::size_t i = 0; i < n; ++i) {
       if (c[i].user == kSyncTag) {
         if (syncs_in_flight_ > 0) --syncs_in_flight_;

@@ -58,8 +58,9 @@ class IoQueue {
   virtual ~IoQueue() = default;
   // Queues a request; IOError when the queue is full or the backend refuses it.
   virtual Status submit(const IoRequest& request) = 0;
-  // Collects up to `max` completions; with `wait`, blocks until at least one is there (or
-  // nothing is in flight).
+  // Collects up to `max` completions; with `wait`, blocks until at least one is there,
+  // nothing is in flight, or a bounded slice (~100 ms) passed: callers that must have a
+  // completion wait in a loop, so each turn can check for a halt or a stall.
   virtual std::size_t poll(IoCompletion* out, std::size_t max, bool wait) = 0;
   virtual std::uint32_t in_flight() const = 0;
 };

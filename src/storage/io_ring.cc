@@ -13,8 +13,8 @@ class IoRing::Port final : public IoQueue {
   ~Port() override {
     // The requests in flight name the client's buffers: they complete before the client goes
     // (a client that stopped waiting after a failure is covered here).
-    while (ready_.size() < in_flight_) {
-      if (ring_->collect(true) == 0) break;
+    while (ready_.size() < in_flight_ && ring_->queue_->in_flight() != 0) {
+      (void)ring_->collect(true);  // a timed-out wait answers nothing: wait again
     }
     ring_->ports_[id_] = nullptr;
   }
@@ -33,8 +33,11 @@ class IoRing::Port final : public IoQueue {
     if (ready_.empty() && in_flight_ != 0) ring_->collect(false);
     // A waiting poll blocks until one of ours is back; the queue's wait answering nothing (a
     // timed-out wait) is passed on as it is.
-    while (wait && ready_.empty() && in_flight_ != 0) {
-      if (ring_->collect(true) == 0) break;
+    if (wait && ready_.empty() && in_flight_ != 0) {
+      // Another channel's completion may come first: wait on until ours is back, or one
+      // wait answered nothing (timed out, or the ring has nothing in flight).
+      while (ready_.empty() && ring_->collect(true) != 0) {
+      }
     }
     const std::size_t n = std::min(max, ready_.size());
     std::copy_n(ready_.begin(), n, out);

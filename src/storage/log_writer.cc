@@ -253,6 +253,7 @@ Status LogWriter::submit_active() {
   txns_[active_] = 0;
   place_active_block();
   bytes_.fetch_add(padded, std::memory_order_relaxed);
+  submits_.fetch_add(1, std::memory_order_relaxed);
   return submit_pending();
 }
 

@@ -119,13 +119,15 @@ class LogWriter {
   // Readable from any thread.
   struct Counters {
     std::uint64_t bytes = 0;    // block bytes written
+    std::uint64_t submits = 0;  // blocks submitted (flushes + the one in flight, if any)
     std::uint64_t flushes = 0;  // blocks made durable (one sync each)
     std::uint64_t segments = 0;
     std::uint64_t retired = 0;
   };
   Counters counters() const {
-    return {bytes_.load(std::memory_order_relaxed), flushes_.load(std::memory_order_relaxed),
-            segments_.load(std::memory_order_relaxed), retired_.load(std::memory_order_relaxed)};
+    return {bytes_.load(std::memory_order_relaxed), submits_.load(std::memory_order_relaxed),
+            flushes_.load(std::memory_order_relaxed), segments_.load(std::memory_order_relaxed),
+            retired_.load(std::memory_order_relaxed)};
   }
   std::uint64_t appended_bytes() const { return appended_bytes_.load(std::memory_order_relaxed); }
 
@@ -187,7 +189,7 @@ class LogWriter {
   std::uint64_t submit_clock_ = 0;
   Status failure_;
   std::atomic<std::uint64_t> appended_bytes_{0};
-  std::atomic<std::uint64_t> bytes_{0}, flushes_{0}, segments_{0}, retired_{0};
+  std::atomic<std::uint64_t> bytes_{0}, submits_{0}, flushes_{0}, segments_{0}, retired_{0};
   alignas(64) std::atomic<std::uint64_t> safe_{kAllDurable};
 };
 

@@ -115,9 +115,9 @@ class UringQueue final : public IoQueue {
     if (!ready_) return;
     // Drain what is in flight: buffers named by those requests belong to the caller, who is
     // going away after us.
-    while (in_flight_ > 0) {
+    while (in_flight() > 0) {
       IoCompletion c[16];
-      if (poll(c, 16, true) == 0) break;
+      (void)poll(c, 16, true);  // a timed-out wait answers nothing: wait again
     }
     io_uring_queue_exit(&ring_);
   }
@@ -156,12 +156,27 @@ class UringQueue final : public IoQueue {
 
   std::size_t poll(IoCompletion* out, std::size_t max, bool wait) override {
     std::size_t n = 0;
-    while (n < max && in_flight_ > 0) {
+    while (n < max && in_flight() > 0) {
       io_uring_cqe* cqe = nullptr;
-      const int e =
-          (wait && n == 0) ? io_uring_wait_cqe(&ring_, &cqe) : io_uring_peek_cqe(&ring_, &cqe);
+      int e = 0;
+      if (wait && n == 0) {
+        // Bounded, so a waiter turns at least this often and can tell a stalled device
+        // (util/stall.h) instead of sleeping in the kernel for good.
+        __kernel_timespec ts{0, kWaitSliceNs};
+        e = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
+        if (e == -ETIME) break;
+      } else {
+        e = io_uring_peek_cqe(&ring_, &cqe);
+      }
       if (e == -EINTR) continue;
-      if (e < 0 || cqe == nullptr) break;
+      if (e == -EAGAIN) break;  // peek: nothing there
+      if (e < 0) {
+        // The ring itself failed: its requests will never be reported, so it stops counting
+        // them (nobody waits on them for good; their buffers are the kernel's until exit).
+        broken_ = true;
+        break;
+      }
+      if (cqe == nullptr) break;
       const std::uint64_t tag = io_uring_cqe_get_data64(cqe);
       const std::int64_t res = cqe->res;
       io_uring_cqe_seen(&ring_, cqe);
@@ -191,10 +206,12 @@ class UringQueue final : public IoQueue {
     }
     return n;
   }
-  std::uint32_t in_flight() const override { return in_flight_; }
+  std::uint32_t in_flight() const override { return broken_ ? 0 : in_flight_; }
 
  private:
+  static constexpr long kWaitSliceNs = 100'000'000;
   UringQueue() = default;
+  bool broken_ = false;
   io_uring ring_{};
   bool ready_ = false;
   std::uint32_t depth_ = 0;

@@ -39,8 +39,12 @@ inline void cpu_relax() {
 // owner publishing its commit timestamp, or unlinking its aborted versions): spin briefly, then
 // yield, because that thread may have been descheduled for a whole time slice, and with more
 // runnable threads than cores only yielding lets it run.
+// Spins after which backoff() yields the core: past them a wait is long enough to watch
+// (util/stall.h), a clock read beside each sched_yield.
+inline constexpr std::uint32_t kYieldingSpins = 64;
+
 inline void backoff(std::uint32_t round) {
-  if (round < 64) {
+  if (round < kYieldingSpins) {
     cpu_relax();
   } else {
     ::sched_yield();

@@ -16,9 +16,12 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -374,6 +377,443 @@ TEST(DurableHistories, SerializableUnderAMemoryBudgetSurvivesAReopen) {
               static_cast<unsigned long>(r.stats.ssn_aborts));
   std::filesystem::remove_all(tmpl);
 }
+
+// ---- Durable serializable clients ---------------------------------------------------------
+//
+// A database in a directory with durable commits, serializable by default, used as an
+// application would: three threads run blocking Transactions with ~100 us of think time between
+// operations while a fourth keeps up to eight coroutine transactions in flight through
+// submit()/Pending::wait(). Each transaction does 1-4 operations on distinct keys of a window of
+// 12: a read (get, a one-key scan, or in coroutines multi_get) or an append. A key whose list
+// reached its retirement length (40-80 elements) is removed by the append that finds it so, and
+// the window slides past it; fresh keys are created by their first append.
+//
+// In the checker's terms a removal is the key's last append (a tombstone element), so a
+// removed key's final order is what its remover read plus that element. A read that finds no
+// record is a read of the empty list only while no removal of its key has begun (a removal sets
+// the key's `retiring` flag before its transaction writes, so a snapshot that misses the record
+// without seeing the flag cannot be after a removal); otherwise its place in the key's history
+// is unknown, and it is not recorded (no edge, never a false anomaly). An append never recreates
+// a removed key: it writes only over a record it read, or where it may create one.
+namespace clients {
+
+constexpr std::uint32_t kWindow = 12;
+constexpr std::uint32_t kMaxKeys = 4096;
+
+struct World {
+  Table* table = nullptr;
+  std::atomic<std::uint64_t> next_txn{1};
+  std::atomic<std::uint64_t> next_element{1};
+  std::atomic<std::uint32_t> retired{0};  // committed removals: the window's base
+  std::atomic<std::uint32_t> max_key{0};
+  std::unique_ptr<std::atomic<bool>[]> retiring{new std::atomic<bool>[kMaxKeys]()};
+  std::vector<std::uint32_t> retire_at;  // per key: 40..80 appends
+  std::atomic<std::uint64_t> unexpected{0};
+  std::mutex mu;
+  std::string first_unexpected;
+  struct Removal {
+    std::uint64_t txn;
+    std::uint32_t key;
+    std::vector<std::uint64_t> order;  // the key's final order if the removal commits
+  };
+  std::vector<Removal> removals;
+  void note(const Status& s) {
+    if (s.is_ok() || s.code() == Code::kConflict || s.code() == Code::kNotFound) return;
+    ++unexpected;
+    std::lock_guard<std::mutex> g(mu);
+    if (first_unexpected.empty()) first_unexpected = s.to_string();
+  }
+};
+
+enum class Step : std::uint8_t { kGet, kScan, kMultiGet, kAppend };
+struct Plan {
+  std::vector<std::uint32_t> keys;
+  std::vector<Step> steps;
+};
+
+Plan draw(World& w, util::Rng& rng, bool coroutine) {
+  Plan p;
+  const std::uint32_t base = w.retired.load();
+  EXPECT_LT(base + kWindow, kMaxKeys);
+  const auto n = 1 + rng.uniform(4);
+  while (p.keys.size() < n) {
+    const auto k = base + static_cast<std::uint32_t>(rng.uniform(kWindow));
+    if (std::find(p.keys.begin(), p.keys.end(), k) != p.keys.end()) continue;
+    p.keys.push_back(k);
+    const auto r = rng.uniform(8);
+    p.steps.push_back(r < 4                 ? Step::kAppend
+                      : r < 6               ? Step::kGet
+                      : r < 7 || !coroutine ? Step::kScan
+                                            : Step::kMultiGet);
+  }
+  std::uint32_t top = base + kWindow;
+  std::uint32_t cur = w.max_key.load();
+  while (top > cur && !w.max_key.compare_exchange_weak(cur, top)) {
+  }
+  return p;
+}
+
+// What a read found, as the checker may use it: false when it cannot be placed (not recorded).
+bool placeable(World& w, std::uint32_t k, bool found) {
+  return found || !w.retiring[k].load(std::memory_order_seq_cst);
+}
+
+// The write an append makes after reading `list` (found or not), recorded in `t`; `*remove`
+// when it retires the key instead. False: nothing to write (a removed key).
+struct AppendPlan {
+  bool write = false;
+  bool remove = false;
+  std::uint64_t element = 0;
+  std::vector<std::uint64_t> list;  // the new value (remove: the final order)
+};
+AppendPlan plan_append(World& w, std::uint32_t k, bool found, std::vector<std::uint64_t> list) {
+  AppendPlan a;
+  if (!placeable(w, k, found)) return a;
+  a.write = true;
+  a.element = w.next_element.fetch_add(1);
+  a.remove = found && list.size() >= w.retire_at[k];
+  if (a.remove) w.retiring[k].store(true, std::memory_order_seq_cst);
+  list.push_back(a.element);
+  a.list = std::move(list);
+  return a;
+}
+
+void record_removal(World& w, std::uint64_t txn, std::uint32_t k,
+                    const std::vector<std::uint64_t>& order) {
+  std::lock_guard<std::mutex> g(w.mu);
+  w.removals.push_back({txn, k, order});
+}
+
+Task<Status> coroutine_body(Tx& tx, World* w, Plan plan, Txn* t) {
+  for (std::size_t i = 0; i < plan.keys.size(); ++i) {
+    const std::uint32_t k = plan.keys[i];
+    const std::string key = key_name(k);
+    std::vector<std::uint64_t> list;
+    bool found = false;
+    if (plan.steps[i] == Step::kScan) {
+      std::string got;
+      Status s = co_await tx.scan(*w->table, key, key + std::string(1, '\0'), 1,
+                                  [&](std::string_view, std::string_view v) {
+                                    got = std::string(v);
+                                    found = true;
+                                    return true;
+                                  });
+      if (!s.is_ok()) {
+        w->note(s);
+        co_return s;
+      }
+      if (found && !decode(got, &list)) ++w->unexpected;
+    } else if (plan.steps[i] == Step::kMultiGet) {
+      const std::string_view keys[1] = {key};
+      GetResult results[1];
+      Status s = co_await tx.multi_get(*w->table, keys, results);
+      if (!s.is_ok()) {
+        w->note(s);
+        co_return s;
+      }
+      found = results[0].is_ok();
+      if (found && !decode(results[0].value, &list)) ++w->unexpected;
+    } else {
+      Result<std::string_view> got = co_await tx.get(*w->table, key);
+      if (got.is_ok()) {
+        found = true;
+        if (!decode(*got, &list)) ++w->unexpected;
+      } else if (got.code() != Code::kNotFound) {
+        w->note(got.status());
+        co_return got.status();
+      }
+    }
+    if (!placeable(*w, k, found)) continue;
+    t->ops.push_back({Op::Kind::kRead, k, list, 0});
+    if (plan.steps[i] != Step::kAppend) continue;
+    const AppendPlan a = plan_append(*w, k, found, list);
+    if (!a.write) continue;
+    Status s = a.remove ? co_await tx.remove(*w->table, key)
+                        : co_await tx.put(*w->table, key, encode(a.list));
+    if (!s.is_ok()) {
+      w->note(s);
+      co_return s;
+    }
+    t->ops.push_back({Op::Kind::kAppend, k, {}, a.element});
+    if (a.remove) record_removal(*w, t->id, k, a.list);
+  }
+  co_return Status::ok();  // the worker commits; the submitter records the outcome
+}
+
+void run_blocking_client(Database& db, World& w, std::uint64_t seed, int txns,
+                         std::vector<Txn>* out) {
+  util::Rng rng(seed);
+  const auto think = [] { std::this_thread::sleep_for(std::chrono::microseconds(100)); };
+  for (int n = 0; n < txns; ++n) {
+    Txn t{w.next_txn.fetch_add(1), {}, false};
+    const Plan plan = draw(w, rng, false);
+    Result<Transaction> begun = db.begin();
+    if (!begun.is_ok()) {
+      w.note(begun.status());
+      continue;
+    }
+    Transaction tx = std::move(begun).value();
+    bool failed = false;
+    for (std::size_t i = 0; i < plan.keys.size() && !failed; ++i) {
+      if (i != 0) think();
+      const std::uint32_t k = plan.keys[i];
+      const std::string key = key_name(k);
+      std::vector<std::uint64_t> list;
+      bool found = false;
+      Status s;
+      if (plan.steps[i] == Step::kScan) {
+        std::string got;
+        s = tx.scan(*w.table, key, key + std::string(1, '\0'), 1,
+                    [&](std::string_view, std::string_view v) {
+                      got = std::string(v);
+                      found = true;
+                      return true;
+                    });
+        if (found && !decode(got, &list)) ++w.unexpected;
+      } else {
+        Result<std::string_view> got = tx.get(*w.table, key);
+        if (got.is_ok()) {
+          found = true;
+          if (!decode(*got, &list)) ++w.unexpected;
+        } else if (got.code() != Code::kNotFound) {
+          s = got.status();
+        }
+      }
+      if (!s.is_ok()) {
+        w.note(s);
+        failed = true;
+        break;
+      }
+      if (!placeable(w, k, found)) continue;
+      t.ops.push_back({Op::Kind::kRead, k, list, 0});
+      if (plan.steps[i] != Step::kAppend) continue;
+      const AppendPlan a = plan_append(w, k, found, list);
+      if (!a.write) continue;
+      s = a.remove ? tx.remove(*w.table, key) : tx.put(*w.table, key, encode(a.list));
+      if (!s.is_ok()) {
+        w.note(s);
+        failed = true;
+        break;
+      }
+      t.ops.push_back({Op::Kind::kAppend, k, {}, a.element});
+      if (a.remove) record_removal(w, t.id, k, a.list);
+    }
+    if (failed) {
+      tx.abort();
+    } else {
+      const Status s = tx.commit();
+      w.note(s);
+      t.committed = s.is_ok();
+    }
+    out->push_back(std::move(t));
+  }
+}
+
+// Keeps up to `depth` coroutine transactions in flight through submit()/Pending::wait().
+void run_coroutine_client(Database& db, World& w, std::uint64_t seed, int txns,
+                          std::deque<Txn>* out, std::uint32_t depth) {
+  util::Rng rng(seed);
+  struct InFlight {
+    Pending pending;
+    Txn* txn;
+  };
+  std::deque<InFlight> flight;
+  const auto settle_oldest = [&] {
+    InFlight f = std::move(flight.front());
+    flight.pop_front();
+    const Status s = f.pending.wait();
+    w.note(s);
+    f.txn->committed = s.is_ok();
+  };
+  for (int n = 0; n < txns;) {
+    if (flight.size() == depth) settle_oldest();
+    out->push_back({w.next_txn.fetch_add(1), {}, false});
+    Txn* t = &out->back();
+    Plan plan = draw(w, rng, true);
+    World* wp = &w;
+    Result<Pending> p =
+        db.submit([wp, plan, t](Tx& tx) { return coroutine_body(tx, wp, plan, t); });
+    if (!p.is_ok()) {
+      out->pop_back();  // never ran: not part of the history
+      if (p.code() != Code::kBusy) {
+        w.note(p.status());
+        return;
+      }
+      if (!flight.empty()) settle_oldest();
+      continue;
+    }
+    flight.push_back({std::move(p).value(), t});
+    ++n;
+  }
+  while (!flight.empty()) settle_oldest();
+}
+
+struct Config {
+  testing::ExecCase exec{ExecMode::kInterleaved, SchedulerPolicy::kPipeline};
+  std::uint64_t seed = 1;
+  int blocking_txns = 250;   // per blocking thread (three)
+  int coroutine_txns = 250;  // the coroutine thread's
+  Isolation iso = Isolation::kSerializable;
+};
+
+struct Outcome {
+  Report report;
+  DatabaseStats stats;
+  std::size_t removals = 0;
+};
+
+Outcome run(const Config& c) {
+  char tmpl[] = "/tmp/braid-clients-XXXXXX";
+  EXPECT_NE(::mkdtemp(tmpl), nullptr);
+  Options o;
+  o.directory = std::string(tmpl) + "/db";
+  o.durability.commit = CommitMode::kDurable;
+  o.isolation = c.iso;
+  o.workers = 2;
+  o.pin_workers = false;
+  o.huge_pages = false;
+  o.max_version_bytes = std::uint64_t{1} << 30;
+  o.exec = testing::exec_of(c.exec, 8, c.seed);
+  Outcome out;
+  auto opened = Database::open(o);
+  EXPECT_TRUE(opened.is_ok()) << opened.status().to_string();
+  if (!opened.is_ok()) return out;
+  std::unique_ptr<Database> db = std::move(opened).value();
+  World w;
+  w.table = testing::make_table(*db, "lists");
+  util::Rng rng(c.seed * 31 + 5);
+  for (std::uint32_t k = 0; k < kMaxKeys; ++k) {
+    w.retire_at.push_back(40 + static_cast<std::uint32_t>(rng.uniform(41)));
+  }
+  std::vector<Txn> blocking[3];
+  std::deque<Txn> coroutines;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      run_blocking_client(*db, w, c.seed * 7 + static_cast<std::uint64_t>(i), c.blocking_txns,
+                          &blocking[i]);
+    });
+  }
+  threads.emplace_back(
+      [&] { run_coroutine_client(*db, w, c.seed * 7 + 3, c.coroutine_txns, &coroutines, 8); });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(w.unexpected.load(), 0u)
+      << "an operation answered neither OK, NotFound nor Conflict; first: " << w.first_unexpected;
+
+  std::vector<Txn> all(coroutines.begin(), coroutines.end());
+  for (auto& v : blocking) all.insert(all.end(), v.begin(), v.end());
+  std::set<std::uint64_t> committed;
+  for (const Txn& t : all) {
+    if (t.committed) committed.insert(t.id);
+  }
+  // The final state: one snapshot after everything ended, with each committed removal's
+  // final order for the keys it removed.
+  std::map<std::uint32_t, std::vector<std::uint64_t>> removed;
+  for (const World::Removal& r : w.removals) {
+    if (committed.count(r.txn) == 0) continue;
+    EXPECT_EQ(removed.count(r.key), 0u) << "key " << r.key << " removed twice";
+    removed[r.key] = r.order;
+  }
+  out.removals = removed.size();
+  std::map<std::uint32_t, std::vector<std::uint64_t>> final_state;
+  {
+    Transaction reader = testing::begin(*db);
+    for (std::uint32_t k = 0; k <= w.max_key.load(); ++k) {
+      Result<std::string_view> got = reader.get(*w.table, key_name(k));
+      std::vector<std::uint64_t> list;
+      if (got.is_ok()) {
+        EXPECT_TRUE(decode(*got, &list));
+        EXPECT_EQ(removed.count(k), 0u) << "key " << k << " is present after its removal";
+      } else if (auto it = removed.find(k); it != removed.end()) {
+        list = it->second;
+      }
+      final_state[k] = std::move(list);
+    }
+    EXPECT_TRUE(reader.commit().is_ok());
+  }
+  out.report = check(all, final_state);
+  out.stats = db->stats();
+  // A failure names the key: every transaction that touched the first anomaly's key.
+  if (!out.report.anomalies.empty() && testing::env_u64("BRAID_HISTORY_DUMP", 0) != 0) {
+    const Anomaly& an = out.report.anomalies.front();
+    std::uint32_t key = UINT32_MAX;
+    for (const Txn& t : all) {
+      if (t.id == an.txns.front() && !t.ops.empty()) key = t.ops.back().key;
+    }
+    std::sscanf(an.detail.c_str(), "%*[^k]key %u", &key);
+    for (const Txn& t : all) {
+      std::string ops;
+      bool touches = false;
+      for (const Op& op : t.ops) {
+        if (op.key != key) continue;
+        touches = true;
+        ops += op.kind == Op::Kind::kRead ? " r=[" + encode(op.list) + "]"
+                                          : " a(" + std::to_string(op.element) + ")";
+      }
+      bool removal = false;
+      for (const World::Removal& r : w.removals) removal |= r.txn == t.id && r.key == key;
+      if (touches || removal) {
+        std::printf("  T%lu %s%s:%s\n", static_cast<unsigned long>(t.id),
+                    t.committed ? "committed" : "aborted", removal ? " (removal)" : "",
+                    ops.c_str());
+      }
+    }
+  }
+  EXPECT_EQ(out.stats.stalls, 0u) << "a wait was reported stalled";
+  // Everything acknowledged survives a reopen.
+  db.reset();
+  auto again = Database::open(o);
+  EXPECT_TRUE(again.is_ok()) << again.status().to_string();
+  if (again.is_ok()) {
+    Table* t = *(*again)->open_table("lists");
+    Transaction tx = testing::begin(**again);
+    for (const auto& [k, list] : final_state) {
+      Result<std::string_view> got = tx.get(*t, key_name(k));
+      const std::string expect = removed.count(k) != 0 ? std::string() : encode(list);
+      EXPECT_EQ(got.is_ok() ? std::string(*got) : std::string(), expect)
+          << "key " << k << " after the reopen";
+    }
+    EXPECT_TRUE(tx.commit().is_ok());
+  }
+  std::filesystem::remove_all(tmpl);
+  EXPECT_EQ(out.report.committed + out.report.aborted,
+            static_cast<std::size_t>(3 * c.blocking_txns + c.coroutine_txns));
+  return out;
+}
+
+// Every mode and every scheduler at least once (the sequential modes open one transaction at a
+// time, so the storage-aware policies are the interleaving modes' business), and the debug
+// switches.
+std::vector<testing::ExecCase> cases() {
+  return {{ExecMode::kSequential, SchedulerPolicy::kBatch},
+          {ExecMode::kPrefetch, SchedulerPolicy::kPipeline},
+          {ExecMode::kNested, SchedulerPolicy::kStorageBatch},
+          {ExecMode::kInterleaved, SchedulerPolicy::kDualQueue},
+          {ExecMode::kAuto, SchedulerPolicy::kTeam},
+          {ExecMode::kInterleaved, SchedulerPolicy::kPipeline, true, true},
+          {ExecMode::kInterleaved, SchedulerPolicy::kTeam, true, true}};
+}
+
+class DurableClients : public ::testing::TestWithParam<testing::ExecCase> {};
+
+TEST_P(DurableClients, SerializableBlockingAndCoroutineClientsNeverHang) {
+  Config c;
+  c.exec = GetParam();
+  c.seed = testing::env_u64("BRAID_HISTORY_SEED", 49);
+  c.blocking_txns = static_cast<int>(testing::env_u64("BRAID_CLIENT_TXNS", 250));
+  c.coroutine_txns = c.blocking_txns;
+  const Outcome r = run(c);
+  EXPECT_TRUE(r.report.anomalies.empty()) << r.report.summary();
+  EXPECT_GT(r.report.committed, static_cast<std::size_t>(c.blocking_txns));
+  EXPECT_GT(r.stats.ssn_aborts + r.stats.phantom_aborts, 0u);
+  std::printf("durable clients %s: %s (removals %zu, ssn aborts %lu)\n",
+              testing::case_name({GetParam(), 0}).c_str(), r.report.summary().c_str(), r.removals,
+              static_cast<unsigned long>(r.stats.ssn_aborts));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DurableClients, ::testing::ValuesIn(cases()), testing::case_name);
+
+}  // namespace clients
 
 // ---- Sensitivity: each injected fault is caught --------------------------------------------
 
