@@ -52,7 +52,7 @@ install: release
 
 test-debug: debug
 	cd build/debug && ctest --output-on-failure -j $(JOBS)
-	@grep -h -E "crash-state enumeration|fail-the-Nth-I/O|kill loop:|log_fuzz_replay:|directory-damage sweep" build/debug/Testing/Temporary/LastTest.log || true
+	@grep -h -E "crash-state enumeration|fail-the-Nth-I/O|kill loop|log_fuzz_replay:|directory-damage sweep" build/debug/Testing/Temporary/LastTest.log || true
 
 test-tsan: tsan
 	cd build/tsan && ctest --output-on-failure -j $(JOBS) -L concurrency

@@ -167,6 +167,9 @@ void enumerate_crashes(const Options& o, std::uint64_t stride, const char* label
   auto full = std::make_shared<SimFileSystem>(seed());
   const WlRun run = wl_run(full, kEnumTxns, o);
   ASSERT_EQ(run.acked, kEnumTxns);
+  if (o.isolation == Isolation::kSerializable) {
+    EXPECT_EQ(run.refused, 3);  // the prologue's write skews were refused, and nothing hung
+  }
   // Under a budget, the records keep going cold (about one eviction per commit).
   if (o.memory_budget_bytes != 0) {
     EXPECT_GT(run.evictions, std::uint64_t{kEnumTxns} / 2);
@@ -271,6 +274,20 @@ TEST(Crash, EveryCrashPointEveryDamageUnderAMemoryBudget) {
   enumerate_crashes(budget_options(kEnumCheckpointBytes), 2, " under a memory budget");
 }
 
+// Serializable: every commit certifies through SSN, and each run begins with commits SSN
+// refuses after they took their timestamps (wl_refusal_prologue). Liveness: a crash point
+// anywhere in them, or in the workload after them, neither hangs the run nor the recovery.
+// Every other crash point.
+Options serializable_options(std::uint64_t checkpoint_bytes) {
+  Options o = wl_options(checkpoint_bytes);
+  o.isolation = Isolation::kSerializable;
+  return o;
+}
+
+TEST(Crash, EveryCrashPointEveryDamageSerializable) {
+  enumerate_crashes(serializable_options(kEnumCheckpointBytes), 2, " serializable");
+}
+
 struct FaultCase {
   SimFileSystem::Fault fault;
   const char* name;
@@ -326,6 +343,10 @@ constexpr FaultCase kWriteFaults[] = {{SimFileSystem::Fault::kEio, "EIO"},
                                       {SimFileSystem::Fault::kSyncEio, "EIO on sync"}};
 
 TEST(Crash, FailTheNthIo) { fail_the_nth_io(wl_options(), kWriteFaults, ""); }
+
+TEST(Crash, FailTheNthIoSerializable) {
+  fail_the_nth_io(serializable_options(32 << 10), kWriteFaults, " serializable");
+}
 
 // Under a one-byte budget the workload's writes read their records back first, so reads fail
 // too: the transaction that met the error fails (IOError), the engine runs on.

@@ -119,7 +119,50 @@ struct WlRun {
   bool halted = false;
   std::string why;
   std::uint64_t evictions = 0;  // under a memory budget
+  int refused = 0;              // serializable runs: the prologue's refused commits
 };
+
+// Serializable runs (Options::isolation) begin with refused commits on the application
+// threads' log: write skews on table "skew", each second committer refused by SSN after it took
+// its timestamp, then a read-only commit whose snapshot covers that timestamp — the sequence
+// that once left the durable clock stuck. One thread and an idle worker, so the file operations
+// stay deterministic; every error is tolerated (a crash point or fault may land in here).
+inline int wl_refusal_prologue(Database& db, int rounds = 3) {
+  Table* t = nullptr;
+  if (Result<Table*> found = db.open_table("skew"); found.is_ok()) {
+    t = *found;
+  } else if (Result<Table*> made = db.create_table("skew"); made.is_ok()) {
+    t = *made;
+  } else {
+    return 0;
+  }
+  {
+    Result<Transaction> tx = db.begin();
+    if (!tx.is_ok()) return 0;
+    (void)tx->put(*t, "a", "0");
+    (void)tx->put(*t, "b", "0");
+    if (!tx->commit().is_ok()) return 0;
+  }
+  int refused = 0;
+  for (int i = 0; i < rounds; ++i) {
+    Result<Transaction> t1 = db.begin();
+    Result<Transaction> t2 = db.begin();
+    if (!t1.is_ok() || !t2.is_ok()) return refused;
+    for (Transaction* tx : {&*t1, &*t2}) {
+      (void)tx->get(*t, "a");
+      (void)tx->get(*t, "b");
+    }
+    (void)t1->put(*t, "a", std::to_string(i));
+    (void)t2->put(*t, "b", std::to_string(i));
+    if (!t1->commit().is_ok()) return refused;
+    if (t2->commit().code() == Code::kConflict) ++refused;
+    Result<Transaction> r = db.begin();
+    if (!r.is_ok()) return refused;
+    (void)r->get(*t, "a");
+    if (!r->commit().is_ok()) return refused;
+  }
+  return refused;
+}
 
 // Opens (creating table "t" when missing), runs n transactions, closes.
 inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Options& o) {
@@ -127,6 +170,7 @@ inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Opt
   auto db = open_sim(o, fs);
   if (!db.is_ok()) return r;
   r.opened = true;
+  if (o.isolation == Isolation::kSerializable) r.refused = wl_refusal_prologue(**db);
   Table* t = nullptr;
   if (Result<Table*> found = (*db)->open_table("t"); found.is_ok()) {
     t = *found;

@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -461,7 +463,13 @@ constexpr long kInitial = 1000;
 
 std::string acct(int i) { return "a" + std::to_string(100 + i); }
 
-Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::string id) {
+// `audit` >= 0: the transfer also reads that account (serializable runs: read-write
+// anti-dependencies, so SSN refuses some commits after they took their timestamps).
+Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::string id, int audit) {
+  if (audit >= 0) {
+    auto c = co_await tx.get(*t, acct(audit));
+    if (!c.is_ok()) co_return c.status();
+  }
   auto a = co_await tx.get(*t, acct(from));
   if (!a.is_ok()) co_return a.status();
   auto b = co_await tx.get(*t, acct(to));
@@ -475,11 +483,43 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
       *t, "h" + id, std::to_string(from) + " " + std::to_string(to) + " " + std::to_string(amount));
 }
 
+// The same through the blocking API on an application thread; OK: committed (durable).
+Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
+                         const std::string& id, int audit, std::uint64_t* cts) {
+  Result<Transaction> begun = db.begin();
+  if (!begun.is_ok()) return begun.status();
+  Transaction& tx = *begun;
+  if (audit >= 0) {
+    if (auto c = tx.get(*t, acct(audit)); !c.is_ok()) return c.status();
+  }
+  auto a = tx.get(*t, acct(from));
+  if (!a.is_ok()) return a.status();
+  const long va = std::stol(std::string(*a)) - amount;
+  auto b = tx.get(*t, acct(to));
+  if (!b.is_ok()) return b.status();
+  const long vb = std::stol(std::string(*b)) + amount;
+  if (Status s = tx.put(*t, acct(from), std::to_string(va)); !s.is_ok()) return s;
+  if (Status s = tx.put(*t, acct(to), std::to_string(vb)); !s.is_ok()) return s;
+  if (Status s =
+          tx.insert(*t, "h" + id,
+                    std::to_string(from) + " " + std::to_string(to) + " " + std::to_string(amount));
+      !s.is_ok()) {
+    return s;
+  }
+  Status s = tx.commit();
+  *cts = tx.commit_timestamp();
+  return s;
+}
+
 // The child: durable transfers; each acknowledgement goes to `acks` (synced) before the next
-// batch is submitted. Never returns.
-[[noreturn]] void child(const std::string& dir, int round, std::uint64_t budget) {
+// batch is submitted. Serializable: every transfer also reads a third account, and two
+// application threads run blocking transfers beside the workers' (the configuration in which
+// refused serializable commits once stopped the durable clock). Never returns.
+[[noreturn]] void child(const std::string& dir, int round, std::uint64_t budget,
+                        bool serializable) {
   Options o;
   o.directory = dir;
+  o.isolation = serializable ? Isolation::kSerializable : Isolation::kSnapshot;
   o.memory_budget_bytes = budget;
   o.workers = 2;
   o.huge_pages = false;
@@ -502,6 +542,39 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
     if (!tx.commit().is_ok()) std::_Exit(4);
   }
   FILE* acks = std::fopen((dir + "/../acks").c_str(), "a");
+  std::mutex acks_mutex;
+  const auto ack = [&](const std::string& lines) {
+    std::lock_guard<std::mutex> g(acks_mutex);
+    std::fwrite(lines.data(), 1, lines.size(), acks);
+    std::fflush(acks);
+    ::fdatasync(::fileno(acks));
+  };
+  const auto audit_of = [&](util::Rng& r, int from, int to) {
+    if (!serializable) return -1;
+    int c = static_cast<int>(r.uniform(kAccounts));
+    while (c == from || c == to) c = (c + 1) % kAccounts;
+    return c;
+  };
+  if (serializable) {
+    for (int thread = 0; thread < 2; ++thread) {
+      std::thread([&, thread] {
+        util::Rng r(static_cast<std::uint64_t>(round) * 104729 +
+                    static_cast<std::uint64_t>(thread));
+        for (std::uint64_t n = 0;; ++n) {
+          const int from = static_cast<int>(r.uniform(kAccounts));
+          const int to = (from + 1 + static_cast<int>(r.uniform(kAccounts - 1))) % kAccounts;
+          const std::string id =
+              std::to_string(round) + ".t" + std::to_string(thread) + "." + std::to_string(n);
+          std::uint64_t cts = 0;
+          if (blocking_transfer(**db, t, from, to, static_cast<long>(r.uniform(50)), id,
+                                audit_of(r, from, to), &cts)
+                  .is_ok()) {
+            ack(id + " " + std::to_string(cts) + "\n");
+          }
+        }
+      }).detach();
+    }
+  }
   util::Rng rng(static_cast<std::uint64_t>(round) * 7919 + 1);
   for (std::uint64_t seq = 0;; ++seq) {
     std::vector<std::pair<std::string, Pending>> batch;
@@ -511,7 +584,8 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
       const long amount = static_cast<long>(rng.uniform(50));
       const std::string id =
           std::to_string(round) + "." + std::to_string(seq) + "." + std::to_string(k);
-      auto p = (*db)->submit([=](Tx& tx) { return transfer(tx, t, from, to, amount, id); },
+      const int audit = audit_of(rng, from, to);
+      auto p = (*db)->submit([=](Tx& tx) { return transfer(tx, t, from, to, amount, id, audit); },
                              {.worker = -1, .conflict_retries = 100});
       if (p.is_ok()) batch.emplace_back(id, std::move(*p));
     }
@@ -519,16 +593,23 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
     for (auto& [id, p] : batch) {
       if (p.wait().is_ok()) lines += id + " " + std::to_string(p.commit_timestamp()) + "\n";
     }
-    std::fwrite(lines.data(), 1, lines.size(), acks);
-    std::fflush(acks);
-    ::fdatasync(::fileno(acks));
+    ack(lines);
   }
+}
+
+std::uint64_t file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(path, ec);
+  return ec ? 0 : n;
 }
 
 // `budget`: Options::memory_budget_bytes of the child and the check (1: every record evicted
 // as soon as it may be, so transfers read accounts back from the log and recovery installs
 // addresses that the check's scan reads).
-void kill_loop(std::uint64_t budget, int default_kills) {
+// `serializable`: the child runs serializable with application threads beside the workers,
+// and each round is also a liveness check: the child is killed only after it acknowledged a
+// transfer since it (re)opened, and one that acknowledges nothing for 60 s fails the test.
+void kill_loop(std::uint64_t budget, int default_kills, bool serializable = false) {
   const char* env = std::getenv("BRAID_KILLS");
   const int kills = env != nullptr ? std::atoi(env) : default_kills;
   std::uint64_t cold_reads = 0;
@@ -540,8 +621,23 @@ void kill_loop(std::uint64_t budget, int default_kills) {
   for (int round = 0; round < kills; ++round) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) child(dir, round, budget);
-    std::this_thread::sleep_for(std::chrono::microseconds(20000 + rng.uniform(180000)));
+    const std::uint64_t acks_before = file_bytes(root + "/acks");
+    if (pid == 0) child(dir, round, budget, serializable);
+    if (serializable) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (file_bytes(root + "/acks") == acks_before &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      if (file_bytes(root + "/acks") == acks_before) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+        FAIL() << "round " << round << ": the child acknowledged nothing for 60 s (hung)";
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(rng.uniform(100000)));
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20000 + rng.uniform(180000)));
+    }
     ::kill(pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -609,8 +705,10 @@ void kill_loop(std::uint64_t budget, int default_kills) {
   std::printf(
       "kill loop%s: %d SIGKILLs, %llu acknowledged transfers all recovered, bank total "
       "conserved, slowest recovery %.3f s\n",
-      budget != 0 ? " under a memory budget" : "", kills,
-      static_cast<unsigned long long>(acked_total), recovery_max);
+      budget != 0    ? " under a memory budget"
+      : serializable ? " serializable"
+                     : "",
+      kills, static_cast<unsigned long long>(acked_total), recovery_max);
   // Recovery under the budget installed addresses: the check's scans read records back.
   if (budget != 0) {
     EXPECT_GT(cold_reads, 0u);
@@ -620,6 +718,7 @@ void kill_loop(std::uint64_t budget, int default_kills) {
 
 TEST(Recovery, KillLoop) { kill_loop(0, 50); }
 TEST(Recovery, KillLoopUnderAMemoryBudget) { kill_loop(1, 30); }
+TEST(Recovery, KillLoopSerializable) { kill_loop(0, 30, true); }
 
 }  // namespace
 }  // namespace braid::test
