@@ -256,10 +256,10 @@ std::uint64_t Durability::durable_clock() const {
   return d;
 }
 
-std::uint64_t Durability::durable_progress() const {
+std::uint64_t Durability::durable_progress(std::uint64_t durable) const {
   std::uint64_t flushes = 0;
   for (const auto& log : logs_) flushes += log->counters().flushes;
-  return util::progress_of(durable_clock(), flushes);
+  return util::progress_of(durable, flushes);
 }
 
 std::string Durability::describe_durable(std::uint64_t target) const {

@@ -62,7 +62,8 @@ class Durability {
   std::uint64_t durable_clock() const;
   // A number that moves whenever the durable clock does or any log completes a block: what
   // a wait on the durable clock watches for progress (util/stall.h).
-  std::uint64_t durable_progress() const;
+  std::uint64_t durable_progress() const { return durable_progress(durable_clock()); }
+  std::uint64_t durable_progress(std::uint64_t durable) const;
   // The durable clock's state for a stall report: the clocks, and per log its safe bound and
   // whether a block is in flight.
   std::string describe_durable(std::uint64_t target) const;

@@ -93,12 +93,13 @@ void Worker::service_log(std::uint32_t runnable) {
     durable_watch_.reset();
     return;
   }
-  acknowledge(durability_->durable_clock());
+  const std::uint64_t durable = durability_->durable_clock();
+  acknowledge(durable);
   if (waiter_count_ == 0 && waiting_slots_ == 0) {
     durable_watch_.reset();
     return;
   }
-  durable_watch_.turn(durability_->durable_progress(), [&] {
+  durable_watch_.turn(durability_->durable_progress(durable), [&] {
     return "worker " + std::to_string(index_) + ": " + std::to_string(waiter_count_) +
            " commits and " + std::to_string(waiting_slots_) + " parked slots " +
            durability_->describe_durable(oldest_waiting_cts());

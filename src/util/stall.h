@@ -57,15 +57,21 @@ class StallWatch {
   template <typename Detail>
   void turn(std::uint64_t progress, Detail&& detail) {
     if (monitor_ == nullptr || !monitor_->enabled()) return;
-    const std::uint64_t now = now_ns();
     if (!started_ || progress != progress_) {
+      // A moving wait reads no clock: the episode starts at its first turn without progress.
       started_ = true;
       reported_ = false;
       progress_ = progress;
+      since_ = 0;
+      return;
+    }
+    if (reported_) return;
+    const std::uint64_t now = now_ns();
+    if (since_ == 0) {
       since_ = now;
       return;
     }
-    if (reported_ || now - since_ < monitor_->timeout_ns()) return;
+    if (now - since_ < monitor_->timeout_ns()) return;
     reported_ = true;
     monitor_->report(wait_, now - since_, detail());
   }
@@ -85,7 +91,7 @@ class StallWatch {
   bool started_ = false;
   bool reported_ = false;
   std::uint64_t progress_ = 0;
-  std::uint64_t since_ = 0;
+  std::uint64_t since_ = 0;  // 0: the progress just moved (no clock read yet)
 };
 
 // A progress number that moves when either part does (a clock and a completion count).
