@@ -51,6 +51,7 @@ struct TxnContext;
 }  // namespace mvcc
 namespace engine {
 class DatabaseImpl;
+class WorkerPool;
 }  // namespace engine
 
 // A non-owning reference to a callable, so a scan callback costs no allocation.
@@ -263,6 +264,7 @@ class Pending {
 
  private:
   friend class engine::DatabaseImpl;
+  friend class engine::WorkerPool;
   explicit Pending(detail::Request* r) : request_(r) {}
   detail::Request* request_ = nullptr;
 };
@@ -369,9 +371,10 @@ class Database {
   const Options& options() const;
 
  private:
-  friend class engine::DatabaseImpl;
-  explicit Database(std::unique_ptr<engine::DatabaseImpl> impl);
-  std::unique_ptr<engine::DatabaseImpl> impl_;
+  friend class engine::WorkerPool;
+  Database(std::unique_ptr<engine::DatabaseImpl> impl, std::unique_ptr<engine::WorkerPool> workers);
+  std::unique_ptr<engine::DatabaseImpl> impl_;     // the engine
+  std::unique_ptr<engine::WorkerPool> workers_;  // its threads; stopped before it closes
 };
 
 }  // namespace braid

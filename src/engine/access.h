@@ -1,7 +1,7 @@
 // The record-access operations in every execution mode, from one source (DESIGN §3).
 //
 // The search logic lives in steppers that never suspend: index::Lookup and index::ScanLeaf (one
-// B+-tree node per step) and ChainWalk (one version per step). Each step names the memory the
+// B+-tree node per step) and ChainWalk (mvcc/chain_walk.h, one version per step). Each step names the memory the
 // next step will read. The operations (access_ops.inc) drive the steppers, and what they do
 // between two steps is the only thing that differs between modes:
 //   Sequential   nothing                         plain functions (access_plain.cc)
@@ -20,8 +20,13 @@
 
 #include "engine/database_impl.h"
 #include "engine/op_env.h"
+#include "engine/tx_state.h"
+#include "mvcc/chain_walk.h"
 
 namespace braid::engine {
+
+using mvcc::ChainWalk;
+using mvcc::visible_version;
 
 // Mode tags.
 // kFlatStorage: the storage path (a cold read) runs inside the operation's coroutine instead
@@ -59,67 +64,6 @@ inline std::size_t read_bytes(const Table& table) {
   constexpr std::size_t kMaxReadBytes = 1024;
   return std::min<std::size_t>(sizeof(mvcc::Version) + table.value_size_hint(), kMaxReadBytes);
 }
-
-// The newest version of a record visible to a transaction, one version per step. The first
-// step only names the head (which the caller prefetches before it is read).
-class ChainWalk {
- public:
-  // `fetch_bytes`: what a driver that hints fetches of each version before its step reads
-  // it (read_bytes).
-  ChainWalk(DatabaseImpl* db, const mvcc::TxnContext* ctx, std::uint64_t entry,
-            std::size_t fetch_bytes = 64)
-      : db_(db),
-        ctx_(ctx),
-        v_(mvcc::entry::is_hot(entry) ? mvcc::entry::hot(entry) : nullptr),
-        fetch_bytes_(fetch_bytes) {
-    BRAID_ASSERT(!mvcc::entry::is_cold(entry));  // the caller fetched a cold record first
-  }
-  bool step() {
-    if (!started_) {
-      started_ = true;
-      return v_ != nullptr;
-    }
-    for (;;) {
-      const mvcc::Vis vis =
-          db_->protocol().read_visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
-      if (vis == mvcc::Vis::kRetry) {
-        // The owner ended, having restamped its writes: the next read is final. A stamp that
-        // stays an ended owner's is a broken invariant (a checkpoint once wrote one to disk,
-        // and every reader of the record span here): stop loudly instead of hanging.
-        BRAID_ASSERT(++owner_retries_ < kMaxOwnerRetries);
-        continue;
-      }
-      if (vis == mvcc::Vis::kVisible) {
-        found_ = v_;
-        // Read since a sweep passed it: keep it (mvcc/version.h, `cooling`).
-        if (v_->cooling.load(std::memory_order_relaxed) != 0) [[unlikely]] {
-          v_->cooling.store(0, std::memory_order_relaxed);
-        }
-        return false;
-      }
-      v_ = v_->next.load(std::memory_order_acquire);
-      return v_ != nullptr;
-    }
-  }
-  const mvcc::Version* next() const { return v_; }
-  std::size_t fetch_bytes() const { return fetch_bytes_; }
-  // A version the caller fetched already (by the leaf's value hint, with the entry): the step
-  // that reads it needs no suspension of its own (resident(), access_ops.inc).
-  void fetched(const void* p) { fetched_ = p; }
-  bool next_fetched() const { return v_ != nullptr && static_cast<const void*>(v_) == fetched_; }
-  const mvcc::Version* found() const { return found_; }
-
- private:
-  DatabaseImpl* db_;
-  const mvcc::TxnContext* ctx_;
-  const mvcc::Version* v_;
-  std::size_t fetch_bytes_;
-  static constexpr std::uint32_t kMaxOwnerRetries = 1u << 20;
-  const mvcc::Version* found_ = nullptr;
-  const void* fetched_ = nullptr;
-  bool started_ = false;
-  std::uint32_t owner_retries_ = 0;
-};
 
 // Marks the transaction as inside a scan callback for the guard's lifetime.
 class ScanGuard {
@@ -201,15 +145,6 @@ inline bool recall_read(const mvcc::TxnContext* ctx, const Table& table, std::st
   return true;
 }
 
-// The walk without hints, for versions whose lines were already prefetched as a group (scans).
-inline const mvcc::Version* visible_version(DatabaseImpl* db, const mvcc::TxnContext* ctx,
-                                            std::uint64_t entry) {
-  ChainWalk walk(db, ctx, entry);
-  while (walk.step()) {
-  }
-  return walk.found();
-}
-
 // Secondary-index reads (scan_op): the OID an entry names, and whether the entry's secondary
 // key (its first `secondary_len` bytes) is still the key of the visible `value`.
 inline std::uint64_t entry_oid(const Index* sec, std::uint64_t value) {
@@ -243,8 +178,6 @@ void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e);
 Status ssn_track_get(const OpEnv& env, std::atomic<std::uint64_t>* slot, const mvcc::Version* v,
                      const index::LeafRead& leaf);
 
-// Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
-inline constexpr std::size_t kMultiGetWidth = 16;
 
 namespace plain {
 // Runs `op` to completion; its outcome lands in `op`.

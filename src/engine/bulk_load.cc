@@ -14,6 +14,8 @@
 // deletes its files as unneeded. A load that fails removes its keys again and deletes its
 // parts; writes to the table answer Busy meanwhile (Table::loading), so every OID from the
 // load's first one on is the load's.
+#include "engine/database_impl.h"
+
 #include <braid/database.h>
 
 #include <atomic>
@@ -27,9 +29,7 @@
 
 #include "engine/checks.h"
 #include "engine/cold_store.h"
-#include "engine/database_impl.h"
 #include "engine/durability.h"
-#include "engine/worker.h"
 #include "storage/checkpoint.h"
 #include "util/assert.h"
 
@@ -296,7 +296,7 @@ Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOpti
   durability_->end_bulk_load();
   // A checkpoint asked for meanwhile waited for the load (Durability::checkpoint_pending) and
   // worker 0 may have gone to sleep over it: nothing else wakes it when the load failed.
-  workers_[0]->wake_if_sleeping();
+  wake_worker0(true);
   table->end_loading();
   if (!s.is_ok() || loader.parts().empty()) return s;
   if (Status c = checkpoint(); !c.is_ok()) {

@@ -6,7 +6,6 @@
 
 #include <string>
 
-#include "engine/database_impl.h"
 #include "engine/table.h"
 #include "mvcc/txn.h"
 #include "sched/policy.h"

@@ -10,9 +10,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "engine/access.h"
 #include "engine/cold_store.h"
-#include "engine/worker.h"
+#include "engine/op_env.h"
+#include "engine/table.h"
+#include "engine/tx_state.h"
 #include "runtime/miss.h"
 
 namespace braid::engine {
@@ -26,12 +27,7 @@ class ColdFetch {
     kIo,    // a read in flight: park the slot on load() (IoPark) and step again
   };
 
-  // An entry that changed between our look and the load's install (a writer, or an eviction
-  // before we joined) sends us round again; this bounds how often before the operation answers
-  // Busy. A load that installed hands its version to every waiter, so an eviction between the
-  // install and a waiter's resumption costs no round: the version stays allocated while the
-  // waiter's snapshot pins the horizon, and it is what that snapshot sees.
-  static constexpr int kMaxRounds = 64;
+  // Rounds are bounded by ColdStore::kMaxMissRounds.
 
   ColdFetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table& table, std::string_view key)
       : env_(env), slot_(slot), table_(table), key_(key) {}
@@ -66,7 +62,7 @@ struct IoPark {
     *env.sink = h;
     ++*env.suspends;
     ++*env.site;
-    env.tx->worker->park_io(env.tx, load);
+    env.tx->port->park(env.tx, load);
   }
   void await_resume() const noexcept {}
 };

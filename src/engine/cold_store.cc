@@ -5,9 +5,8 @@
 #include <cstring>
 #include <thread>
 
-#include "engine/database_impl.h"
-#include "engine/durability.h"
 #include "engine/table.h"
+#include "mvcc/protocol.h"
 #include "storage/log_format.h"
 #include "util/assert.h"
 #include "util/bits.h"
@@ -65,9 +64,9 @@ Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t t
 }
 }  // namespace
 
-ColdStore::ColdStore(DatabaseImpl* db, std::shared_ptr<storage::FileSystem> fs,
+ColdStore::ColdStore(Deps deps, std::shared_ptr<storage::FileSystem> fs,
                      std::uint32_t max_loads, std::uint64_t budget_bytes)
-    : db_(db),
+    : deps_(deps),
       fs_(std::move(fs)),
       files_(fs_.get(), true),
       budget_(budget_bytes),
@@ -187,9 +186,9 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     if (!bad.is_ok()) {
       fail(l, std::move(bad));
     } else {
-      v = db_->txns().alloc_version(l->ctx, rv.value.size());
+      v = deps_.txns->alloc_version(l->ctx, rv.value.size());
       if (v == nullptr) {
-        fail(l, db_->protocol().out_of_version_memory());
+        fail(l, deps_.protocol->out_of_version_memory());
       } else {
         if (!rv.value.empty()) std::memcpy(v->payload(), rv.value.data(), rv.value.size());
         v->flags = mvcc::Version::kReloaded;  // verify() admits values only
@@ -252,7 +251,7 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     if (--l->refs == 0) free_.push_back(l->index);
   }
   // Freed by the thread that allocated it, outside the lock: it was never reachable.
-  if (v != nullptr && !published) db_->txns().free_version(ctx, v);
+  if (v != nullptr && !published) deps_.txns->free_version(ctx, v);
 }
 
 void ColdStore::release(ColdLoad* l) {
@@ -284,7 +283,7 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
                             mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key,
                             void (*progress)(void*), void* progress_arg, std::uint64_t* installed) {
   *installed = 0;
-  util::StallWatch watch(db_->stall_monitor(), "cold read");
+  util::StallWatch watch(deps_.stalls, "cold read");
   const auto describe = [&] {
     return "waiting for the read of " + where(e) + " (table " + std::to_string(table) +
            "), led by another transaction; " + std::to_string(completed_reads()) +
@@ -311,6 +310,35 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
     return s;
   }
   return Status::busy("cold read retried too often");
+}
+
+namespace {
+thread_local ColdPort* tls_port = nullptr;
+void poll_port(void* port) { static_cast<ColdPort*>(port)->poll(); }
+}  // namespace
+
+ColdPort* ColdPort::current() { return tls_port; }
+void ColdPort::set_current(ColdPort* port) { tls_port = port; }
+
+Status ColdStore::fetch_sync(ColdPort* port, mvcc::TxnContext* ctx,
+                             std::atomic<std::uint64_t>* slot, std::uint32_t table,
+                             std::string_view key, std::uint64_t* out) {
+  for (int round = 0; round < kMaxMissRounds; ++round) {
+    const std::uint64_t e = slot->load(std::memory_order_acquire);
+    if (!mvcc::entry::is_cold(e)) {
+      *out = e;  // its versions stay allocated while our snapshot pins the horizon
+      return Status::ok();
+    }
+    std::uint64_t installed = 0;
+    Status s = load_sync(slot, e, ctx, table, key, port != nullptr ? &poll_port : nullptr, port,
+                         &installed);
+    if (!s.is_ok()) return s;
+    if (installed != 0) {
+      *out = installed;
+      return Status::ok();
+    }
+  }
+  return Status::busy("record evicted again on every read of it");
 }
 
 Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_view key,
@@ -368,14 +396,14 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
     return false;
   }
   if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
-  db_->txns().note_evicted(v);  // its readers' stamps survive in the cold floor (mvcc/ssn.h)
+  deps_.txns->note_evicted(v);  // its readers' stamps survive in the cold floor (mvcc/ssn.h)
   *to = home;
   // Readers that loaded the entry before the CAS may still walk these versions: retire them
   // (freed once the horizon passes), as pruning does.
   for (mvcc::Version* x = v; x != nullptr;) {
     mvcc::Version* next = x->next.load(std::memory_order_acquire);
     *bytes += mvcc::Version::bytes_for(x->size);
-    db_->txns().retire(ctx, x);
+    deps_.txns->retire(ctx, x);
     x = next;
   }
   evictions_.fetch_add(1, std::memory_order_relaxed);
@@ -396,8 +424,8 @@ bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::Tx
   if (home == 0) return false;
   BRAID_DASSERT(entry::is_cold(home));
   if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
-  db_->txns().note_evicted(v);
-  db_->txns().retire(ctx, v);
+  deps_.txns->note_evicted(v);
+  deps_.txns->retire(ctx, v);
   drops_.fetch_add(1, std::memory_order_relaxed);
   if (noting_) {
     std::lock_guard<std::mutex> g(noted_mutex_);
@@ -410,7 +438,7 @@ bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::Tx
 
 std::uint64_t ColdStore::live_bytes() const {
   std::int64_t bytes = 0;
-  const mvcc::TxnTable& t = db_->txns();
+  const mvcc::TxnTable& t = *deps_.txns;
   // Retired versions are freed once the horizon passes them, whatever eviction does: counting
   // them would evict more while they wait (every sweep until the next sample: the whole cache).
   for (std::uint32_t i = 0; i < t.size(); ++i) {
@@ -440,13 +468,13 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
   {
     // One chunk of the hand per call: sweepers on several threads visit disjoint entries.
     std::lock_guard<std::mutex> g(hand_mutex_);
-    const std::uint32_t tables = db_->table_count();
+    const std::uint32_t tables = deps_.tables->table_count();
     for (std::uint32_t tried = 0; tried <= tables && table == nullptr; ++tried) {
       if (hand_table_ >= tables) {
         hand_table_ = 0;
         hand_oid_ = 0;
       }
-      Table* t = tables == 0 ? nullptr : db_->table_at(hand_table_);
+      Table* t = tables == 0 ? nullptr : deps_.tables->table_at(hand_table_);
       if (t == nullptr || hand_oid_ >= t->oids().allocated()) {
         ++hand_table_;
         hand_oid_ = 0;
@@ -461,10 +489,10 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
   if (table == nullptr) return 0;
   std::shared_lock<std::shared_mutex> gate(gate_, std::try_to_lock);
   if (!gate.owns_lock()) return 0;  // a checkpoint is deleting files: sweep again later
-  const std::uint64_t durable = db_->durability()->durable_clock();
+  const std::uint64_t durable = durable_clock_();
   // The cached horizon lags by design (reclamation refreshes it now and then); a sweep, which
   // only runs over budget, can afford the fresh one, and without it evicts nothing new.
-  const std::uint64_t horizon = db_->txns().refresh_horizon();
+  const std::uint64_t horizon = deps_.txns->refresh_horizon();
   std::uint32_t n = 0;
   std::uint64_t bytes = 0;
   std::vector<std::uint64_t> files;

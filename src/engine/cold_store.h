@@ -26,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -36,10 +37,18 @@
 #include "mvcc/txn.h"
 #include "mvcc/version.h"
 #include "storage/file_table.h"
+#include "util/stall.h"
+
+namespace braid::mvcc {
+class Protocol;
+}  // namespace braid::mvcc
+namespace braid::detail {
+struct TxState;
+}  // namespace braid::detail
 
 namespace braid::engine {
 
-class DatabaseImpl;
+class TableSource;
 
 struct ColdLoad {
   // Buffers up to this size are kept with the load; a bigger record borrows one per read.
@@ -67,14 +76,56 @@ struct ColdLoad {
   bool pending() const { return in_flight.load(std::memory_order_acquire); }
 };
 
+// The one hand-off between a transaction that met a cold record and the thread it runs on.
+// A worker implements it: its ring issues the reads its transactions lead and its loop
+// completes them, and its scheduler parks a transaction until its read is back. Application
+// threads have none: they read synchronously.
+class ColdPort {
+ public:
+  // Issues the read of `load`, which the caller leads; it completes on this thread's loop.
+  virtual void submit(ColdLoad* load) = 0;
+  // Parks the transaction of `tx` until `load` is back (the scheduler's business).
+  virtual void park(detail::TxState* tx, ColdLoad* load) = 0;
+  // Completes the reads of this thread's ring that are back: a synchronous wait's turn, since
+  // the read it waits for may be one this thread leads for a parked transaction.
+  virtual void poll() = 0;
+  // Whether reads go through a ring (a coroutine can suspend on them); false: read in place.
+  virtual bool has_ring() const = 0;
+
+  // The calling thread's port (its worker's), or null on an application thread.
+  static ColdPort* current();
+  static void set_current(ColdPort* port);
+
+ protected:
+  ~ColdPort() = default;
+};
+
 class ColdStore {
  public:
+  // An entry that changed between a reader's look and the load's install (a writer, or an
+  // eviction before it joined) sends the reader round again; this bounds how often before the
+  // operation answers Busy. A load that installed hands its version to every waiter, so an
+  // eviction between the install and a waiter's resumption costs no round: the version stays
+  // allocated while the waiter's snapshot pins the horizon, and it is what that snapshot sees.
+  static constexpr int kMaxMissRounds = 64;
+
+  // What the cold store works with, all owned by the engine and outliving it.
+  struct Deps {
+    const TableSource* tables;      // the CLOCK hand's
+    mvcc::TxnTable* txns;           // version memory, retirement, the horizon
+    const mvcc::Protocol* protocol;  // its out-of-memory answer
+    util::StallMonitor* stalls;     // a wait on another thread's read is watched
+  };
   // `max_loads`: loads in flight at once (more misses wait for a free one).
-  ColdStore(DatabaseImpl* db, std::shared_ptr<storage::FileSystem> fs, std::uint32_t max_loads,
+  ColdStore(Deps deps, std::shared_ptr<storage::FileSystem> fs, std::uint32_t max_loads,
             std::uint64_t budget_bytes);
   ~ColdStore();
   ColdStore(const ColdStore&) = delete;
   ColdStore& operator=(const ColdStore&) = delete;
+
+  // Eviction needs the durable clock (Durability's acknowledgement rule), which exists once
+  // the logs do: set before the first sweep.
+  void set_durable_clock(std::function<std::uint64_t()> clock) { durable_clock_ = std::move(clock); }
 
   storage::FileTable& files() { return files_; }
   std::uint64_t budget() const { return budget_; }
@@ -110,6 +161,12 @@ class ColdStore {
   Status load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
                    std::uint32_t table, std::string_view key, void (*progress)(void*),
                    void* progress_arg, std::uint64_t* installed);
+
+  // A miss served on the calling thread, the entry read again until it is not cold (at most
+  // kMaxMissRounds): *out receives the hot entry to read. `port` (the thread's, or null) keeps
+  // completing its own ring's reads while this waits.
+  Status fetch_sync(ColdPort* port, mvcc::TxnContext* ctx, std::atomic<std::uint64_t>* slot,
+                    std::uint32_t table, std::string_view key, std::uint64_t* out);
 
   // A cold record's value without installing it (checkpoints, index builds): reads, verifies.
   // *cts (optional): the record's commit timestamp.
@@ -154,7 +211,8 @@ class ColdStore {
   void fail(ColdLoad* l, Status why);
   std::uint64_t live_bytes() const;
 
-  DatabaseImpl* db_;
+  const Deps deps_;
+  std::function<std::uint64_t()> durable_clock_;
   std::shared_ptr<storage::FileSystem> fs_;  // outlives the file table's handles
   storage::FileTable files_;
   const std::uint64_t budget_;

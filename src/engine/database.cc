@@ -1,3 +1,5 @@
+#include "engine/database_impl.h"
+
 #include <braid/tx.h>
 
 #include <sched.h>
@@ -7,12 +9,10 @@
 #include <string>
 #include <thread>
 
-#include "engine/access.h"
 #include "engine/checks.h"
 #include "engine/cold_store.h"
-#include "engine/database_impl.h"
 #include "engine/durability.h"
-#include "engine/worker.h"
+#include "engine/op_env.h"
 #include "storage/log_format.h"
 #include "util/assert.h"
 #include "util/bits.h"
@@ -27,8 +27,7 @@ namespace cstate = mvcc::cstate;
 using mvcc::kMaxWriteRetries;
 
 Status DatabaseImpl::refuse_on_worker(const char* what) const {
-  const Worker* w = Worker::current();
-  if (w == nullptr || w->db() != this) return Status::ok();
+  if (executor_ == nullptr || !executor_->on_worker_thread()) return Status::ok();
   return Status::invalid_argument(
       std::string(what) +
       " called on one of the database's worker threads (from a transaction body): it would "
@@ -50,9 +49,7 @@ DatabaseImpl::DatabaseImpl(const Options& options)
   protocol_.set_stall_monitor(&stalls_);
 }
 
-DatabaseImpl::~DatabaseImpl() {
-  // Application threads' transactions still open are aborted now, and their handles answer
-  // "database closed" from here on (Transaction::usable).
+void DatabaseImpl::close_external() {
   open_->store(false, std::memory_order_release);
   for (std::uint32_t i = first_shared_context(); i < txns_.size(); ++i) {
     TxnContext& c = txns_.at(i);
@@ -60,7 +57,11 @@ DatabaseImpl::~DatabaseImpl() {
       abort_external(&c);
     }
   }
-  stop_workers();
+}
+
+DatabaseImpl::~DatabaseImpl() {
+  BRAID_ASSERT(executor_ == nullptr);  // the workers stopped first
+  close_external();
   durability_.reset();
   check_invariants();
   // Tables first: their chains hold versions; then the transaction table frees limbo.
@@ -91,10 +92,6 @@ void DatabaseImpl::check_invariants() {
     }
   }
 #endif
-}
-
-std::unique_ptr<Database> DatabaseImpl::wrap(std::unique_ptr<DatabaseImpl> impl) {
-  return std::unique_ptr<Database>(new Database(std::move(impl)));
 }
 
 Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
@@ -237,7 +234,6 @@ Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
     if (!s.is_ok()) return s;
   }
   db->check_invariants();
-  if (Status s = db->start_workers(); !s.is_ok()) return s;
   return db;
 }
 
@@ -271,8 +267,12 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
   }
   // Loads in flight at once: one per transaction context, and a multi_get's fan-out on each.
   const std::uint32_t loads = txns_.size() + options_.workers * kMultiGetWidth;
-  cold_ = std::make_unique<ColdStore>(this, fs, loads, options_.memory_budget_bytes);
-  durability_ = std::make_unique<Durability>(this, options_, std::move(fs));
+  cold_ = std::make_unique<ColdStore>(ColdStore::Deps{this, &txns_, &protocol_, &stalls_}, fs,
+                                      loads, options_.memory_budget_bytes);
+  durability_ = std::make_unique<Durability>(
+      Durability::Deps{this, this, &txns_, &protocol_, cold_.get(), &stalls_, checkpoint_context()},
+      options_, std::move(fs));
+  cold_->set_durable_clock([d = durability_.get()] { return d->durable_clock(); });
   std::vector<storage::CatalogEntry> catalog;
   if (Status s = durability_->open_directory(&catalog); !s.is_ok()) return s;
   for (const storage::CatalogEntry& e : catalog) {
@@ -562,8 +562,8 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       // Evicted since the operation looked (the coroutine modes fetched it already, so this
       // is a narrow race there): read it back synchronously and write again.
       std::uint64_t e;
-      if (Status s = cold_fetch_sync(OpEnv{this, ctx, nullptr, nullptr, nullptr, nullptr},
-                                     &table.oids().entry(oid), table, key, &e);
+      if (Status s = cold_->fetch_sync(ColdPort::current(), ctx, &table.oids().entry(oid),
+                                       table.id(), key, &e);
           !s.is_ok()) {
         return s;
       }
@@ -608,15 +608,12 @@ void encode_record(const TxnContext* ctx, std::uint64_t cts, std::uint32_t bytes
         storage::encode_record(p, tomb ? storage::WriteOp::kRemove : storage::WriteOp::kPut,
                                w.table->id(), key, value, cts);
     const storage::LogWriter::Address at = log.address_of(p);
-    const entry::ColdAddress home{static_cast<std::uint32_t>(at.segment), at.offset, size};
     // The version is visible already (the timestamp was published first), so a running
     // checkpoint may have written it and moved `home` to its copy (Durability::fix): then
     // that stays, since the checkpoint may delete the segment this record lies in. Before
     // either write the word still holds the write-set index (version.h).
     std::uint64_t unset = i;
-    const std::uint64_t address =
-        at.segment <= entry::kMaxColdSegment && entry::cold_encodable(home) ? entry::from_cold(home)
-                                                                            : 0;
+    const std::uint64_t address = storage::cold_word(at.segment, at.offset, size);
     if (!std::atomic_ref<std::uint64_t>(w.version->home)
              .compare_exchange_strong(unset, address, std::memory_order_relaxed)) {
       BRAID_DASSERT(entry::is_cold(unset));  // the checkpoint's copy
@@ -750,7 +747,7 @@ Status DatabaseImpl::commit_external(TxnContext* ctx, std::uint64_t* cts) {
     // A block may still be in flight and nobody waits for it: worker 0 reaps it (and submits
     // what later commits append), so the durable clock moves without another application
     // commit.
-    workers_[0]->wake_if_sleeping();
+    wake_worker0(true);
     return s;
   }
   if (!s.is_ok()) return s;
@@ -775,7 +772,7 @@ Status DatabaseImpl::checkpoint() {
     return Status::invalid_argument("checkpoint: the database was opened read-only");
   }
   const std::uint64_t ticket = durability_->request_checkpoint();
-  workers_[0]->wake();
+  wake_worker0(false);
   return durability_->wait_checkpoint(ticket);
 }
 

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/durability.h"
 #include "engine/table.h"
 #include "index/chunk_pool.h"
 #include "mvcc/protocol.h"
@@ -44,19 +45,44 @@ struct LookupHint {
   unsigned slot = 0;
 };
 
-class Worker;
 class Durability;
 class ColdStore;
 
-class DatabaseImpl {
+// The threads that run the engine's transactions (the worker pool, engine/worker_pool.h) as
+// the engine itself needs them: it wakes worker 0 when work for it arrives by another path
+// than its queue (a checkpoint request, an application thread's asynchronous log block, the
+// end of a bulk load), and refuses a blocking call made on one of them. The engine never
+// includes the workers; the pool registers itself here.
+class Executor {
  public:
-  // `fs`: the file system for a database with a directory (tests pass a simulated one); null
-  // picks the real one per Options::durability.io.
+  // Rings worker `i`'s doorbell.
+  virtual void wake(std::uint32_t i) = 0;
+  // The same, only if it sleeps (cheap: after the caller published what its idle check reads).
+  virtual void wake_if_sleeping(std::uint32_t i) = 0;
+  // Whether the calling thread is one of this engine's workers.
+  virtual bool on_worker_thread() const = 0;
+
+ protected:
+  ~Executor() = default;
+};
+
+// The engine: tables and indexes, the MVCC protocol over its transaction contexts, the write
+// and commit paths, durability and the cold store. Its transactions run on application threads
+// (Transaction) and on the workers (engine/worker.h), which call into it; it runs none itself.
+class DatabaseImpl final : public TableSource, public RecoverySink {
+ public:
+  // Opens the engine (recovering a directory), without workers: engine/worker_pool.h starts
+  // them and builds the public handle. `fs`: the file system for a database with a directory
+  // (tests pass a simulated one); null picks the real one per Options::durability.io.
   static Result<std::unique_ptr<DatabaseImpl>> open(
       const Options& options, std::shared_ptr<storage::FileSystem> fs = nullptr);
-  // The public handle over an engine (tests that open with a simulated file system).
-  static std::unique_ptr<Database> wrap(std::unique_ptr<DatabaseImpl> impl);
   ~DatabaseImpl();
+  // Application threads' transactions still open are aborted, and their handles answer
+  // "database closed" from here on (Transaction::usable). Idempotent; the closing handle calls
+  // it before the workers stop.
+  void close_external();
+  // The worker pool registers itself (null: it stopped).
+  void set_executor(Executor* executor) { executor_ = executor; }
 
   Result<Table*> create_table(std::string_view name);
   Result<Table*> open_table(std::string_view name);
@@ -74,11 +100,6 @@ class DatabaseImpl {
                                         : util::l2_cache_bytes();
   }
   mvcc::TxnTable& txns() { return txns_; }
-
-  // Coroutine API (workers).
-  Result<Pending> submit(TxnFunction fn, const SubmitOptions& options);
-  Status run(std::span<TxnGenerator* const> generators, const ExecOptions& exec);
-  ExecStats exec_stats() const;
 
   // Writes of an active transaction (reads go through access.h). With a hint, the first
   // attempt uses the caller's lookup instead of repeating it.
@@ -103,9 +124,9 @@ class DatabaseImpl {
   // Recovery and checkpoints (single-threaded at open; checkpoints read under a snapshot).
   // `cold` != 0: install that cold entry instead of a version of `value`.
   Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
-                       bool tombstone, std::uint64_t cts, std::uint64_t cold = 0);
-  std::uint32_t table_count() const;
-  Table* table_at(std::uint32_t id) const;
+                       bool tombstone, std::uint64_t cts, std::uint64_t cold) override;
+  std::uint32_t table_count() const override;
+  Table* table_at(std::uint32_t id) const override;
   std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }
   // Worker i's eviction sweeps run as tiny system transactions in this context: pinned while
   // they read versions (another sweep may evict and free one under an unpinned reader), and
@@ -160,12 +181,15 @@ class DatabaseImpl {
   // invariants, every primary key naming a live chain, every chain ordered. Run after open
   // (recovery included) and before close, so every test that opens a database runs it.
   void check_invariants();
-  Status start_workers();
-  void stop_workers();
-  // DurabilityOptions::flusher_thread: the background thread's loop over the workers' logs.
-  void flusher_main();
-  std::thread flusher_;
-  std::atomic<bool> flusher_stop_{false};
+  // Wakes worker 0 (if there are workers), when work for it came by another path.
+  void wake_worker0(bool only_if_sleeping) {
+    if (executor_ == nullptr) return;
+    if (only_if_sleeping) {
+      executor_->wake_if_sleeping(0);
+    } else {
+      executor_->wake(0);
+    }
+  }
 
   Options options_;
   util::StallMonitor stalls_;
@@ -183,10 +207,7 @@ class DatabaseImpl {
   std::unordered_map<std::string, Table*> by_name_;
   std::vector<std::unique_ptr<Index>> indexes_;
   std::unordered_map<std::string, Index*> index_by_name_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-  std::atomic<std::uint32_t> next_worker_{0};
-  std::mutex run_mutex_;  // one Database::run at a time
-  std::atomic<std::uint32_t> run_remaining_{0};
+  Executor* executor_ = nullptr;
 };
 
 }  // namespace braid::engine

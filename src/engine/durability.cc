@@ -8,9 +8,10 @@
 #include <shared_mutex>
 #include <thread>
 
-#include "engine/access.h"
 #include "engine/cold_store.h"
-#include "engine/database_impl.h"
+#include "engine/table.h"
+#include "mvcc/chain_walk.h"
+#include "mvcc/txn.h"
 #include "util/assert.h"
 #include "util/progress.h"
 #include "util/stall.h"
@@ -36,24 +37,24 @@ storage::SyncMethod sync_method(LogSync s) {
 // an open costs time in proportion to the index and stays within the budget.
 class EngineApplier final : public storage::Applier {
  public:
-  EngineApplier(DatabaseImpl* db, bool cold) : db_(db), cold_(cold) {}
+  EngineApplier(RecoverySink* sink, bool cold) : sink_(sink), cold_(cold) {}
   Status put(std::uint32_t table, std::string_view key, std::string_view value, std::uint64_t cts,
              std::uint64_t address) override {
     ++writes;
-    return db_->recover_write(table, key, value, false, cts, cold_ ? address : 0);
+    return sink_->recover_write(table, key, value, false, cts, cold_ ? address : 0);
   }
   Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) override {
     ++writes;
-    return db_->recover_write(table, key, {}, true, cts);
+    return sink_->recover_write(table, key, {}, true, cts, 0);
   }
   Status ref(std::uint32_t table, std::string_view key, std::uint64_t entry) override {
     ++writes;
-    return db_->recover_write(table, key, {}, false, 0, entry);
+    return sink_->recover_write(table, key, {}, false, 0, entry);
   }
   std::uint64_t writes = 0;
 
  private:
-  DatabaseImpl* db_;
+  RecoverySink* sink_;
   const bool cold_;
 };
 
@@ -95,9 +96,8 @@ struct Durability::Ckpt {
   std::map<std::uint64_t, std::uint64_t> ref_bytes;  // per older part: bytes referred to
 };
 
-Durability::Durability(DatabaseImpl* db, const Options& options,
-                       std::shared_ptr<storage::FileSystem> fs)
-    : db_(db), options_(options), dir_(options.directory), fs_(std::move(fs)) {
+Durability::Durability(Deps deps, const Options& options, std::shared_ptr<storage::FileSystem> fs)
+    : deps_(deps), options_(options), dir_(options.directory), fs_(std::move(fs)) {
   io_name_ = fs_->name();
 }
 
@@ -161,11 +161,11 @@ Status Durability::persist_catalog(const std::vector<storage::CatalogEntry>& ent
 }
 
 Status Durability::recover_and_open_logs() {
-  EngineApplier apply(db_, options_.memory_budget_bytes != 0);
+  EngineApplier apply(deps_.sink, options_.memory_budget_bytes != 0);
   const storage::RecoveryMode mode = options_.recovery == RecoveryMode::kSalvage
                                          ? storage::RecoveryMode::kSalvage
                                          : storage::RecoveryMode::kStrict;
-  if (Status s = storage::recover(*fs_, dir_, db_->txns().clock_now(), catalog_.generation, apply,
+  if (Status s = storage::recover(*fs_, dir_, deps_.txns->clock_now(), catalog_.generation, apply,
                                   mode, &recovery_, options_.progress);
       !s.is_ok()) {
     return s;
@@ -174,9 +174,9 @@ Status Durability::recover_and_open_logs() {
   generation_ = recovery_.generation;
   checkpoint_seq_ = recovery_.checkpoint_seq;
   last_checkpoint_cts_.store(recovery_.checkpoint_cts, std::memory_order_relaxed);
-  auto& clock = db_->txns().clock();
+  auto& clock = deps_.txns->clock();
   clock.store(std::max(recovery_.cutoff, clock.load()), std::memory_order_seq_cst);
-  storage::FileTable* files = &db_->cold()->files();
+  storage::FileTable* files = &deps_.cold->files();
   // Cold entries may point into any numbered file present until the open's checkpoint says
   // which ones it still needs.
   for (const auto& [number, name] : recovery_.numbered_files) {
@@ -251,7 +251,7 @@ Status Durability::recover_and_open_logs() {
 }
 
 std::uint64_t Durability::durable_clock() const {
-  std::uint64_t d = db_->txns().clock().load(std::memory_order_seq_cst);
+  std::uint64_t d = deps_.txns->clock().load(std::memory_order_seq_cst);
   for (const auto& log : logs_) d = std::min(d, log->safe());
   return d;
 }
@@ -265,7 +265,7 @@ std::uint64_t Durability::durable_progress(std::uint64_t durable) const {
 std::string Durability::describe_durable(std::uint64_t target) const {
   std::string out = "waiting for durable clock >= " + std::to_string(target) + "; durable clock " +
                     std::to_string(durable_clock()) + ", commit clock " +
-                    std::to_string(db_->txns().clock_now()) + "; logs:";
+                    std::to_string(deps_.txns->clock_now()) + "; logs:";
   for (std::size_t i = 0; i < logs_.size(); ++i) {
     const storage::LogWriter::Counters c = logs_[i]->counters();
     const std::uint64_t safe = logs_[i]->safe();
@@ -279,7 +279,7 @@ std::string Durability::describe_durable(std::uint64_t target) const {
 }
 
 Status Durability::wait_durable(std::uint64_t target, const char* what) {
-  util::StallWatch watch(db_->stall_monitor(), what);
+  util::StallWatch watch(deps_.stalls, what);
   while (durable_clock() < target) {
     if (halted()) return halt_status();
     watch.turn(durable_progress(), [&] { return describe_durable(target); });
@@ -291,7 +291,7 @@ Status Durability::wait_durable(std::uint64_t target, const char* what) {
 Status Durability::settle_external(bool durable) {
   storage::LogWriter* w = log(options_.workers);
   if (w == nullptr) return Status::ok();  // read-only database: no logs
-  util::StallWatch watch(db_->stall_monitor(), "application log flush");
+  util::StallWatch watch(deps_.stalls, "application log flush");
   // Under kAsync one waiting poll: it submits our block once the one in flight is back (the
   // back-pressure of a log the device cannot keep up with); worker 0 drives the rest once the
   // caller woke it.
@@ -355,7 +355,7 @@ std::string Durability::describe_checkpoint(std::uint64_t ticket) const {
 Status Durability::wait_checkpoint(std::uint64_t ticket) {
   util::ProgressMeter meter(options_.progress, "checkpoint", "keys",
                             ckpt_keys_.load(std::memory_order_relaxed));
-  util::StallWatch watch(db_->stall_monitor(), "checkpoint");
+  util::StallWatch watch(deps_.stalls, "checkpoint");
   while (ckpt_done_.load(std::memory_order_acquire) < ticket) {
     if (halted()) return halt_status();
     watch.turn(checkpoint_progress(), [&] { return describe_checkpoint(ticket); });
@@ -386,7 +386,7 @@ bool Durability::checkpoint_pending() const {
 
 Status Durability::begin_bulk_load() {
   bulk_loads_.fetch_add(1, std::memory_order_seq_cst);
-  util::StallWatch watch(db_->stall_monitor(), "bulk load admission");
+  util::StallWatch watch(deps_.stalls, "bulk load admission");
   while (ckpt_active_.load(std::memory_order_seq_cst)) {
     if (halted()) {
       end_bulk_load();
@@ -421,17 +421,17 @@ Status Durability::start_checkpoint() {
     const storage::LogWriter::Position p = logs_[i]->position();
     c->starts.push_back({i, 0, p.segment, p.block});
   }
-  c->ctx = db_->txns().begin_at(db_->checkpoint_context());
+  c->ctx = deps_.txns->begin_at(deps_.checkpoint_context);
   c->cts = c->ctx->snapshot;
   c->seq = checkpoint_seq_ + 1;
-  c->tables = db_->table_count();
+  c->tables = deps_.tables->table_count();
   std::uint64_t keys = 0;
-  for (std::uint32_t t = 0; t < c->tables; ++t) keys += db_->table_at(t)->oids().allocated();
+  for (std::uint32_t t = 0; t < c->tables; ++t) keys += deps_.tables->table_at(t)->oids().allocated();
   ckpt_keys_.store(keys, std::memory_order_relaxed);
   ckpt_scanned_.store(0, std::memory_order_relaxed);
   storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
   storage::CheckpointConfig config = part_config();
-  storage::FileTable* files = &db_->cold()->files();
+  storage::FileTable* files = &deps_.cold->files();
   config.created = [this, files](std::uint64_t n, const std::string& path) {
     files->add(n, path);
     // Not referred to before its checkpoint is durable: a failed one's parts may never be.
@@ -456,7 +456,7 @@ Status Durability::start_checkpoint() {
   ckpt_ = std::move(c);
   ckpt_log_bytes_at_last_ = log_bytes_total();
   // Evictions from here on are noted (ColdStore::gate).
-  if (options_.memory_budget_bytes != 0) db_->cold()->start_noting();
+  if (options_.memory_budget_bytes != 0) deps_.cold->start_noting();
   return Status::ok();
 }
 
@@ -467,7 +467,7 @@ storage::CheckpointConfig Durability::part_config() {
   config.part_bytes = std::min<std::uint64_t>(
       std::max<std::uint64_t>(options_.durability.log_segment_bytes, std::uint64_t{2} << 20),
       mvcc::entry::kMaxColdOffset);
-  storage::FileTable* files = &db_->cold()->files();
+  storage::FileTable* files = &deps_.cold->files();
   config.new_file = [files] { return files->allocate(); };
   return config;
 }
@@ -512,11 +512,11 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
         c.scanning = false;
         break;
       }
-      db_->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
+      deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
       c.batch_loaded = true;
       c.pos = 0;
     }
-    Table* t = db_->table_at(c.table);
+    Table* t = deps_.tables->table_at(c.table);
     for (; c.pos < c.batch.entries.size() && budget > 0; ++c.pos, --budget) {
       const auto& e = c.batch.entries[c.pos];
       auto& slot = t->oids().entry(e.value);
@@ -535,7 +535,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
         }
         std::string value;
         std::uint64_t cts = 0;
-        if (Status s = db_->cold()->read_value(entry, t->id(), key, &value, &cts); !s.is_ok()) {
+        if (Status s = deps_.cold->read_value(entry, t->id(), key, &value, &cts); !s.is_ok()) {
           return s;
         }
         const std::uint64_t cookie = add_fixup({&slot, entry, nullptr, false});
@@ -546,13 +546,13 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
         if (*at == 0) fix(cookie, 0);  // no address: the entry and its file stay
         continue;
       }
-      const mvcc::Version* v = visible_version(db_, c.ctx, entry);
+      const mvcc::Version* v = mvcc::visible_version(deps_.protocol, c.ctx, entry);
       if (v == nullptr || v->tombstone()) continue;
       const std::uint64_t cookie =
           homes ? add_fixup({nullptr, 0, const_cast<mvcc::Version*>(v), false}) : 0;
       // Visible, so committed; but its owner may not have restamped it yet (commit_stamp_of).
       bool known = false;
-      const std::uint64_t cts = db_->protocol().commit_stamp_of(c.ctx, v, &known);
+      const std::uint64_t cts = deps_.protocol->commit_stamp_of(c.ctx, v, &known);
       BRAID_ASSERT(known);
       Result<std::uint64_t> at = c.writer->add(t->id(), key, v->value(), cts, cookie);
       if (!at.is_ok()) return at.status();
@@ -581,7 +581,7 @@ Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
     }
     // A failed unlink leaves a file the next open finds unneeded again.
     if (Status s = fs_->remove(dir_ + "/" + it->second); !s.is_ok() && first.is_ok()) first = s;
-    db_->cold()->files().forget(it->first);
+    deps_.cold->files().forget(it->first);
     parts_.erase(it->first);
     it = unowned_files_.erase(it);
   }
@@ -595,10 +595,10 @@ void Durability::end_checkpoint(const Status& s) {
   if (options_.memory_budget_bytes != 0) {
     // No sweep step runs from here to the deletions: each one before was noted or read the
     // homes the chunks rewrote.
-    gate = std::unique_lock<std::shared_mutex>(db_->cold()->gate());
-    keep = db_->cold()->stop_noting();
+    gate = std::unique_lock<std::shared_mutex>(deps_.cold->gate());
+    keep = deps_.cold->stop_noting();
   }
-  (void)db_->txns().finish(c.ctx);  // read-only: nothing retired, no tick wanted
+  (void)deps_.txns->finish(c.ctx);  // read-only: nothing retired, no tick wanted
   if (s.is_ok()) {
     checkpoint_seq_ = c.seq;
     last_checkpoint_cts_.store(c.cts, std::memory_order_relaxed);

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "storage/checkpoint.h"
@@ -28,14 +29,44 @@
 #include "storage/io_ring.h"
 #include "storage/log_writer.h"
 #include "storage/recovery.h"
+#include "util/stall.h"
+
+namespace braid::mvcc {
+class Protocol;
+class TxnTable;
+}  // namespace braid::mvcc
 
 namespace braid::engine {
 
-class DatabaseImpl;
+class ColdStore;
+class TableSource;
+
+// Where recovery replays records: the engine implements it. `cold` != 0: install that cold
+// entry (the record's address) instead of a version of `value`.
+class RecoverySink {
+ public:
+  virtual Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
+                               bool tombstone, std::uint64_t cts, std::uint64_t cold) = 0;
+
+ protected:
+  ~RecoverySink() = default;
+};
 
 class Durability {
  public:
-  Durability(DatabaseImpl* db, const Options& options, std::shared_ptr<storage::FileSystem> fs);
+  // What durability works with, all owned by the engine and outliving it: recovery's sink, and
+  // what a checkpoint reads — the tables (its source), under a snapshot taken in transaction
+  // context `checkpoint_context`, through the MVCC protocol and the cold store.
+  struct Deps {
+    RecoverySink* sink;
+    const TableSource* tables;
+    mvcc::TxnTable* txns;
+    const mvcc::Protocol* protocol;
+    ColdStore* cold;
+    util::StallMonitor* stalls;
+    std::uint32_t checkpoint_context;
+  };
+  Durability(Deps deps, const Options& options, std::shared_ptr<storage::FileSystem> fs);
   ~Durability();
   Durability(const Durability&) = delete;
   Durability& operator=(const Durability&) = delete;
@@ -144,7 +175,7 @@ class Durability {
 
   std::uint64_t log_bytes_total() const;
 
-  DatabaseImpl* db_;
+  const Deps deps_;
   const Options options_;
   std::string dir_;
   std::shared_ptr<storage::FileSystem> fs_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <coroutine>
+#include <cstddef>
 #include <cstdint>
 
 namespace braid::detail {
@@ -14,6 +15,9 @@ struct TxnContext;
 namespace braid::engine {
 
 class DatabaseImpl;
+
+// Bounded fan-out of multi_get: at most this many keys in flight inside one transaction.
+inline constexpr std::size_t kMultiGetWidth = 16;
 
 // Where an operation runs: the engine, the transaction, and where a suspending awaiter leaves
 // its handle for the scheduler (the transaction slot's resume point, or a multi_get child's).

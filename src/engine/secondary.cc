@@ -1,5 +1,5 @@
-// Secondary indexes: creation (with the build from the table), maintenance on writes and
-// aborts, and the read-side helpers of scan_op (access_ops.inc).
+// Secondary indexes: creation (with the build from the table), and maintenance on writes and
+// aborts. Their reads are scan_op's (access_ops.inc, helpers in index_read.cc).
 //
 // Why entries are added but never removed by writers: a reader with an older snapshot may still
 // need the entry of the version it sees, so an entry could only go once no snapshot can see any
@@ -7,11 +7,12 @@
 // Reads re-derive the key from the visible version instead, which makes a stale entry
 // harmless, and OIDs are never reused for another primary key, so an entry can never name the
 // wrong record.
+#include "engine/database_impl.h"
+
 #include <cstring>
 
-#include "engine/access.h"
 #include "engine/cold_store.h"
-#include "engine/database_impl.h"
+#include "mvcc/chain_walk.h"
 #include "util/assert.h"
 
 namespace braid::engine {
@@ -19,21 +20,6 @@ namespace braid::engine {
 using mvcc::TxnContext;
 using mvcc::Version;
 namespace entry = mvcc::entry;
-
-bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary_len,
-                   std::string_view value) {
-  BRAID_DASSERT(secondary_len <= entry_key.size());
-  Key derived;
-  if (!sec->extract(entry_key.substr(secondary_len), value, &derived)) return false;
-  return derived.view() == entry_key.substr(0, secondary_len);
-}
-
-std::string prefix_successor(std::string_view prefix) {
-  std::string s(prefix);
-  while (!s.empty() && static_cast<unsigned char>(s.back()) == 0xff) s.pop_back();
-  if (!s.empty()) s.back() = static_cast<char>(static_cast<unsigned char>(s.back()) + 1);
-  return s;
-}
 
 namespace {
 Status check_entry_size(const Index& sec, std::size_t secondary_len, std::size_t key_len) {

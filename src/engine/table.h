@@ -135,4 +135,18 @@ class Table {
   std::atomic<std::uint32_t> value_size_{0};
 };
 
+namespace engine {
+// The engine's tables by id, as the parts beneath the engine see them (the cold store's CLOCK
+// hand, a checkpoint's scan). The engine implements it; a table, once listed, lives as long as
+// the engine.
+class TableSource {
+ public:
+  virtual std::uint32_t table_count() const = 0;
+  virtual Table* table_at(std::uint32_t id) const = 0;
+
+ protected:
+  ~TableSource() = default;
+};
+}  // namespace engine
+
 }  // namespace braid

@@ -1,13 +1,14 @@
 // The awaiter glue of coroutine transactions (include/braid/tx.h's detail:: hooks): an
 // operation's checks, its dispatch to the mode's execution (plain calls, a flattened or a
 // nested coroutine, a forced yield), and the commit's hand-off to the worker.
+#include "engine/worker.h"
+
 #include <braid/tx.h>
 
 #include <string>
 
 #include "engine/access.h"
 #include "engine/checks.h"
-#include "engine/worker.h"
 #include "util/assert.h"
 
 namespace braid::engine {

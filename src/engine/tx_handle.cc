@@ -1,11 +1,12 @@
 // The public handles of worker transactions: Tx (a slot's transaction, seen from its body) and
 // Pending (a submitted transaction's outcome).
+#include "engine/worker.h"
+
 #include <braid/tx.h>
 
 #include <utility>
 
 #include "engine/checks.h"
-#include "engine/worker.h"
 
 namespace braid {
 

@@ -29,6 +29,8 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
   for (std::uint32_t i = 0; i < options.slots_per_worker; ++i) {
     slots_[i].state.db = db;
     slots_[i].state.worker = this;
+    slots_[i].state.port = this;
+    slots_[i].state.force_suspend = &exec_.force_suspend;
     slots_[i].state.slot = i;
     slots_[i].state.site = &sites_[i];
     slots_[i].state.env = OpEnv{db, nullptr, &slots_[i].state, &slots_[i].state.resume,
@@ -190,6 +192,7 @@ bool Worker::flusher_pass() {
 
 void Worker::main() {
   tls_current = this;
+  ColdPort::set_current(this);
   if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
   runtime::FrameAllocator::set_current(&frames_);
   // kAuto's windows discount the time this thread waits preempted (opened on it, for it).
@@ -545,13 +548,13 @@ void Worker::add_stats(ExecStats* out) const {
 // ---- The cold store
 // ------------------------------------------------------------------------------
 
-void Worker::submit_cold(ColdLoad* load) {
+void Worker::submit(ColdLoad* load) {
   BRAID_ASSERT(cold_queue_ != nullptr);
   cold_backlog_.push_back(load);
   issue_cold();
 }
 
-void Worker::park_io(detail::TxState* tx, ColdLoad* load) {
+void Worker::park(detail::TxState* tx, ColdLoad* load) {
   BRAID_ASSERT(tx->io_waits < detail::TxState::kMaxIoWaits);
   tx->io_wait[tx->io_waits++] = load;
   if (states_[tx->slot] != sched::SlotState::kParkedIo) {
@@ -560,7 +563,7 @@ void Worker::park_io(detail::TxState* tx, ColdLoad* load) {
   }
 }
 
-void Worker::poll_cold() {
+void Worker::poll() {
   // The channel's poll reaps the ring itself when nothing of ours is buffered yet.
   if (cold_queue_ == nullptr) return;
   storage::IoCompletion done[16];
@@ -582,7 +585,7 @@ void Worker::service_cold() {
   const bool reading =
       cold_queue_ != nullptr && (cold_queue_->in_flight() != 0 || !cold_backlog_.empty());
   if (reading) {
-    poll_cold();
+    poll();
     issue_cold();
   }
   if (parked_io_ != 0) wake_io_slots();

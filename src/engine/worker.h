@@ -26,6 +26,7 @@
 #include "engine/database_impl.h"
 #include "engine/durability.h"
 #include "engine/op_env.h"
+#include "engine/tx_state.h"
 #include "runtime/frame_allocator.h"
 #include "runtime/mpsc_queue.h"
 #include "sched/auto_tuner.h"
@@ -35,68 +36,9 @@
 #include "util/random.h"
 #include "util/stall.h"
 
-namespace braid::detail {
-
-// A worker slot's transaction. Not movable: awaiters and the Tx handle point at it.
-struct TxState {
-  TxState() { tx.state_ = this; }
-  TxState(const TxState&) = delete;
-  TxState& operator=(const TxState&) = delete;
-
-  engine::DatabaseImpl* db = nullptr;
-  engine::Worker* worker = nullptr;
-  std::uint32_t slot = 0;           // the worker's slot index
-  mvcc::TxnContext* ctx = nullptr;  // null once the transaction ended
-  std::coroutine_handle<> resume;   // where the scheduler resumes this transaction next
-  // The code it resumes in (sched::site; the worker's per-slot array, which the policy reads).
-  std::uint32_t* site = nullptr;
-  Tx tx;
-  bool conflicted = false;  // ended by a Conflict
-  std::uint32_t ops = 0;    // operations started, counted in kAuto only (its work measure)
-  // An explicit `co_await tx.commit()` waiting for durability: the scheduler does not resume
-  // the slot until the durable clock reaches this timestamp (0: not waiting).
-  std::uint64_t wait_cts = 0;
-  bool wait_failed = false;  // the engine halted while it waited
-  Status failure;            // a write that failed the transaction (its commit aborts)
-  bool touched = false;      // an operation was started (Tx::configure comes before)
-  // Options a generator gave (Tx::configure) before the worker began the transaction.
-  TxnOptions txn;
-  bool configured = false;
-  // Cold reads the parked slot waits for (a multi_get's children may wait on several): the
-  // worker makes the slot runnable once any of them is back.
-  static constexpr std::uint32_t kMaxIoWaits = 17;
-  engine::ColdLoad* io_wait[kMaxIoWaits] = {};
-  std::uint32_t io_waits = 0;
-  // What this slot's operations take (engine/access.h). Every field but ctx is fixed for the
-  // slot's life (set by the Worker); ctx equals `ctx` while the transaction is active (set in
-  // Worker::launch; after the end `ctx` is null and no operation passes the checks). Kept
-  // whole so that handing it to an operation copies settled memory: built field by field just
-  // before each call, its copy into the call's argument area (two 32-byte loads) read back
-  // eight-byte stores still in the store buffer, which cannot forward them: perf put 8 % of an
-  // in-cache sequential get's time on that stall (docs/experiments.md, "Issue 23, ninth pass").
-  engine::OpEnv env{};
-};
-// The commit's answer for a transaction a failed write failed.
-Status failed_commit(const Status& failure);
-
-struct Request {
-  TxnFunction fn;
-  std::uint32_t retries = 0;
-  TxnOptions txn;
-  Status status;
-  std::atomic<std::uint32_t> done{0};
-  std::uint64_t cts = 0;               // commit timestamp (0: no writes)
-  std::atomic<std::uint32_t> refs{2};  // the Pending handle and the worker
-  void release() {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
-  }
-};
-
-}  // namespace braid::detail
-
 namespace braid::engine {
 
-class Worker {
+class Worker final : public ColdPort {
  public:
   Worker(DatabaseImpl* db, std::uint32_t index, const Options& options);
   ~Worker();
@@ -164,17 +106,17 @@ class Worker {
     ++waiting_slots_;
     ++commit_waits_;
   }
-  // ---- The cold store (engine/cold_store.h) ----
+  // ---- The cold store's port (engine/cold_store.h) ----
   // Issues the leader's read of `load` on this worker's ring (or queues it while the ring is
   // full); a read that cannot be issued fails the load. Nothing else: it runs inside the
   // transaction that missed.
-  void submit_cold(ColdLoad* load);
+  void submit(ColdLoad* load) override;
   // Parks the slot until `load` (or another load it waits on) is back.
-  void park_io(detail::TxState* tx, ColdLoad* load);
+  void park(detail::TxState* tx, ColdLoad* load) override;
   // Completes the cold reads that came back (also called by a synchronous miss that waits on a
   // load this worker leads).
-  void poll_cold();
-  bool has_ring() const { return cold_queue_ != nullptr; }
+  void poll() override;
+  bool has_ring() const override { return cold_queue_ != nullptr; }
   // The worker whose thread this is (null on other threads).
   static Worker* current();
   const DatabaseImpl* db() const { return db_; }

@@ -14,6 +14,10 @@
 
 namespace braid::index {
 
+static_assert(Node::kHeader + (Node::kMaxSlots + search::kOverread) * sizeof(std::uint64_t) <=
+                  kNodeBytes,
+              "a vector load past the last head stays inside the node");
+
 namespace {
 
 constexpr std::size_t kChunkBytes = ChunkPool::kChunkBytes;

@@ -41,29 +41,14 @@
 #include <string_view>
 #include <vector>
 
+#include "index/racy.h"
 #include "util/assert.h"
 #include "util/bits.h"
 #include "util/cpu_cache.h"
 
-// Optimistic readers race with writers by design and validate afterwards; these functions must
-// not be instrumented by ThreadSanitizer (their reads are volatile, never torn words, and every
-// value derived from them is discarded unless the version check passes).
-#if defined(__clang__) || defined(__GNUC__)
-#define BRAID_OPTIMISTIC __attribute__((no_sanitize("thread")))
-#else
-#define BRAID_OPTIMISTIC
-#endif
-
 namespace braid::index {
 
 class ChunkPool;  // index/chunk_pool.h
-
-// An optimistic read of a node field: a volatile load is never split or repeated by the
-// compiler, so a torn node state is possible but a torn word is not (btree.cc).
-template <typename T>
-BRAID_OPTIMISTIC inline T racy(const T& x) {
-  return *static_cast<const volatile T*>(&x);
-}
 
 inline constexpr std::size_t kNodeBytes = 1024;
 inline constexpr std::size_t kMaxKey = 255;

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "index/btree.h"
+#include "index/racy.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -23,8 +23,9 @@
 
 namespace braid::index::search {
 
-static_assert(Node::kHeader + (Node::kMaxSlots + 3) * sizeof(std::uint64_t) <= kNodeBytes,
-              "a vector load past the last head stays inside the node");
+// Heads a vector variant may load past `count` (the tree keeps that much room after its head
+// array: btree.cc asserts it).
+inline constexpr unsigned kOverread = 3;
 
 // One racy load, compare and add-with-carry per head: independent loads, so a cold node's
 // lines miss in parallel.

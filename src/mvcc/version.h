@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "storage/cold_address.h"
 #include "util/assert.h"
 
 namespace braid::mvcc {
@@ -74,22 +75,21 @@ static_assert(offsetof(Version, size) == 24, "header layout: two words, home, si
 // An OID-array entry ("swip"): one word, three meanings, told apart by tag bits:
 //   0                  empty: no version (never written, or an aborted insert)
 //   bit 0 clear, != 0  hot: Version* of the newest version (versions are 16-byte aligned)
-//   bit 0 set          cold: the durable log address of the newest committed version:
-//                        bits  1..12  size in 16-byte units (payload + header, up to 64 KiB)
-//                        bits 13..36  offset in the segment in 16-byte units (256 MiB segments)
-//                        bits 37..63  file number (a log segment; database-wide numbers)
+//   bit 0 set          cold: the durable address of the newest committed version's record
+//                      (storage/cold_address.h)
 namespace entry {
 inline constexpr std::uint64_t kEmpty = 0;
-inline constexpr std::uint64_t kColdBit = 1;
-
-struct ColdAddress {
-  std::uint32_t segment;
-  std::uint64_t offset;  // bytes, multiple of 16
-  std::uint32_t size;    // bytes, multiple of 16
-};
+using storage::ColdAddress;
+using storage::cold;
+using storage::cold_encodable;
+using storage::from_cold;
+using storage::is_cold;
+using storage::kColdBit;
+using storage::kMaxColdOffset;
+using storage::kMaxColdSegment;
+using storage::kMaxColdSize;
 
 inline bool is_empty(std::uint64_t e) { return e == kEmpty; }
-inline bool is_cold(std::uint64_t e) { return (e & kColdBit) != 0; }
 inline bool is_hot(std::uint64_t e) { return e != kEmpty && !is_cold(e); }
 inline Version* hot(std::uint64_t e) {
   BRAID_DASSERT(is_hot(e));
@@ -99,26 +99,6 @@ inline std::uint64_t from_version(const Version* v) {
   const auto e = reinterpret_cast<std::uint64_t>(v);
   BRAID_DASSERT((e & 15) == 0);
   return e;
-}
-
-inline constexpr std::uint32_t kMaxColdSize = (1u << 12) * 16;
-inline constexpr std::uint64_t kMaxColdOffset = (std::uint64_t{1} << 24) * 16;
-inline constexpr std::uint32_t kMaxColdSegment = (1u << 27) - 1;
-
-// Valid when size and offset are multiples of 16 within the limits above.
-inline bool cold_encodable(const ColdAddress& a) {
-  return a.size % 16 == 0 && a.size > 0 && a.size <= kMaxColdSize && a.offset % 16 == 0 &&
-         a.offset < kMaxColdOffset && a.segment <= kMaxColdSegment;
-}
-inline std::uint64_t from_cold(const ColdAddress& a) {
-  BRAID_ASSERT(cold_encodable(a));
-  return kColdBit | (std::uint64_t{a.size / 16 - 1} << 1) | ((a.offset / 16) << 13) |
-         (std::uint64_t{a.segment} << 37);
-}
-inline ColdAddress cold(std::uint64_t e) {
-  BRAID_DASSERT(is_cold(e));
-  return {static_cast<std::uint32_t>(e >> 37), ((e >> 13) & ((1u << 24) - 1)) * 16,
-          static_cast<std::uint32_t>(((e >> 1) & ((1u << 12) - 1)) + 1) * 16};
 }
 }  // namespace entry
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "mvcc/version.h"
+#include "storage/cold_address.h"
 #include "util/assert.h"
 #include "util/crc32c.h"
 
@@ -46,7 +46,7 @@ CheckpointWriter::CheckpointWriter(FileSystem* fs, IoQueue* queue, const CkptHea
       starts_(std::move(starts)),
       config_(std::move(config)) {
   BRAID_ASSERT(starts_.size() <= kMaxLogs);
-  BRAID_ASSERT(config_.part_bytes <= mvcc::entry::kMaxColdOffset);
+  BRAID_ASSERT(config_.part_bytes <= kMaxColdOffset);
   BRAID_ASSERT(config_.chunk_bytes % kRecordAlign == 0);
   BRAID_ASSERT(kChunkHeaderBytes + config_.chunk_bytes <= config_.part_bytes);
   // The biggest record must fit one chunk.
@@ -222,13 +222,9 @@ Result<std::uint64_t> CheckpointWriter::add(std::uint32_t table, std::string_vie
   if (Status s = make_room(need); !s.is_ok()) return s;
   char* p = buffers_[active_].get() + kChunkHeaderBytes + used_;
   encode_record(p, WriteOp::kPut, table, key, value, cts);
-  const mvcc::entry::ColdAddress a{static_cast<std::uint32_t>(files_.back().number),
-                                   part_offset_ + kChunkHeaderBytes + used_, need};
-  std::uint64_t address = 0;
-  if (files_.back().number <= mvcc::entry::kMaxColdSegment && mvcc::entry::cold_encodable(a)) {
-    address = mvcc::entry::from_cold(a);
-    if (cookie != 0) pending_[active_].emplace_back(cookie, address);
-  }
+  const std::uint64_t address =
+      cold_word(files_.back().number, part_offset_ + kChunkHeaderBytes + used_, need);
+  if (address != 0 && cookie != 0) pending_[active_].emplace_back(cookie, address);
   used_ += need;
   ++count_;
   ++records_;
@@ -237,14 +233,14 @@ Result<std::uint64_t> CheckpointWriter::add(std::uint32_t table, std::string_vie
 
 Status CheckpointWriter::add_ref(std::uint32_t table, std::string_view key, std::uint64_t entry) {
   if (!failure_.is_ok()) return failure_;
-  BRAID_ASSERT(mvcc::entry::is_cold(entry));
+  BRAID_ASSERT(is_cold(entry));
   const std::uint32_t need = record_size(static_cast<std::uint32_t>(key.size()), kRefValueBytes);
   if (Status s = make_room(need); !s.is_ok()) return s;
   char v[kRefValueBytes];
   std::memcpy(v, &entry, sizeof v);
   encode_record(buffers_[active_].get() + kChunkHeaderBytes + used_, WriteOp::kRef, table, key,
                 {v, sizeof v}, header_.cts);
-  live_.insert(mvcc::entry::cold(entry).segment);
+  live_.insert(cold(entry).segment);
   used_ += need;
   ++count_;
   ++records_;

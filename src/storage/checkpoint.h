@@ -25,12 +25,12 @@ namespace braid::storage {
 
 struct CheckpointConfig {
   std::string dir;
-  std::uint64_t part_bytes = 64u << 20;     // at most kMaxColdOffset (mvcc/version.h)
+  std::uint64_t part_bytes = 64u << 20;     // at most kMaxColdOffset (storage/cold_address.h)
   std::uint32_t chunk_bytes = 1u << 20;     // payload per chunk
   std::function<std::uint64_t()> new_file;  // a part's number
   std::function<void(std::uint64_t, const std::string&)> created;  // a part exists
   // A record added with a cookie is written (readable, not yet durable) at `address`, a cold
-  // entry (mvcc/version.h). Called from reap, on the writer's thread.
+  // entry (storage/cold_address.h). Called from reap, on the writer's thread.
   std::function<void(std::uint64_t cookie, std::uint64_t address)> written;
   // False: parts only (a bulk load, Database::bulk_load). finish() stops once the parts and
   // their directory entries are durable; a later checkpoint refers to their records.

@@ -39,13 +39,13 @@ inline constexpr std::uint32_t kBlockHeaderBytes = 48;
 inline constexpr std::uint32_t kTxnHeaderBytes = 16;
 inline constexpr std::uint32_t kRecordHeaderBytes = 24;
 // Blocks, transaction headers and write records start at multiples of this in a segment file,
-// so a write record's address fits a cold entry (mvcc/version.h: offsets and sizes in 16-byte
+// so a write record's address fits a cold entry (storage/cold_address.h: offsets and sizes in 16-byte
 // units).
 inline constexpr std::uint32_t kRecordAlign = 16;
 inline constexpr std::uint32_t kDirectAlign = 4096;
 
 // kRef appears only in checkpoint parts: the record's newest version lives elsewhere (a log
-// segment or an older part), and the 8-byte value is its cold entry (mvcc/version.h).
+// segment or an older part), and the 8-byte value is its cold entry (storage/cold_address.h).
 enum class WriteOp : std::uint8_t { kPut = 1, kRemove = 2, kRef = 3 };
 inline constexpr std::uint32_t kRefValueBytes = 8;
 

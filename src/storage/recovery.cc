@@ -6,7 +6,7 @@
 #include <map>
 #include <memory>
 
-#include "mvcc/version.h"
+#include "storage/cold_address.h"
 #include "util/assert.h"
 #include "util/crc32c.h"
 
@@ -25,9 +25,7 @@ void put_raw(std::string* s, const T& v) {
 
 // The cold entry of the record of `size` bytes at `offset` in file `file`, or 0.
 std::uint64_t address_of(std::uint64_t file, std::uint64_t offset, std::uint32_t size) {
-  const mvcc::entry::ColdAddress a{static_cast<std::uint32_t>(file), offset, size};
-  if (file > mvcc::entry::kMaxColdSegment || !mvcc::entry::cold_encodable(a)) return 0;
-  return mvcc::entry::from_cold(a);
+  return cold_word(file, offset, size);
 }
 
 // Applies (or, with apply == nullptr, only checks) the writes of one transaction record; `base`
@@ -580,7 +578,7 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
         if (apply == nullptr) continue;
         if (w.op == WriteOp::kRef) {
           const auto e = load<std::uint64_t>(w.value.data());
-          if (!mvcc::entry::is_cold(e)) {
+          if (!is_cold(e)) {
             s = corrupt(at(path, off), "a checkpoint reference that is not an address");
             break;
           }

@@ -43,7 +43,7 @@ Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& cata
 class Applier {
  public:
   virtual ~Applier() = default;
-  // `address`: where the record lies, as a cold entry (mvcc/version.h), or 0 when it cannot
+  // `address`: where the record lies, as a cold entry (storage/cold_address.h), or 0 when it cannot
   // be named (the engine may then keep only the value).
   virtual Status put(std::uint32_t table, std::string_view key, std::string_view value,
                      std::uint64_t cts, std::uint64_t address) = 0;

@@ -147,7 +147,7 @@ void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out) {
       engine::DatabaseImpl::open(budget_options(), fs);
   ASSERT_TRUE(impl.is_ok()) << impl.status().to_string();
   out->impl = impl->get();
-  out->db = engine::DatabaseImpl::wrap(std::move(impl).value());
+  out->db = engine::WorkerPool::wrap(std::move(impl).value());
   Result<Table*> t = out->db->create_table("t");
   ASSERT_TRUE(t.is_ok());
   out->t = *t;

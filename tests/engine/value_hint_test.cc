@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "engine/database_impl.h"
+#include "engine/worker_pool.h"
 #include "engine/exec_test_util.h"
 #include "engine/table.h"
 #include "index/btree.h"
@@ -31,7 +31,7 @@ Opened open_one_table() {
   Result<std::unique_ptr<DatabaseImpl>> impl = DatabaseImpl::open(options);
   EXPECT_TRUE(impl.is_ok()) << impl.status().to_string();
   o.impl = impl->get();
-  o.db = DatabaseImpl::wrap(std::move(impl).value());
+  o.db = WorkerPool::wrap(std::move(impl).value());
   o.t = o.db->create_table("t").value();
   return o;
 }

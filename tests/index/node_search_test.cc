@@ -3,6 +3,7 @@
 // with heads on both sides of the sign bit, garbage past the count that must not be counted,
 // and heads starting anywhere in a line, with garbage before them (a node's heads start 32
 // bytes into its first line, after the header).
+#include "index/btree.h"
 #include "index/node_search.h"
 
 #include <gtest/gtest.h>

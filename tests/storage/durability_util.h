@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/database_impl.h"
+#include "engine/worker_pool.h"
 #include "storage/sim_fs.h"
 
 namespace braid::test {
@@ -110,7 +110,7 @@ inline Result<std::unique_ptr<Database>> open_sim(const Options& o,
                                                   std::shared_ptr<storage::SimFileSystem> fs) {
   Result<std::unique_ptr<engine::DatabaseImpl>> impl = engine::DatabaseImpl::open(o, fs);
   if (!impl.is_ok()) return impl.status();
-  return engine::DatabaseImpl::wrap(std::move(impl).value());
+  return engine::WorkerPool::wrap(std::move(impl).value());
 }
 
 struct WlRun {

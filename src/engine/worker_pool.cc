@@ -1,41 +1,51 @@
-// Submitting work to the workers: their start and stop, submit() (one transaction function,
-// queued to a worker) and run() (a generator per worker, drained with given ExecOptions).
-#include <braid/database.h>
+#include "engine/worker_pool.h"
 
 #include <chrono>
 #include <string>
 #include <thread>
 
 #include "engine/checks.h"
-#include "engine/database_impl.h"
 #include "engine/worker.h"
 
 namespace braid::engine {
 
-Status DatabaseImpl::start_workers() {
+WorkerPool::WorkerPool(DatabaseImpl* db) : db_(db), options_(db->options()) {
   workers_.reserve(options_.workers);
   for (std::uint32_t i = 0; i < options_.workers; ++i) {
-    workers_.push_back(std::make_unique<Worker>(this, i, options_));
+    workers_.push_back(std::make_unique<Worker>(db_, i, options_));
   }
   for (auto& w : workers_) w->start();
-  if (options_.durability.flusher_thread && durability_ != nullptr &&
-      durability_->log(0) != nullptr) {
+  db_->set_executor(this);
+  if (options_.durability.flusher_thread && db_->durability() != nullptr &&
+      db_->durability()->log(0) != nullptr) {
     flusher_ = std::thread([this] { flusher_main(); });
   }
-  return Status::ok();
 }
 
-void DatabaseImpl::stop_workers() {
+WorkerPool::~WorkerPool() {
   // Workers finish what they hold first, which may wait for the flusher to make it durable.
   for (auto& w : workers_) w->stop();
   if (flusher_.joinable()) {
     flusher_stop_.store(true, std::memory_order_release);
     flusher_.join();
   }
+  db_->set_executor(nullptr);
   workers_.clear();
 }
 
-void DatabaseImpl::flusher_main() {
+std::unique_ptr<Database> WorkerPool::wrap(std::unique_ptr<DatabaseImpl> impl) {
+  auto pool = std::make_unique<WorkerPool>(impl.get());
+  return std::unique_ptr<Database>(new Database(std::move(impl), std::move(pool)));
+}
+
+void WorkerPool::wake(std::uint32_t i) { workers_[i]->wake(); }
+void WorkerPool::wake_if_sleeping(std::uint32_t i) { workers_[i]->wake_if_sleeping(); }
+bool WorkerPool::on_worker_thread() const {
+  const Worker* w = Worker::current();
+  return w != nullptr && w->db() == db_;
+}
+
+void WorkerPool::flusher_main() {
   // What a group-commit thread does: look at every log, submit, reap, nap. Its naps are what
   // a flusher costs in commit latency, its wake-ups what it costs the workers' cores.
   const auto interval = std::chrono::microseconds(options_.durability.flusher_interval_us);
@@ -46,7 +56,7 @@ void DatabaseImpl::flusher_main() {
   }
 }
 
-Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
+Result<Pending> WorkerPool::submit(TxnFunction fn, const SubmitOptions& so) {
   if (!fn) return Status::invalid_argument("submit: empty transaction function");
   if (Status s = check_txn(so.txn, "submit: "); !s.is_ok()) return s;
   if (so.worker >= static_cast<std::int32_t>(workers_.size()) || so.worker < -1) {
@@ -67,8 +77,8 @@ Result<Pending> DatabaseImpl::submit(TxnFunction fn, const SubmitOptions& so) {
   return Pending(r);
 }
 
-Status DatabaseImpl::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
-  if (Status s = refuse_on_worker("Database::run()"); !s.is_ok()) return s;
+Status WorkerPool::run(std::span<TxnGenerator* const> generators, const ExecOptions& exec) {
+  if (Status s = db_->refuse_on_worker("Database::run()"); !s.is_ok()) return s;
   if (Status s = check_exec(exec, "run: "); !s.is_ok()) return s;
   if (generators.size() > workers_.size()) {
     return Status::invalid_argument("run: " + std::to_string(generators.size()) +
@@ -98,7 +108,7 @@ Status DatabaseImpl::run(std::span<TxnGenerator* const> generators, const ExecOp
   return Status::ok();
 }
 
-ExecStats DatabaseImpl::exec_stats() const {
+ExecStats WorkerPool::exec_stats() const {
   ExecStats s;
   for (const auto& w : workers_) w->add_stats(&s);
   return s;
