@@ -61,6 +61,8 @@ Status check_value(std::string_view value);
 
 // A transaction's options (`where` prefixes the message).
 Status check_txn(const TxnOptions& txn, const std::string& where);
+// Every bound Options names, checked at open (options_check.cc).
+Status check_options(const Options& options);
 
 // The enums of ExecOptions (`where` prefixes the message).
 Status check_exec(const ExecOptions& exec, const std::string& where);

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/checkpoint_run.h"
 #include "storage/checkpoint.h"
 #include "storage/file_system.h"
 #include "storage/io_ring.h"
@@ -158,10 +159,8 @@ class Durability {
   void add_stats(DurabilityStats* out) const;
 
  private:
-  struct Ckpt;
-  struct Fixup;
   Status write_checkpoint_sync(std::uint64_t generation);
-  std::uint64_t add_fixup(const Fixup& f);
+  std::uint64_t add_fixup(const CheckpointFixup& f);
   void fix(std::uint64_t cookie, std::uint64_t address);
   // Deletes the numbered files not owned by a log writer (older generations' segments,
   // checkpoint parts) that `keep` (sorted) does not name.
@@ -193,7 +192,7 @@ class Durability {
   Status halt_status_;
 
   // Checkpoint state (worker 0 only, except the atomics and the ticket mutex).
-  std::unique_ptr<Ckpt> ckpt_;
+  std::unique_ptr<CheckpointRun> ckpt_;
   std::unique_ptr<storage::IoQueue> ckpt_queue_;  // worker 0's ring, checkpoint channel
   std::uint64_t ckpt_log_bytes_at_last_ = 0;
   std::atomic<std::uint64_t> ckpt_requested_{0};

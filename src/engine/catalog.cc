@@ -1,0 +1,105 @@
+// The catalog: tables by name and id (the engine as a TableSource), and the statistics over
+// its transaction contexts and tables. Secondary indexes are created in secondary.cc.
+#include "engine/database_impl.h"
+
+#include <string>
+
+#include "engine/cold_store.h"
+#include "engine/durability.h"
+#include "util/assert.h"
+
+namespace braid::engine {
+
+using mvcc::TxnContext;
+
+// ---- Catalog ------------------------------------------------------------------------------------
+
+Result<Table*> DatabaseImpl::create_table(std::string_view name) {
+  if (name.empty() || name.size() > kMaxTableNameBytes) {
+    return Status::invalid_argument("table name must be 1.." + std::to_string(kMaxTableNameBytes) +
+                                    " bytes");
+  }
+  if (options_.read_only) {
+    return Status::invalid_argument("create_table: the database was opened read-only");
+  }
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  if (by_name_.count(std::string(name)) != 0) {
+    return Status::duplicate("table '" + std::string(name) + "' exists");
+  }
+  if (tables_.size() >= options_.max_tables) {
+    return Status::busy(
+        "table limit reached (Options::max_tables = " + std::to_string(options_.max_tables) + ")");
+  }
+  if (durability_ != nullptr) {
+    // The table exists once the catalog naming it is durable.
+    std::vector<storage::CatalogEntry> entries;
+    for (const auto& t : tables_) entries.push_back({t->id(), t->name()});
+    entries.push_back({static_cast<std::uint32_t>(tables_.size()), std::string(name)});
+    if (Status s = durability_->persist_catalog(entries); !s.is_ok()) return s;
+  }
+  Table* raw = add_table(name);
+  if (raw == nullptr) {
+    return Status::io_error("cannot reserve the OID array of table '" + std::string(name) + "'");
+  }
+  return raw;
+}
+
+Result<Table*> DatabaseImpl::open_table(std::string_view name) {
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return Status::not_found("no table named '" + std::string(name) + "'");
+  return it->second;
+}
+
+Table* DatabaseImpl::add_table(std::string_view name) {
+  auto t = std::make_unique<Table>(this, static_cast<std::uint32_t>(tables_.size()),
+                                   std::string(name), l2_cache_bytes(), &index_pool_);
+  if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
+  Table* raw = t.get();
+  tables_.push_back(std::move(t));
+  by_name_.emplace(std::string(name), raw);
+  return raw;
+}
+
+std::uint32_t DatabaseImpl::table_count() const {
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  return static_cast<std::uint32_t>(tables_.size());
+}
+
+Table* DatabaseImpl::table_at(std::uint32_t id) const {
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  return id < tables_.size() ? tables_[id].get() : nullptr;
+}
+
+DatabaseStats DatabaseImpl::stats() const {
+  DatabaseStats s;
+  std::int64_t live = 0;
+  std::int64_t bytes = 0;
+  for (std::uint32_t i = 0; i < txns_.size(); ++i) {
+    const TxnContext& c = txns_.at(i);
+    live += c.versions_live.load(std::memory_order_relaxed);
+    bytes += c.version_bytes_live.load(std::memory_order_relaxed);
+    s.commits += c.commits.load(std::memory_order_relaxed);
+    s.aborts += c.aborts.load(std::memory_order_relaxed);
+    s.pruned_versions += c.pruned.load(std::memory_order_relaxed);
+    // The engine's own contexts (a checkpoint in progress spans rounds) are not transactions
+    // anyone opened.
+    const bool system = i >= checkpoint_context() && i < first_shared_context();
+    if (!system && c.in_use.load(std::memory_order_relaxed)) ++s.open_transactions;
+    s.retired_versions += c.retired.load(std::memory_order_relaxed);
+    s.write_conflicts += c.write_conflicts.load(std::memory_order_relaxed);
+    s.ssn_aborts += c.ssn_aborts.load(std::memory_order_relaxed);
+    s.phantom_aborts += c.phantom_aborts.load(std::memory_order_relaxed);
+    s.serializable_commits += c.serializable_commits.load(std::memory_order_relaxed);
+  }
+  s.live_versions = static_cast<std::uint64_t>(live);
+  s.live_version_bytes = static_cast<std::uint64_t>(bytes);
+  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  for (const auto& t : tables_) s.index_nodes += t->index().node_count();
+  s.commit_clock = txns_.clock_now();
+  s.stalls = stalls_.stalls();
+  if (cold_ != nullptr) cold_->add_stats(&s);
+  return s;
+}
+
+}  // namespace braid::engine

@@ -1,0 +1,56 @@
+// The state of a running checkpoint (engine/checkpointer.cc drives it, a bounded step per
+// worker-0 loop).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "index/btree.h"
+#include "mvcc/txn.h"
+#include "mvcc/version.h"
+#include "storage/checkpoint.h"
+
+namespace braid::engine {
+
+// A running checkpoint: a snapshot transaction walking every table in key order.
+//
+// What it writes per record (DESIGN §5, the log is the database): a hot version's value; a
+// cold record in a checkpoint part as a reference (its part stays); a cold record in a log
+// segment as its value, read back without installing it (so log segments always go once a
+// checkpoint covers them: they are mostly dead records, parts mostly live ones). Once a chunk
+// is written, every version whose value it holds learns that address as its `home`, and every
+// cold entry it copied is moved there (Fixup), so the files they named can go.
+struct CheckpointFixup {
+  std::atomic<std::uint64_t>* slot;  // a copied cold entry: moved from `old` to the new address
+  std::uint64_t old;
+  mvcc::Version* version;  // or a version whose home becomes the new address
+  bool done;
+};
+
+struct CheckpointRun {
+  std::unique_ptr<storage::CheckpointWriter> writer;
+  mvcc::TxnContext* ctx = nullptr;
+  std::uint64_t ticket = 0;
+  std::uint64_t cts = 0;
+  std::uint64_t seq = 0;
+  std::vector<storage::LogStart> starts;
+  std::uint32_t table = 0;
+  std::uint32_t tables = 0;
+  std::string from;
+  index::LeafBatch batch;
+  std::size_t pos = 0;
+  bool batch_loaded = false;
+  bool scanning = true;
+  // Fixups by cookie: cookie c is fixups[c - first_cookie]; the done prefix is dropped.
+  std::deque<CheckpointFixup> fixups;
+  std::uint64_t first_cookie = 1;
+  std::vector<std::uint64_t> keep;                   // files a fixup could not move everyone out of
+  std::map<std::uint64_t, std::uint64_t> ref_bytes;  // per older part: bytes referred to
+};
+
+}  // namespace braid::engine

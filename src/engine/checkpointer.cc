@@ -1,0 +1,393 @@
+// Checkpoints (worker 0, as a system transaction: a bounded step per loop), and the gate that
+// keeps them and bulk loads apart (every checkpoint holds all of a load or none of it).
+#include "engine/durability.h"
+
+#include <algorithm>
+#include <chrono>
+#include <shared_mutex>
+#include <thread>
+
+#include "engine/cold_store.h"
+#include "engine/table.h"
+#include "mvcc/chain_walk.h"
+#include "util/assert.h"
+#include "util/progress.h"
+
+namespace braid::engine {
+
+std::uint64_t Durability::log_bytes_total() const {
+  std::uint64_t n = 0;
+  for (const auto& log : logs_) n += log->appended_bytes();
+  return n;
+}
+
+std::uint64_t Durability::request_checkpoint() {
+  return ckpt_requested_.fetch_add(1, std::memory_order_acq_rel) + 1;
+}
+
+std::uint64_t Durability::checkpoint_progress() const {
+  return util::progress_of(
+      ckpt_scanned_.load(std::memory_order_relaxed),
+      ckpt_done_.load(std::memory_order_relaxed) + ckpt_written_.load(std::memory_order_relaxed));
+}
+
+std::string Durability::describe_checkpoint(std::uint64_t ticket) const {
+  return "checkpoint ticket " + std::to_string(ticket) + ", requested " +
+         std::to_string(ckpt_requested_.load(std::memory_order_relaxed)) + ", done " +
+         std::to_string(ckpt_done_.load(std::memory_order_relaxed)) +
+         "; running: " + (ckpt_active_.load(std::memory_order_relaxed) ? "yes" : "no") +
+         ", keys scanned " + std::to_string(ckpt_scanned_.load(std::memory_order_relaxed)) +
+         " of " + std::to_string(ckpt_keys_.load(std::memory_order_relaxed)) +
+         ", records written " + std::to_string(ckpt_written_.load(std::memory_order_relaxed)) +
+         "; bulk loads running " + std::to_string(bulk_loads_.load(std::memory_order_relaxed)) +
+         (halted() ? "; halted" : "");
+}
+
+Status Durability::wait_checkpoint(std::uint64_t ticket) {
+  util::ProgressMeter meter(options_.progress, "checkpoint", "keys",
+                            ckpt_keys_.load(std::memory_order_relaxed));
+  util::StallWatch watch(deps_.stalls, "checkpoint");
+  while (ckpt_done_.load(std::memory_order_acquire) < ticket) {
+    if (halted()) return halt_status();
+    watch.turn(checkpoint_progress(), [&] { return describe_checkpoint(ticket); });
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (meter.enabled()) {
+      // Worker 0 may not have started ours yet (then these are the previous one's figures).
+      meter.set_total(ckpt_keys_.load(std::memory_order_relaxed));
+      meter.update(ckpt_scanned_.load(std::memory_order_relaxed));
+    }
+  }
+  Status s;
+  {
+    std::lock_guard<std::mutex> g(ckpt_mutex_);
+    if (!ckpt_last_status_.is_ok())
+      s = Status(ckpt_last_status_.code(), ckpt_last_status_.message());
+  }
+  if (s.is_ok()) meter.finish();  // not under the mutex: the sink is the caller's code
+  return s;
+}
+
+bool Durability::checkpoint_pending() const {
+  if (ckpt_ != nullptr) return true;
+  // A requested checkpoint waits for the bulk loads; each load's end wakes worker 0.
+  return bulk_loads_.load(std::memory_order_acquire) == 0 &&
+         ckpt_requested_.load(std::memory_order_acquire) >
+             ckpt_done_.load(std::memory_order_acquire);
+}
+
+Status Durability::begin_bulk_load() {
+  bulk_loads_.fetch_add(1, std::memory_order_seq_cst);
+  util::StallWatch watch(deps_.stalls, "bulk load admission");
+  while (ckpt_active_.load(std::memory_order_seq_cst)) {
+    if (halted()) {
+      end_bulk_load();
+      return halt_status();
+    }
+    watch.turn(checkpoint_progress(), [&] {
+      return "waiting for the running checkpoint to end; " +
+             describe_checkpoint(ckpt_requested_.load(std::memory_order_relaxed));
+    });
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return Status::ok();
+}
+
+void Durability::adopt_parts(const std::vector<storage::CkptPart>& parts) {
+  std::lock_guard<std::mutex> g(adopted_mutex_);
+  adopted_.insert(adopted_.end(), parts.begin(), parts.end());
+}
+
+void Durability::end_bulk_load() {
+  BRAID_ASSERT(bulk_loads_.load(std::memory_order_relaxed) > 0);
+  bulk_loads_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+Status Durability::start_checkpoint() {
+  BRAID_ASSERT(ckpt_ == nullptr);
+  auto c = std::make_unique<CheckpointRun>();
+  c->ticket = ckpt_requested_.load(std::memory_order_acquire);
+  // Where each log continues, read before the snapshot: a record with a timestamp above the
+  // snapshot is appended after this, so it lies at or past the position (log_writer.h).
+  for (std::uint32_t i = 0; i < logs_.size(); ++i) {
+    const storage::LogWriter::Position p = logs_[i]->position();
+    c->starts.push_back({i, 0, p.segment, p.block});
+  }
+  c->ctx = deps_.txns->begin_at(deps_.checkpoint_context);
+  c->cts = c->ctx->snapshot;
+  c->seq = checkpoint_seq_ + 1;
+  c->tables = deps_.tables->table_count();
+  std::uint64_t keys = 0;
+  for (std::uint32_t t = 0; t < c->tables; ++t) keys += deps_.tables->table_at(t)->oids().allocated();
+  ckpt_keys_.store(keys, std::memory_order_relaxed);
+  ckpt_scanned_.store(0, std::memory_order_relaxed);
+  storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
+  storage::CheckpointConfig config = part_config();
+  storage::FileTable* files = &deps_.cold->files();
+  config.created = [this, files](std::uint64_t n, const std::string& path) {
+    files->add(n, path);
+    // Not referred to before its checkpoint is durable: a failed one's parts may never be.
+    parts_[n] = {1, 0};
+    unowned_files_.emplace(n, path.substr(dir_.size() + 1));
+  };
+  config.written = [this](std::uint64_t cookie, std::uint64_t address) {
+    ckpt_written_.fetch_add(1, std::memory_order_relaxed);
+    fix(cookie, address);
+  };
+  c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), h,
+                                                          c->starts, std::move(config));
+  {
+    // Finished bulk loads' parts: wholly live, like a part this checkpoint wrote.
+    std::lock_guard<std::mutex> g(adopted_mutex_);
+    for (const storage::CkptPart& p : adopted_) {
+      parts_[p.file] = {p.bytes, p.bytes};
+      unowned_files_.emplace(p.file, storage::part_file_name(p.file));
+    }
+    adopted_.clear();
+  }
+  ckpt_ = std::move(c);
+  ckpt_log_bytes_at_last_ = log_bytes_total();
+  // Evictions from here on are noted (ColdStore::gate).
+  if (options_.memory_budget_bytes != 0) deps_.cold->start_noting();
+  return Status::ok();
+}
+
+storage::CheckpointConfig Durability::part_config() {
+  storage::CheckpointConfig config;
+  config.dir = dir_;
+  // Parts as big as log segments (at least two chunks), never past a cold address's reach.
+  config.part_bytes = std::min<std::uint64_t>(
+      std::max<std::uint64_t>(options_.durability.log_segment_bytes, std::uint64_t{2} << 20),
+      mvcc::entry::kMaxColdOffset);
+  storage::FileTable* files = &deps_.cold->files();
+  config.new_file = [files] { return files->allocate(); };
+  return config;
+}
+
+std::uint64_t Durability::add_fixup(const CheckpointFixup& f) {
+  CheckpointRun& c = *ckpt_;
+  c.fixups.push_back(f);
+  return c.first_cookie + c.fixups.size() - 1;
+}
+
+void Durability::fix(std::uint64_t cookie, std::uint64_t address) {
+  CheckpointRun& c = *ckpt_;
+  BRAID_ASSERT(cookie >= c.first_cookie);
+  CheckpointFixup& f = c.fixups[cookie - c.first_cookie];
+  if (f.version != nullptr) {
+    // Versions the checkpoint saw are not freed before it ends (its snapshot holds the horizon).
+    std::atomic_ref<std::uint64_t>(f.version->home).store(address, std::memory_order_relaxed);
+  } else {
+    std::uint64_t expect = f.old;
+    // No address (the copy cannot be named) leaves the entry as it is. The CAS fails when a
+    // reader loaded the record meanwhile (its version's home is the old address) or a writer
+    // replaced it. Either way the old file stays until a later checkpoint.
+    if (address == 0 ||
+        !f.slot->compare_exchange_strong(expect, address, std::memory_order_acq_rel)) {
+      c.keep.push_back(mvcc::entry::cold(f.old).segment);
+    }
+  }
+  f.done = true;
+  while (!c.fixups.empty() && c.fixups.front().done) {
+    c.fixups.pop_front();
+    ++c.first_cookie;
+  }
+}
+
+Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
+  CheckpointRun& c = *ckpt_;
+  const bool homes = options_.memory_budget_bytes != 0;  // only eviction reads them
+  while (c.scanning && budget > 0) {
+    if (!wait && !c.writer->ready()) return false;
+    if (!c.batch_loaded) {
+      if (c.table >= c.tables) {
+        c.scanning = false;
+        break;
+      }
+      deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
+      c.batch_loaded = true;
+      c.pos = 0;
+    }
+    Table* t = deps_.tables->table_at(c.table);
+    for (; c.pos < c.batch.entries.size() && budget > 0; ++c.pos, --budget) {
+      const auto& e = c.batch.entries[c.pos];
+      auto& slot = t->oids().entry(e.value);
+      const std::uint64_t entry = slot.load(std::memory_order_acquire);
+      const std::string_view key = c.batch.key(e);
+      if (mvcc::entry::is_cold(entry)) {
+        // Evicted: its version is seen by every snapshot, ours included.
+        const mvcc::entry::ColdAddress a = mvcc::entry::cold(entry);
+        const auto part = parts_.find(a.segment);
+        // Referred to while its part was at least half live at the last checkpoint; copied
+        // out of a sparser one, which then goes (the cleaner: parts stay mostly live).
+        if (part != parts_.end() && part->second.live * 2 >= part->second.bytes) {
+          if (Status s = c.writer->add_ref(t->id(), key, entry); !s.is_ok()) return s;
+          c.ref_bytes[a.segment] += a.size;
+          continue;
+        }
+        std::string value;
+        std::uint64_t cts = 0;
+        if (Status s = deps_.cold->read_value(entry, t->id(), key, &value, &cts); !s.is_ok()) {
+          return s;
+        }
+        const std::uint64_t cookie = add_fixup({&slot, entry, nullptr, false});
+        // The copy keeps the record's own timestamp: the entry moves to it, and a reader whose
+        // snapshot predates this checkpoint may load it and must still see it.
+        Result<std::uint64_t> at = c.writer->add(t->id(), key, value, cts, cookie);
+        if (!at.is_ok()) return at.status();
+        if (*at == 0) fix(cookie, 0);  // no address: the entry and its file stay
+        continue;
+      }
+      const mvcc::Version* v = mvcc::visible_version(deps_.protocol, c.ctx, entry);
+      if (v == nullptr || v->tombstone()) continue;
+      const std::uint64_t cookie =
+          homes ? add_fixup({nullptr, 0, const_cast<mvcc::Version*>(v), false}) : 0;
+      // Visible, so committed; but its owner may not have restamped it yet (commit_stamp_of).
+      bool known = false;
+      const std::uint64_t cts = deps_.protocol->commit_stamp_of(c.ctx, v, &known);
+      BRAID_ASSERT(known);
+      Result<std::uint64_t> at = c.writer->add(t->id(), key, v->value(), cts, cookie);
+      if (!at.is_ok()) return at.status();
+      if (cookie != 0 && *at == 0) fix(cookie, 0);  // no address: not evictable
+    }
+    if (c.pos < c.batch.entries.size()) break;
+    ckpt_scanned_.fetch_add(c.batch.entries.size(), std::memory_order_relaxed);
+    c.batch_loaded = false;
+    if (c.batch.has_next) {
+      c.from = c.batch.next;
+    } else {
+      ++c.table;
+      c.from.clear();
+    }
+  }
+  if (c.scanning) return false;
+  return c.writer->finish(wait);
+}
+
+Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
+  Status first;
+  for (auto it = unowned_files_.begin(); it != unowned_files_.end();) {
+    if (std::binary_search(keep.begin(), keep.end(), it->first)) {
+      ++it;
+      continue;
+    }
+    // A failed unlink leaves a file the next open finds unneeded again.
+    if (Status s = fs_->remove(dir_ + "/" + it->second); !s.is_ok() && first.is_ok()) first = s;
+    deps_.cold->files().forget(it->first);
+    parts_.erase(it->first);
+    it = unowned_files_.erase(it);
+  }
+  return first;
+}
+
+void Durability::end_checkpoint(const Status& s) {
+  CheckpointRun& c = *ckpt_;
+  std::vector<std::uint64_t> keep;
+  std::unique_lock<std::shared_mutex> gate;
+  if (options_.memory_budget_bytes != 0) {
+    // No sweep step runs from here to the deletions: each one before was noted or read the
+    // homes the chunks rewrote.
+    gate = std::unique_lock<std::shared_mutex>(deps_.cold->gate());
+    keep = deps_.cold->stop_noting();
+  }
+  (void)deps_.txns->finish(c.ctx);  // read-only: nothing retired, no tick wanted
+  if (s.is_ok()) {
+    checkpoint_seq_ = c.seq;
+    last_checkpoint_cts_.store(c.cts, std::memory_order_relaxed);
+    checkpoints_.fetch_add(1, std::memory_order_relaxed);
+    // Durable now: the files no cold record needs go — log segments before its starts (and the
+    // older slot, whose starts they were, can no longer be continued; recovery detects that by
+    // name), older parts — but for those its references, evictions made meanwhile and the
+    // records loaded back meanwhile still name.
+    keep.insert(keep.end(), c.keep.begin(), c.keep.end());
+    keep.insert(keep.end(), c.writer->live().begin(), c.writer->live().end());
+    for (const storage::CkptPart& p : c.writer->parts()) keep.push_back(p.file);
+    std::sort(keep.begin(), keep.end());
+    keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+    last_live_ = keep;
+    for (auto& [number, part] : parts_) {
+      const auto r = c.ref_bytes.find(number);
+      part.live = r == c.ref_bytes.end() ? 0 : r->second;
+    }
+    for (const storage::CkptPart& p : c.writer->parts()) parts_[p.file] = {p.bytes, p.bytes};
+    // At open the old generation goes only once the catalog names the new one.
+    if (open_) (void)delete_unneeded(keep);
+    {
+      std::lock_guard<std::mutex> g(retire_mutex_);
+      retire_keep_ = std::make_shared<const std::vector<std::uint64_t>>(keep);
+      for (const storage::LogStart& st : c.starts) retire_before_[st.log] = st.segment;
+    }
+    retire_epoch_.fetch_add(1, std::memory_order_release);
+  }
+  const std::uint64_t ticket = c.ticket;
+  ckpt_.reset();
+  ckpt_active_.store(false, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> g(ckpt_mutex_);
+    ckpt_last_status_ = s.is_ok() ? Status::ok() : Status(s.code(), s.message());
+  }
+  if (ticket > ckpt_done_.load(std::memory_order_relaxed)) {
+    ckpt_done_.store(ticket, std::memory_order_release);
+  }
+}
+
+Status Durability::write_checkpoint_sync(std::uint64_t generation) {
+  const std::uint64_t keep = generation_;
+  generation_ = generation;
+  Status s = start_checkpoint();
+  util::ProgressMeter meter(options_.progress, "checkpoint", "keys",
+                            ckpt_keys_.load(std::memory_order_relaxed));
+  while (s.is_ok()) {
+    // In steps, only to report progress between them.
+    Result<bool> done = advance_checkpoint(true, 1u << 16);
+    meter.update(ckpt_scanned_.load(std::memory_order_relaxed));
+    if (!done.is_ok()) {
+      s = done.status();
+      break;
+    }
+    if (*done) break;
+  }
+  if (s.is_ok()) meter.finish();
+  end_checkpoint(s);
+  if (!s.is_ok()) generation_ = keep;
+  return s;
+}
+
+bool Durability::checkpoint_step(std::uint32_t worker_index) {
+  BRAID_ASSERT(worker_index == 0);
+  if (halted()) {
+    if (ckpt_ != nullptr) end_checkpoint(halt_status());
+    if (checkpoint_pending()) {
+      std::lock_guard<std::mutex> g(ckpt_mutex_);
+      ckpt_last_status_ = halt_status();
+      ckpt_done_.store(ckpt_requested_.load(std::memory_order_acquire), std::memory_order_release);
+    }
+    return false;
+  }
+  drive_external();
+  if (ckpt_ == nullptr) {
+    const bool asked = ckpt_requested_.load(std::memory_order_acquire) >
+                       ckpt_done_.load(std::memory_order_acquire);
+    const std::uint64_t every = options_.durability.checkpoint_log_bytes;
+    const bool grown = every != 0 && log_bytes_total() - ckpt_log_bytes_at_last_ >= every;
+    if (!asked && !grown) return false;
+    ckpt_active_.store(true, std::memory_order_seq_cst);
+    if (bulk_loads_.load(std::memory_order_seq_cst) != 0) {
+      ckpt_active_.store(false, std::memory_order_release);
+      return false;
+    }
+    if (Status s = start_checkpoint(); !s.is_ok()) {
+      end_checkpoint(s);
+      return false;
+    }
+  }
+  // A bounded step, so the worker's transactions keep running between steps.
+  Result<bool> done = advance_checkpoint(false, 512);
+  if (!done.is_ok()) {
+    end_checkpoint(done.status());
+    return false;
+  }
+  if (*done) end_checkpoint(Status::ok());
+  return ckpt_ != nullptr;
+}
+
+}  // namespace braid::engine

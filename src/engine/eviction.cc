@@ -1,0 +1,186 @@
+// The cold store's eviction (engine/cold_store.h): a CLOCK sweep in bounded steps, run by the
+// workers between rounds and by application threads at commit, turning records whose head may
+// go back into cold entries; and the noting of evictions while a checkpoint runs.
+#include "engine/cold_store.h"
+
+#include <algorithm>
+#include <mutex>
+#include <shared_mutex>
+
+#include "engine/table.h"
+#include "mvcc/txn.h"
+#include "util/assert.h"
+
+namespace braid::engine {
+
+namespace entry = mvcc::entry;
+
+namespace {
+// Eviction runs from `budget` (high water) down to 90 % of it (low water), so a sweep frees a
+// batch instead of one record per allocation.
+constexpr std::uint64_t kLowWaterPercent = 90;
+}  // namespace
+
+bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
+                      std::uint64_t durable, std::uint64_t horizon, std::uint64_t* to,
+                      std::uint64_t* bytes) {
+  std::uint64_t e = slot.load(std::memory_order_acquire);
+  if (!entry::is_hot(e)) return false;
+  mvcc::Version* v = entry::hot(e);
+  const std::uint64_t stamp = v->stamp.load(std::memory_order_acquire);
+  // Committed, seen by every snapshot there is or will be (so nothing older is needed), and
+  // on disk (so `home` is set and names a record that survives a crash).
+  if (mvcc::is_owner_stamp(stamp) || stamp > horizon || stamp > durable) return false;
+  // A removed record keeps its tombstone in memory: a cold entry always names a value.
+  if (v->tombstone()) return false;
+  // The checkpoint rewrites `home` as its chunks are written (ColdStore::gate).
+  const std::uint64_t home =
+      std::atomic_ref<std::uint64_t>(v->home).load(std::memory_order_relaxed);
+  if (home == 0) return false;  // no record it could be read back from
+  BRAID_DASSERT(entry::is_cold(home));
+  // Second chance: read since the last pass (clear), it stays and is marked; the next pass
+  // evicts it unless a read clears the mark again (mvcc/version.h).
+  if (v->cooling.load(std::memory_order_relaxed) == 0) {
+    v->cooling.store(1, std::memory_order_relaxed);
+    return false;
+  }
+  if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
+  deps_.txns->note_evicted(v);  // its readers' stamps survive in the cold floor (mvcc/ssn.h)
+  *to = home;
+  // Readers that loaded the entry before the CAS may still walk these versions: retire them
+  // (freed once the horizon passes), as pruning does.
+  for (mvcc::Version* x = v; x != nullptr;) {
+    mvcc::Version* next = x->next.load(std::memory_order_acquire);
+    *bytes += mvcc::Version::bytes_for(x->size);
+    deps_.txns->retire(ctx, x);
+    x = next;
+  }
+  evictions_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx) {
+  if (!entry::is_hot(e)) return false;
+  mvcc::Version* v = entry::hot(e);
+  // Only what a load installed: one committed version read from its durable record (so no
+  // snapshot needs anything older, and reading `home` again gives every snapshot the same).
+  if (v->next.load(std::memory_order_acquire) != nullptr) return false;
+  // The file deletion protocol of sweep(): hold the gate from reading `home` to noting it.
+  std::shared_lock<std::shared_mutex> gate(gate_, std::try_to_lock);
+  if (!gate.owns_lock()) return false;
+  const std::uint64_t home =
+      std::atomic_ref<std::uint64_t>(v->home).load(std::memory_order_relaxed);
+  if (home == 0) return false;
+  BRAID_DASSERT(entry::is_cold(home));
+  if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
+  deps_.txns->note_evicted(v);
+  deps_.txns->retire(ctx, v);
+  drops_.fetch_add(1, std::memory_order_relaxed);
+  if (noting_) {
+    std::lock_guard<std::mutex> g(noted_mutex_);
+    const std::uint64_t file = entry::cold(home).segment;
+    const auto at = std::lower_bound(noted_.begin(), noted_.end(), file);
+    if (at == noted_.end() || *at != file) noted_.insert(at, file);
+  }
+  return true;
+}
+
+std::uint64_t ColdStore::live_bytes() const {
+  std::int64_t bytes = 0;
+  const mvcc::TxnTable& t = *deps_.txns;
+  // Retired versions are freed once the horizon passes them, whatever eviction does: counting
+  // them would evict more while they wait (every sweep until the next sample: the whole cache).
+  for (std::uint32_t i = 0; i < t.size(); ++i) {
+    bytes += t.at(i).version_bytes_live.load(std::memory_order_relaxed) -
+             t.at(i).retired_bytes.load(std::memory_order_relaxed);
+  }
+  return bytes < 0 ? 0 : static_cast<std::uint64_t>(bytes);
+}
+
+bool ColdStore::over_budget() {
+  if (budget_ == 0) return false;
+  // The sum reads every context's counter (a line each): sample it every 16th call (an
+  // application commit of 50 puts adds ~30 KiB, and coarser sampling let memory run past the
+  // budget by megabytes between samples).
+  if (sample_countdown_.fetch_add(1, std::memory_order_relaxed) % 16 == 0) {
+    const std::uint64_t live = live_bytes();
+    sampled_bytes_.store(live, std::memory_order_relaxed);
+    if (live > budget_) evicting_.store(true, std::memory_order_relaxed);
+    if (live < budget_ / 100 * kLowWaterPercent) evicting_.store(false, std::memory_order_relaxed);
+  }
+  return evicting_.load(std::memory_order_relaxed);
+}
+
+std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
+  Table* table = nullptr;
+  std::uint64_t from = 0, to = 0;
+  {
+    // One chunk of the hand per call: sweepers on several threads visit disjoint entries.
+    std::lock_guard<std::mutex> g(hand_mutex_);
+    const std::uint32_t tables = deps_.tables->table_count();
+    for (std::uint32_t tried = 0; tried <= tables && table == nullptr; ++tried) {
+      if (hand_table_ >= tables) {
+        hand_table_ = 0;
+        hand_oid_ = 0;
+      }
+      Table* t = tables == 0 ? nullptr : deps_.tables->table_at(hand_table_);
+      if (t == nullptr || hand_oid_ >= t->oids().allocated()) {
+        ++hand_table_;
+        hand_oid_ = 0;
+        continue;
+      }
+      table = t;
+      from = hand_oid_;
+      to = std::min(from + visits, t->oids().allocated());
+      hand_oid_ = to;
+    }
+  }
+  if (table == nullptr) return 0;
+  std::shared_lock<std::shared_mutex> gate(gate_, std::try_to_lock);
+  if (!gate.owns_lock()) return 0;  // a checkpoint is deleting files: sweep again later
+  const std::uint64_t durable = durable_clock_();
+  // The cached horizon lags by design (reclamation refreshes it now and then); a sweep, which
+  // only runs over budget, can afford the fresh one, and without it evicts nothing new.
+  const std::uint64_t horizon = deps_.txns->refresh_horizon();
+  std::uint32_t n = 0;
+  std::uint64_t bytes = 0;
+  std::vector<std::uint64_t> files;
+  for (std::uint64_t oid = from; oid < to; ++oid) {
+    std::uint64_t home = 0;
+    if (!evict(table->oids().entry(oid), ctx, durable, horizon, &home, &bytes)) continue;
+    ++n;
+    if (noting_) files.push_back(entry::cold(home).segment);
+  }
+  if (bytes != 0) {
+    // The sample is refreshed only every 64th over_budget(): debit what this step evicted, so
+    // sweeps stop at the low-water mark instead of running on until the next sample.
+    std::uint64_t seen = sampled_bytes_.load(std::memory_order_relaxed);
+    std::uint64_t left;
+    do {
+      left = seen > bytes ? seen - bytes : 0;
+    } while (!sampled_bytes_.compare_exchange_weak(seen, left, std::memory_order_relaxed));
+    if (left < budget_ / 100 * kLowWaterPercent) evicting_.store(false, std::memory_order_relaxed);
+  }
+  if (!files.empty()) {
+    std::lock_guard<std::mutex> g(noted_mutex_);
+    noted_.insert(noted_.end(), files.begin(), files.end());
+    std::sort(noted_.begin(), noted_.end());
+    noted_.erase(std::unique(noted_.begin(), noted_.end()), noted_.end());
+  }
+  return n;
+}
+
+void ColdStore::start_noting() {
+  std::unique_lock<std::shared_mutex> g(gate_);
+  noting_ = true;
+  std::lock_guard<std::mutex> n(noted_mutex_);
+  noted_.clear();
+}
+
+std::vector<std::uint64_t> ColdStore::stop_noting() {
+  noting_ = false;
+  std::lock_guard<std::mutex> n(noted_mutex_);
+  return std::move(noted_);
+}
+
+}  // namespace braid::engine

@@ -1,0 +1,226 @@
+// Opening and closing the engine: its construction, the durable directory's recovery (the
+// engine is recovery's sink: recover_write), and the debug-tier invariant checks run at open and
+// close.
+#include "engine/database_impl.h"
+
+#include <sched.h>
+
+#include <cstdio>
+#include <string>
+
+#include "engine/checks.h"
+#include "engine/cold_store.h"
+#include "engine/durability.h"
+#include "engine/op_env.h"
+#include "util/assert.h"
+
+namespace braid::engine {
+
+using mvcc::TxnContext;
+using mvcc::Version;
+namespace entry = mvcc::entry;
+namespace cstate = mvcc::cstate;
+
+Status DatabaseImpl::refuse_on_worker(const char* what) const {
+  if (executor_ == nullptr || !executor_->on_worker_thread()) return Status::ok();
+  return Status::invalid_argument(
+      std::string(what) +
+      " called on one of the database's worker threads (from a transaction body): it would "
+      "wait for the worker it runs on. Use the Tx handle's operations, or submit() without "
+      "waiting");
+}
+
+// ---- Opening ------------------------------------------------------------------------------------
+
+DatabaseImpl::DatabaseImpl(const Options& options)
+    : options_(options),
+      stalls_(options.stall_timeout_ms, options.on_stall),
+      // Reserved contexts beyond the workers' slots: the checkpoint's snapshot, and one per
+      // worker for its eviction sweeps.
+      txns_(options.workers * options.slots_per_worker + 1 + options.workers,
+            options.external_transactions, options.max_txn_writes),
+      protocol_(&txns_, options.max_version_bytes, options.max_txn_reads, options.debug_faults) {
+  tables_.reserve(options.max_tables);
+  protocol_.set_stall_monitor(&stalls_);
+}
+
+void DatabaseImpl::close_external() {
+  open_->store(false, std::memory_order_release);
+  for (std::uint32_t i = first_shared_context(); i < txns_.size(); ++i) {
+    TxnContext& c = txns_.at(i);
+    if (c.in_use.load(std::memory_order_acquire) && c.state.load() == cstate::kActive) {
+      abort_external(&c);
+    }
+  }
+}
+
+DatabaseImpl::~DatabaseImpl() {
+  BRAID_ASSERT(executor_ == nullptr);  // the workers stopped first
+  close_external();
+  durability_.reset();
+  check_invariants();
+  // Tables first: their chains hold versions; then the transaction table frees limbo.
+  for (auto& t : tables_) {
+    for (std::uint64_t oid = 0; oid < t->oids().allocated(); ++oid) {
+      free_chain(&txns_.at(0), t->oids().entry(oid).load(std::memory_order_relaxed));
+    }
+  }
+  tables_.clear();
+}
+
+void DatabaseImpl::check_invariants() {
+#if defined(BRAID_DEBUG_CHECKS)
+  for (const auto& t : tables_) {
+    const std::size_t keys = t->index().check_invariants();
+    BRAID_ASSERT(keys <= t->oids().allocated());
+    std::size_t live = 0;
+    t->index().for_each([&](std::string_view, std::uint64_t oid) {
+      BRAID_ASSERT(oid < t->oids().allocated());
+      // A key names a chain (a deleted record keeps its tombstone until pruned) or a cold
+      // record's address.
+      const std::uint64_t e = t->oids().entry(oid).load();
+      live += mvcc::entry::is_cold(e) || mvcc::Protocol::check_chain(e) != 0 ? 1 : 0;
+    });
+    BRAID_ASSERT(live == keys);
+    for (std::uint32_t i = 0; i < t->index_count(); ++i) {
+      (void)t->secondary(i)->tree().check_invariants();
+    }
+  }
+#endif
+}
+
+Result<std::unique_ptr<DatabaseImpl>> DatabaseImpl::open(const Options& o,
+                                                         std::shared_ptr<storage::FileSystem> fs) {
+  if (Status s = check_options(o); !s.is_ok()) return s;
+  std::unique_ptr<DatabaseImpl> db(new DatabaseImpl(o));
+  if (Status s = db->txns_.init_heap(o.max_version_bytes, o.huge_pages, o.prefault_version_bytes);
+      !s.is_ok()) {
+    return s;
+  }
+  if (Status s = db->index_pool_.init(o.prefault_index_bytes, o.huge_pages); !s.is_ok()) return s;
+  if (!o.directory.empty()) {
+    Status s = db->open_durable(std::move(fs));
+    if (!s.is_ok()) return s;
+  }
+  db->check_invariants();
+  return db;
+}
+
+Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
+  if (fs == nullptr) {
+    const IoMode io = options_.durability.io;
+    std::string why;
+    bool uring = false;
+    if (io != IoMode::kSync) {
+      uring = storage::probe_io_uring(&why);
+      if (!uring && io == IoMode::kUring) {
+        return Status::io_error("io_uring is not available here (" + why +
+                                "); set Options::durability.io to kAuto or kSync to use "
+                                "synchronous log writes");
+      }
+      if (!uring && options_.durability.sq_poll_cpu >= 0) {
+        return Status::io_error("io_uring is not available here (" + why +
+                                "); Options::durability.sq_poll_cpu needs it");
+      }
+      if (!uring) {
+        std::fprintf(stderr,
+                     "braid: io_uring is not available (%s); the log falls back to synchronous "
+                     "writes on the workers\n",
+                     why.c_str());
+      }
+    }
+    storage::SubmitPoll poll;
+    poll.cpu = options_.durability.sq_poll_cpu;
+    poll.idle_ms = options_.durability.sq_poll_idle_ms;
+    fs = storage::make_posix_file_system(uring, poll);
+  }
+  // Loads in flight at once: one per transaction context, and a multi_get's fan-out on each.
+  const std::uint32_t loads = txns_.size() + options_.workers * kMultiGetWidth;
+  cold_ = std::make_unique<ColdStore>(ColdStore::Deps{this, &txns_, &protocol_, &stalls_}, fs,
+                                      loads, options_.memory_budget_bytes);
+  durability_ = std::make_unique<Durability>(
+      Durability::Deps{this, this, &txns_, &protocol_, cold_.get(), &stalls_, checkpoint_context()},
+      options_, std::move(fs));
+  cold_->set_durable_clock([d = durability_.get()] { return d->durable_clock(); });
+  std::vector<storage::CatalogEntry> catalog;
+  if (Status s = durability_->open_directory(&catalog); !s.is_ok()) return s;
+  for (const storage::CatalogEntry& e : catalog) {
+    if (e.name.empty() || e.name.size() > kMaxTableNameBytes || by_name_.count(e.name) != 0 ||
+        tables_.size() >= options_.max_tables) {
+      return Status::corruption("catalog of '" + options_.directory + "' names table '" + e.name +
+                                "', which cannot be created (duplicate, bad name, or more than "
+                                "Options::max_tables)");
+    }
+    if (add_table(e.name) == nullptr) {
+      return Status::io_error("cannot reserve the OID array of table '" + e.name + "'");
+    }
+  }
+  // A read-only database logs nothing, ticks included (it writes no version either).
+  txns_.set_logged_ticks(!options_.read_only);
+  txns_.set_cooling(options_.memory_budget_bytes != 0);
+  return durability_->recover_and_open_logs();
+}
+
+void DatabaseImpl::free_chain(TxnContext* ctx, std::uint64_t e) {
+  if (!entry::is_hot(e)) return;
+  for (Version* v = entry::hot(e); v != nullptr;) {
+    Version* next = v->next.load(std::memory_order_relaxed);
+    txns_.free_version(ctx, v);
+    v = next;
+  }
+}
+
+Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
+                                   std::string_view value, bool tombstone, std::uint64_t cts,
+                                   std::uint64_t cold) {
+  Table* t = table < tables_.size() ? tables_[table].get() : nullptr;
+  if (t == nullptr) {
+    return Status::corruption("recovery: a record names table " + std::to_string(table) +
+                              ", which the catalog does not have");
+  }
+  TxnContext* ctx = &txns_.at(checkpoint_context());
+  std::uint64_t oid = 0;
+  const bool found = t->index().lookup(key, &oid);
+  if (tombstone) {
+    if (!found) return Status::ok();
+    const bool removed = t->index().remove(key, oid);
+    BRAID_ASSERT(removed);
+    auto& slot = t->oids().entry(oid);
+    free_chain(ctx, slot.load(std::memory_order_relaxed));
+    slot.store(entry::kEmpty, std::memory_order_relaxed);
+    return Status::ok();
+  }
+  // A cold entry keeps only the record's address: recovery under a memory budget reads no
+  // value (MosaicDB §2.1).
+  std::uint64_t e = cold;
+  if (e == 0) {
+    t->note_value_size(value.size());
+    Version* v = protocol_.make_version(ctx, value, false);
+    if (v == nullptr) {
+      return Status::io_error(
+          "version memory exhausted during recovery (Options::max_version_bytes = " +
+          std::to_string(options_.max_version_bytes) + ")");
+    }
+    v->stamp.store(cts, std::memory_order_relaxed);
+    e = entry::from_version(v);
+  }
+  BRAID_ASSERT(entry::is_cold(e) == (cold != 0));
+  if (found) {
+    auto& slot = t->oids().entry(oid);
+    free_chain(ctx, slot.load(std::memory_order_relaxed));
+    slot.store(e, std::memory_order_relaxed);
+    return Status::ok();
+  }
+  Result<std::uint64_t> fresh = t->oids().allocate();
+  if (!fresh.is_ok()) {
+    free_chain(ctx, e);
+    return fresh.status();
+  }
+  t->oids().entry(*fresh).store(e, std::memory_order_relaxed);
+  std::uint64_t existing;
+  const bool inserted = t->index().insert_if_absent(key, *fresh, &existing);
+  BRAID_ASSERT(inserted);
+  return Status::ok();
+}
+
+}  // namespace braid::engine
