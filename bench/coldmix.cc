@@ -5,6 +5,7 @@
 // them, reads 8 hot and 2 cold ones, in a random order. --rw makes half of the transactions
 // read-modify-writes of the same records (a cold update is a cold read, then an update).
 #include "coldmix.h"
+#include "command.h"
 
 #include <braid/braid.h>
 #include <braid/tx.h>
@@ -22,7 +23,7 @@
 #include "flags.h"
 #include "report.h"
 #include "util/random.h"
-#include "ycsb.h"
+#include "ycsb/ycsb.h"
 
 namespace braid::bench {
 
@@ -332,7 +333,7 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   o.add("cold_commits", r.total.cold.commits).add("aborts", r.total.aborts);
   o.add("errors", r.total.errors).add("log_syncs_per_s", r.log_syncs_per_s);
   o.add("io_checks", r.exec.io_checks).add("resumes", r.exec.resumes);
-  o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  o.add("peak_rss_mib", peak_rss_mib());
   o.add_object("machine", machine_description());
   return append_json_line(cfg.json, o);
 }
@@ -389,8 +390,7 @@ database, round-robin, --repeat times.
 int coldmix_main(int argc, char** argv, int first) {
   Config cfg{};
   if (std::string err = parse_config(argc, argv, first, &cfg); !err.empty()) {
-    std::fprintf(stderr, "braid-bench coldmix: %s\n\n%s", err.c_str(), coldmix_usage());
-    return 2;
+    return usage_error("coldmix", err, coldmix_usage());
   }
   const std::uint32_t slots = std::max(
       {cfg.batch, cfg.pipeline_slots,
@@ -464,13 +464,8 @@ int coldmix_main(int argc, char** argv, int first) {
   for (const Variant& v : variants) labels.push_back(v.label);
   // The ratio table grows with the square of the variants: only for a handful.
   if (cfg.repeat > 1 && variants.size() <= 8) print_rounds_summary(labels, rates, "txn/s");
-  std::printf("  peak RSS %.1f MiB\n", static_cast<double>(peak_rss_bytes()) / (1 << 20));
-  if (errors != 0) {
-    std::fprintf(stderr, "braid-bench: %s transactions failed (first: %s)\n",
-                 with_commas(errors).c_str(), first_error.c_str());
-    return 1;
-  }
-  return 0;
+  std::printf("  peak RSS %.1f MiB\n", peak_rss_mib());
+  return run_exit(errors, first_error);
 }
 
 }  // namespace braid::bench

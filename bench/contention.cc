@@ -7,6 +7,7 @@
 // used tmpfs so that I/O stays out of it), and reports throughput and contention: descents
 // restarted per transaction and the share of the workers' time spent backing off.
 #include "contention.h"
+#include "command.h"
 
 #include <braid/braid.h>
 #include <braid/tx.h>
@@ -23,7 +24,7 @@
 #include "bench_db.h"
 #include "flags.h"
 #include "report.h"
-#include "ycsb.h"
+#include "ycsb/ycsb.h"
 
 namespace braid::bench {
 
@@ -195,8 +196,7 @@ share of the workers' time spent backing off after a restart.
 int contention_main(int argc, char** argv, int first) {
   Config cfg{};
   if (std::string err = parse_config(argc, argv, first, &cfg); !err.empty()) {
-    std::fprintf(stderr, "braid-bench contention: %s\n\n%s", err.c_str(), contention_usage());
-    return 2;
+    return usage_error("contention", err, contention_usage());
   }
   const std::vector<Variant> variants = variants_of(cfg);
   const std::uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -274,12 +274,7 @@ int contention_main(int argc, char** argv, int first) {
       print_rounds_summary(labels, rates, "txn/s");
     }
   }
-  if (errors != 0) {
-    std::fprintf(stderr, "braid-bench: %s transactions failed (first: %s)\n",
-                 with_commas(errors).c_str(), first_error.c_str());
-    return 1;
-  }
-  return 0;
+  return run_exit(errors, first_error);
 }
 
 }  // namespace braid::bench

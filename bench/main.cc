@@ -7,8 +7,8 @@
 #include "probe_bench.h"
 #include "roof.h"
 #include "steps.h"
-#include "tpcc.h"
-#include "ycsb.h"
+#include "tpcc/tpcc.h"
+#include "ycsb/ycsb.h"
 
 namespace {
 const char* kUsage = R"(usage: braid-bench <command> [flags]

@@ -1,4 +1,5 @@
 #include "probe_bench.h"
+#include "command.h"
 
 #include <braid/braid.h>
 #include <braid/tx.h>
@@ -25,7 +26,7 @@
 #include "runtime/cpu.h"
 #include "runtime/frame_allocator.h"
 #include "util/random.h"
-#include "ycsb.h"
+#include "ycsb/ycsb.h"
 
 namespace braid::bench {
 namespace {
@@ -617,8 +618,7 @@ int run_rows(const Config& cfg, const Built& b, std::uint32_t threads, double ro
 int probe_main(int argc, char** argv, int first) {
   Config cfg{};
   if (std::string err = parse_config(argc, argv, first, &cfg); !err.empty()) {
-    std::fprintf(stderr, "braid-bench probe: %s\n\n%s", err.c_str(), probe_usage());
-    return 2;
+    return usage_error("probe", err, probe_usage());
   }
   const Roof roof = load_roof(cfg.roof);
   if (roof.known) {

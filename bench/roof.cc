@@ -1,4 +1,5 @@
 #include "roof.h"
+#include "command.h"
 
 #include <sys/mman.h>
 
@@ -398,8 +399,7 @@ int roof_main(int argc, char** argv, int first) {
     }
   }
   if (!err.empty()) {
-    std::fprintf(stderr, "braid-bench roof: %s\n\n%s", err.c_str(), roof_usage());
-    return 2;
+    return usage_error("roof", err, roof_usage());
   }
   const std::size_t lines = static_cast<std::size_t>(mib << 20) / kLine;
   std::printf("braid-bench roof: %s MiB buffer (%s lines), LLC %s MiB, %u thread%s for all-core\n",

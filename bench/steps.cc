@@ -11,6 +11,7 @@
 // steps/<way>/<cache>/<N>. Run natively it reports the wall time per fetch, which at these
 // sizes is mostly the run's start and end: a smoke test, not a figure.
 #include "steps.h"
+#include "command.h"
 
 #include <braid/braid.h>
 #include <braid/tx.h>
@@ -27,7 +28,7 @@
 #include "profile_marks.h"
 #include "report.h"
 #include "util/random.h"
-#include "ycsb.h"
+#include "ycsb/ycsb.h"
 
 namespace braid::bench {
 
@@ -166,8 +167,7 @@ int steps_main(int argc, char** argv, int first) {
   std::string err = parse_config(argc, argv, first, &cfg);
   if (err.empty()) err = bench_options(1, 16, cfg.db, &options);
   if (!err.empty()) {
-    std::fprintf(stderr, "braid-bench steps: %s\n\n%s", err.c_str(), steps_usage());
-    return 2;
+    return usage_error("steps", err, steps_usage());
   }
   std::unique_ptr<Database> db = open_bench_db(options);
   if (db == nullptr) return 1;

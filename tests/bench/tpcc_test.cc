@@ -1,7 +1,7 @@
 // TPC-C at small scale: the consistency conditions hold after every mix in every execution
 // mode and scheduler (and with the hybrid multi_get variant), with one and two workers; the
 // checker itself catches each kind of violation.
-#include "tpcc.h"
+#include "tpcc/tpcc.h"
 
 #include <gtest/gtest.h>
 

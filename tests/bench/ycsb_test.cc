@@ -1,4 +1,4 @@
-#include "ycsb.h"
+#include "ycsb/ycsb.h"
 
 #include <gtest/gtest.h>
 

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "bench_db.h"
+#include "command.h"
 #include "flags.h"
 #include "profile_marks.h"
 #include "report.h"
-#include "tpcc.h"
+#include "tpcc/tpcc.h"
 #include "util/assert.h"
 
 namespace braid::bench {
@@ -450,7 +451,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add_object("types", types);
   o.add_bool("verified", cfg.verify);
   o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
-  o.add("peak_rss_mib", static_cast<double>(peak_rss_bytes()) / (1 << 20));
+  o.add("peak_rss_mib", peak_rss_mib());
   o.add("memory_budget_mib", cfg.db.memory_budget_mib);
   o.add("cold_misses_per_txn", f.cold_misses_per_txn);
   o.add("cold_reads_per_s", f.cold.cold_reads_per_s).add("io_depth", f.cold.io_depth);
@@ -472,7 +473,7 @@ void report_summary(const Config& cfg, const Setup& s, const std::vector<std::st
   }
   const DatabaseStats st = s.db->stats();
   std::printf("  peak RSS %.1f MiB, %s live versions\n",
-              static_cast<double>(peak_rss_bytes()) / (1 << 20),
+              peak_rss_mib(),
               with_commas(st.live_versions).c_str());
   if (cfg.verify) {
     std::printf("  verify: TPC-C consistency conditions 1-4 hold (%s checks)\n",
@@ -488,8 +489,7 @@ int tpcc_main(int argc, char** argv, int first) {
   Options options;
   if (err.empty()) err = bench_options(cfg.threads, cfg.batch, cfg.db, &options);
   if (!err.empty()) {
-    std::fprintf(stderr, "braid-bench tpcc: %s\n\n%s", err.c_str(), tpcc_usage());
-    return 2;
+    return usage_error("tpcc", err, tpcc_usage());
   }
   Setup s;
   if (int rc = load_database(cfg, options, &s); rc != 0) return rc;

@@ -26,7 +26,7 @@ class Zipf {
 
  private:
   std::uint64_t n_;
-  double theta_, alpha_, zetan_, eta_, half_pow_theta_;
+  double alpha_, zetan_, eta_, half_pow_theta_;
 };
 
 // Loads records 0..records-1 (ycsb's keys and values) into `table` with `threads` loaders.
