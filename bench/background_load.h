@@ -1,8 +1,8 @@
 // Competing load for a benchmark's runs (`--background-load N`): N unpinned threads, each
 // walking its own 64 MiB buffer at random and writing what it reads, so the measured workers
 // are preempted (more runnable threads than cores) and find their caches polluted — what a
-// build running beside a database does to it (issue 23: compiler jobs at load ~7 on 2 cores
-// took kAuto to 0.66x sequential, where four pure spin loops took it only to 0.95x).
+// build running beside a database does to it (compiler jobs beside the runs hurt kAuto's choices
+// far more than as many pure spin loops did: they also evict the caches).
 #pragma once
 
 #include <atomic>

@@ -184,7 +184,7 @@ struct NoRow {
 // backs the guest's huge pages with 4 KiB pages, the TLB holds 4 KiB translations: once D
 // exceeds its entries, a lap in a fixed order evicts every page before its next visit, and
 // each load of the D = kReachLines row pays a page walk. This is what the coroutine modes meet
-// on every node, OID entry and version of a large table (docs/experiments.md, Translation reach).
+// on every node, OID entry and version of a large table (docs/internals/benchmarks.md, "The roof").
 constexpr std::size_t kReachLines = 4096;
 constexpr std::size_t kReachHuge = 8;
 constexpr std::size_t kPage = 4096;

@@ -343,7 +343,7 @@ class Database {
   // database.
   [[nodiscard]] Status checkpoint();
 
-  // Loads a table straight to storage (DESIGN §5): records are written into checkpoint parts,
+  // Loads a table straight to storage (docs/internals/cold-store.md): records are written into checkpoint parts,
   // not through the log, and the table's entries name them (cold) unless kept in memory, so a
   // table many times larger than memory loads in bounded memory, and checkpoints refer to the
   // parts instead of copying them. For a table created for it: InvalidArgument when the table

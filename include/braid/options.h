@@ -9,7 +9,7 @@
 
 namespace braid {
 
-// How workers run transactions (DESIGN §3). All modes run the same transaction code and the same
+// How workers run transactions (docs/internals/execution.md). All modes run the same transaction code and the same
 // index and version logic; they differ only in what happens before a likely cache miss.
 enum class ExecMode : std::uint8_t {
   kSequential,   // one transaction at a time, plain function calls, no prefetch: the baseline
@@ -64,7 +64,7 @@ struct ExecOptions {
   // ratio cold_slots / batch. batch + cold_slots is capped at slots_per_worker.
   std::uint32_t cold_slots = 16;
   std::uint32_t cold_check_every = 8;
-  // kTeam (STEPS, Harizopoulos & Ailamaki, CIDR 2005; DESIGN §4): which policy admits
+  // kTeam (STEPS, Harizopoulos & Ailamaki, CIDR 2005): which policy admits
   // transactions and decides which may run (any but kTeam); at most `team_size` transactions
   // form one team, and a round resumes whole teams, largest first, until it resumed
   // `team_size` (so each still has that many others to hide its prefetch behind); a
@@ -82,13 +82,13 @@ struct ExecOptions {
   std::uint64_t seed = 1;
 };
 
-// When a commit is acknowledged (DESIGN §5).
+// When a commit is acknowledged (docs/internals/durability.md).
 enum class CommitMode : std::uint8_t {
   kDurable,  // only once its log record, and every earlier commit's, is on disk
   kAsync,    // at once; the log reaches the disk within one group commit (lost on a crash)
 };
 
-// How a log block is made durable (measured in docs/architecture.md, "Durability").
+// How a log block is made durable (docs/internals/durability.md; docs/results.md compares them).
 enum class LogSync : std::uint8_t {
   kFdatasync,  // buffered write, then fdatasync (one linked io_uring request)
   kDsync,      // buffered write with RWF_DSYNC
@@ -102,7 +102,7 @@ enum class IoMode : std::uint8_t {
   kSync,   // synchronous pwrite/fdatasync on the worker
 };
 
-// What Database::open does with a damaged directory (DESIGN §5).
+// What Database::open does with a damaged directory (docs/internals/durability.md).
 enum class RecoveryMode : std::uint8_t {
   // A missing or damaged file that held durable commits fails the open with Corruption,
   // naming the file and offset. Only a torn final block that no later durable write vouches
@@ -133,7 +133,7 @@ struct DurabilityOptions {
   // Committed transactions one worker may hold waiting for durability; past it the worker
   // admits no new transaction until acknowledgements drain.
   std::uint32_t max_commit_waiters = 1u << 14;
-  // A measured baseline, not a recommendation (MosaicDB §5, Fig. 10): a dedicated flusher
+  // A baseline to measure against, not a recommendation (MosaicDB §5, Fig. 10): a dedicated flusher
   // thread, as most engines have, submits every worker's log blocks and reaps their I/O, and
   // the workers only append records and acknowledge commits from the durable clock. The
   // thread competes with the workers for the cores (oversubscription). It checks the logs
@@ -145,8 +145,8 @@ struct DurabilityOptions {
   // takes every worker's I/O requests (cold reads, log blocks, checkpoint chunks) from their
   // rings, so a worker hands a request over by writing shared memory instead of entering the
   // kernel. On a virtual machine each submission is otherwise a doorbell write and a VM exit on
-  // the worker's core (measured on this project's VM: ~13 us of the worker's CPU per cold read,
-  // docs/experiments.md "Issue 20"). The thread spins while requests keep coming and sleeps
+  // the worker's core, a large part of a cold read's CPU cost there. The thread spins while
+  // requests keep coming and sleeps
   // after sq_poll_idle_ms without one. It takes a core: give it one no worker is pinned to.
   // -1: off (the default, no background thread). Needs io_uring (IoMode kAuto or kUring).
   std::int32_t sq_poll_cpu = -1;
@@ -279,8 +279,9 @@ struct Options {
   std::uint64_t prefault_version_bytes = 0;
   // Index node memory made resident at open (rounded up to 2 MiB), shared by every table's and
   // index's B+-tree: a tree takes its next 2 MiB chunk of nodes from it while any is left, so
-  // the splits of a growing table do not fault in fresh pages inside transactions (TPC-C's
-  // growing tables spent ~5 % of a run there on this project's VM). 0: none. At most 2^40;
+  // the splits of a growing table do not fault in fresh pages inside transactions (on a host
+  // that backs memory lazily, a fresh huge page stalls its transaction for milliseconds). 0:
+  // none. At most 2^40;
   // open fails with IOError when the memory cannot be had.
   std::uint64_t prefault_index_bytes = 0;
   // The per-core cache the trees size their choices against: a tree whose nodes outgrow it
@@ -290,7 +291,7 @@ struct Options {
   // valgrind reports 256 KiB (scripts/profile-ops.sh passes the host's). 0, or 64 KiB..1 GiB.
   std::uint64_t l2_cache_bytes = 0;
 
-  // The cold store (DESIGN §5): version memory the database keeps resident, in bytes (0:
+  // The cold store (docs/internals/cold-store.md): version memory the database keeps resident, in bytes (0:
   // unlimited, every record in memory). Past it, workers (and application threads at commit)
   // evict records whose newest version is committed, durable and seen by every snapshot: the
   // entry then holds the address of that version's log record, and the next access reads it

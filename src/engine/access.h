@@ -1,4 +1,5 @@
-// The record-access operations in every execution mode, from one source (DESIGN §3).
+// The record-access operations in every execution mode, from one source
+// (docs/internals/execution.md).
 //
 // The search logic lives in steppers that never suspend: index::Lookup and index::ScanLeaf (one
 // B+-tree node per step) and ChainWalk (mvcc/chain_walk.h, one version per step). Each step names the memory the
@@ -83,9 +84,8 @@ void abort_tx(detail::TxState* tx);
 // Read-modify-write (mvcc::RecentRead): a get that found its record notes where, and a write of
 // the same key in the same transaction starts from there instead of descending again. The key
 // is copied and compared in words that overlap at the end, not by calls: the note is on every
-// get's path, where a 10^4-record get ran 904 instructions without it, 943 with memcpy and
-// memcmp calls, and 924 with the words (scripts/profile-ops.sh). Keys of 1 to
-// RecentRead::kMaxKey bytes.
+// get's path, where memcpy and memcmp calls cost twice what the words do (scripts/profile-ops.sh
+// counts them). Keys of 1 to RecentRead::kMaxKey bytes.
 namespace recent {
 template <typename W>
 W load(const char* p) {

@@ -1,4 +1,5 @@
-// Bulk loads straight to storage (DESIGN §5; MosaicDB builds its cold table this way, §6.1).
+// Bulk loads straight to storage (docs/internals/cold-store.md; MosaicDB builds its cold table
+// this way, §6.1).
 //
 // Records go into checkpoint parts (the log's record format, so each has an address a cold
 // entry can name), not through the log and not through version memory, so a table many times

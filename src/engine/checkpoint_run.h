@@ -19,7 +19,7 @@ namespace braid::engine {
 
 // A running checkpoint: a snapshot transaction walking every table in key order.
 //
-// What it writes per record (DESIGN §5, the log is the database): a hot version's value; a
+// What it writes per record (the log is the database): a hot version's value; a
 // cold record in a checkpoint part as a reference (its part stays); a cold record in a log
 // segment as its value, read back without installing it (so log segments always go once a
 // checkpoint covers them: they are mostly dead records, parts mostly live ones). Once a chunk

@@ -1,4 +1,4 @@
-// The cold store (DESIGN §5; MosaicDB §2.1, §4.1; Umbra §2–3): records whose newest version
+// The cold store (docs/internals/cold-store.md; MosaicDB §2.1, §4.1; Umbra §2-3): records whose newest version
 // lives only in its log record, read back on demand and evicted under a memory budget.
 //
 // A cold OID entry holds the address of a durable log record (mvcc/version.h). A transaction
@@ -17,7 +17,7 @@
 // Eviction (bounded steps, run by workers between scheduler rounds and by application threads
 // at commit): a record whose head version is committed, durable, seen by every snapshot and
 // has a log address turns back into a cold entry; its versions are retired like pruned ones,
-// so readers that still hold them are safe (DESIGN §2's reclamation epochs).
+// so readers that still hold them are safe (mvcc/txn.h: reclamation by transaction).
 #pragma once
 
 #include <braid/database.h>

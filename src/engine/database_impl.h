@@ -1,6 +1,6 @@
 // The engine behind the public Database and Transaction handles.
 //
-// The record-access path (DESIGN §1): key → index descent → OID → OID-array entry → version
+// The record-access path (docs/architecture.md): key → index descent → OID → OID-array entry → version
 // chain, newest first, to the first version visible to the reader's snapshot. Writes install a
 // new head by CAS over a visible committed head (first-updater-wins) and prune below it.
 #pragma once

@@ -1,4 +1,5 @@
-// Durability of a database with a directory (DESIGN §5; MosaicDB §3, §5): the catalog, one
+// Durability of a database with a directory (docs/internals/durability.md; MosaicDB §3, §5):
+// the catalog, one
 // redo log per worker plus one for application-thread commits, recovery at open, checkpoints
 // written by worker 0 as a system transaction, and the halt after a failed log write.
 //

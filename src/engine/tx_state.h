@@ -58,9 +58,9 @@ struct TxState {
   // slot's life (set by the Worker); ctx equals `ctx` while the transaction is active (set in
   // Worker::launch; after the end `ctx` is null and no operation passes the checks). Kept
   // whole so that handing it to an operation copies settled memory: built field by field just
-  // before each call, its copy into the call's argument area (two 32-byte loads) read back
-  // eight-byte stores still in the store buffer, which cannot forward them: perf put 8 % of an
-  // in-cache sequential get's time on that stall (docs/experiments.md, "Issue 23, ninth pass").
+  // before each call, its copy into the call's argument area (two 32-byte loads) would read back
+  // eight-byte stores still in the store buffer, which cannot forward them: a stall on every
+  // operation.
   engine::OpEnv env{};
 };
 // The commit's answer for a transaction a failed write failed.

@@ -117,8 +117,8 @@ void Worker::apply_exec(const ExecOptions& exec) {
   sites_wanted_ = policy_->uses_sites();
   // The tuner belongs to the worker, not to a run: a run in kAuto continues from the last
   // decision (the workload may change at any moment anyway, and a stretch bounds how long the
-  // tuner takes to notice). Restarting cold cost every short run its first explorations, a
-  // quarter of them spent in sequential at 0.5x in TPC-CR.
+  // tuner takes to notice). Restarting cold cost every short run its first explorations, much
+  // of them spent in candidates far slower than the winner.
   if (exec_.mode == ExecMode::kAuto) tuner_.resume(sched::AutoTuner::Clock::now());
   shuffle_rng_ = util::Rng(exec.seed * 0x9e3779b97f4a7c15ull + index_ + 1);
   op_mode_ = exec_.mode == ExecMode::kAuto

@@ -1,5 +1,5 @@
 // Workers: one thread per core, each interleaving up to slots_per_worker transactions as
-// coroutines (DESIGN §4).
+// coroutines (docs/internals/execution.md).
 //
 // A worker owns its transaction slots (each with a pre-allocated transaction context, so
 // starting a transaction searches nothing), their states (sched/slot_state.h), its frame
@@ -168,8 +168,8 @@ class Worker final : public ColdPort {
   // Nothing to run but commits waiting for the disk.
   void wait_for_disk();
   void fail_waiters(const Status& why);
-  // `now`: the caller's reading of the clock (finish's own when nothing waited: a clock read
-  // costs ~2 % of an in-cache YCSB transaction here).
+  // `now`: the caller's reading of the clock (finish's own when nothing waited: a clock read is
+  // a noticeable share of an in-cache transaction).
   void complete(detail::Request* request, Status s, std::chrono::steady_clock::time_point started,
                 std::chrono::steady_clock::time_point committed, bool waited,
                 std::chrono::steady_clock::time_point now);
@@ -274,8 +274,8 @@ class Worker final : public ColdPort {
   std::uint32_t generator_live_ = 0;
   // The clock as the last finish read it, valid (finish_now_fresh_) while no transaction has run
   // since: a generator transaction launched then starts at that reading instead of a clock read
-  // of its own. A read costs ~23 ns here (vDSO, TSC clocksource), ~2 % of a 10-get transaction over
-  // 10^4 records; what the reuse moves into the latency is the bookkeeping between the two
+  // of its own (a clock read is a noticeable share of an in-cache transaction); what the reuse
+  // moves into the latency is the bookkeeping between the two
   // (commit accounting, admission, the generator's next()), never a transaction's run.
   std::chrono::steady_clock::time_point finish_now_;
   bool finish_now_fresh_ = false;

@@ -85,8 +85,7 @@ BRAID_OPTIMISTIC int compare(const Node* n, std::uint64_t h, const Tail& t, cons
 //            independent loads, so every line of a cold node misses in parallel.
 //   kBisect  bisects the heads without a branch on the data: each step selects its half with a
 //            conditional move and the trip count depends only on `count`, so nothing is
-//            mispredicted (the branchy bisection it replaced mispredicted ~11 times per YCSB
-//            get over 10^6 records, ~50 % of its probes; scripts/profile-ops.sh).
+//            mispredicted (a branchy bisection mispredicts about half of its probes).
 // The equal heads follow, found from there over lines the search just read — usually no step
 // at all, since distinct keys of up to 8 bytes have distinct heads. A racing writer can
 // leave the heads unsorted or torn; both ends stay within [0, count] and the caller's version
@@ -207,8 +206,8 @@ BRAID_OPTIMISTIC void copy_fence(const Node* n, unsigned count, unsigned i, Fenc
 // ---- Locked node edits (the caller holds the node's lock) ---------------------------------------
 
 // A node's entries materialized as full keys, used to split and compact.
-// Not value-initialized (make_unique_for_overwrite): zeroing its ~11 KiB cost each split more
-// than the split's own work (callgrind, TPC-C: 11 K of a split's 19 K instructions).
+// Not value-initialized (make_unique_for_overwrite): zeroing its ~11 KiB would cost a split
+// more than the split's own work.
 struct NodeImage {
   struct Entry {
     std::uint16_t off;
@@ -529,8 +528,8 @@ struct LineModel {
   std::uint16_t skipped = 0;
 };
 thread_local LineModel t_line_model[2];
-// A miss costs a dependent DRAM round trip (~250 ns); a hit saves ~7 of a get's ~17 line
-// fetches (~13 ns per get at 10^7 records): break-even near 95 % hits, so ask for 97 %.
+// A miss costs a dependent DRAM round trip; a hit saves about 7 of a get's 17 line fetches,
+// each a small fraction of that round trip: break-even near 95 % hits, so ask for 97 %.
 constexpr std::uint16_t kHitsToPredict = 248;
 // Below that, one hint in this many still predicts, to be checked, so keys that become
 // predictable are noticed; the rest return at once.
@@ -638,9 +637,8 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
   BRAID_ASSERT(key.size() <= kMaxKey);
   note_key_len(key.size());
   const SearchKey k(key);
-  // The lookup's leaf: TPC-C's writes look every key up before inserting it, and the second
-  // descent over the nodes that lookup just read was 4.4 % of an interleaved run (perf,
-  // Descent::step under write_primary; docs/experiments.md, "Issue 23, tenth pass").
+  // The lookup's leaf: TPC-C's writes look every key up before inserting it, and a second
+  // descent over the nodes that lookup just read would repeat its work.
   if (at != nullptr && at->leaf != nullptr && at->leaf->lock.try_upgrade(at->version)) {
     unsigned idx;
     switch (
@@ -657,9 +655,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
   // A descent of its own finds a path the caller has not read: a secondary index's entry
   // (engine/secondary.cc), a load's insert. In a tree past the cache each node below the root is
   // then fetched whole before its step, and counted, as a plain lookup's (Lookup::run): bisecting
-  // a cold node's heads misses one probe after another. Measured in TPC-C 16 w sequential (an
-  // rdtsc probe per operation): an order's insert, with its order_by_customer entry, 3,805 ->
-  // 3,102 cycles (docs/experiments.md, "Issue 23, thirteenth pass").
+  // a cold node's heads misses one probe after another.
   const bool cold = outgrew_cache();
   for (;;) {
     // Inner nodes on the way down must have room for the longest separator a child split could

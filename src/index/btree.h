@@ -20,8 +20,8 @@
 // node's count, so the tails start where the heads end and an insert shifts both. Why: a search
 // compares heads only (keys that differ in their first 8 bytes never reach a tail), and 41 heads
 // fill 6 lines where 41 interleaved 24-byte slots filled 16, so a node read cold misses 6 + 1
-// lines instead of 16 and the heads compare 4 or 8 to an instruction (docs/experiments.md,
-// "Issue 23"). An entry still costs 24 bytes plus its suffix: capacity is unchanged.
+// lines instead of 16 and the heads compare 4 or 8 to an instruction. An entry still costs 24
+// bytes plus its suffix: capacity is unchanged.
 //
 // Underflow: lazy. Removing keys never merges nodes; an empty leaf stays in place and is reused
 // by later inserts into its key range. Nodes are therefore never freed while the tree lives,
@@ -190,9 +190,8 @@ struct FenceKey {
 //            lookup of the same key has brought the path into the cache, and for the probe
 //            suite's GP, AMAC and coroutine lookups (their papers' algorithm).
 // Either way only the slots sharing the key's head are then compared in full (btree.cc,
-// search_range). Measured (YCSB read-only, 1 worker, alternated processes; docs/experiments.md,
-// "Issue 23"): with the heads contiguous, counting beat bisecting under every mode, by ~3x under
-// interleaved over 10^7 records; with the old interleaved slots bisecting had won there by ~30 %.
+// search_range). With the heads contiguous, counting beats bisecting under every mode; it is
+// the contiguous layout that makes the count cheap.
 enum class NodeSearch : std::uint8_t { kCount, kBisect };
 
 class BTree;
@@ -243,8 +242,7 @@ class Descent {
  private:
   const BTree& tree_;
   // Referred to, not copied: the copy read the key's fields, stored one by one a moment before,
-  // as one 32-byte load, which the store buffer cannot forward (perf: ~3 % of update-only
-  // interleaved time on that load).
+  // as one 32-byte load, which the store buffer cannot forward: a stall on every update.
   const SearchKey& key_;
   Bias bias_;
   NodeSearch search_;
@@ -297,9 +295,8 @@ class Lookup {
   // Every step in one loop, for the plain drivers (engine/access_ops.inc) and BTree::lookup:
   // with `hint`, each node below the root is prefetched whole, to L1, before its step reads it
   // (a pB+-tree's descent). The steps are inlined into the loop, which saves each level the
-  // calls and their register saves of step(), Descent::step() and the node search: YCSB 10^4
-  // records sequential 1.06x, then 1.04x more once upper_bound was inlined too
-  // (docs/experiments.md, "Issue 23, ninth pass").
+  // calls and their register saves of step(), Descent::step() and the node search, which are a
+  // large part of an in-cache lookup.
   BRAID_OPTIMISTIC void run(bool hint);
   const Node* next() const { return descent_.node(); }
   bool found() const { return found_; }
@@ -315,8 +312,8 @@ class Lookup {
   // two slots either side, about 8 of a full leaf's 15 lines. Only while this thread's recent
   // predictions for that level held the slot (one hint in 16 still predicts, to be checked,
   // when they did not); otherwise the whole node. Why: each line a hint names holds one of the
-  // core's few miss buffers until it arrives from DRAM, and the interleaved get at 10^7 records
-  // is bound by them. Measured: docs/experiments.md, "Issue 23, eleventh pass".
+  // core's few miss buffers until it arrives from DRAM, and an interleaved get over a table past
+  // the cache is bound by them.
   // Call only when hints_lines(); otherwise the hint is the whole node.
   BRAID_OPTIMISTIC NodeLines next_lines();
   // Whether next_lines may name less than the whole node (BTree::hints_lines).
@@ -333,8 +330,7 @@ class Lookup {
  private:
   BRAID_OPTIMISTIC void check_leaf() const;
   // One step, with the descent's step and the node searches inlined: step() for the drivers
-  // that suspend between steps (there too it paid: YCSB 10^4 interleaved 1.04x, TPC-C
-  // interleaved 1.02x, YCSB 10^7 interleaved 1.005x), and run's loop.
+  // that suspend between steps (the calls cost there too), and run's loop.
   BRAID_OPTIMISTIC inline bool step_inline();
 
   SearchKey key_;
@@ -463,17 +459,15 @@ class BTree {
   // root is likely a miss, and the plain drivers (sequential and the synchronous API) prefetch
   // each node whole before its step reads it, as pB+-trees do: a cold node then costs one miss
   // latency, where the count over its heads and the read of the tail it lands on were two
-  // dependent ones (engine/access_ops.inc, BRAID_DRIVE; docs/experiments.md, "Issue 23, sixth
-  // pass"). A tree that fits does not pay for the hints it would not need.
+  // dependent ones (engine/access_ops.inc, BRAID_DRIVE). A tree that fits does not pay for the
+  // hints it would not need.
   bool outgrew_cache() const { return outgrew_cache_.load(std::memory_order_relaxed); }
   std::uint32_t height() const;
   // Whether Lookup::next_lines may name part of a node: every key fits its 8-byte head (no
   // suffixes, no ties to compare), and the leaves outgrew the last-level cache (until then a
-  // get's lines come from L3 and hold a miss buffer a fraction of a DRAM fetch's time: at 10^6
-  // records, leaves in L3, partial hints ran 0.91x).
-  // Every level's: once the leaves miss in DRAM, the lines of an upper level that L3 serves
-  // still hold buffers the DRAM fetches wait for (10^7 records: 1.094x with them, ~1.06x
-  // with the leaves' alone).
+  // get's lines come from L3 and hold a miss buffer a fraction of a DRAM fetch's time, and the
+  // hint's own work is all it adds). Every level's: once the leaves miss in DRAM, the lines of
+  // an upper level that L3 serves still hold buffers the DRAM fetches wait for.
   bool hints_lines() const {
     return level_nodes_[0].load(std::memory_order_relaxed) > llc_nodes_ &&
            max_key_len_.load(std::memory_order_relaxed) <= 8;

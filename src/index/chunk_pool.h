@@ -2,9 +2,9 @@
 //
 // A B+-tree takes its nodes from 2 MiB chunks. A chunk the tree allocates itself is faulted in
 // by the first node written to it, inside the transaction whose insert split a node: the kernel
-// zeroes the whole huge page there (on this project's VM, memory the host has not backed yet
-// comes at ~0.5 GB/s: a ~4 ms stall). Growing TPC-C tables spent 4.8 % of an interleaved run
-// that way (docs/experiments.md, "Issue 23, eighth pass"). A pool populated at open hands its
+// zeroes the whole huge page there (on a host that backs memory lazily, a stall of
+// milliseconds inside that transaction, which growing tables such as TPC-C's meet often). A
+// pool populated at open hands its
 // chunks to every tree of the database first; trees fall back to their own once it is spent.
 // Chunks are never returned: nodes live as long as their tree, and trees as long as the
 // database, which owns the pool and destroys it after them.

@@ -52,10 +52,8 @@ __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline __m256i below4(const std
 // Four heads to a compare. Each full vector's compare is subtracted into lane counters, so a
 // vector costs its load-and-flip, compare and subtract; two sets of counters, one per
 // alternate vector, halve the chain of subtractions the sum waits for. Only the last partial
-// vector is masked, and the lanes are summed once at the end. Against a popcount of each
-// compare's mask: YCSB 10^4 sequential 1.085x, 10^7 interleaved 1.07x; the second set of
-// counters adds 2-4 % to a bare in-cache lookup and 0-1 % to YCSB (docs/experiments.md,
-// "Issue 23, eighth pass").
+// vector is masked, and the lanes are summed once at the end. That beats a popcount of each
+// compare's mask, whose extraction sits on the chain every compare waits for.
 __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline unsigned count_below_avx2(
     const std::uint64_t* heads, unsigned count, std::uint64_t head) {
   const __m256i bias = _mm256_set1_epi64x(std::numeric_limits<long long>::min());
@@ -85,17 +83,8 @@ __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline unsigned count_below_avx
 #endif
 
 // The variant the build targets. Not AVX-512, where the CPU has it: eight heads to a compare
-// ran in-cache lookups 1.03-1.07x the AVX2 count, but with it YCSB over 10^7 records,
-// interleaved, fell to ~170 K txn/s from ~440 K whenever interrupts came often (a 4 kHz perf
-// sample; and in spells of this VM's own noise, where it ran 0.5-0.7x the issue's baseline
-// build while that one held steady). Of six AVX-512 forms tried, one held in 8 processes run
-// alone (line-aligned loads kept apart from the masked compares), and it ran no faster than
-// AVX2; the others fell, one of them (the loads kept apart, as fast as the first) in 4 of 8
-// processes alternated with other builds. AVX2 fell in none of 20 then, but in 4-5 of 15
-// processes a day later (the fall is not AVX-512's alone). The fall follows in part the binary
-// file's page-cache placement (in later spells fresh copies fell too); from a fresh copy per
-// process an AVX-512 count did not fall, and ran 0.94-0.98x this AVX2 count
-// (docs/experiments.md, "Issue 23, sixth pass", "seventh pass", "ninth pass", "tenth pass").
+// were barely faster in cache, and runs with it fell far below the AVX2 count in spells of
+// frequent interrupts; the one form that held ran no faster than AVX2 (docs/results.md).
 BRAID_OPTIMISTIC inline unsigned count_below(const std::uint64_t* heads, unsigned count,
                                              std::uint64_t head) {
 #if BRAID_HAVE_X86_SEARCH && defined(__AVX2__)

@@ -1,4 +1,4 @@
-// The MVCC protocol (DESIGN §2, CoroBase §2.1): snapshot visibility, installing a new version
+// The MVCC protocol (docs/internals/mvcc.md; CoroBase §2.1): snapshot visibility, installing a new version
 // under first-updater-wins, pruning a chain below the horizon, and the commit and abort steps
 // on the versions. The engine (DatabaseImpl) calls it with the record's OID entry in hand; the
 // indexes, the catalog, the log and secondary keys stay in the engine. Serializable

@@ -158,8 +158,8 @@ std::size_t TxnTable::free_version(TxnContext* ctx, Version* v) {
 
 void TxnTable::retire(TxnContext* ctx, Version* v) {
   // Its clock is read at finish (seal_limbo), once for every version the occupant retired: a
-  // fence per retire cost update-only YCSB ~9 % under interleaved (docs/experiments.md, "Issue
-  // 23, third pass"), and nothing is freed before the occupant finishes anyway.
+  // fence per retire would cost every update, and nothing is freed before the occupant
+  // finishes anyway.
   ctx->limbo.push_back({kUnsealed, v, false});
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
   add_own(ctx->retired_bytes, static_cast<std::int64_t>(Version::bytes_for(v->size)));

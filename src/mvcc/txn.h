@@ -1,4 +1,4 @@
-// Transaction contexts, the commit clock, and reclamation (DESIGN §2).
+// Transaction contexts, the commit clock, and reclamation (docs/internals/mvcc.md).
 //
 // Everything a transaction owns lives in its TxnContext — write set, staged keys, scan scratch,
 // retired-version limbo — never in thread-local storage: several transactions will be open per
@@ -13,8 +13,9 @@
 //     future snapshot, so everything older than the newest such version can be cut, and
 //   * the reclamation epoch: memory retired at clock value r may be freed once the horizon
 //     exceeds r, because every transaction that could still hold a pointer to it pinned <= r.
-// So the unit of reclamation is the transaction, not the thread (CoroBase §4.4 made it the batch;
-// DESIGN §9 explains why that breaks under pipelining).
+// So the unit of reclamation is the transaction, not the thread (CoroBase §4.4 made it the batch,
+// which breaks under pipelining: a pipelined worker never ends a batch, so its epoch would never
+// move, or moved, would let go of versions its open transactions still read).
 #pragma once
 
 #include <braid/options.h>
@@ -275,10 +276,7 @@ class TxnTable {
   // newest version `first`, which is not read now: it is usually a version nobody touched since
   // it was superseded, so reading its link and size at the cut was a dependent miss on every
   // update of a cold record. The chain is walked when freed, a few entries behind a prefetch
-  // (free_before), and counted in `pruned` then. Measured against reading it at the cut
-  // (alternated processes, 4 rounds; docs/experiments.md, "Issue 23, twelfth pass"): TPC-C 16
-  // warehouses sequential 1.08x (without the prefetch 1.04x; leaking the cut, an upper bound,
-  // 1.06x), update-only YCSB 10^6 interleaved 1.13x, TPC-C interleaved unchanged.
+  // (free_before), and counted in `pruned` then.
   void retire_chain(TxnContext* ctx, Version* first);
   [[nodiscard]] bool reclaim(TxnContext* ctx, const LoggedTick* tick = nullptr);
   // Frees what ctx's last occupant retired once the horizon has passed it, without ticking the

@@ -1,4 +1,4 @@
-// Versions and the tagged 64-bit OID-array entry (DESIGN §1).
+// Versions and the tagged 64-bit OID-array entry (docs/architecture.md, the record path).
 #pragma once
 
 #include <atomic>

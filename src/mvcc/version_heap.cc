@@ -11,8 +11,8 @@ namespace {
 void*& next_of(void* p) { return *static_cast<void**>(p); }
 
 // A central list holds whole batches, so that a transfer is O(1): refilling by walking a list of
-// freed versions would chase one cold pointer per object under the mutex (in TPC-CH that walk and
-// the pop after it took 4 % of interleaved mode's time, all of it DRAM misses). A batch's first
+// freed versions would chase one cold pointer per object under the mutex, every one a DRAM
+// miss. A batch's first
 // object carries, in its second word, the next batch and the batch's length in the top 16 bits.
 // Every class is at least 32 bytes, so the second word exists.
 constexpr unsigned kCountShift = 48;
@@ -35,11 +35,8 @@ void push_batch(void** central, void* first, std::uint32_t n) {
 // not the bytes asked for now: a table's rows vary in length (TPC-C's customer and stock), and
 // the next object of a class may serve a longer one. Its stores must not miss: the CAS that
 // publishes a version waits for every store before it, and a store that missed held that CAS
-// for a DRAM round trip (perf: 82 % of Protocol::install's samples on TPC-C interleaved, with
-// a 256-byte cap). Measured (TPC-C 16 warehouses, alternated processes): interleaved 1.065x and
-// 1.07x for the whole class up to 1 KiB over a 256-byte cap, sequential 0.99x; prefetching only
-// the bytes of the current request, 1.02x (docs/experiments.md, "Issue 23, tenth pass"). Capped
-// at 1 KiB: 16 prefetches per allocation at most; longer payloads stream from one address on.
+// for a DRAM round trip, where the install's CAS then spent most of its time. Capped at 1 KiB:
+// 16 prefetches per allocation at most; longer payloads stream from one address on.
 void prefetch_next(const void* p, std::size_t class_bytes) {
   if (p == nullptr) return;
   const char* c = static_cast<const char*>(p);

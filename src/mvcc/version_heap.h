@@ -3,7 +3,7 @@
 //
 // Why not malloc: every read of a record touches its newest version, so versions are the
 // largest randomly accessed structure after the index; on 4 KiB pages each such access also
-// misses the TLB (~370 ns vs ~250 ns per random access here). And why per-context caches: a
+// misses the TLB, a page walk on top of the DRAM access. And why per-context caches: a
 // version is allocated by one transaction and often freed by another (pruning, reclamation),
 // possibly on another thread, so each transaction context keeps small per-class free lists that
 // need no lock, and trades whole batches with a central list under a mutex (tcmalloc's design,

@@ -15,10 +15,9 @@ bool pin_current_thread(std::uint32_t i);
 //   kL2  prefetcht1: for a use after a suspension. The transaction reads the lines only once the
 //        other open transactions have run, so they need not sit in L1 meanwhile; and an L1
 //        prefetch holds one of the core's few L1 miss buffers per line until its fill, which
-//        caps the misses in flight: a node prefetch is 16 lines. Measured on this machine
-//        (Zen 4, YCSB 2*10^7 records, 1 worker, alternated processes): interleaved 170-184 K
-//        txn/s with kL1, 209-261 K with kL2; nested gains alike; the Prefetch mode loses a
-//        third with kL2, since its use follows at once and then waits on the L2 fill.
+//        caps the misses in flight: a node prefetch is 16 lines. The coroutine modes gain from
+//        kL2; the Prefetch mode would lose, since its use follows at once and then waits on
+//        the L2 fill.
 enum class CacheLevel : std::uint8_t { kL1, kL2 };
 
 // Prefetches `bytes` starting at `p`, one hint per 64-byte line. The lines are counted first

@@ -59,8 +59,8 @@ class FrameAllocator {
     FreeFrame* next;
   };
   // The smallest class holding `bytes`: log2 of the power of two at or above it, counted from
-  // kMinClassBytes. One bit scan, not a loop (the loop cost ~44 instructions and a
-  // mispredicted exit per YCSB get: scripts/profile-ops.sh).
+  // kMinClassBytes. One bit scan, not a loop (a loop costs tens of instructions and a
+  // mispredicted exit on every allocation).
   static std::size_t class_of(std::size_t bytes) {
     static_assert(std::has_single_bit(kMinClassBytes));
     constexpr int kMinShift = std::countr_zero(kMinClassBytes);

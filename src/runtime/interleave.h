@@ -8,8 +8,8 @@
 //
 // The lookups are flat: each suspends only in its own body, at a Yield, so the driver resumes the
 // task's own handle and no awaiter has to record where it stopped. (The engine's operations nest
-// and use Miss, which records the handle; measured on the hash probe, the flat form is what lets
-// coro keep up with the hand-written AMAC state machine.)
+// and use Miss, which records the handle; on the hash probe the flat form is what lets coro keep
+// up with the hand-written AMAC state machine.)
 #pragma once
 
 #include <braid/task.h>

@@ -68,8 +68,8 @@ void AutoTuner::check_window(Clock::time_point now, std::int64_t waited_ns) {
   // time lost measuring losers); a change of winner means the workload moved. Single 2 ms
   // windows are noisy, though, and in TPC-CR batch sizes 4, 8 and 16 run within a few percent
   // of each other: the lead changed hands at nearly every exploration, each change cut the
-  // stretch back to kMinExploit, and the tuner spent a fifth of its time re-measuring
-  // candidates as slow as sequential (0.5x there). So a standing winner within kTiePercent of
+  // stretch back to kMinExploit, and the tuner spent much of its time re-measuring candidates
+  // far slower than the winner. So a standing winner within kTiePercent of
   // the new best is a tie and stays, and a change must be confirmed: the tuner explores again at
   // once and switches only if the sums of both explorations still say so.
   std::size_t best = 0;

@@ -1,4 +1,4 @@
-// ExecMode::kAuto's controller (issue 3, item 5; no seed paper has it). It alternates short
+// ExecMode::kAuto's controller (no seed paper has one). It alternates short
 // measurement windows over candidate batch sizes — 1 meaning sequential, plain calls, no
 // suspension — keeps the fastest for a stretch that doubles while the winner stands, then
 // measures again, so it follows a workload that moves into or out of the cache.
@@ -8,9 +8,9 @@
 //
 // A window's length is the worker's own time: wall time less the time it waited preempted
 // (runtime/run_delay.h), so a window that another process's threads took the core from is
-// neither shorter in work nor blamed on its candidate. Measured with wall time on a busy machine
-// (issue 23: compiler jobs at load ~7 on 2 cores), kAuto ran at 0.66x sequential: preempted
-// windows rated whichever candidate they fell on low, at random.
+// neither shorter in work nor blamed on its candidate. With wall time on a busy machine,
+// preempted windows rated whichever candidate they fell on low, at random, and kAuto chose
+// badly.
 #pragma once
 
 #include <chrono>
@@ -49,11 +49,9 @@ class AutoTuner {
 
   // The tuner rates a candidate by operations per second, credited as they start: TPC-C's
   // transactions differ in length by 100x, so a window's count of finished transactions mostly
-  // measured how many long ones it happened to hold (auto landed at 0.87-0.89x of interleaved in
-  // two of six TPC-C cells that way). Operations of a transaction that ends in a Conflict are
-  // taken back when it ends: a batch size that interleaves conflicting transactions does more
-  // operations but wastes them (TPC-C at 16 open transactions over 8 warehouses per worker
-  // aborted 5-9 % when aborts counted as progress).
+  // measures how many long ones it happened to hold. Operations of a transaction that ends in
+  // a Conflict are taken back when it ends: a batch size that interleaves conflicting
+  // transactions does more operations but wastes them.
   void on_ops(std::uint32_t n) { window_ops_ += n; }
   void on_finished(bool useful, std::uint32_t ops) {
     if (!useful) window_ops_ -= static_cast<std::int64_t>(ops);

@@ -1,4 +1,4 @@
-// A worker's scheduling policy (DESIGN §4): which transactions it admits into free slots, in
+// A worker's scheduling policy (docs/internals/execution.md): which transactions it admits into free slots, in
 // which order it resumes the open ones, and what it does when a slot starts or stops waiting
 // or finishes. The worker loop (engine/worker.cc) owns the slots and their states and asks the
 // policy; a policy owns no transaction and never resumes one.

@@ -7,7 +7,7 @@
 //   kRunnable/kParkedMemory --cold read issued--> kParkedIo --read completed--> kRunnable
 //   kParkedIo --a policy that resumes parked reads (batch) asks--> kRunnable
 //
-// kParkedIo is entered by the cold store's reads (issue 19): the storage-aware policies check
+// kParkedIo is entered by the cold store's reads: the storage-aware policies check
 // the slot's I/O status and resume the transaction only once the read is back (MosaicDB §4.2);
 // `batch` knows nothing of I/O and resumes it to let the transaction look (sched/policy.h,
 // resumes_parked_io), and the transaction parks again while its read is pending.

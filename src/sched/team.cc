@@ -18,7 +18,7 @@
 //      transactions are chosen. With batch <= team_size every round resumes everyone, grouped.
 // Ordering by site instead (similar code adjacent) moved a team that ran last in one round to
 // the front of the next whenever its next site sorted first, and its prefetches had no time
-// to arrive: 0.88x pipeline's TPC-C throughput at batch 8.
+// to arrive: slower than pipeline on TPC-C.
 // A stray (waiting on I/O, a conflict's backoff, durability) is not resumable and so belongs
 // to no team; it rejoins one at its next suspension. No transaction waits more than team_wait
 // rounds while it is resumable and a candidate (max_passed_over() is what a test checks).
@@ -29,7 +29,7 @@
 // and each site still forms one run in its order: that order is replayed, one branch-free
 // pass (unchanged()). Up to kDirect candidates that all run cost less too: when they are last
 // round's teams, still one run per site, last round's order stands (same_teams()); otherwise
-// pairwise site compares group them. Measured in docs/experiments.md ("Issue 22").
+// pairwise site compares group them.
 #include <algorithm>
 #include <vector>
 
@@ -218,7 +218,7 @@ class Team final : public Policy {
   //
   // Branch-free but for the loop: which teams move on together is data, and a compare per
   // run against the earlier runs mispredicted often enough to make this pass most of the
-  // policy's time (perf, TPC-C under team over batch). A site that starts a run and is in the
+  // policy's time. A site that starts a run and is in the
   // 64-bit filter of the sites before it may repeat an earlier run; only then are the runs
   // compared.
   std::uint32_t unchanged(std::span<std::uint32_t> order, std::span<const SlotState> states,
@@ -287,9 +287,8 @@ class Team final : public Policy {
   }
 
   // Up to this many candidates, all of which run, are grouped by comparing sites pairwise
-  // (at most 120 compares) instead of through the hash: TPC-C under team over batch 8, types
-  // grouped (callgrind, 1,000 transactions), order_round 28.6 M -> 16.3 M instructions
-  // (729cf5b).
+  // (at most 120 compares) instead of through the hash, which costs more than the compares at
+  // this size.
   static constexpr std::uint32_t kDirect = 16;
 
   // Every candidate runs: each team in turn when its earliest member comes up, its members in

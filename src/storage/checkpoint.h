@@ -1,5 +1,5 @@
 // Writing a checkpoint chunk by chunk through an IoQueue, so a worker can interleave it with
-// transactions (DESIGN §5: a system transaction, no thread of its own).
+// transactions (a system transaction, no thread of its own).
 //
 // A checkpoint is its parts and a manifest (log_format.h). Records go into numbered part files
 // (database-wide numbers, at most `part_bytes` each, so a cold entry can name any record in

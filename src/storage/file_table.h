@@ -1,4 +1,4 @@
-// The database's files by number (the cold store, DESIGN §5): a cold entry names its record's
+// The database's files by number (the cold store): a cold entry names its record's
 // file by a database-wide number (storage/cold_address.h), and a reader needs an open handle for it.
 // Log segments take their numbers here when they are created; the table opens a file for
 // reading on its first cold read, with O_DIRECT where the file system allows it (a cold read

@@ -13,7 +13,7 @@
 // (4 KiB multiples when the log is written with O_DIRECT). One CRC covers a block's header and
 // payload, so a torn or corrupt group commit is detected as a whole.
 //
-// The directory knows what must exist (DESIGN §5), so recovery detects a missing or damaged
+// The directory knows what must exist, so recovery detects a missing or damaged
 // file instead of inferring completeness from timestamps:
 //   * a checkpoint names, per log of its generation, the segment and block that continue it;
 //   * a segment that is closed for the next one ends in a kNext block naming it, written once

@@ -99,8 +99,8 @@ class UringQueue final : public IoQueue {
     } else {
       // Completions are posted when the owner next enters the kernel (its polls do: the
       // TASKRUN flag tells liburing's peek to), not by interrupting it with an IPI. The worker
-      // polls every loop anyway; measured on the cold path (one worker, 64 reads in flight):
-      // 1.16-1.23x the reads per second of the interrupting default. Kernels before 5.19
+      // polls every loop anyway, and an interrupt per completion costs the cold path more than
+      // it saves. Kernels before 5.19
       // refuse the flags: the default then.
       e = io_uring_queue_init(entries, &q->ring_,
                               IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG);

@@ -1,5 +1,5 @@
 // Reading the database directory back: the catalog, the newest valid checkpoint, and every
-// log's blocks, replayed in commit-timestamp order (DESIGN §5).
+// log's blocks, replayed in commit-timestamp order (docs/internals/durability.md).
 //
 // Replay merges the logs (each is in timestamp order) and applies transactions while the
 // timestamps stay dense: every timestamp handed out is logged, so the first missing number

@@ -726,7 +726,7 @@ TEST(BenchCli, TinyContentionRunsEachWorkerCountAndMode) {
   std::system(("rm -f " + json).c_str());
 }
 
-// Issue 22's TPC-C comparisons at tiny size: a list of schedulers alternates on one database
+// The team scheduler's TPC-C comparisons at tiny size: a list of schedulers alternates on one database
 // (labelled mode/scheduler, JSON scheduler and the team's parameters), a mix of one type runs
 // only that type, and --txns runs exactly that many per worker; the consistency conditions
 // hold after every run.

@@ -1,4 +1,4 @@
-// One argument-check path (issue 18 §3): every bad-argument case goes through Transaction (an
+// One argument-check path: every bad-argument case goes through Transaction (an
 // application thread) and Tx (a worker coroutine) and must get the same Status, code and
 // message, from each. The two used to drift: Transaction::get was accepted inside a scan
 // callback, Tx::get refused.

@@ -1,4 +1,4 @@
-// API misuse answers an error instead of crashing, hanging or corrupting (issue 17 §3-6).
+// API misuse answers an error instead of crashing, hanging or corrupting.
 #include <braid/tx.h>
 #include <gtest/gtest.h>
 
@@ -154,7 +154,7 @@ TEST(Misuse, OutOfRangeEnumsAreRefused) {
   EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
 }
 
-// Issue 20's options, as an application could set them wrongly: refused at open and per run,
+// The storage-path options, as an application could set them wrongly: refused at open and per run,
 // with the option's name.
 TEST(Misuse, SchedulerAndFlusherOptionsOutOfRangeAreRefused) {
   // Refused as InvalidArgument, naming the option.

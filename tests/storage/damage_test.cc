@@ -1,4 +1,4 @@
-// Damaged database directories (issue 17): a database of 600 acknowledged one-key commits over
+// Damaged database directories: a database of 600 acknowledged one-key commits over
 // two logs, closed cleanly, then one file damaged. Open must recover every acknowledged commit
 // or answer Corruption naming the damage, never open an older state. The sweep covers every
 // file x {delete, truncate to 0, truncate to half, flip a byte at the start, middle, end}.

@@ -1,5 +1,5 @@
 // Damage to a database directory on the simulated file system, done from outside the engine:
-// the cases of issue 17 (a checkpoint slot or a log segment deleted, truncated or flipped).
+// the directory-damage cases (a checkpoint slot or a log segment deleted, truncated or flipped).
 // Shared by the directory-damage sweep and the crash-state enumeration.
 #pragma once
 

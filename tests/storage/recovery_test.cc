@@ -392,7 +392,7 @@ TEST(Recovery, AStalledDiskNeverOverflowsTheCommitWaiters) {
 
 // Under kDurable a commit is visible once installed, before its log block is on disk. A
 // read-only transaction that read it must not be acknowledged until it is durable: a crash
-// in between would lose what the reader was told (issue 17 §5; seen in 7 of ~2,200 kill
+// in between would lose what the reader was told (seen in 7 of ~2,200 kill
 // cycles before). The simulated disk stalls with one writer's commit in flight; readers on
 // both paths (an application thread's Transaction, a worker's execute) must wait for it.
 TEST(Recovery, ReadOnlyCommitWaitsUntilItsSnapshotIsDurable) {
