@@ -2,8 +2,10 @@
 # in build/<mode>/bin/.
 #   make run      install deps, build release, run braid-bench on its default workload
 #   make test     install deps, build debug (ASan+UBSan), tsan and g++-12, run the whole suite:
-#                 everything under ASan+UBSan, the concurrency tests under TSan, and the suite
-#                 again as built by g++-12 (the second supported compiler)
+#                 everything under ASan+UBSan, the lint (format, include graph, clang-tidy), the
+#                 concurrency tests under TSan, and the suite again as built by g++-12 (the
+#                 second supported compiler)
+#   make lint     scripts/lint.sh: clang-format, the include graph of src/ (no cycle), clang-tidy
 #   make install PREFIX=/opt/braid   build release and install the library, headers, CMake
 #                 package, pkg-config file and the two tools under PREFIX (default /usr/local)
 #   make release | debug | tsan | gcc    build one configuration
@@ -13,7 +15,7 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_COMMON = -G Ninja -DCMAKE_CXX_COMPILER=$(CXX_COMPILER)
 
-.PHONY: all deps release debug tsan gcc run install test test-debug test-tsan test-gcc clean
+.PHONY: all deps release debug tsan gcc run install lint test test-debug test-tsan test-gcc clean
 
 all: release
 
@@ -61,7 +63,10 @@ test-gcc: gcc
 	cd build/gcc && ctest --output-on-failure -j $(JOBS)
 	@grep -h -E "crash-state enumeration" build/gcc/Testing/Temporary/LastTest.log || true
 
-test: test-debug test-tsan test-gcc
+lint: debug
+	./scripts/lint.sh
+
+test: test-debug lint test-tsan test-gcc
 
 clean:
 	rm -rf build

@@ -21,12 +21,12 @@ struct DbFlags {
   std::string log_sync;     // fdatasync | dsync | direct
   std::string log_flusher;  // none | thread (DurabilityOptions::flusher_thread)
   std::uint64_t checkpoint_mib = 1024;
-  std::uint64_t prefault_mib = 0;       // Options::prefault_version_bytes, in MiB
+  std::uint64_t prefault_mib = 0;        // Options::prefault_version_bytes, in MiB
   std::uint64_t prefault_index_mib = 0;  // Options::prefault_index_bytes, in MiB
   std::uint64_t l2_kib = 0;              // Options::l2_cache_bytes, in KiB (0: the machine's)
-  std::uint64_t reserve_gib = 0;        // Options::max_version_bytes, in GiB (0: the default)
-  std::uint64_t memory_budget_mib = 0;  // Options::memory_budget_bytes, in MiB (0: none)
-  std::string sq_poll_cpu = "off";      // off | a CPU (DurabilityOptions::sq_poll_cpu)
+  std::uint64_t reserve_gib = 0;         // Options::max_version_bytes, in GiB (0: the default)
+  std::uint64_t memory_budget_mib = 0;   // Options::memory_budget_bytes, in MiB (0: none)
+  std::string sq_poll_cpu = "off";       // off | a CPU (DurabilityOptions::sq_poll_cpu)
 
   static DbFlags parse(Flags& flags);
 };

@@ -13,8 +13,8 @@ int usage_error(const char* command, const std::string& error, const char* usage
 
 int run_exit(std::uint64_t failed, const std::string& first_error, const char* what) {
   if (failed == 0) return 0;
-  std::fprintf(stderr, "braid-bench: %s %s failed (first: %s)\n", with_commas(failed).c_str(),
-               what, first_error.c_str());
+  std::fprintf(stderr, "braid-bench: %s %s failed (first: %s)\n", with_commas(failed).c_str(), what,
+               first_error.c_str());
   return 1;
 }
 

@@ -17,8 +17,8 @@ process must produce exactly one result (one mode, one scheduler); its JSON line
 Each process runs a fresh copy of its variant's binary (unless --same-file): on this project's
 VM a binary's speed follows in part where its file's pages sit in the page cache. The same
 file ran TPC-C interleaved at 0.63x for every run of a quarter hour while a copy of it ran at
-full speed, and `echo 1 > /proc/sys/vm/drop_caches` ended the spell (docs/experiments.md,
-"Issue 23, ninth pass": the fall). Run from one file, a variant's every round shares one
+full speed, and `echo 1 > /proc/sys/vm/drop_caches` ended the spell (docs/results.md, "Node
+search"). Run from one file, a variant's every round shares one
 placement, and a spell biases the whole series; a copy per process makes the placement one
 more per-process draw. What matters is where the file's executable text sits in physical
 memory: dropping a fallen copy's text from the page cache cured it, its read-only data did not

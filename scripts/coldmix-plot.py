@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Issue 20's MosaicDB figures (scripts/coldmix-figures.sh): tables on stdout (markdown) and PNGs
+"""MosaicDB's cold-mix figures (scripts/coldmix-figures.sh): tables on stdout (markdown) and PNGs
 in the results directory (fig6, fig7, fig8, fig10, fig11, contention = Fig. 12).
 
-  scripts/coldmix-plot.py docs/results/issue20
+  scripts/coldmix-plot.py results/coldmix
 
 fig6/fig7: total, hot and cold txn/s, IOPS and hot p99 latency against the percentage of
 storage-bound transactions, per variant (sequential; interleaved x scheduler). fig8: dual-queue

@@ -2,12 +2,14 @@
 # Installs BraidDB's build and test dependencies from Debian 12 packages, only what is missing.
 # fio is for the cold store's I/O comparison (scripts/budget-sweep.sh), not the build;
 # liblmdb-dev and librocksdb-dev are the peers of `braid-bench ycsb --engine`; valgrind is for
-# scripts/profile-ops.sh (instruction and cache-miss counts; its callgrind.h marks the runs).
+# scripts/profile-ops.sh (instruction and cache-miss counts; its callgrind.h marks the runs);
+# clang-format-19 and clang-tidy-19 are `make lint`'s.
 # Run as root (or with sudo available). Idempotent and quiet when everything is present.
 set -euo pipefail
 
 packages=(cmake ninja-build make git clang-19 libclang-rt-19-dev g++-12 libgtest-dev liburing-dev
-          pkg-config python3 python3-matplotlib fio liblmdb-dev librocksdb-dev valgrind)
+          pkg-config python3 python3-matplotlib fio liblmdb-dev librocksdb-dev valgrind
+          clang-format-19 clang-tidy-19)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

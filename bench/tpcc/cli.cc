@@ -216,7 +216,8 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
     for (const std::string& m : cfg->modes) {
       if (m != "sequential" && m != "prefetch") {
         return "--rehearse runs only with --mode sequential or prefetch (a rehearsal and its "
-               "timed run must not interleave with other transactions), not " + m;
+               "timed run must not interleave with other transactions), not " +
+               m;
       }
     }
   }
@@ -472,8 +473,7 @@ void report_summary(const Config& cfg, const Setup& s, const std::vector<std::st
     }
   }
   const DatabaseStats st = s.db->stats();
-  std::printf("  peak RSS %.1f MiB, %s live versions\n",
-              peak_rss_mib(),
+  std::printf("  peak RSS %.1f MiB, %s live versions\n", peak_rss_mib(),
               with_commas(st.live_versions).c_str());
   if (cfg.verify) {
     std::printf("  verify: TPC-C consistency conditions 1-4 hold (%s checks)\n",

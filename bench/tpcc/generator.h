@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "tpcc/tpcc.h"
 #include "tpcc/schema.h"
+#include "tpcc/tpcc.h"
 #include "util/assert.h"
 #include "util/random.h"
 
@@ -207,7 +207,6 @@ class TpccGenerator : public TxnGenerator {
     return field<Row>(*r, offset, out) ? Status::ok() : bad_row(table);
   }
 
-
   // Clause 2.4.
   Task<Status> new_order(Tx& tx);
 
@@ -285,10 +284,10 @@ class TpccGenerator : public TxnGenerator {
     if (Status s_ = (expr); !s_.is_ok()) co_return finish(type, start, s_); \
   } while (0)
 // A body's end: its commit, or a rehearsal's end without one.
-#define TPCC_COMMIT(type, start)                                \
-  do {                                                          \
+#define TPCC_COMMIT(type, start)                                 \
+  do {                                                           \
     if (rehearsal_) co_return finish(type, start, Status::ok()); \
-    co_return finish(type, start, co_await tx.commit());        \
+    co_return finish(type, start, co_await tx.commit());         \
   } while (0)
 
 }  // namespace braid::bench::tpcc

@@ -85,8 +85,7 @@ Task<Status> TpccGenerator::query2(Tx& tx) {
     for (const std::uint32_t i : items) {
       Result<std::string_view> r = co_await tx.get(*t_.stock, skey(w, i));
       std::int32_t q = 0;
-      TPCC_TRY(kQuery2, start,
-               read_field<StockRow>(r, offsetof(StockRow, quantity), &q, "stock"));
+      TPCC_TRY(kQuery2, start, read_field<StockRow>(r, offsetof(StockRow, quantity), &q, "stock"));
       if (q < kQ2Threshold) {
         low.push_back(i);
         low_rows.push_back(*r);

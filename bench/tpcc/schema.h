@@ -184,7 +184,9 @@ inline std::uint32_t read_be(std::string_view k, std::size_t at, std::size_t byt
   return v;
 }
 // The order id of an order, new-order or order-line key.
-inline std::uint32_t order_id_of(std::string_view k) { return read_be(k, kDistrictPrefix, kOrderIdBytes); }
+inline std::uint32_t order_id_of(std::string_view k) {
+  return read_be(k, kDistrictPrefix, kOrderIdBytes);
+}
 // The customer id of a customer key.
 inline std::uint32_t customer_id_of(std::string_view k) {
   return read_be(k, kDistrictPrefix, kCustomerIdBytes);
@@ -202,7 +204,7 @@ inline bool customer_last_key(std::string_view key, std::string_view value, Key*
 }
 // The range of one last name in customer_by_last (the encoded string is self-delimiting).
 inline void last_name_range(std::uint32_t w, std::uint32_t d, std::string_view last, KeyBuf* begin,
-                     KeyBuf* end) {
+                            KeyBuf* end) {
   Key k;
   k.append_bytes(dkey(w, d).view()).str(last);
   *begin = KeyBuf().raw(k.view());
@@ -236,7 +238,7 @@ inline std::uint32_t uniform(util::Rng& rng, std::uint32_t lo, std::uint32_t hi)
   return lo + static_cast<std::uint32_t>(rng.uniform(hi - lo + 1));
 }
 inline std::uint32_t nurand(util::Rng& rng, std::uint32_t a, std::uint32_t c, std::uint32_t x,
-                     std::uint32_t y) {
+                            std::uint32_t y) {
   return (((uniform(rng, 0, a) | uniform(rng, x, y)) + c) % (y - x + 1)) + x;
 }
 inline void astring(util::Rng& rng, char* out, std::uint32_t lo, std::uint32_t hi) {
@@ -258,7 +260,9 @@ inline void last_name(std::uint32_t num, char* out) {
   std::strcat(out, kSyl[num % 10]);
 }
 // Last-name numbers exist for 0 .. min(1000, customers) - 1 (all of 0..999 at spec scale).
-inline std::uint32_t name_range(const TpccScale& s) { return std::min<std::uint32_t>(1000, s.customers); }
+inline std::uint32_t name_range(const TpccScale& s) {
+  return std::min<std::uint32_t>(1000, s.customers);
+}
 inline std::uint32_t run_last_number(util::Rng& rng, const TpccScale& s) {
   return nurand(rng, 255, kCLastRun, 0, 999) % name_range(s);
 }

@@ -35,8 +35,7 @@ Task<Status> TpccGenerator::new_order(Tx& tx) {
            read_field<WarehouseRow>(co_await tx.get(*t_.warehouse, wkey(w)),
                                     offsetof(WarehouseRow, tax), &w_tax, "warehouse"));
   DistrictRow dr;
-  TPCC_TRY(kNewOrder, start,
-           read_row(co_await tx.get(*t_.district, dkey(w, d)), &dr, "district"));
+  TPCC_TRY(kNewOrder, start, read_row(co_await tx.get(*t_.district, dkey(w, d)), &dr, "district"));
   const std::uint32_t o = static_cast<std::uint32_t>(dr.next_o_id);
   ++dr.next_o_id;
   TPCC_TRY(kNewOrder, start, co_await tx.update(*t_.district, dkey(w, d), bytes_of(dr)));
@@ -44,8 +43,8 @@ Task<Status> TpccGenerator::new_order(Tx& tx) {
   TPCC_TRY(kNewOrder, start,
            read_field<CustomerRow>(co_await tx.get(*t_.customer, ckey(w, d, c)),
                                    offsetof(CustomerRow, discount), &c_discount, "customer"));
-  const OrderRow orow{static_cast<std::int32_t>(c), 0, static_cast<std::int32_t>(ol_cnt),
-                      all_local, now_us()};
+  const OrderRow orow{static_cast<std::int32_t>(c), 0, static_cast<std::int32_t>(ol_cnt), all_local,
+                      now_us()};
   TPCC_TRY(kNewOrder, start, co_await tx.insert(*t_.orders, okey(w, d, o), bytes_of(orow)));
   const NewOrderRow no{static_cast<std::int32_t>(o)};
   TPCC_TRY(kNewOrder, start, co_await tx.insert(*t_.new_order, okey(w, d, o), bytes_of(no)));
@@ -82,9 +81,8 @@ Task<Status> TpccGenerator::new_order(Tx& tx) {
       if (!got[i].is_ok() || !decode(got[i].value, &sr)) {
         co_return finish(kNewOrder, start, bad_row("stock"));
       }
-      TPCC_TRY(
-          kNewOrder, start,
-          co_await order_line(tx, w, d, o, i, item_ids[i], supply[i], qty[i], prices[i], &sr));
+      TPCC_TRY(kNewOrder, start,
+               co_await order_line(tx, w, d, o, i, item_ids[i], supply[i], qty[i], prices[i], &sr));
     }
   } else {
     for (std::uint32_t i = 0; i < ol_cnt; ++i) {
@@ -97,9 +95,8 @@ Task<Status> TpccGenerator::new_order(Tx& tx) {
       StockRow sr;
       TPCC_TRY(kNewOrder, start,
                read_row(co_await tx.get(*t_.stock, skey(supply[i], item_ids[i])), &sr, "stock"));
-      TPCC_TRY(
-          kNewOrder, start,
-          co_await order_line(tx, w, d, o, i, item_ids[i], supply[i], qty[i], ir.price, &sr));
+      TPCC_TRY(kNewOrder, start,
+               co_await order_line(tx, w, d, o, i, item_ids[i], supply[i], qty[i], ir.price, &sr));
     }
   }
   sink_ += static_cast<std::uint64_t>(w_tax + dr.tax + c_discount);
@@ -107,8 +104,8 @@ Task<Status> TpccGenerator::new_order(Tx& tx) {
 }
 
 Task<Status> TpccGenerator::order_line(Tx& tx, std::uint32_t w, std::uint32_t d, std::uint32_t o,
-                        std::uint32_t i, std::uint32_t item, std::uint32_t supply,
-                        std::uint32_t qty, std::int64_t price, StockRow* sr) {
+                                       std::uint32_t i, std::uint32_t item, std::uint32_t supply,
+                                       std::uint32_t qty, std::int64_t price, StockRow* sr) {
   const std::int32_t q = static_cast<std::int32_t>(qty);
   sr->quantity = sr->quantity >= q + 10 ? sr->quantity - q : sr->quantity - q + 91;
   sr->ytd += q;
@@ -127,7 +124,7 @@ Task<Status> TpccGenerator::order_line(Tx& tx, std::uint32_t w, std::uint32_t d,
 }
 
 Task<Status> TpccGenerator::find_customer(Tx& tx, std::uint32_t w, std::uint32_t d, bool by_name,
-                           std::uint32_t* c, CustomerRow* row) {
+                                          std::uint32_t* c, CustomerRow* row) {
   if (!by_name) {
     *c = nurand(rng_, 1023, kCId, 1, s_.customers);
     co_return read_row(co_await tx.get(*t_.customer, ckey(w, d, *c)), row, "customer");

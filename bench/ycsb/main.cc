@@ -1,7 +1,7 @@
 // braid-bench ycsb: load once, then every variant (mode, batch size, isolation) round-robin
 // for --repeat rounds; --engine runs a peer instead (peers.cc).
-#include "ycsb/workload.h"
 #include "command.h"
+#include "ycsb/workload.h"
 
 namespace braid::bench::ycsb {
 
@@ -88,4 +88,4 @@ int ycsb_main(int argc, char** argv, int first) {
   return run_exit(errors, first_error, "operations");
 }
 
-}  // namespace braid::bench::ycsb
+}  // namespace braid::bench

@@ -88,9 +88,10 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   }
   if (cfg->multi_get && cfg->read != 100) return "--multi-get 1 needs a read-only mix (--read 100)";
   if (cfg->engine != "braid") {
-    for (const char* f : {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load",
-                          "log-flusher", "sq-poll-cpu", "prefault-mib", "prefault-index-mib", "l2-kib", "log-sync",
-                          "checkpoint-mib", "reserve-gib", "background-load"}) {
+    for (const char* f :
+         {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load", "log-flusher",
+          "sq-poll-cpu", "prefault-mib", "prefault-index-mib", "l2-kib", "log-sync",
+          "checkpoint-mib", "reserve-gib", "background-load"}) {
       if (flags.has(f)) return std::string("--") + f + " applies to --engine braid only";
     }
     cfg->modes = {"plain"};  // a peer runs the thread-per-transaction loop

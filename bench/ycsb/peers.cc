@@ -1,7 +1,7 @@
 // braid-bench ycsb --engine lmdb|rocksdb: the same keys, values and transactions on a peer
 // engine through bench/peer.h, on --threads application threads.
-#include "ycsb/workload.h"
 #include "command.h"
+#include "ycsb/workload.h"
 
 namespace braid::bench::ycsb {
 
@@ -50,7 +50,6 @@ Status load_peer(PeerEngine& engine, const Config& cfg) {
   }
   return engine.settle();
 }
-
 
 int peer_main(const Config& cfg) {
   // The peer's directory: --dir (new or empty), or a temporary one removed at the end.

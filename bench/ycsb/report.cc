@@ -1,6 +1,6 @@
 // braid-bench ycsb's output: the table, one JSON line per run, the round summary.
-#include "ycsb/workload.h"
 #include "command.h"
+#include "ycsb/workload.h"
 
 namespace braid::bench::ycsb {
 
@@ -124,8 +124,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
 void report_summary(const Setup& s, const std::vector<Variant>& variants,
                     const std::vector<std::vector<double>>& rates) {
   const DatabaseStats st = s.db->stats();
-  std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n",
-              peak_rss_mib(),
+  std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n", peak_rss_mib(),
               with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
   std::vector<std::string> labels;
   for (const Variant& v : variants) labels.push_back(v.label);

@@ -265,8 +265,8 @@ struct PeerTx {
 // One transaction's operations in plain calls: over BraidDB's synchronous API (Transaction,
 // Table: --mode plain) or a peer's session (PeerTx, PeerTable).
 template <typename TxT, typename TableT>
-inline Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk, const std::vector<Op>& ops,
-                  std::string& value, ThreadResult* out) {
+inline Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk,
+                         const std::vector<Op>& ops, std::string& value, ThreadResult* out) {
 #define YCSB_AWAIT(e) (e)
 #define YCSB_RETURN return
 #include "ycsb/ycsb_txn.inc"
@@ -327,7 +327,7 @@ struct PeerApi {
 // coroutine frames anywhere), and every peer engine.
 template <typename Api>
 inline void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t t,
-                    const std::atomic<bool>& stop, ThreadResult* out) {
+                           const std::atomic<bool>& stop, ThreadResult* out) {
   pin_to_core(t);
   Picker pk(cfg, zipf, t, *out);
   OpPlanner planner(cfg);

@@ -343,11 +343,11 @@ class Database {
   // database.
   [[nodiscard]] Status checkpoint();
 
-  // Loads a table straight to storage (docs/internals/cold-store.md): records are written into checkpoint parts,
-  // not through the log, and the table's entries name them (cold) unless kept in memory, so a
-  // table many times larger than memory loads in bounded memory, and checkpoints refer to the
-  // parts instead of copying them. For a table created for it: InvalidArgument when the table
-  // holds keys or has secondary indexes (create them after the load), or the database has no
+  // Loads a table straight to storage (docs/internals/cold-store.md): records are written into
+  // checkpoint parts, not through the log, and the table's entries name them (cold) unless kept in
+  // memory, so a table many times larger than memory loads in bounded memory, and checkpoints refer
+  // to the parts instead of copying them. For a table created for it: InvalidArgument when the
+  // table holds keys or has secondary indexes (create them after the load), or the database has no
   // directory or is read-only; Busy while another load fills it. Keys in any order; a key
   // given twice is Duplicate, an invalid key or value InvalidArgument (both name the record's
   // position). While it runs, writes to the table and create_index on it answer Busy and no
@@ -373,7 +373,7 @@ class Database {
  private:
   friend class engine::WorkerPool;
   Database(std::unique_ptr<engine::DatabaseImpl> impl, std::unique_ptr<engine::WorkerPool> workers);
-  std::unique_ptr<engine::DatabaseImpl> impl_;     // the engine
+  std::unique_ptr<engine::DatabaseImpl> impl_;   // the engine
   std::unique_ptr<engine::WorkerPool> workers_;  // its threads; stopped before it closes
 };
 

@@ -9,8 +9,9 @@
 
 namespace braid {
 
-// How workers run transactions (docs/internals/execution.md). All modes run the same transaction code and the same
-// index and version logic; they differ only in what happens before a likely cache miss.
+// How workers run transactions (docs/internals/execution.md). All modes run the same transaction
+// code and the same index and version logic; they differ only in what happens before a likely cache
+// miss.
 enum class ExecMode : std::uint8_t {
   kSequential,   // one transaction at a time, plain function calls, no prefetch: the baseline
   kPrefetch,     // sequential plus prefetch hints (the papers' "ERMIA" baseline)
@@ -291,10 +292,10 @@ struct Options {
   // valgrind reports 256 KiB (scripts/profile-ops.sh passes the host's). 0, or 64 KiB..1 GiB.
   std::uint64_t l2_cache_bytes = 0;
 
-  // The cold store (docs/internals/cold-store.md): version memory the database keeps resident, in bytes (0:
-  // unlimited, every record in memory). Past it, workers (and application threads at commit)
-  // evict records whose newest version is committed, durable and seen by every snapshot: the
-  // entry then holds the address of that version's log record, and the next access reads it
+  // The cold store (docs/internals/cold-store.md): version memory the database keeps resident, in
+  // bytes (0: unlimited, every record in memory). Past it, workers (and application threads at
+  // commit) evict records whose newest version is committed, durable and seen by every snapshot:
+  // the entry then holds the address of that version's log record, and the next access reads it
   // back. Needs a directory; evictable records are those whose log record is at most 64 KiB.
   // Any size is valid: one below what the open transactions touch evicts every record it may
   // as soon as it may (correct, and every access a cold read: the tests' setting).

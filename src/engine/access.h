@@ -2,9 +2,9 @@
 // (docs/internals/execution.md).
 //
 // The search logic lives in steppers that never suspend: index::Lookup and index::ScanLeaf (one
-// B+-tree node per step) and ChainWalk (mvcc/chain_walk.h, one version per step). Each step names the memory the
-// next step will read. The operations (access_ops.inc) drive the steppers, and what they do
-// between two steps is the only thing that differs between modes:
+// B+-tree node per step) and ChainWalk (mvcc/chain_walk.h, one version per step). Each step names
+// the memory the next step will read. The operations (access_ops.inc) drive the steppers, and what
+// they do between two steps is the only thing that differs between modes:
 //   Sequential   nothing                         plain functions (access_plain.cc)
 //   Prefetch     prefetch the next node/entry    plain functions (access_plain.cc)
 //   Interleaved  prefetch, then suspend          one coroutine per operation (access_coro.cc)
@@ -177,7 +177,6 @@ void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e);
 // (another entry) must not go unnoticed. Out of line: it keeps the get coroutine's frame small.
 Status ssn_track_get(const OpEnv& env, std::atomic<std::uint64_t>* slot, const mvcc::Version* v,
                      const index::LeafRead& leaf);
-
 
 namespace plain {
 // Runs `op` to completion; its outcome lands in `op`.

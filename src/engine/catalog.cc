@@ -33,6 +33,7 @@ Result<Table*> DatabaseImpl::create_table(std::string_view name) {
   if (durability_ != nullptr) {
     // The table exists once the catalog naming it is durable.
     std::vector<storage::CatalogEntry> entries;
+    entries.reserve(tables_.size() + 1);
     for (const auto& t : tables_) entries.push_back({t->id(), t->name()});
     entries.push_back({static_cast<std::uint32_t>(tables_.size()), std::string(name)});
     if (Status s = durability_->persist_catalog(entries); !s.is_ok()) return s;

@@ -117,7 +117,8 @@ Status Durability::start_checkpoint() {
   c->seq = checkpoint_seq_ + 1;
   c->tables = deps_.tables->table_count();
   std::uint64_t keys = 0;
-  for (std::uint32_t t = 0; t < c->tables; ++t) keys += deps_.tables->table_at(t)->oids().allocated();
+  for (std::uint32_t t = 0; t < c->tables; ++t)
+    keys += deps_.tables->table_at(t)->oids().allocated();
   ckpt_keys_.store(keys, std::memory_order_relaxed);
   ckpt_scanned_.store(0, std::memory_order_relaxed);
   storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};

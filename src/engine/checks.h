@@ -50,7 +50,8 @@ inline bool point_call_ok(const DatabaseImpl* db, const mvcc::TxnContext* ctx,
 // messages (and the checks of the other kinds) stay in check_call_all alone.
 inline Status check_call(const DatabaseImpl* db, const mvcc::TxnContext* ctx,
                          const detail::OpState& op) {
-  if (point_call_ok(db, ctx, op)) [[likely]] return Status::ok();
+  if (point_call_ok(db, ctx, op)) [[likely]]
+    return Status::ok();
   return check_call_all(db, ctx, op);
 }
 

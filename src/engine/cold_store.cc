@@ -61,8 +61,8 @@ Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t t
 }
 }  // namespace
 
-ColdStore::ColdStore(Deps deps, std::shared_ptr<storage::FileSystem> fs,
-                     std::uint32_t max_loads, std::uint64_t budget_bytes)
+ColdStore::ColdStore(Deps deps, std::shared_ptr<storage::FileSystem> fs, std::uint32_t max_loads,
+                     std::uint64_t budget_bytes)
     : deps_(deps),
       fs_(std::move(fs)),
       files_(fs_.get(), true),

@@ -1,5 +1,6 @@
-// The cold store (docs/internals/cold-store.md; MosaicDB §2.1, §4.1; Umbra §2-3): records whose newest version
-// lives only in its log record, read back on demand and evicted under a memory budget.
+// The cold store (docs/internals/cold-store.md; MosaicDB §2.1, §4.1; Umbra §2-3): records whose
+// newest version lives only in its log record, read back on demand and evicted under a memory
+// budget.
 //
 // A cold OID entry holds the address of a durable log record (mvcc/version.h). A transaction
 // that meets one joins the record's *load*: the first to miss leads it (issues the read), and
@@ -111,10 +112,10 @@ class ColdStore {
 
   // What the cold store works with, all owned by the engine and outliving it.
   struct Deps {
-    const TableSource* tables;      // the CLOCK hand's
-    mvcc::TxnTable* txns;           // version memory, retirement, the horizon
+    const TableSource* tables;       // the CLOCK hand's
+    mvcc::TxnTable* txns;            // version memory, retirement, the horizon
     const mvcc::Protocol* protocol;  // its out-of-memory answer
-    util::StallMonitor* stalls;     // a wait on another thread's read is watched
+    util::StallMonitor* stalls;      // a wait on another thread's read is watched
   };
   // `max_loads`: loads in flight at once (more misses wait for a free one).
   ColdStore(Deps deps, std::shared_ptr<storage::FileSystem> fs, std::uint32_t max_loads,
@@ -125,7 +126,9 @@ class ColdStore {
 
   // Eviction needs the durable clock (Durability's acknowledgement rule), which exists once
   // the logs do: set before the first sweep.
-  void set_durable_clock(std::function<std::uint64_t()> clock) { durable_clock_ = std::move(clock); }
+  void set_durable_clock(std::function<std::uint64_t()> clock) {
+    durable_clock_ = std::move(clock);
+  }
 
   storage::FileTable& files() { return files_; }
   std::uint64_t budget() const { return budget_; }

@@ -38,7 +38,6 @@ void DatabaseImpl::configure(TxnContext* ctx, const TxnOptions& txn) const {
 
 // ---- Commit and abort ---------------------------------------------------------------------------
 
-
 Status DatabaseImpl::serialization_failure() {
   return Status(Code::kConflict,
                 "serialization failure: the transaction's dependencies could close a cycle "
@@ -97,12 +96,11 @@ void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
     DatabaseImpl* db;
     std::uint32_t log;
   } arg{this, log};
-  const mvcc::TxnTable::LoggedTick tick{
-      [](void* a) {
-        auto* p = static_cast<Arg*>(a);
-        return p->db->logged_tick(p->log) != 0;
-      },
-      &arg};
+  const mvcc::TxnTable::LoggedTick tick{[](void* a) {
+                                          auto* p = static_cast<Arg*>(a);
+                                          return p->db->logged_tick(p->log) != 0;
+                                        },
+                                        &arg};
   [[maybe_unused]] const bool wants_tick = txns_.finish(ctx, &tick);
   BRAID_DASSERT(!wants_tick);
 }

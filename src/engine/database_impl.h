@@ -1,8 +1,8 @@
 // The engine behind the public Database and Transaction handles.
 //
-// The record-access path (docs/architecture.md): key → index descent → OID → OID-array entry → version
-// chain, newest first, to the first version visible to the reader's snapshot. Writes install a
-// new head by CAS over a visible committed head (first-updater-wins) and prune below it.
+// The record-access path (docs/architecture.md): key → index descent → OID → OID-array entry →
+// version chain, newest first, to the first version visible to the reader's snapshot. Writes
+// install a new head by CAS over a visible committed head (first-updater-wins) and prune below it.
 #pragma once
 
 #include <braid/database.h>

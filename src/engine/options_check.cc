@@ -91,10 +91,9 @@ Status check_options(const Options& o) {
                                     std::to_string(o.prefault_index_bytes) +
                                     ") must be at most 2^40");
   }
-  if (o.l2_cache_bytes != 0 &&
-      (o.l2_cache_bytes < (std::uint64_t{64} << 10) || o.l2_cache_bytes > (std::uint64_t{1} << 30))) {
-    return Status::invalid_argument("Options::l2_cache_bytes (" +
-                                    std::to_string(o.l2_cache_bytes) +
+  if (o.l2_cache_bytes != 0 && (o.l2_cache_bytes < (std::uint64_t{64} << 10) ||
+                                o.l2_cache_bytes > (std::uint64_t{1} << 30))) {
+    return Status::invalid_argument("Options::l2_cache_bytes (" + std::to_string(o.l2_cache_bytes) +
                                     ") must be 0 (the machine's) or 64 KiB..1 GiB");
   }
   if (o.max_tables == 0 || o.max_tables > 65536) {

@@ -33,8 +33,8 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
     slots_[i].state.force_suspend = &exec_.force_suspend;
     slots_[i].state.slot = i;
     slots_[i].state.site = &sites_[i];
-    slots_[i].state.env = OpEnv{db, nullptr, &slots_[i].state, &slots_[i].state.resume,
-                                &suspends_, &sites_[i]};
+    slots_[i].state.env =
+        OpEnv{db, nullptr, &slots_[i].state, &slots_[i].state.resume, &suspends_, &sites_[i]};
   }
   states_.assign(options.slots_per_worker, sched::SlotState::kFree);
   order_.resize(options.slots_per_worker);

@@ -79,10 +79,9 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       protocol_.install_fresh(slot, v);
       std::uint64_t existing;
       index::LeafChange change;
-      if (table.index().insert_if_absent(key, *fresh, &existing,
-                                         ctx->serializable ? &change : nullptr,
-                                         attempt == 0 && hint != nullptr ? &hint->leaf : nullptr,
-                                         txns_.hint_of(v))) {
+      if (table.index().insert_if_absent(
+              key, *fresh, &existing, ctx->serializable ? &change : nullptr,
+              attempt == 0 && hint != nullptr ? &hint->leaf : nullptr, txns_.hint_of(v))) {
         if (ctx->serializable) protocol_.ssn_note_insert(ctx, change);
         protocol_.add_write(ctx, &table, &slot, *fresh, v, key, true);
         *oid_out = *fresh;

@@ -163,8 +163,10 @@ BRAID_OPTIMISTIC unsigned lower_bound(const Node* n, unsigned count, const Searc
 }
 
 // First slot whose key is > k. Its one caller is the descent's step.
-__attribute__((always_inline)) BRAID_OPTIMISTIC inline unsigned upper_bound(
-    const Node* n, unsigned count, const SearchKey& k, NodeSearch search) {
+__attribute__((always_inline)) BRAID_OPTIMISTIC inline unsigned upper_bound(const Node* n,
+                                                                            unsigned count,
+                                                                            const SearchKey& k,
+                                                                            NodeSearch search) {
   unsigned lo;
   unsigned hi;
   search_range(n, count, k, search, &lo, &hi);
@@ -225,8 +227,7 @@ struct NodeImage {
     BRAID_DASSERT(n <= Node::kMaxSlots);
     std::memcpy(keys + used, k.data(), k.size());
     entries[n++] = {static_cast<std::uint16_t>(used), static_cast<std::uint8_t>(k.size()),
-                    value_hint,
-                    v};
+                    value_hint, v};
     used += static_cast<std::uint32_t>(k.size());
   }
   void gather(const Node* node) {
@@ -269,8 +270,7 @@ void rebuild(Node* node, const NodeImage& img, unsigned from, unsigned to) {
   node->garbage = 0;
   node->run_end = 0;
   for (unsigned i = from; i < to; ++i) {
-    write_slot(node, i - from, img.key(i), img.entries[i].value,
-               img.entries[i].value_hint);
+    write_slot(node, i - from, img.key(i), img.entries[i].value, img.entries[i].value_hint);
   }
 }
 
@@ -631,8 +631,7 @@ bool BTree::lookup(std::string_view key, std::uint64_t* value) const {
 }
 
 bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
-                             LeafChange* change, const LeafRead* at,
-                             std::uint32_t value_hint) {
+                             LeafChange* change, const LeafRead* at, std::uint32_t value_hint) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   note_key_len(key.size());
@@ -876,9 +875,7 @@ void BTree::scan_leaf(std::string_view from, bool from_infinite, std::string_vie
   }
 }
 
-std::uint32_t BTree::height() const {
-  return root_.load(std::memory_order_acquire)->level + 1u;
-}
+std::uint32_t BTree::height() const { return root_.load(std::memory_order_acquire)->level + 1u; }
 
 std::vector<std::size_t> BTree::level_sizes() const {
   std::vector<std::size_t> sizes;

@@ -42,8 +42,7 @@ BRAID_OPTIMISTIC inline unsigned count_below_scalar(const std::uint64_t* heads, 
 // -1 in each of the four lanes whose head (from `heads`) is below the key. AVX2 compares
 // signed: flipping both sides' top bit (`bias`; `key` comes flipped) orders them as unsigned.
 __attribute__((target("avx2"))) BRAID_OPTIMISTIC inline __m256i below4(const std::uint64_t* heads,
-                                                                        __m256i key,
-                                                                        __m256i bias) {
+                                                                       __m256i key, __m256i bias) {
   const __m256i h =
       _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(heads)), bias);
   return _mm256_cmpgt_epi64(key, h);

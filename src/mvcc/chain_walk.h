@@ -33,8 +33,7 @@ class ChainWalk {
       return v_ != nullptr;
     }
     for (;;) {
-      const Vis vis =
-          protocol_->read_visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
+      const Vis vis = protocol_->read_visibility(ctx_, v_->stamp.load(std::memory_order_acquire));
       if (vis == Vis::kRetry) {
         // The owner ended, having restamped its writes: the next read is final. A stamp that
         // stays an ended owner's is a broken invariant (a checkpoint once wrote one to disk,

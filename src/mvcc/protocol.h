@@ -1,7 +1,7 @@
-// The MVCC protocol (docs/internals/mvcc.md; CoroBase §2.1): snapshot visibility, installing a new version
-// under first-updater-wins, pruning a chain below the horizon, and the commit and abort steps
-// on the versions. The engine (DatabaseImpl) calls it with the record's OID entry in hand; the
-// indexes, the catalog, the log and secondary keys stay in the engine. Serializable
+// The MVCC protocol (docs/internals/mvcc.md; CoroBase §2.1): snapshot visibility, installing a new
+// version under first-updater-wins, pruning a chain below the horizon, and the commit and abort
+// steps on the versions. The engine (DatabaseImpl) calls it with the record's OID entry in hand;
+// the indexes, the catalog, the log and secondary keys stay in the engine. Serializable
 // transactions add SSN's read tracking and certification (mvcc/ssn.h; implemented in ssn.cc).
 //
 // Contracts, asserted:

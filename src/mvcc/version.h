@@ -79,9 +79,9 @@ static_assert(offsetof(Version, size) == 24, "header layout: two words, home, si
 //                      (storage/cold_address.h)
 namespace entry {
 inline constexpr std::uint64_t kEmpty = 0;
-using storage::ColdAddress;
 using storage::cold;
 using storage::cold_encodable;
+using storage::ColdAddress;
 using storage::from_cold;
 using storage::is_cold;
 using storage::kColdBit;

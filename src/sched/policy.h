@@ -1,7 +1,7 @@
-// A worker's scheduling policy (docs/internals/execution.md): which transactions it admits into free slots, in
-// which order it resumes the open ones, and what it does when a slot starts or stops waiting
-// or finishes. The worker loop (engine/worker.cc) owns the slots and their states and asks the
-// policy; a policy owns no transaction and never resumes one.
+// A worker's scheduling policy (docs/internals/execution.md): which transactions it admits into
+// free slots, in which order it resumes the open ones, and what it does when a slot starts or stops
+// waiting or finishes. The worker loop (engine/worker.cc) owns the slots and their states and asks
+// the policy; a policy owns no transaction and never resumes one.
 //
 // Adding a policy: a file in src/sched/ named after it that defines a Policy and its factory,
 // a value of braid::SchedulerPolicy, and a line in registry.cc. Nothing else changes.

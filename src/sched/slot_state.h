@@ -48,13 +48,13 @@ constexpr bool waiting(SlotState s) {
 
 constexpr bool valid_transition(SlotState from, SlotState to) {
   switch (to) {
-    case SlotState::kFree:  // the transaction finished (it ran last) or was never started
-      return resumable(from);
     case SlotState::kRunnable:  // launched into a free slot, or woken from a wait
       return from == SlotState::kFree || from == SlotState::kParkedIo ||
              from == SlotState::kWaitingDurable;
+    // Every other state is entered only by the transaction that ran last: it finished (or was
+    // never started), suspended on memory, issued a read, or committed durably.
+    case SlotState::kFree:
     case SlotState::kParkedMemory:
-      return resumable(from);
     case SlotState::kParkedIo:
     case SlotState::kWaitingDurable:
       return resumable(from);

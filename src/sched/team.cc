@@ -383,10 +383,10 @@ class Team final : public Policy {
   std::uint32_t max_passed_ = 0;
   std::uint32_t span_ = 0;  // 1 + the highest slot ever launched
   std::uint64_t round_ = 0;
-  std::vector<std::uint64_t> round_of_;  // per slot: the last round it was a candidate in
+  std::vector<std::uint64_t> round_of_;    // per slot: the last round it was a candidate in
   std::vector<std::uint32_t> last_order_;  // last round's order, strays left out
   std::uint32_t last_out_ = 0;
-  bool changed_ = true;  // a slot launched, finished, or began or ended a wait since last round
+  bool changed_ = true;      // a slot launched, finished, or began or ended a wait since last round
   bool repeatable_ = false;  // last round ran every candidate and had no strays
   std::uint64_t teams_ = 0, members_ = 0;
   // Per-round scratch, sized once for the worker's slots.

@@ -1,6 +1,6 @@
 // The database's files by number (the cold store): a cold entry names its record's
-// file by a database-wide number (storage/cold_address.h), and a reader needs an open handle for it.
-// Log segments take their numbers here when they are created; the table opens a file for
+// file by a database-wide number (storage/cold_address.h), and a reader needs an open handle for
+// it. Log segments take their numbers here when they are created; the table opens a file for
 // reading on its first cold read, with O_DIRECT where the file system allows it (a cold read
 // then measures the device, not the page cache), buffered otherwise, and keeps it open until
 // the file is forgotten. A reader holds a use of the handle from acquire() to release(), so a

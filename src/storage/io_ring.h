@@ -1,8 +1,8 @@
 // One asynchronous I/O queue per worker, shared by everything the worker writes or reads: its
-// log, the checkpoints (worker 0) and the cold store's reads (kColdRead). Each client gets a channel, an IoQueue of its own whose requests go
-// through the worker's one queue (one io_uring ring on the real backend) with the channel's id
-// in the top bits of their tag; the ring routes each completion back to the channel that
-// submitted it.
+// log, the checkpoints (worker 0) and the cold store's reads (kColdRead). Each client gets a
+// channel, an IoQueue of its own whose requests go through the worker's one queue (one io_uring
+// ring on the real backend) with the channel's id in the top bits of their tag; the ring routes
+// each completion back to the channel that submitted it.
 //
 // The worker reaps the ring once per scheduler loop (reap()); a channel's poll() then hands out
 // what was routed to it. A poll that finds nothing buffered reaps the ring once more, and a

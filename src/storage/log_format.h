@@ -39,8 +39,8 @@ inline constexpr std::uint32_t kBlockHeaderBytes = 48;
 inline constexpr std::uint32_t kTxnHeaderBytes = 16;
 inline constexpr std::uint32_t kRecordHeaderBytes = 24;
 // Blocks, transaction headers and write records start at multiples of this in a segment file,
-// so a write record's address fits a cold entry (storage/cold_address.h: offsets and sizes in 16-byte
-// units).
+// so a write record's address fits a cold entry (storage/cold_address.h: offsets and sizes in
+// 16-byte units).
 inline constexpr std::uint32_t kRecordAlign = 16;
 inline constexpr std::uint32_t kDirectAlign = 4096;
 

@@ -847,6 +847,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   }
   // The logs that continue the checkpoint; everything else present is obsolete.
   std::vector<std::unique_ptr<LogCursor>> logs;
+  logs.reserve(starts.size());
   for (const LogStart& st : starts) {
     logs.push_back(std::make_unique<LogCursor>(&fs, dir, st.log, r->generation, st, &damage));
   }

@@ -11,8 +11,8 @@ namespace braid::util {
 std::size_t l2_cache_bytes();
 
 // Bytes of the largest data cache the first core has (sysfs; else sysconf's L3, else its L2),
-// read once; 32 MiB where the system says nothing. The B+-tree hints only part of a node on a level larger than this
-// (index/btree.h, Lookup::next_lines).
+// read once; 32 MiB where the system says nothing. The B+-tree hints only part of a node on a level
+// larger than this (index/btree.h, Lookup::next_lines).
 std::size_t llc_bytes();
 
 }  // namespace braid::util

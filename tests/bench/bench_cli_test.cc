@@ -55,9 +55,10 @@ std::vector<std::string> read_lines(const std::string& path) {
 // JSON line.
 TEST(BenchCli, TinyYcsbRunWithHashedKeys) {
   const std::string json = temp_path("hashed.jsonl");
-  RunResult r = run("ycsb --records 3000 --seconds 0.2 --key-order hashed --read 60 --update 10 "
-                    "--scan 10 --insert 10 --rmw 10 --mode sequential,interleaved --json " +
-                    json);
+  RunResult r =
+      run("ycsb --records 3000 --seconds 0.2 --key-order hashed --read 60 --update 10 "
+          "--scan 10 --insert 10 --rmw 10 --mode sequential,interleaved --json " +
+          json);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::vector<std::string> lines = read_lines(json);
   ASSERT_EQ(lines.size(), 2u);
@@ -358,8 +359,8 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
     for (const char* field :
          {"\"bench\":\"tpcc\"", "\"mix\":", "\"mode\":", "\"hybrid\":", "\"warehouses\":2",
           "\"threads\":2", "\"txn_per_s\":", "\"abort_rate\":", "\"types\":{",
-          "\"p99_us\":", "\"verified\":true", "\"prefault_mib\":8",
-          "\"prefault_index_mib\":4", "\"l2_kib\":512"}) {
+          "\"p99_us\":", "\"verified\":true", "\"prefault_mib\":8", "\"prefault_index_mib\":4",
+          "\"l2_kib\":512"}) {
       EXPECT_NE(line.find(field), std::string::npos) << field << " missing in " << line;
     }
     if (line.find("\"mix\":\"tpcc-r\"") != std::string::npos) {
@@ -726,9 +727,9 @@ TEST(BenchCli, TinyContentionRunsEachWorkerCountAndMode) {
   std::system(("rm -f " + json).c_str());
 }
 
-// The team scheduler's TPC-C comparisons at tiny size: a list of schedulers alternates on one database
-// (labelled mode/scheduler, JSON scheduler and the team's parameters), a mix of one type runs
-// only that type, and --txns runs exactly that many per worker; the consistency conditions
+// The team scheduler's TPC-C comparisons at tiny size: a list of schedulers alternates on one
+// database (labelled mode/scheduler, JSON scheduler and the team's parameters), a mix of one type
+// runs only that type, and --txns runs exactly that many per worker; the consistency conditions
 // hold after every run.
 TEST(BenchCli, TinyTpccSchedulerListsAndSingleTypeMixes) {
   const std::string json = temp_path("tpcc-team.jsonl");

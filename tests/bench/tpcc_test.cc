@@ -265,16 +265,16 @@ TEST(Tpcc, RehearsalLeavesWhatOneRunLeaves) {
   EXPECT_GT(r[1].type[kDelivery].commits, 0u);
   struct Named {
     const char* name;
-    Table* TpccTables::*table;
+    Table* TpccTables::* table;
     bool whole;  // rows compared byte for byte (no clock readings in them), else counted
   };
-  for (const Named& t : {Named{"warehouse", &TpccTables::warehouse, true},
-                         Named{"district", &TpccTables::district, true},
-                         Named{"stock", &TpccTables::stock, true},
-                         Named{"new_order", &TpccTables::new_order, true},
-                         Named{"orders", &TpccTables::orders, false},
-                         Named{"order_line", &TpccTables::order_line, false},
-                         Named{"history", &TpccTables::history, false}}) {
+  for (const Named& t :
+       {Named{"warehouse", &TpccTables::warehouse, true},
+        Named{"district", &TpccTables::district, true}, Named{"stock", &TpccTables::stock, true},
+        Named{"new_order", &TpccTables::new_order, true},
+        Named{"orders", &TpccTables::orders, false},
+        Named{"order_line", &TpccTables::order_line, false},
+        Named{"history", &TpccTables::history, false}}) {
     const TableDigest a = digest(*plain.db, *(plain.tables.*t.table));
     const TableDigest b = digest(*rehearsed.db, *(rehearsed.tables.*t.table));
     EXPECT_EQ(a.rows, b.rows) << t.name;

@@ -40,7 +40,7 @@ TEST(Ycsb, HashedKeysAreDistinctAndSpreadOverTheKeySpace) {
       prev = k;
     }
     EXPECT_GT(first_bytes.size(), 200u) << bytes;  // of 256: spread, where ordered keys use 1
-    EXPECT_GT(descents, 2000u) << bytes;            // about half, where ordered keys have none
+    EXPECT_GT(descents, 2000u) << bytes;           // about half, where ordered keys have none
   }
 }
 

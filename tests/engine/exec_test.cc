@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/exec_test_util.h"
 #include "engine/access.h"
+#include "engine/exec_test_util.h"
 #include "engine/ref_model.h"
 #include "engine/table.h"
 #include "engine/test_util.h"

@@ -86,8 +86,8 @@ inline std::vector<ExecCase> all_cases() {
                    SchedulerPolicy::kDualQueue});
   // Whole teams over batch admission: the rounds where nothing but the sites moved, which
   // replay the last order (sched/team.cc), under forced suspension and shuffled resumes.
-  cases.push_back({ExecMode::kInterleaved, SchedulerPolicy::kTeam, true, true, false,
-                   SchedulerPolicy::kBatch});
+  cases.push_back(
+      {ExecMode::kInterleaved, SchedulerPolicy::kTeam, true, true, false, SchedulerPolicy::kBatch});
   return cases;
 }
 

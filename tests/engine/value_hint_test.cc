@@ -7,9 +7,9 @@
 
 #include <string>
 
-#include "engine/worker_pool.h"
 #include "engine/exec_test_util.h"
 #include "engine/table.h"
+#include "engine/worker_pool.h"
 #include "index/btree.h"
 #include "mvcc/version.h"
 
@@ -99,7 +99,7 @@ TEST(ValueHint, AStaleHintChangesNoAnswer) {
   ASSERT_NO_FATAL_FAILURE(load_keys(o));
   Table& table = *o.impl->table_at(0);
   ASSERT_TRUE(table.index().outgrew_cache());  // plain gets prefetch by the hints here
-  const std::string k10 = key(10);  // the lookup keeps a view of it
+  const std::string k10 = key(10);             // the lookup keeps a view of it
   index::Lookup a(table.index(), k10);
   a.run(false);
   ASSERT_TRUE(a.found());

@@ -331,7 +331,8 @@ TEST(BTree, HintsNameTheInterpolatedLinesOfEvenlySpreadKeys) {
     EXPECT_GT(h.predicted, h.hints * 2 / 3);
     EXPECT_GT(h.leaf_predicted, 20'000u * 9 / 10);
     EXPECT_GE(h.leaf_hits, h.leaf_predicted * 99 / 100);
-  }).join();
+  })
+      .join();
 }
 
 // Keys hashed over the key space leave leaves unevenly filled and keys unevenly placed: the

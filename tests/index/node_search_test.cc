@@ -3,8 +3,8 @@
 // with heads on both sides of the sign bit, garbage past the count that must not be counted,
 // and heads starting anywhere in a line, with garbage before them (a node's heads start 32
 // bytes into its first line, after the header).
-#include "index/btree.h"
 #include "index/node_search.h"
+#include "index/btree.h"
 
 #include <gtest/gtest.h>
 
@@ -71,8 +71,8 @@ TEST(NodeSearch, EveryVariantCountsAsAPlainLoopDoes) {
     const unsigned want = reference(heads, count, key);
     for (const Variant& v : variants()) {
       if (!v.runs) continue;
-      ASSERT_EQ(v.fn(heads, count, key), want) << v.name << " round " << round << " count "
-                                               << count << " offset " << offset << " key " << key;
+      ASSERT_EQ(v.fn(heads, count, key), want) << v.name << " round " << round << " count " << count
+                                               << " offset " << offset << " key " << key;
       ++ran;
     }
   }

@@ -101,7 +101,7 @@ TEST(TxnTable, AnIdleContextsLimboIsReleasedOnceTheHorizonPassesIt) {
   t.release_limbo(evict);  // the clock has not moved: no horizon can pass the retires
   EXPECT_EQ(evict->limbo.size(), 3u);
   EXPECT_EQ(t.clock().load(), clock_before);  // and the release ticks nothing
-  TxnContext* reader = t.begin();  // pinned at the retires' clock: it may still see them
+  TxnContext* reader = t.begin();             // pinned at the retires' clock: it may still see them
   t.clock().fetch_add(1);
   t.release_limbo(evict);
   EXPECT_EQ(evict->limbo.size(), 3u);

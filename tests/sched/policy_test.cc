@@ -341,7 +341,7 @@ TEST(Team, EveryCandidateRunsGroupedByItsSiteInTheOrderTheyLastRan) {
   std::uint64_t clock = 0;
   std::uint32_t direct = 0, hashed = 0, unchanged = 0, quiet_repeats = 0;
   std::vector<std::uint32_t> before;  // last round's order, strays left out
-  bool reported = true;  // a launch, finish or wait since last round's order
+  bool reported = true;               // a launch, finish or wait since last round's order
   bool last_strays = false;
   for (int round = 0; round < 3600; ++round) {
     // Spells of up to 12 open and of up to 32 (finishing drains a spell's extra slots).

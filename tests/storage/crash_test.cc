@@ -41,7 +41,8 @@ TEST(Crash, CleanRunRecoversEverything) {
 }
 
 // Damage to one file of the directory, done after the power loss: the damaged-directory cases
-// of the damage tests on every crash state. The answer must be every acknowledged commit or Corruption.
+// of the damage tests on every crash state. The answer must be every acknowledged commit or
+// Corruption.
 enum class FileDamage : int {
   kNone,
   kDeleteNewestCheckpoint,

@@ -68,8 +68,7 @@ inline std::string newest_checkpoint(storage::SimFileSystem& fs) {
     std::string img;
     EXPECT_TRUE(fs.peek("/db/" + name, &img));
     storage::CheckpointInfo info;
-    if (storage::read_checkpoint(img, &info).is_ok() && info.valid &&
-        info.header.seq > seq) {
+    if (storage::read_checkpoint(img, &info).is_ok() && info.valid && info.header.seq > seq) {
       seq = info.header.seq;
       best = name;
     }
