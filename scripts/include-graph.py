@@ -5,7 +5,7 @@ Two graphs, both of which must be acyclic:
   * layers: the directories of src/ (util, storage, mvcc, index, ...). Layer A depends on layer
     B when a file in A includes a file in B.
   * modules: a header together with the .cc and .inc files whose first project include is that
-    header (the "related header first" convention), so database.cc belongs to database_impl.h's
+    header (the "related header first" convention), so commit.cc belongs to database_impl.h's
     module. Module A depends on module B when a file of A includes a file of B. A cycle here
     is two parts of the engine that each reach into the other.
 

@@ -1,6 +1,7 @@
 #include "engine/cold_store.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -376,6 +377,59 @@ void ColdStore::add_stats(DatabaseStats* out) const {
   out->evictions = evictions_.load(std::memory_order_relaxed);
   out->cold_read_wait_ns = wait_ns_.load(std::memory_order_relaxed);
   out->read_drops = drops_.load(std::memory_order_relaxed);
+}
+
+// ---- A worker's reads
+// ----------------------------------------------------------------------------
+
+ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> channel,
+                       std::size_t backlog)
+    : store_(store), channel_(std::move(channel)) {
+  backlog_.reserve(backlog);
+}
+
+void ColdReader::submit(ColdLoad* load) {
+  backlog_.push_back(load);
+  issue();
+}
+
+void ColdReader::service() {
+  if (!busy()) return;
+  reap();
+  issue();
+}
+
+void ColdReader::reap() {
+  // The channel's poll reaps the ring itself when nothing of ours is buffered yet.
+  storage::IoCompletion done[16];
+  for (;;) {
+    const std::size_t n = channel_->poll(done, 16, false);
+    for (std::size_t k = 0; k < n; ++k) {
+      // The tag names the load and its generation; a load is reused only after its read
+      // completed, so a tag that does not match is a bug, not a late completion.
+      ColdLoad* l = store_->load_at(static_cast<std::uint32_t>(done[k].user >> 32));
+      BRAID_ASSERT(l->generation == static_cast<std::uint32_t>(done[k].user));
+      store_->complete(l, done[k].result);
+    }
+    if (n < 16) break;
+  }
+}
+
+void ColdReader::issue() {
+  std::size_t issued = 0;
+  for (; issued < backlog_.size() && channel_->in_flight() < kMaxInFlight; ++issued) {
+    ColdLoad* l = backlog_[issued];
+    storage::IoRequest r;
+    if (!store_->prepare(l, &r)) continue;  // failed and completed
+    r.user = (std::uint64_t{l->index} << 32) | l->generation;
+    if (Status s = channel_->submit(r); !s.is_ok()) {
+      // A full ring (the log's requests share it) is not the read's failure: it waits for
+      // our reads in flight to make room. With none in flight the ring refuses for good.
+      if (channel_->in_flight() > 0) break;
+      store_->complete(l, -EIO);
+    }
+  }
+  backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
 }
 
 }  // namespace braid::engine

@@ -101,6 +101,8 @@ class ColdPort {
   ~ColdPort() = default;
 };
 
+class ColdReader;
+
 class ColdStore {
  public:
   // An entry that changed between a reader's look and the load's install (a writer, or an
@@ -145,17 +147,11 @@ class ColdStore {
   // caller holds a reference to it until release().
   Miss join(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
             std::uint32_t table, std::string_view key);
-  // The leader's read request (the worker sets the tag); may be called again for the same
-  // read. False: the file cannot be read; the load has failed (complete() was called).
-  bool prepare(ColdLoad* l, storage::IoRequest* r);
-  // The read came back with `result` (bytes, or -errno): verify, install, publish, wake.
-  void complete(ColdLoad* l, std::int64_t result);
   // Drops a reference; the last one returns the load to the pool.
   void release(ColdLoad* l);
   // What a finished load means to a transaction that waited on it: OK (read the entry again)
   // or the load's failure.
   Status outcome(const ColdLoad* l) const;
-  ColdLoad* load_at(std::uint32_t index) { return &pool_[index]; }
 
   // The whole miss synchronously: leads a load with pread, or waits for the one in flight
   // (`progress` is called while waiting: a worker thread completes its own reads meanwhile).
@@ -210,6 +206,13 @@ class ColdStore {
   void add_stats(DatabaseStats* out) const;
 
  private:
+  friend class ColdReader;
+  // The leader's read request (the reader sets the tag); may be called again for the same
+  // read. False: the file cannot be read; the load has failed (complete() was called).
+  bool prepare(ColdLoad* l, storage::IoRequest* r);
+  // The read came back with `result` (bytes, or -errno): verify, install, publish, wake.
+  void complete(ColdLoad* l, std::int64_t result);
+  ColdLoad* load_at(std::uint32_t index) { return &pool_[index]; }
   void read_sync(ColdLoad* l);
   void fail(ColdLoad* l, Status why);
   std::uint64_t live_bytes() const;
@@ -241,6 +244,40 @@ class ColdStore {
 
   std::atomic<std::uint64_t> reads_{0}, read_bytes_{0}, joins_{0}, errors_{0}, evictions_{0},
       wait_ns_{0}, drops_{0};
+};
+
+// A worker's asynchronous reads: the loads its transactions lead, issued through its ring's
+// kColdRead channel (at most kMaxInFlight at once; the rest wait in a backlog, each issued once)
+// and completed as their completions come back — verified, installed, their waiters' loads
+// marked done. The worker's one hand-off with the cold store on the read path: it gives the
+// reader a load (submit) and, once per loop, lets it finish what came back (service); it then
+// only parks and wakes its own transactions. Single-threaded: the worker's.
+class ColdReader {
+ public:
+  static constexpr std::uint32_t kMaxInFlight = 64;
+
+  // `backlog`: the most loads that can wait at once (the worker's slots times the loads one
+  // transaction can wait on), reserved now so nothing allocates on a miss.
+  ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> channel, std::size_t backlog);
+  ColdReader(const ColdReader&) = delete;
+  ColdReader& operator=(const ColdReader&) = delete;
+
+  // Issues the read of `load`, which the caller leads (or queues it while the ring is full); a
+  // read that cannot be issued fails the load.
+  void submit(ColdLoad* load);
+  // Completes the reads that came back, then issues what waits. Cheap when nothing is pending.
+  void service();
+  bool busy() const { return channel_->in_flight() != 0 || !backlog_.empty(); }
+  std::uint32_t in_flight() const { return channel_->in_flight(); }
+  std::size_t waiting() const { return backlog_.size(); }
+
+ private:
+  void reap();
+  void issue();
+
+  ColdStore* store_;
+  std::unique_ptr<storage::IoQueue> channel_;
+  std::vector<ColdLoad*> backlog_;
 };
 
 }  // namespace braid::engine

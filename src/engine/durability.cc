@@ -187,7 +187,7 @@ Status Durability::recover_and_open_logs() {
     // workers) is driven by whichever thread commits, so it keeps a queue of its own.
     std::unique_ptr<storage::IoQueue> queue;
     // A worker's ring carries its log's block and sync, the checkpoint's chunks and up to 64
-    // cold reads (Worker::issue_cold).
+    // cold reads (ColdReader::kMaxInFlight).
     Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(i < options_.workers ? 96 : 8);
     if (!q.is_ok()) return q.status();
     if (i < options_.workers) {

@@ -52,8 +52,9 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
   retry_rng_ = (options.exec.seed ^ (std::uint64_t{index} << 32)) | 1;
   cold_ = db->cold();
   if (cold_ != nullptr && ring_ != nullptr) {
-    cold_queue_ = ring_->channel(storage::IoRing::kColdRead);
-    cold_backlog_.reserve(std::size_t{options.slots_per_worker} * detail::TxState::kMaxIoWaits);
+    reader_ = std::make_unique<ColdReader>(
+        cold_, ring_->channel(storage::IoRing::kColdRead),
+        std::size_t{options.slots_per_worker} * detail::TxState::kMaxIoWaits);
   }
   evict_ctx_ = db->eviction_context(index);
 }

@@ -116,7 +116,7 @@ class Worker final : public ColdPort {
   // Completes the cold reads that came back (also called by a synchronous miss that waits on a
   // load this worker leads).
   void poll() override;
-  bool has_ring() const override { return cold_queue_ != nullptr; }
+  bool has_ring() const override { return reader_ != nullptr; }
   // The worker whose thread this is (null on other threads).
   static Worker* current();
   const DatabaseImpl* db() const { return db_; }
@@ -246,16 +246,15 @@ class Worker final : public ColdPort {
   std::uint64_t oldest_waiting_cts() const;
   bool checkpointing_ = false;
   std::uint64_t commit_waits_ = 0;
-  // The cold store: reads go through the ring's kColdRead channel.
+  // The cold store, and this worker's reads (through the ring's kColdRead channel; null
+  // without a ring: then every read is synchronous).
   ColdStore* cold_ = nullptr;
-  std::unique_ptr<storage::IoQueue> cold_queue_;
-  std::vector<ColdLoad*> cold_backlog_;  // reads waiting for room in the ring
-  std::uint32_t parked_io_ = 0;          // slots in kParkedIo
-  std::uint32_t evict_ctx_ = 0;          // DatabaseImpl::eviction_context of this worker
-  std::uint32_t limbo_polls_ = 0;        // service_cold's calls under budget with a limbo
+  std::unique_ptr<ColdReader> reader_;
+  std::uint32_t parked_io_ = 0;    // slots in kParkedIo
+  std::uint32_t evict_ctx_ = 0;    // DatabaseImpl::eviction_context of this worker
+  std::uint32_t limbo_polls_ = 0;  // service_cold's calls under budget with a limbo
   // Each loop: completes returned reads, issues waiting ones, wakes slots, sweeps.
   void service_cold();
-  void issue_cold();
   void wake_io_slots();
   // kParkedIo -> kRunnable: the read is back, or the policy resumes the slot to look.
   void unpark_io(std::uint32_t slot);
