@@ -1,6 +1,6 @@
 // YCSB's table: keys and values, loaded through transactions or bulk_load, and the index path
 // a get walks (for the line-fetch estimate).
-#include "ycsb/workload.h"
+#include "ycsb/config.h"
 
 namespace braid::bench {
 
@@ -20,16 +20,6 @@ std::vector<PathStep> engine_get_path(Database& db, Table& table, std::uint64_t 
   path.push_back({static_cast<double>(records * sizeof(std::uint64_t)), 1.0});
   path.push_back({static_cast<double>(db.stats().live_version_bytes), 1.0});
   return path;
-}
-
-Status ycsb_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
-                 std::uint32_t value_bytes, std::uint32_t threads, double* seconds) {
-  Config cfg{};
-  cfg.records = records;
-  cfg.key_bytes = key_bytes;
-  cfg.value_bytes = value_bytes;
-  cfg.threads = threads;
-  return load(db, table, cfg, seconds);
 }
 
 void fill_value(char* v, std::uint32_t n, std::uint64_t salt) {

@@ -1,7 +1,7 @@
 // braid-bench ycsb: load once, then every variant (mode, batch size, isolation) round-robin
 // for --repeat rounds; --engine runs a peer instead (peers.cc).
 #include "command.h"
-#include "ycsb/workload.h"
+#include "ycsb/config.h"
 
 namespace braid::bench::ycsb {
 

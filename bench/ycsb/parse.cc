@@ -1,5 +1,5 @@
 // braid-bench ycsb's flags, and YCSB's core workloads A-F as presets of them.
-#include "ycsb/workload.h"
+#include "ycsb/config.h"
 
 namespace braid::bench::ycsb {
 

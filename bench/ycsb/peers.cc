@@ -1,55 +1,9 @@
 // braid-bench ycsb --engine lmdb|rocksdb: the same keys, values and transactions on a peer
 // engine through bench/peer.h, on --threads application threads.
 #include "command.h"
-#include "ycsb/workload.h"
+#include "ycsb/config.h"
 
 namespace braid::bench::ycsb {
-
-// A peer's run: cfg.threads threads in the thread-per-transaction loop for cfg.seconds.
-ModeResult run_peer(PeerEngine& engine, const Config& cfg, const Zipf* zipf,
-                    std::vector<std::uint64_t>* inserts, std::uint64_t stream) {
-  std::atomic<bool> stop{false};
-  std::vector<ThreadResult> results(cfg.threads);
-  std::vector<std::thread> threads;
-  profile_begin();
-  const auto start = Clock::now();
-  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-    results[t].next_insert = (*inserts)[t];
-    results[t].stream = stream;
-    threads.emplace_back([&, t] {
-      std::unique_ptr<PeerSession> session = engine.session();
-      PeerApi api{*session, {}};
-      run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
-    });
-  }
-  stop_after(cfg, stop);
-  for (auto& th : threads) th.join();
-  ModeResult res;
-  res.run_s = std::chrono::duration<double>(Clock::now() - start).count();
-  profile_end(cfg.engine.c_str());
-  res.mode = "plain";
-  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
-    (*inserts)[t] = results[t].next_insert;
-    res.total.add(results[t]);
-  }
-  res.txn_per_s = static_cast<double>(res.total.commits) / res.run_s;
-  return res;
-}
-
-// The peer's load: as BraidDB's, through each thread's session, then the engine settles.
-Status load_peer(PeerEngine& engine, const Config& cfg) {
-  struct Loader {
-    std::unique_ptr<PeerSession> session;
-    PeerApi api;
-    explicit Loader(PeerEngine& e) : session(e.session()), api{*session, {}} {}
-    PeerApi* operator->() { return &api; }
-  };
-  if (Status s = load_in_transactions(cfg, [&](std::uint32_t) { return Loader(engine); });
-      !s.is_ok()) {
-    return s;
-  }
-  return engine.settle();
-}
 
 int peer_main(const Config& cfg) {
   // The peer's directory: --dir (new or empty), or a temporary one removed at the end.

@@ -1,6 +1,6 @@
 // braid-bench ycsb's output: the table, one JSON line per run, the round summary.
 #include "command.h"
-#include "ycsb/workload.h"
+#include "ycsb/config.h"
 
 namespace braid::bench::ycsb {
 

@@ -1,6 +1,8 @@
 // braid-bench ycsb: YCSB-style key-value transactions over one table (CoroBase §5.2).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +24,7 @@ const char* ycsb_usage();
 class Zipf {
  public:
   Zipf(std::uint64_t n, double theta);
+  // Inline: it runs once per key drawn, on the measured path.
   std::uint64_t next(util::Rng& rng) const;
 
  private:
@@ -48,10 +51,18 @@ void fill_value(char* v, std::uint32_t n, std::uint64_t salt);
 std::vector<PathStep> btree_path(Table& table);
 std::vector<PathStep> engine_get_path(Database& db, Table& table, std::uint64_t records);
 
-// Record i's key: `bytes` long, ordered by i; the first 8 bytes are i big-endian (fewer for
-// shorter keys), the rest are filler derived from i.
 // Record i's key of `bytes` bytes: i big-endian in the first 8 (hashed: a bijective hash of i;
 // needs bytes >= 8), then letters derived from it.
 void make_key(std::uint64_t i, std::uint32_t bytes, char* out, bool hashed = false);
+
+inline std::uint64_t Zipf::next(util::Rng& rng) const {
+  const double u = rng.unit();
+  const double uz = u * zetan_;
+  if (uz < 1.0) return 0;
+  if (uz < half_pow_theta_) return std::min<std::uint64_t>(1, n_ - 1);
+  const auto r =
+      static_cast<std::uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
+  return std::min(r, n_ - 1);
+}
 
 }  // namespace braid::bench

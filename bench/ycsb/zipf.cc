@@ -26,14 +26,4 @@ Zipf::Zipf(std::uint64_t n, double theta) : n_(n) {
   half_pow_theta_ = 1.0 + std::pow(0.5, theta);
 }
 
-std::uint64_t Zipf::next(util::Rng& rng) const {
-  const double u = rng.unit();
-  const double uz = u * zetan_;
-  if (uz < 1.0) return 0;
-  if (uz < half_pow_theta_) return std::min<std::uint64_t>(1, n_ - 1);
-  const auto r =
-      static_cast<std::uint64_t>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
-  return std::min(r, n_ - 1);
-}
-
 }  // namespace braid::bench

@@ -1,126 +1,17 @@
-// YCSB's workload as braid-bench runs it, shared by the sub-command's files: the invocation's
-// configuration, the operations of one transaction (OpPlanner) and their keys (Picker), the
-// transaction bodies written once for every API (ycsb_txn.inc: the engine's blocking and
-// coroutine APIs and the peers'), the thread-per-transaction loop, the workers' generator,
-// and what a run measures.
-#pragma once
-
-#include <braid/braid.h>
-#include <braid/tx.h>
-#include <pthread.h>
-#include <sched.h>
-
-#include <algorithm>
-#include <array>
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
-#include <filesystem>
-#include <functional>
-#include <memory>
-#include <optional>
-#include <string>
-#include <thread>
-#include <vector>
-
-#include "background_load.h"
-#include "bench_db.h"
-#include "engine/table.h"
-#include "flags.h"
-#include "peer.h"
-#include "profile_marks.h"
-#include "report.h"
-#include "roof.h"
-
-#include "ycsb/ycsb.h"
+// YCSB's workload as braid-bench runs it: the operations of one transaction (OpPlanner) and
+// their keys (Picker), the bodies written once for every API (ycsb_txn.inc: the engine's
+// blocking and coroutine APIs and the peers'), the thread-per-transaction loop, the workers'
+// generator, and the entry points that drive them: the load, one measured run of a mode, a
+// peer's run and load. One unit, the machinery in an anonymous namespace: it runs once per
+// operation on the measured path, and the inliner treats a function it sees whole and alone
+// better than one it must also keep out of line.
+#include "ycsb/config.h"
 
 namespace braid::bench::ycsb {
 
-using Clock = std::chrono::steady_clock;
+namespace {
 
-struct Config {
-  std::uint64_t records;
-  std::uint32_t threads;
-  double seconds;
-  std::uint64_t txns;  // per thread, instead of `seconds` (0: run for `seconds`)
-  std::uint32_t ops_per_txn;
-  std::uint32_t read, update, rmw, scan, insert;  // percent
-  std::uint32_t scan_length;
-  bool scan_uniform;     // scans of 1..scan_length records, uniformly (YCSB E), or exactly that
-  std::string dist;      // uniform | zipf | latest
-  std::string workload;  // a..f (YCSB's core workloads), or "" for the flags' own mix
-  std::string engine;    // braid | lmdb | rocksdb
-  double theta;
-  std::uint32_t key_bytes;
-  // --key-order hashed: record i's key is a bijective hash of i (YCSB's insertorder=hashed), so
-  // keys are spread over the key space and loaded in random order; ordered: i itself.
-  bool hashed_keys;
-  std::uint32_t value_bytes;
-  std::uint64_t seed;
-  std::string json;
-  std::string roof;
-  std::vector<std::string> modes;       // in the order given; every mode for --mode all
-  std::vector<std::string> isolations;  // --isolation: si | ssn, one or a list (alternated)
-  bool declare_read_only;         // a transaction of reads and scans declares itself read-only
-  std::uint32_t repeat;           // rounds over `modes`, round-robin
-  std::uint32_t background_load;  // competing threads during the runs (bench/background_load.h)
-  std::string scheduler;
-  std::vector<std::uint32_t> batches;  // --batch, one or a list (swept for interleaving modes)
-  bool multi_get;
-  std::string load;  // "txn" | "bulk"
-  DbFlags db;
-};
-
-// Execution modes by name; "plain" is the bench's own thread-per-transaction loop over the
-// synchronous API: no workers, no coroutines — the yardstick `sequential` must match.
-inline std::vector<std::string> ycsb_modes() {
-  std::vector<std::string> m = {"plain"};
-  for (const std::string& n : exec_mode_names()) m.push_back(n);
-  return m;
-}
-
-inline ExecMode mode_of(const std::string& m) {
-  ExecMode mode = ExecMode::kSequential;  // "plain" runs no engine mode
-  (void)parse_exec_mode(m, &mode);
-  return mode;
-}
-
-enum class Op : std::uint8_t { kRead, kUpdate, kRmw, kScan, kInsert };
-
-struct ThreadResult {
-  std::uint64_t commits = 0;
-  std::uint64_t aborts = 0;
-  std::uint64_t ops = 0;
-  std::array<std::uint64_t, 5> by_op{};  // ops by Op: the mix as run
-  std::uint64_t errors = 0;
-  std::string first_error;
-  Histogram latency;
-  Histogram commit_latency;  // commit to acknowledgement (databases with a directory)
-  // The thread's next fresh key: set before a run, left where the run stopped, so the next
-  // mode's inserts continue past every key an earlier mode inserted.
-  std::uint64_t next_insert = 0;
-  // Which run of the invocation this is: each run draws its own keys. Replaying one stream
-  // would hand later runs the records earlier ones read back (under a memory budget, a hit
-  // ratio of 0.75 at a 25 % budget in the second round).
-  std::uint64_t stream = 0;
-
-  // A run's total: the counts and histograms of every thread.
-  void add(const ThreadResult& r) {
-    commits += r.commits;
-    aborts += r.aborts;
-    ops += r.ops;
-    for (std::size_t k = 0; k < by_op.size(); ++k) by_op[k] += r.by_op[k];
-    errors += r.errors;
-    if (first_error.empty()) first_error = r.first_error;
-    latency.merge(r.latency);
-    commit_latency.merge(r.commit_latency);
-  }
-};
-
-inline void pin_to_core(std::uint32_t i) {
+void pin_to_core(std::uint32_t i) {
   const unsigned n = std::max(1u, std::thread::hardware_concurrency());
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -181,20 +72,6 @@ class OpPlanner {
   std::vector<Op> base_;
 };
 
-inline std::string mix_name(const Config& c) {
-  std::string s;
-  auto part = [&](const char* n, std::uint32_t p) {
-    if (p == 0) return;
-    if (!s.empty()) s += "/";
-    s += n + std::to_string(p);
-  };
-  part("read", c.read);
-  part("update", c.update);
-  part("rmw", c.rmw);
-  part("scan", c.scan);
-  part("insert", c.insert);
-  return s;
-}
 
 // Everything one run of one worker (or plain thread) needs to pick keys and values.
 struct Picker {
@@ -243,7 +120,7 @@ struct Picker {
   std::uint64_t sink = 0;
 };
 
-inline void fail(ThreadResult* out, const Status& s) {
+void fail(ThreadResult* out, const Status& s) {
   ++out->errors;
   if (out->first_error.empty()) out->first_error = s.to_string();
 }
@@ -265,7 +142,7 @@ struct PeerTx {
 // One transaction's operations in plain calls: over BraidDB's synchronous API (Transaction,
 // Table: --mode plain) or a peer's session (PeerTx, PeerTable).
 template <typename TxT, typename TableT>
-inline Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk,
+Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk,
                          const std::vector<Op>& ops, std::string& value, ThreadResult* out) {
 #define YCSB_AWAIT(e) (e)
 #define YCSB_RETURN return
@@ -278,11 +155,11 @@ inline Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk,
 // plain) or a peer's session.
 // The options a YCSB transaction begins with: the run's isolation, and with
 // --declare-read-only, read-only when it only reads and scans.
-inline bool only_reads(const std::vector<Op>& ops) {
+bool only_reads(const std::vector<Op>& ops) {
   return std::all_of(ops.begin(), ops.end(),
                      [](Op op) { return op == Op::kRead || op == Op::kScan; });
 }
-inline TxnOptions txn_options(Isolation iso, bool declare, const std::vector<Op>& ops) {
+TxnOptions txn_options(Isolation iso, bool declare, const std::vector<Op>& ops) {
   return TxnOptions::with(iso, declare && only_reads(ops));
 }
 
@@ -326,7 +203,7 @@ struct PeerApi {
 // The thread-per-transaction loop: --mode plain over the synchronous API (no workers, no
 // coroutine frames anywhere), and every peer engine.
 template <typename Api>
-inline void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t t,
+void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t t,
                            const std::atomic<bool>& stop, ThreadResult* out) {
   pin_to_core(t);
   Picker pk(cfg, zipf, t, *out);
@@ -366,7 +243,7 @@ inline void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::u
 const std::vector<Op> kLoadOps = {Op::kInsert};  // a load transaction writes
 
 template <typename MakeApi>
-inline Status load_in_transactions(const Config& cfg, MakeApi make_api) {
+Status load_in_transactions(const Config& cfg, MakeApi make_api) {
   std::atomic<std::uint64_t> done{0};
   std::vector<std::thread> threads;
   std::vector<Status> status(cfg.threads);
@@ -405,17 +282,6 @@ inline Status load_in_transactions(const Config& cfg, MakeApi make_api) {
   return Status::ok();
 }
 
-inline Status load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
-  if (cfg.load == "bulk") {
-    return ycsb_bulk_load(db, table, cfg.records, cfg.key_bytes, cfg.value_bytes, {},
-                          "loading to storage", load_seconds);
-  }
-  const auto start = Clock::now();
-  const Status s = load_in_transactions(
-      cfg, [&](std::uint32_t) { return std::make_unique<PlainApi>(PlainApi{db, table, {}}); });
-  *load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return s;
-}
 
 // The coroutine modes: each worker runs YCSB transactions made by its generator.
 class YcsbGenerator : public TxnGenerator {
@@ -498,97 +364,149 @@ class YcsbGenerator : public TxnGenerator {
   std::uint64_t issued_ = 0;
 };
 
-// One measured configuration: a mode, and for the interleaving modes a batch size. With a
-// --batch list each interleaving mode runs once per size, labelled mode@size, so a sweep (and
-// every mode at its own best size, CoroBase §5's methodology) shares one load and one
-// round-robin.
-// With an --isolation list each runs under every isolation, labelled mode/ssn, side by side.
-struct Variant {
-  std::string mode;
-  std::uint32_t batch;
-  std::string label;
-  Isolation iso = Isolation::kSnapshot;
-};
+}  // namespace
 
-inline std::vector<Variant> variants_of(const Config& cfg) {
-  std::vector<Variant> out;
-  for (const std::string& m : cfg.modes) {
-    // Only nested and interleaved interleave exactly `batch` transactions: sequential,
-    // prefetch and plain run one at a time, and auto picks its own size.
-    const bool sweeps = (m == "nested" || m == "interleaved") && cfg.batches.size() > 1;
-    const std::vector<std::uint32_t> batches =
-        sweeps ? cfg.batches : std::vector<std::uint32_t>{cfg.batches.front()};
-    for (std::uint32_t b : batches) {
-      for (const std::string& iso_name : cfg.isolations) {
-        Variant v{m, b, sweeps ? m + "@" + std::to_string(b) : m};
-        (void)parse_isolation(iso_name, &v.iso);  // a name the parser accepted
-        if (cfg.isolations.size() > 1 || v.iso != Isolation::kSnapshot) v.label += "/" + iso_name;
-        out.push_back(v);
-      }
-    }
+Status load(Database& db, Table& table, const Config& cfg, double* load_seconds) {
+  if (cfg.load == "bulk") {
+    return ycsb_bulk_load(db, table, cfg.records, cfg.key_bytes, cfg.value_bytes, {},
+                          "loading to storage", load_seconds);
   }
-  return out;
+  const auto start = Clock::now();
+  const Status s = load_in_transactions(
+      cfg, [&](std::uint32_t) { return std::make_unique<PlainApi>(PlainApi{db, table, {}}); });
+  *load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return s;
 }
 
-struct ModeResult {
-  std::string mode;
-  AbortCauses aborts;
-  double txn_per_s = 0;
-  ThreadResult total;
-  double run_s = 0;
-  ExecStats exec;
-  double log_bytes_per_s = 0;
-  double syncs_per_s = 0;
-  ColdFigures cold;
-};
-
-// A run's end: after --seconds, or (--txns) when every thread has run its transactions and
-// `stop` is set by whoever saw that.
-inline void stop_after(const Config& cfg, std::atomic<bool>& stop) {
-  if (cfg.txns != 0) return;
-  std::this_thread::sleep_for(std::chrono::duration<double>(cfg.seconds));
-  stop.store(true);
-}
-
-// What every run of one invocation shares: the loaded database and the figures of its load.
-struct Setup {
-  std::unique_ptr<Database> db;
-  Table* table = nullptr;
-  double load_s = 0;
-  double lines_per_txn = 0;  // estimated DRAM lines per transaction
-  double roof_rate = 0;      // the machine's line rate at cfg.threads, 0 if unknown
-  std::unique_ptr<Zipf> zipf;
-};
-
-// A run's figures every engine reports.
-struct RunFigures {
-  double abort_rate, ops_per_s, p50_us, p99_us;
-  static RunFigures of(const ModeResult& m) {
-    const double attempts = static_cast<double>(m.total.commits + m.total.aborts);
-    return {attempts > 0 ? static_cast<double>(m.total.aborts) / attempts : 0,
-            static_cast<double>(m.total.ops) / m.run_s, m.total.latency.quantile(0.50) / 1000.0,
-            m.total.latency.quantile(0.99) / 1000.0};
-  }
-};
-
-// run.cc: one mode at one batch size for cfg.seconds over the loaded table. `inserts`: each
-// thread's next fresh key, carried from run to run.
+// Runs one mode at one batch size for cfg.seconds over the loaded table.
+// `inserts`: each thread's next fresh key, carried from run to run.
 Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf, const Variant& var,
-                std::vector<std::uint64_t>* inserts, std::uint64_t stream, ModeResult* res);
-// parse.cc: the flags; an error message, or "" when they parse.
-std::string parse_config(int argc, char** argv, int first, Config* cfg);
-// main.cc: opens and loads the database every run of the invocation shares (an exit code).
-int load_database(const Config& cfg, Setup* s);
-// report.cc: the table and the JSON lines.
-void print_header(const Config& cfg, const Setup& s);
-// The JSON fields every engine's run has; the caller adds the engine's own.
-void add_run_fields(JsonObject& o, const Config& cfg, const ModeResult& m, const RunFigures& f,
-                    std::uint32_t rep, double load_s);
-std::string report_run(const Config& cfg, const Setup& s, const Variant& var, const ModeResult& m,
-                       std::uint32_t rep, double seq);
-void report_summary(const Setup& s, const std::vector<Variant>& variants,
-                    const std::vector<std::vector<double>>& rates);
-// peers.cc: the same workload on LMDB or RocksDB (--engine).
-int peer_main(const Config& cfg);
+                std::vector<std::uint64_t>* inserts, std::uint64_t stream, ModeResult* res) {
+  const std::string& mode = var.mode;
+  std::atomic<bool> stop{false};
+  std::vector<ThreadResult> results(cfg.threads);
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+    results[t].next_insert = (*inserts)[t];
+    results[t].stream = stream;
+  }
+  const ExecStats before = db.exec_stats();
+  const DurabilityStats dbefore = db.durability_stats();
+  const DatabaseStats sbefore = db.stats();
+  profile_begin();
+  const auto start = Clock::now();
+  Status status;
+  if (mode == "plain") {
+    std::vector<std::thread> threads;
+    for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+      threads.emplace_back([&, t] {
+        PlainApi api{db, table, {}, var.iso, cfg.declare_read_only};
+        run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
+      });
+    }
+    stop_after(cfg, stop);
+    for (auto& th : threads) th.join();
+  } else {
+    std::vector<std::unique_ptr<YcsbGenerator>> gens;
+    std::vector<TxnGenerator*> ptrs;
+    for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+      gens.push_back(
+          std::make_unique<YcsbGenerator>(table, cfg, zipf, t, stop, &results[t], var.iso));
+      ptrs.push_back(gens.back().get());
+    }
+    ExecOptions exec;
+    exec.mode = mode_of(mode);
+    (void)parse_scheduler(cfg.scheduler, &exec.scheduler);  // a name flags.choice accepted
+    exec.batch = var.batch;
+    exec.seed = cfg.seed;
+    std::thread timer([&] { stop_after(cfg, stop); });
+    status = db.run(ptrs, exec);
+    timer.join();
+    std::uint64_t sink = 0;
+    for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+      sink += gens[t]->sink();
+      results[t].next_insert = gens[t]->next_insert();
+    }
+    if (sink == 1) std::fprintf(stderr, " ");
+  }
+  res->run_s = std::chrono::duration<double>(Clock::now() - start).count();
+  profile_end(var.label.c_str());
+  res->mode = mode;
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) (*inserts)[t] = results[t].next_insert;
+  for (const ThreadResult& r : results) res->total.add(r);
+  res->exec = exec_delta(before, db.exec_stats());
+  res->txn_per_s = static_cast<double>(res->total.commits) / res->run_s;
+  const DurabilityStats dafter = db.durability_stats();
+  res->log_bytes_per_s = static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / res->run_s;
+  res->syncs_per_s = static_cast<double>(dafter.log_flushes - dbefore.log_flushes) / res->run_s;
+  const DatabaseStats safter = db.stats();
+  res->cold = ColdFigures::of(sbefore, safter, res->total.ops, res->run_s);
+  res->aborts = AbortCauses::of(sbefore, safter);
+  if (dafter.halted) status = Status::io_error(dafter.halt_reason);
+  return status;
+}
+
+// Parse: the command line into a Config. Answers "" or the error to print above the usage.
+
+// A peer's run: cfg.threads threads in the thread-per-transaction loop for cfg.seconds.
+ModeResult run_peer(PeerEngine& engine, const Config& cfg, const Zipf* zipf,
+                    std::vector<std::uint64_t>* inserts, std::uint64_t stream) {
+  std::atomic<bool> stop{false};
+  std::vector<ThreadResult> results(cfg.threads);
+  std::vector<std::thread> threads;
+  profile_begin();
+  const auto start = Clock::now();
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+    results[t].next_insert = (*inserts)[t];
+    results[t].stream = stream;
+    threads.emplace_back([&, t] {
+      std::unique_ptr<PeerSession> session = engine.session();
+      PeerApi api{*session, {}};
+      run_txn_thread(api, cfg, zipf, t, stop, &results[t]);
+    });
+  }
+  stop_after(cfg, stop);
+  for (auto& th : threads) th.join();
+  ModeResult res;
+  res.run_s = std::chrono::duration<double>(Clock::now() - start).count();
+  profile_end(cfg.engine.c_str());
+  res.mode = "plain";
+  for (std::uint32_t t = 0; t < cfg.threads; ++t) {
+    (*inserts)[t] = results[t].next_insert;
+    res.total.add(results[t]);
+  }
+  res.txn_per_s = static_cast<double>(res.total.commits) / res.run_s;
+  return res;
+}
+
+// The peer's load: as BraidDB's, through each thread's session, then the engine settles.
+Status load_peer(PeerEngine& engine, const Config& cfg) {
+  struct Loader {
+    std::unique_ptr<PeerSession> session;
+    PeerApi api;
+    explicit Loader(PeerEngine& e) : session(e.session()), api{*session, {}} {}
+    PeerApi* operator->() { return &api; }
+  };
+  if (Status s = load_in_transactions(cfg, [&](std::uint32_t) { return Loader(engine); });
+      !s.is_ok()) {
+    return s;
+  }
+  return engine.settle();
+}
 
 }  // namespace braid::bench::ycsb
+
+namespace braid::bench {
+
+using namespace ycsb;  // NOLINT(google-build-using-namespace): the sub-command's own names
+
+Status ycsb_load(Database& db, Table& table, std::uint64_t records, std::uint32_t key_bytes,
+                 std::uint32_t value_bytes, std::uint32_t threads, double* seconds) {
+  Config cfg{};
+  cfg.records = records;
+  cfg.key_bytes = key_bytes;
+  cfg.value_bytes = value_bytes;
+  cfg.threads = threads;
+  return load(db, table, cfg, seconds);
+}
+
+}  // namespace braid::bench
