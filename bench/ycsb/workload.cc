@@ -72,7 +72,6 @@ class OpPlanner {
   std::vector<Op> base_;
 };
 
-
 // Everything one run of one worker (or plain thread) needs to pick keys and values.
 struct Picker {
   Picker(const Config& cfg, const Zipf* zipf, std::uint32_t t, const ThreadResult& run)
@@ -142,8 +141,8 @@ struct PeerTx {
 // One transaction's operations in plain calls: over BraidDB's synchronous API (Transaction,
 // Table: --mode plain) or a peer's session (PeerTx, PeerTable).
 template <typename TxT, typename TableT>
-Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk,
-                         const std::vector<Op>& ops, std::string& value, ThreadResult* out) {
+Status plain_body(TxT& tx, TableT& table, const Config& cfg, Picker& pk, const std::vector<Op>& ops,
+                  std::string& value, ThreadResult* out) {
 #define YCSB_AWAIT(e) (e)
 #define YCSB_RETURN return
 #include "ycsb/ycsb_txn.inc"
@@ -204,7 +203,7 @@ struct PeerApi {
 // coroutine frames anywhere), and every peer engine.
 template <typename Api>
 void run_txn_thread(Api& api, const Config& cfg, const Zipf* zipf, std::uint32_t t,
-                           const std::atomic<bool>& stop, ThreadResult* out) {
+                    const std::atomic<bool>& stop, ThreadResult* out) {
   pin_to_core(t);
   Picker pk(cfg, zipf, t, *out);
   OpPlanner planner(cfg);
@@ -281,7 +280,6 @@ Status load_in_transactions(const Config& cfg, MakeApi make_api) {
   }
   return Status::ok();
 }
-
 
 // The coroutine modes: each worker runs YCSB transactions made by its generator.
 class YcsbGenerator : public TxnGenerator {
