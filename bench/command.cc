@@ -18,6 +18,17 @@ int run_exit(std::uint64_t failed, const std::string& first_error, const char* w
   return 1;
 }
 
+void Outcomes::count(const Status& s) {
+  if (s.is_ok()) {
+    ++commits;
+  } else if (s == Code::kConflict) {
+    ++aborts;
+  } else {
+    ++errors;
+    if (first_error.empty()) first_error = s.to_string();
+  }
+}
+
 double peak_rss_mib() { return static_cast<double>(peak_rss_bytes()) / (1 << 20); }
 
 }  // namespace braid::bench

@@ -2,6 +2,8 @@
 // dispatches to the sub-commands' mains).
 #pragma once
 
+#include <braid/status.h>
+
 #include <cstdint>
 #include <string>
 
@@ -15,6 +17,14 @@ int usage_error(const char* command, const std::string& error, const char* usage
 // the first; 0 otherwise.
 int run_exit(std::uint64_t failed, const std::string& first_error,
              const char* what = "transactions");
+
+// The outcomes of a generator's transactions (TxnGenerator::finished): commits, aborts
+// (Conflict: first-updater-wins or SSN), and errors, the first of them kept for run_exit.
+struct Outcomes {
+  std::uint64_t commits = 0, aborts = 0, errors = 0;
+  std::string first_error;
+  void count(const Status& s);
+};
 
 // The process's peak resident memory in MiB, which every run prints.
 double peak_rss_mib();

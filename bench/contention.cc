@@ -73,18 +73,8 @@ class InsertGenerator : public TxnGenerator {
     *task = insert(tx, next_key_->fetch_add(1, std::memory_order_relaxed));
     return true;
   }
-  void finished(const Status& s, std::uint64_t) override {
-    if (s.is_ok()) {
-      ++commits;
-    } else if (s == Code::kConflict) {
-      ++aborts;
-    } else {
-      ++errors;
-      if (first_error.empty()) first_error = s.to_string();
-    }
-  }
-  std::uint64_t commits = 0, aborts = 0, errors = 0;
-  std::string first_error;
+  void finished(const Status& s, std::uint64_t) override { outcomes.count(s); }
+  Outcomes outcomes;
 
  private:
   Task<Status> insert(Tx& tx, std::uint64_t k) {
@@ -132,10 +122,10 @@ Status run_variant(Database& db, Table& table, const Config& cfg, std::uint32_t 
   const ExecStats d = exec_delta(before, db.exec_stats());
   std::uint64_t aborts = 0;
   for (const auto& g : gens) {
-    out->commits += g->commits;
-    aborts += g->aborts;
-    out->errors += g->errors;
-    if (out->first_error.empty()) out->first_error = g->first_error;
+    out->commits += g->outcomes.commits;
+    aborts += g->outcomes.aborts;
+    out->errors += g->outcomes.errors;
+    if (out->first_error.empty()) out->first_error = g->outcomes.first_error;
   }
   out->txn_per_s = static_cast<double>(out->commits) / run_s;
   const double attempts = static_cast<double>(out->commits + aborts);

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "churn.h"
 #include "coldmix.h"
 #include "contention.h"
 #include "probe_bench.h"
@@ -21,6 +22,8 @@ commands:
   roof     the machine's memory-level-parallelism roof (random line fetches per second)
   coldmix  hot and cold tables: storage-bound transactions among memory-bound ones, by
            scheduler (MosaicDB's microbenchmarks)
+  churn    a constant live set under churn (keys inserted and removed): memory, index and
+           directory per round
   contention single-insert transactions into one hot leaf, 1..N workers (oversubscribed
            included), sequential vs interleaved
   steps    STEPS' microbenchmark: one index fetch by N transactions as a team, and one after
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
       {"probe", braid::bench::probe_main, braid::bench::probe_usage},
       {"roof", braid::bench::roof_main, braid::bench::roof_usage},
       {"coldmix", braid::bench::coldmix_main, braid::bench::coldmix_usage},
+      {"churn", braid::bench::churn_main, braid::bench::churn_usage},
       {"contention", braid::bench::contention_main, braid::bench::contention_usage},
       {"steps", braid::bench::steps_main, braid::bench::steps_usage}};
   for (const Command& c : commands) {

@@ -153,7 +153,15 @@ struct DatabaseStats {
   std::uint64_t retired_versions = 0;  // unlinked, waiting for their epoch to pass
   std::uint64_t pruned_versions = 0;   // cut from chains because no snapshot can see them
   std::uint64_t index_nodes = 0;
-  std::uint64_t open_transactions = 0;  // workers' and applications' (not checkpoint, eviction)
+  std::uint64_t index_nodes_free = 0;  // freed by merges, held for reuse
+  // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
+  // reclamation and OIDs waiting to be given back). Exact while no reclamation runs; while it
+  // does, an OID given back during the call may be missed.
+  std::uint64_t records = 0;
+  std::uint64_t tombstones_pending = 0;  // committed removals not reclaimed yet
+  std::uint64_t records_reclaimed = 0;   // removed records whose key, versions and OID went
+  std::uint64_t oids_free = 0;           // OIDs given back, allocatable again
+  std::uint64_t open_transactions = 0;   // workers' and applications' (not checkpoint, eviction)
   std::uint64_t commit_clock = 0;
   // The cold store (Options::memory_budget_bytes).
   std::uint64_t memory_budget_bytes = 0;

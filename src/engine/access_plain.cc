@@ -21,7 +21,10 @@ namespace braid::engine {
 Status ssn_track_get(const OpEnv& env, std::atomic<std::uint64_t>* slot, const mvcc::Version* v,
                      const index::LeafRead& leaf) {
   Status s = env.db->protocol().ssn_read(env.ctx, slot, v);
-  if (s.is_ok() && v == nullptr) s = env.db->protocol().ssn_read_leaf(env.ctx, leaf);
+  // A tombstone is a read of absence too: once the record is reclaimed, an insert of the key
+  // takes a new OID, and only the leaf can tell the reader about it.
+  if (s.is_ok() && (v == nullptr || v->tombstone()))
+    s = env.db->protocol().ssn_read_leaf(env.ctx, leaf);
   return s;
 }
 

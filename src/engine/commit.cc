@@ -81,6 +81,7 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
     }
     // Our versions stay allocated until finish (this context pins the reclamation epoch).
     if (w != nullptr) encode_record(ctx, cts, bytes, *w, w->append(bytes, cts));
+    if (ctx->removes) queue_tombs(ctx, cts);
   } else if (ctx->serializable && !protocol_.ssn_commit_read_only(ctx)) {
     abort(ctx, log);
     return serialization_failure();
@@ -92,6 +93,17 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
 }
 
 void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
+  // While the context is still ours: what it reclaims goes to its limbo, which finish seals.
+  if (ctx->reclaim_work.load(std::memory_order_relaxed) != 0) {
+    reclaim_records(ctx);
+  } else if (++ctx->ends_since_help >= kHelpEvery) {
+    ctx->ends_since_help = 0;
+    help_reclaim(log);
+  }
+  end_context(ctx, log);
+}
+
+void DatabaseImpl::end_context(TxnContext* ctx, std::uint32_t log) {
   struct Arg {
     DatabaseImpl* db;
     std::uint32_t log;
@@ -132,6 +144,14 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
     BRAID_ASSERT(removed);
   }
   protocol_.unlink_writes(ctx);
+  // The fresh records' OIDs are named by nothing now (their secondary entries went first);
+  // they are given back once the transactions that may have found them have ended.
+  for (const mvcc::WriteEntry& w : ctx->writes) {
+    if (!w.fresh) continue;
+    ctx->freed_oids.push_back({w.table, w.oid, mvcc::kUnsealed});
+    mvcc::add_own(ctx->oids_not_records, 1);
+    ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
+  }
   mvcc::add_own(ctx->aborts, 1);
   finish_txn(ctx, log);
 }

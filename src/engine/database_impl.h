@@ -139,6 +139,15 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // Ends a transaction's context (after its commit or abort, or a system transaction's work):
   // frees what the horizon allows, and logs a tick on `log` when reclamation asks for one.
   void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
+  // Reclamation of removed records (reclaim.cc). queue_tombs: at commit, the transaction's
+  // removals join its context's queue. reclaim_records: at a transaction's end, before its
+  // context is let go, reclaims what the horizon and the durable clock allow (bounded) and
+  // gives back the OIDs whose epoch has passed.
+  void queue_tombs(mvcc::TxnContext* ctx, std::uint64_t cts);
+  void reclaim_records(mvcc::TxnContext* ctx);
+  // Works on the queues of free application-thread contexts (a few per call), ending each
+  // such borrowed context through `log` as finish_txn does.
+  void help_reclaim(std::uint32_t log);
   // Takes and logs a timestamp (on the application threads' log, under its mutex: on disk when
   // it returns). 0: halted, or no room in the log.
   std::uint64_t logged_tick(std::uint32_t log);
@@ -168,6 +177,18 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   void add_secondary(mvcc::TxnContext* ctx, Table& table, std::string_view key, std::uint64_t oid,
                      const SecondaryKeys& keys, const mvcc::Version* prev);
   void remove_secondary_adds(mvcc::TxnContext* ctx);
+  // A reclaimed record's entries: those the versions from `head` down derive (secondary.cc).
+  void remove_secondary_of(Table& table, std::string_view key, std::uint64_t oid,
+                           const mvcc::Version* head);
+  void reclaim_tombs(mvcc::TxnContext* ctx);
+  void note_reclaim_work(mvcc::TxnContext* ctx);
+  // finish_txn without reclamation: the clock tick reclamation may want, and the context's end.
+  void end_context(mvcc::TxnContext* ctx, std::uint32_t log);
+  // Transaction ends between two visits of help_reclaim, per context.
+  static constexpr std::uint32_t kHelpEvery = 64;
+  // False: the tomb must be asked again later (a write on the tombstone may still abort).
+  bool reclaim_tomb(mvcc::TxnContext* ctx, const mvcc::Tomb& t);
+  void release_oids(mvcc::TxnContext* ctx);
   Status write_primary(mvcc::TxnContext* ctx, Table& table, std::string_view key,
                        std::string_view value, WriteKind kind, const LookupHint* hint,
                        std::uint64_t* oid, const mvcc::Version** prev);
@@ -208,6 +229,7 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   std::vector<std::unique_ptr<Index>> indexes_;
   std::unordered_map<std::string, Index*> index_by_name_;
   Executor* executor_ = nullptr;
+  std::atomic<std::uint32_t> help_cursor_{0};  // help_reclaim's round-robin
 };
 
 }  // namespace braid::engine

@@ -76,8 +76,8 @@ void DatabaseImpl::check_invariants() {
     std::size_t live = 0;
     t->index().for_each([&](std::string_view, std::uint64_t oid) {
       BRAID_ASSERT(oid < t->oids().allocated());
-      // A key names a chain (a deleted record keeps its tombstone until pruned) or a cold
-      // record's address.
+      // A key names a chain (a removed record keeps its tombstone until it is reclaimed) or a
+      // cold record's address.
       const std::uint64_t e = t->oids().entry(oid).load();
       live += mvcc::entry::is_cold(e) || mvcc::Protocol::check_chain(e) != 0 ? 1 : 0;
     });
@@ -188,6 +188,8 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
     auto& slot = t->oids().entry(oid);
     free_chain(ctx, slot.load(std::memory_order_relaxed));
     slot.store(entry::kEmpty, std::memory_order_relaxed);
+    // Nobody else runs yet and no secondary index exists before the application creates it.
+    t->oids().release(oid);
     return Status::ok();
   }
   // A cold entry keeps only the record's address: recovery under a memory budget reads no

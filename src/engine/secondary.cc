@@ -3,10 +3,10 @@
 //
 // Why entries are added but never removed by writers: a reader with an older snapshot may still
 // need the entry of the version it sees, so an entry could only go once no snapshot can see any
-// version with that key — reclamation the engine does for versions, not (yet) for entries.
-// Reads re-derive the key from the visible version instead, which makes a stale entry
-// harmless, and OIDs are never reused for another primary key, so an entry can never name the
-// wrong record.
+// version with that key. Reads re-derive the key from the visible version instead, which makes
+// a stale entry harmless. A removed record's entries go when it is reclaimed (reclaim.cc);
+// entries left by updates that changed the key stay, so a table with secondary indexes never
+// reuses an OID: an entry can never name another record.
 #include "engine/database_impl.h"
 
 #include <cstring>
@@ -95,6 +95,27 @@ void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
     BRAID_ASSERT(removed);
   }
   // The lists themselves are cleared with the rest of the context (TxnTable::finish).
+}
+
+void DatabaseImpl::remove_secondary_of(Table& table, std::string_view key, std::uint64_t oid,
+                                       const Version* head) {
+  // The chain is unreachable from the entry now but not yet retired: ours to read. Entries of
+  // versions pruned before stay (stale, filtered), which is why the OID is not reused.
+  for (const Version* v = head; v != nullptr; v = v->next.load(std::memory_order_acquire)) {
+    if (v->tombstone()) continue;
+    for (std::uint32_t i = 0; i < table.index_count(); ++i) {
+      Index* sec = table.secondary(i);
+      Key secondary;
+      if (!sec->extract(key, v->value(), &secondary)) continue;
+      if (secondary.size() + key.size() > kMaxKeyBytes) continue;  // never inserted
+      char buf[kMaxKeyBytes];
+      std::memcpy(buf, secondary.view().data(), secondary.size());
+      std::memcpy(buf + secondary.size(), key.data(), key.size());
+      // Absent when an older version derived the same entry and it went already.
+      (void)sec->tree().remove(std::string_view(buf, secondary.size() + key.size()),
+                               Index::pack(oid, secondary.size()));
+    }
+  }
 }
 
 Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,

@@ -191,6 +191,17 @@ bool Worker::flusher_pass() {
   return busy;
 }
 
+void Worker::reclaim_while_idle() {
+  // No transaction open: the slots' contexts are free, and their queues of removed records
+  // would wait for the next run (engine/reclaim.cc). A transaction end in each works on them.
+  const std::uint32_t base = index_ * options_.slots_per_worker;
+  for (std::uint32_t i = 0; i < options_.slots_per_worker; ++i) {
+    if (db_->txns().at(base + i).reclaim_work.load(std::memory_order_relaxed) == 0) continue;
+    db_->finish_txn(db_->txns().begin_at(base + i), index_);
+  }
+  db_->help_reclaim(index_);
+}
+
 void Worker::main() {
   tls_current = this;
   ColdPort::set_current(this);
@@ -241,6 +252,7 @@ void Worker::main() {
       continue;
     }
     if (!idle()) continue;
+    reclaim_while_idle();
     publish_stats();
     if (stop_.load(std::memory_order_seq_cst)) break;
     const std::uint32_t seen = doorbell_.load(std::memory_order_seq_cst);

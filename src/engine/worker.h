@@ -150,6 +150,8 @@ class Worker final : public ColdPort {
   void check_slots() const;
 
   void main();
+  // Before sleeping: reclamation queued in this worker's slot contexts and in free shared ones.
+  void reclaim_while_idle();
   void take_posted_run();
   void apply_exec(const ExecOptions& exec);
   std::uint32_t capacity() const;

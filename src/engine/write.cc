@@ -34,7 +34,9 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
   if (kind == WriteKind::kRemove || table.index_count() == 0) {
     std::uint64_t oid;
     const Version* prev;
-    return write_primary(ctx, table, key, value, kind, hint, &oid, &prev);
+    Status s = write_primary(ctx, table, key, value, kind, hint, &oid, &prev);
+    if (kind == WriteKind::kRemove && s.is_ok()) ctx->removes = true;
+    return s;
   }
   SecondaryKeys keys;
   if (Status s = derive_secondary(table, key, value, &keys); !s.is_ok()) return s;
@@ -89,9 +91,12 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       }
       // Lost a race with a concurrent insert of the same key: no index names the OID, but the
       // cold store's sweep walks OID arrays directly and may be reading the version now, so it
-      // is retired, not freed (the OID itself stays unused).
+      // is retired, not freed, and the OID waits for the same epoch.
       slot.store(entry::kEmpty, std::memory_order_release);
       txns_.retire(ctx, v);
+      ctx->freed_oids.push_back({&table, *fresh, mvcc::kUnsealed});
+      mvcc::add_own(ctx->oids_not_records, 1);
+      ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
       oid = existing;
     }
     Status status;

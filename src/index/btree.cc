@@ -788,6 +788,17 @@ void BTree::set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t valu
 }
 
 bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
+  return remove_matching(key, expected, any, nullptr, nullptr);
+}
+
+bool BTree::remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*),
+                      void* arg) {
+  BRAID_ASSERT(consent != nullptr);
+  return remove_matching(key, expected, false, consent, arg);
+}
+
+bool BTree::remove_matching(std::string_view key, std::uint64_t expected, bool any,
+                            bool (*consent)(void*), void* arg) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   const SearchKey k(key);
@@ -801,7 +812,8 @@ bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
     }
     bool exact;
     const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
-    const bool hit = exact && (any || leaf->tails(leaf->count)[idx].value == expected);
+    const bool hit = exact && (any || leaf->tails(leaf->count)[idx].value == expected) &&
+                     (consent == nullptr || consent(arg));
     if (hit) remove_at(leaf, idx);
     leaf->lock.unlock();
     return hit;

@@ -26,7 +26,7 @@
 // Underflow: lazy. Removing keys never merges nodes; an empty leaf stays in place and is reused
 // by later inserts into its key range. Nodes are therefore never freed while the tree lives,
 // which also removes any use-after-free hazard for optimistic readers. The engine removes index
-// entries only for aborted inserts, so the tree is bounded by the peak number of keys.
+// entries for aborted inserts and for reclaimed records (engine/reclaim.cc).
 //
 // One descent. All operations find their leaf through Descent::step(), which processes exactly
 // one node and names the next one. The caller's loop between steps is where a driver prefetches
@@ -428,6 +428,12 @@ class BTree {
   void set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t value_hint);
   // Removes the key if it maps to `expected` (or any value when `any`); true when removed.
   bool remove(std::string_view key, std::uint64_t expected, bool any = false);
+  // The same, if moreover `consent(arg)` answers true, asked with the leaf locked and the entry
+  // found: a check-and-act the caller needs atomic with the removal (the engine's reclamation
+  // empties the record's OID entry in it, so a writer that found the OID before either sees
+  // the record still there or sees it gone and looks the key up again, which then waits for
+  // the leaf). `consent` must be short and must not touch this tree.
+  bool remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*), void* arg);
 
   // One leaf of a range scan over [begin, end) (empty end: unbounded).
   //   forward: `from` is the inclusive start; fills entries in ascending order.
@@ -489,6 +495,8 @@ class BTree {
   friend class ScanLeaf;
 
   Node* new_node(std::uint8_t level);
+  bool remove_matching(std::string_view key, std::uint64_t expected, bool any,
+                       bool (*consent)(void*), void* arg);
   // Locks a node found at version v (and its parent at pv, when present) or answers false.
   bool lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv);
   // `append`: the insert that forced the split lies beyond the node's last key.

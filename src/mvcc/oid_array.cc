@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "util/assert.h"
+
 namespace braid::mvcc {
 
 static_assert(sizeof(std::atomic<std::uint64_t>) == 8);
@@ -12,7 +14,25 @@ Status OidArray::init(std::uint64_t max_records, bool huge_pages) {
   return arena_.reserve(max_records * sizeof(std::uint64_t), huge_pages);
 }
 
-Result<std::uint64_t> OidArray::allocate() {
+void OidArray::release(std::uint64_t oid) {
+  BRAID_ASSERT(oid < allocated());
+  BRAID_DASSERT(entry(oid).load(std::memory_order_relaxed) == entry::kEmpty);
+  std::lock_guard<std::mutex> g(free_mutex_);
+  free_.push_back(oid);
+  free_count_.store(free_.size(), std::memory_order_relaxed);
+}
+
+bool OidArray::pop_free(std::uint64_t* oid) {
+  std::lock_guard<std::mutex> g(free_mutex_);
+  if (free_.empty()) return false;
+  *oid = free_.back();
+  free_.pop_back();
+  free_count_.store(free_.size(), std::memory_order_relaxed);
+  BRAID_DASSERT(entry(*oid).load(std::memory_order_relaxed) == entry::kEmpty);
+  return true;
+}
+
+Result<std::uint64_t> OidArray::allocate_new() {
   std::uint64_t oid = next_.load(std::memory_order_relaxed);
   do {
     if (oid >= capacity_) {

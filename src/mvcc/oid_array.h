@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "mvcc/version.h"
 #include "util/vmem.h"
@@ -16,8 +18,22 @@ class OidArray {
  public:
   Status init(std::uint64_t max_records, bool huge_pages);
 
-  // A fresh OID whose entry is empty. Busy when the table is full, IOError when memory runs out.
-  Result<std::uint64_t> allocate();
+  // An OID whose entry is empty: a released one if there is any (the most recently released
+  // first: its entry's line is the likeliest to be cached), else a never-used one. Busy when the
+  // table is full, IOError when memory runs out.
+  Result<std::uint64_t> allocate() {
+    if (free_count_.load(std::memory_order_relaxed) != 0) {
+      if (std::uint64_t oid; pop_free(&oid)) return oid;
+    }
+    return allocate_new();
+  }
+  // Makes an OID allocatable again. The caller guarantees that its entry is empty and that no
+  // transaction can still reach it: nothing names it (no index entry, no secondary entry) and
+  // every transaction that could have found it before has ended (the reclamation epoch has
+  // passed the clock read after the last name went; engine/reclaim.cc).
+  void release(std::uint64_t oid);
+  // OIDs released and not yet allocated again.
+  std::uint64_t free_count() const { return free_count_.load(std::memory_order_relaxed); }
 
   std::atomic<std::uint64_t>& entry(std::uint64_t oid) {
     BRAID_DASSERT(oid < allocated());
@@ -28,12 +44,20 @@ class OidArray {
   bool huge_pages() const { return arena_.huge_pages_advised(); }
 
  private:
+  Result<std::uint64_t> allocate_new();
+  bool pop_free(std::uint64_t* oid);
   std::atomic<std::uint64_t>* entries() const {
     return reinterpret_cast<std::atomic<std::uint64_t>*>(arena_.base());
   }
   util::VirtualArena arena_;
   std::uint64_t capacity_ = 0;
   std::atomic<std::uint64_t> next_{0};
+  // Released OIDs, a stack. A mutex, not a lock-free list: it is taken once per insert only
+  // while reclaimed OIDs wait, and once per released OID; free_count_ keeps a table without
+  // removals off it entirely.
+  std::mutex free_mutex_;
+  std::vector<std::uint64_t> free_;
+  std::atomic<std::uint64_t> free_count_{0};
 };
 
 }  // namespace braid::mvcc

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "util/assert.h"
 
@@ -42,17 +43,36 @@ TxnTable::~TxnTable() {
 TxnContext* TxnTable::begin() {
   const std::uint32_t shared = count_ - reserved_;
   if (shared == 0) return nullptr;
-  const std::uint32_t first = t_context_hint % shared;
-  for (std::uint32_t k = 0; k < shared; ++k) {
-    TxnContext& c = contexts_[reserved_ + (first + k) % shared];
-    if (c.in_use.load(std::memory_order_relaxed)) continue;
-    bool expected = false;
-    if (!c.in_use.compare_exchange_strong(expected, true, std::memory_order_acquire)) continue;
-    t_context_hint = (first + k) % shared;
-    start(c);
-    return &c;
+  // A context another thread borrowed for reclamation (begin_if_free) is back within a few
+  // microseconds: an application that uses every context must not see Busy because of it.
+  for (std::uint32_t attempt = 0; attempt < kBorrowWaits; ++attempt) {
+    const std::uint32_t first = t_context_hint % shared;
+    for (std::uint32_t k = 0; k < shared; ++k) {
+      TxnContext& c = contexts_[reserved_ + (first + k) % shared];
+      if (c.in_use.load(std::memory_order_relaxed)) continue;
+      bool expected = false;
+      if (!c.in_use.compare_exchange_strong(expected, true, std::memory_order_acquire)) continue;
+      t_context_hint = (first + k) % shared;
+      start(c);
+      return &c;
+    }
+    if (borrowed_.load(std::memory_order_acquire) == 0) return nullptr;
+    std::this_thread::yield();
   }
   return nullptr;
+}
+
+TxnContext* TxnTable::begin_if_free(std::uint32_t i) {
+  BRAID_ASSERT(i >= reserved_);
+  BRAID_ASSERT(i < count_);
+  TxnContext& c = contexts_[i];
+  if (c.in_use.load(std::memory_order_relaxed)) return nullptr;
+  bool expected = false;
+  if (!c.in_use.compare_exchange_strong(expected, true, std::memory_order_acquire)) return nullptr;
+  borrowed_.fetch_add(1, std::memory_order_acq_rel);
+  c.borrowed = true;
+  start(c);
+  return &c;
 }
 
 TxnContext* TxnTable::begin_at(std::uint32_t i) {
@@ -81,6 +101,7 @@ void TxnTable::start(TxnContext& c) {
   BRAID_DASSERT(c.leaf_reads.empty());
   BRAID_DASSERT(c.leaf_inserts.empty());
   c.recent_read.table = nullptr;
+  c.removes = false;
   c.serializable = false;
   c.read_only = false;
   c.ssn_eta = 0;
@@ -112,7 +133,10 @@ bool TxnTable::finish(TxnContext* ctx, const LoggedTick* tick) {
       free_before(ctx, horizon());
     }
   }
+  const bool borrowed = ctx->borrowed;
+  ctx->borrowed = false;
   ctx->in_use.store(false, std::memory_order_release);
+  if (borrowed) borrowed_.fetch_sub(1, std::memory_order_acq_rel);
   return wants_tick;
 }
 

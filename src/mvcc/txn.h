@@ -84,6 +84,26 @@ struct IndexAdd {
   std::uint16_t key_len;
 };
 
+// A removal a context's occupant committed, waiting until it may be reclaimed: no snapshot can
+// see the removed record any more (its timestamp is at or below the horizon) and, with a
+// directory, it is durable (engine/reclaim.cc).
+struct Tomb {
+  Table* table;
+  std::uint64_t oid;
+  std::uint64_t cts;
+  std::uint32_t key_off;  // the key's bytes in TxnContext::tomb_keys
+  std::uint16_t key_len;
+};
+
+// An OID that nothing names any more (a reclaimed record's, an aborted or lost insert's),
+// allocatable again once the horizon passes `clock`: a clock value read after its last name
+// went, kUnsealed until then (like Retired).
+struct FreedOid {
+  Table* table;
+  std::uint64_t oid;
+  std::uint64_t clock;
+};
+
 struct Retired {
   // A clock value read after the version was unlinked; kUnsealed until the occupant's finish
   // reads one (TxnTable::retire).
@@ -109,9 +129,10 @@ inline void add_own(std::atomic<T>& counter, std::type_identity_t<T> delta) {
 // The index entry a transaction's last get found (engine/access_ops.inc, get_op), for a write
 // of the same key that follows it (write_op): a read-modify-write, as every TPC-C update is. It
 // keeps the key's OID and the leaf and slot its lookup ended on, so that the write skips a
-// descent of its own. Sound because OIDs are never reused and a key's OID stands as long as its
-// entry; the engine removes only an aborted insert's entry, and a write that finds the OID's
-// entry emptied looks the key up again (Install::kRelookup), as it would after its own lookup.
+// descent of its own. Sound because an OID is reused only once every transaction that could
+// have found it has ended (engine/reclaim.cc), so within this transaction it names the key's
+// record or an emptied entry; a write that finds the entry emptied (an aborted insert's, a
+// reclaimed record's) looks the key up again (Install::kRelookup), as after its own lookup.
 // A stale leaf only costs the value hint's upkeep (BTree::set_value_hint checks the version).
 // Keys of 1 to kMaxKey bytes: the copy is on every get's path.
 struct RecentRead {
@@ -148,6 +169,19 @@ struct alignas(64) TxnContext {
   std::atomic<std::uint64_t> ssn_aborts{0};
   std::atomic<std::uint64_t> phantom_aborts{0};
   std::atomic<std::uint64_t> serializable_commits{0};
+  // Reclamation of removed records (engine/reclaim.cc): removals queued and not yet reclaimed,
+  // records reclaimed.
+  std::atomic<std::uint64_t> tombs_pending{0};
+  std::atomic<std::uint64_t> records_reclaimed{0};
+  // OIDs in use that hold no record, as this context changed them: its removals queued, and
+  // the OIDs it took out of use without giving them back yet (freed_oids) or for good (a
+  // reclaimed record of a table with secondary indexes). One word, so that reclaiming a tomb
+  // (queued → out of use) changes nothing stats() could see half of. Signed: only the sum
+  // over contexts is meaningful.
+  std::atomic<std::int64_t> oids_not_records{0};
+  // Pending reclamation work of this context's queues (tombs + freed OIDs): another thread may
+  // take the context while it is free and do it (DatabaseImpl::help_reclaim).
+  std::atomic<std::uint64_t> reclaim_work{0};
 
   // ---- Private to the occupant ----
   alignas(64) std::uint32_t index = 0;
@@ -155,7 +189,10 @@ struct alignas(64) TxnContext {
   std::uint64_t snapshot = 0;  // begin timestamp
   std::uint64_t tag = 0;       // owner stamp of this transaction's versions
   std::uint32_t commits_since_horizon = 0;
-  bool in_scan = false;  // a scan callback is running (re-entry is refused)
+  std::uint32_t ends_since_help = 0;  // DatabaseImpl::finish_txn's cadence of helping others
+  bool borrowed = false;              // taken by begin_if_free, not by its own thread
+  bool in_scan = false;               // a scan callback is running (re-entry is refused)
+  bool removes = false;  // this transaction wrote a tombstone (its commit queues Tombs)
   // SSN (mvcc/ssn.h), set at begin. η and π in SSN's doubled units.
   bool serializable = false;
   bool read_only = false;  // declared: writes are refused
@@ -172,6 +209,12 @@ struct alignas(64) TxnContext {
   RecentRead recent_read;        // cleared at begin
   std::vector<Retired> limbo;    // survives across occupants of this context
   std::size_t limbo_sealed = 0;  // limbo[0, limbo_sealed) carry their clock
+  // Committed removals in commit order (so in timestamp order), [tombs_done, size) pending;
+  // and OIDs waiting for the horizon, in clock order. Both survive across occupants.
+  std::vector<Tomb> tombs;
+  std::string tomb_keys;
+  std::size_t tombs_done = 0;
+  std::vector<FreedOid> freed_oids;
   VersionHeap::Cache version_cache;
 };
 
@@ -190,6 +233,11 @@ class TxnTable {
   TxnContext* begin();
   // Starts a transaction in reserved context i, which must be free (a worker slot's own).
   TxnContext* begin_at(std::uint32_t i);
+  // Starts a transaction in context i if it is free (null if not): the context's own queues
+  // are then the caller's to work on. Shared contexts only: a reserved one belongs to its
+  // worker, whose begin_at expects it free.
+  TxnContext* begin_if_free(std::uint32_t i);
+  std::uint32_t first_shared() const { return reserved_; }
   // A clock tick taken through the caller's log (durable databases: set_logged_ticks): `take`
   // answers whether the tick was taken.
   struct LoggedTick {
@@ -305,6 +353,10 @@ class TxnTable {
   alignas(64) std::atomic<std::uint64_t> cold_floor_{0};
   bool logged_ticks_ = false;
   std::uint8_t cooling_init_ = 0;
+  // Contexts begin_if_free holds now; begin() waits for them (a yield a try) rather than
+  // answering Busy.
+  std::atomic<std::uint32_t> borrowed_{0};
+  static constexpr std::uint32_t kBorrowWaits = 1024;
   alignas(64) std::atomic<std::uint64_t> clock_{1};
   alignas(64) std::atomic<std::uint64_t> horizon_{1};
 };

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <braid/braid.h>
+#include <braid/tx.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -43,6 +44,25 @@ inline std::string read_committed(Database& db, Table& t, std::string_view key) 
   std::string v = read(tx, t, key);
   EXPECT_TRUE(tx.commit().is_ok());
   return v;
+}
+
+// Lets every context's queue of removed records be worked on and moves the clock and the
+// horizon past every removal so far (src/engine/reclaim.cc): `rounds` transactions on
+// `scratch` through the workers (each ends in a slot's context, and a worker going idle works
+// on its slots' queues) and as many on this thread (every 64th end visits free shared
+// contexts). No transaction may be open.
+inline void drain_reclamation(Database& db, Table& scratch, int rounds = 1000) {
+  for (int i = 0; i < rounds; ++i) {
+    const std::string value = std::to_string(i);
+    if (db.options().workers != 0) {
+      Status s = db.execute(
+          [&](Tx& tx) -> Task<Status> { co_return co_await tx.put(scratch, "tick", value); });
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+    }
+    Transaction tx = begin(db);
+    ASSERT_TRUE(tx.put(scratch, "tick", value).is_ok());
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
 }
 
 // A number from the environment (test knobs such as BRAID_MODEL_SEED), or `def`.
