@@ -1,8 +1,11 @@
 // `braid`: the database directory tool.
 //
 //   braid check DIR          recover DIR into memory without writing a byte to it, verify
-//                            checksums, the log chain and the index invariants, and print the
-//                            tables, record counts and what recovery found
+//                            checksums, the log chain and the index invariants, check that
+//                            the index keys, the OID entries in use, a scan and the engine's
+//                            record count agree (recovery drops removed records), and print the
+//                            tables, record counts, the engine's reclamation counts and what
+//                            recovery found
 //   braid repair [--yes] DIR say what a salvage recovery keeps and drops; with --yes, make that
 //                            state the database (the damaged files are replaced and deleted)
 //   braid stats DIR          describe DIR without recovering it: catalog, checkpoints (with each
@@ -151,12 +154,14 @@ int check(const std::string& dir) {
     tx.abort();
     // Structure of the index, and every key it holds has a visible record.
     const std::size_t keys = c.table->index().check_invariants();
-    if (!s.is_ok() || keys != records) ++bad;
+    // Recovery drops removed records: every OID entry in use holds exactly one record.
+    const bool mismatch = keys != records || c.hot + c.cold != records;
+    if (!s.is_ok() || mismatch) ++bad;
     char row[256];
     std::snprintf(row, sizeof row, "  %-24s %14llu %14zu %12llu %12llu%s\n",
                   c.table->name().c_str(), static_cast<unsigned long long>(records), keys,
                   static_cast<unsigned long long>(c.hot), static_cast<unsigned long long>(c.cold),
-                  keys != records ? "  MISMATCH" : "");
+                  mismatch ? "  MISMATCH" : "");
     rows += row;
     if (!s.is_ok()) rows += "  " + std::string(24, ' ') + " READ FAILED: " + s.to_string() + "\n";
     total += records;
@@ -166,6 +171,22 @@ int check(const std::string& dir) {
   std::printf("  %llu records in %zu tables, log generation %llu\n",
               static_cast<unsigned long long>(total), cat.tables.size(),
               static_cast<unsigned long long>(cat.generation));
+  const DatabaseStats st = (*db)->stats();
+  std::printf(
+      "  engine: %llu records, %llu tombstones pending, %llu OIDs free, %llu index nodes "
+      "(%llu free), %llu live versions\n",
+      static_cast<unsigned long long>(st.records),
+      static_cast<unsigned long long>(st.tombstones_pending),
+      static_cast<unsigned long long>(st.oids_free),
+      static_cast<unsigned long long>(st.index_nodes),
+      static_cast<unsigned long long>(st.index_nodes_free),
+      static_cast<unsigned long long>(st.live_versions));
+  if (st.records != total) {
+    std::printf("  MISMATCH: the engine counts %llu records, the scans %llu\n",
+                static_cast<unsigned long long>(st.records),
+                static_cast<unsigned long long>(total));
+    ++bad;
+  }
   if (bad != 0) {
     std::printf("  %d check(s) FAILED\n", bad);
     return 1;
