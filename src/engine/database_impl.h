@@ -186,8 +186,10 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   void end_context(mvcc::TxnContext* ctx, std::uint32_t log);
   // Transaction ends between two visits of help_reclaim, per context.
   static constexpr std::uint32_t kHelpEvery = 64;
-  // False: the tomb must be asked again later (a write on the tombstone may still abort).
-  bool reclaim_tomb(mvcc::TxnContext* ctx, const mvcc::Tomb& t);
+  // kDropped: the record was written again since (or is gone); kRetry: a write on the
+  // tombstone may still abort, so the tomb must be asked again later.
+  enum class TombOutcome : std::uint8_t { kReclaimed, kDropped, kRetry };
+  TombOutcome reclaim_tomb(mvcc::TxnContext* ctx, const mvcc::Tomb& t);
   void release_oids(mvcc::TxnContext* ctx);
   Status write_primary(mvcc::TxnContext* ctx, Table& table, std::string_view key,
                        std::string_view value, WriteKind kind, const LookupHint* hint,

@@ -110,9 +110,8 @@ void DatabaseImpl::reclaim_tombs(TxnContext* ctx) {
     const mvcc::Tomb& t = ctx->tombs[ctx->tombs_done];
     // In timestamp order: the first that must wait ends the round.
     if (!mvcc::Protocol::seen_by_all(t.cts, horizon) || t.cts > durable) break;
-    const std::uint64_t reclaimed = ctx->records_reclaimed.load(std::memory_order_relaxed);
-    const std::uint64_t pending_before = ctx->tombs.size() - ctx->tombs_done;
-    if (!reclaim_tomb(ctx, t)) {
+    const TombOutcome outcome = reclaim_tomb(ctx, t);
+    if (outcome == TombOutcome::kRetry) {
       // Another transaction's write sits on the tombstone and may still abort, which would
       // leave the removal in place: ask again later, from the back of the queue.
       const mvcc::Tomb again = t;
@@ -125,9 +124,7 @@ void DatabaseImpl::reclaim_tombs(TxnContext* ctx) {
     ctx->tombs_pending.store(ctx->tombs.size() - ctx->tombs_done, std::memory_order_relaxed);
     // A reclaimed record's OID stays out of the records (queued → out of use); a tomb dropped
     // because the record was written again since leaves a record behind.
-    const bool dropped = ctx->records_reclaimed.load(std::memory_order_relaxed) == reclaimed &&
-                         ctx->tombs.size() - ctx->tombs_done < pending_before;
-    if (dropped) mvcc::add_own(ctx->oids_not_records, -1);
+    if (outcome == TombOutcome::kDropped) mvcc::add_own(ctx->oids_not_records, -1);
   }
   if (ctx->tombs_done == ctx->tombs.size()) {
     ctx->tombs.clear();
@@ -144,21 +141,22 @@ void DatabaseImpl::reclaim_tombs(TxnContext* ctx) {
   }
 }
 
-bool DatabaseImpl::reclaim_tomb(TxnContext* ctx, const mvcc::Tomb& t) {
+DatabaseImpl::TombOutcome DatabaseImpl::reclaim_tomb(TxnContext* ctx, const mvcc::Tomb& t) {
   Table& table = *t.table;
   std::atomic<std::uint64_t>& slot = table.oids().entry(t.oid);
   const std::uint64_t e = slot.load(std::memory_order_acquire);
   // A tombstone is never evicted (ColdStore::evict), so a removed record is hot until it is
   // reclaimed; an entry that is not was reclaimed already (by an older tomb's turn) or
   // belongs to another record since.
-  if (!entry::is_hot(e)) return true;
+  if (!entry::is_hot(e)) return TombOutcome::kDropped;
   Version* head = entry::hot(e);
   const std::uint64_t stamp = head->stamp.load(std::memory_order_acquire);
   if (stamp != t.cts) {
     // Written again since. Committed: the write stands (if it is a removal, it queued a tomb
     // of its own). Not committed (an owner's, or an aborted one being unlinked): it may still
     // go, leaving this removal on top, so the tomb must stay.
-    return !mvcc::is_owner_stamp(stamp) && stamp != mvcc::kInvisible;
+    const bool settled = !mvcc::is_owner_stamp(stamp) && stamp != mvcc::kInvisible;
+    return settled ? TombOutcome::kDropped : TombOutcome::kRetry;
   }
   BRAID_ASSERT(head->tombstone());
   const std::string_view key(ctx->tomb_keys.data() + t.key_off, t.key_len);
@@ -174,13 +172,13 @@ bool DatabaseImpl::reclaim_tomb(TxnContext* ctx, const mvcc::Tomb& t) {
         return u->slot->compare_exchange_strong(expected, entry::kEmpty, std::memory_order_acq_rel);
       },
       &unlink);
-  if (!removed) return true;
+  if (!removed) return TombOutcome::kDropped;
   const bool indexed = table.index_count() != 0;
   if (indexed) remove_secondary_of(table, key, t.oid, head);
   txns_.retire_chain(ctx, head);
   mvcc::add_own(ctx->records_reclaimed, 1);
   if (!indexed) ctx->freed_oids.push_back({&table, t.oid, mvcc::kUnsealed});
-  return true;
+  return TombOutcome::kReclaimed;
 }
 
 void DatabaseImpl::release_oids(TxnContext* ctx) {
