@@ -152,8 +152,8 @@ struct DatabaseStats {
   std::uint64_t live_version_bytes = 0;
   std::uint64_t retired_versions = 0;  // unlinked, waiting for their epoch to pass
   std::uint64_t pruned_versions = 0;   // cut from chains because no snapshot can see them
-  std::uint64_t index_nodes = 0;
-  std::uint64_t index_nodes_free = 0;  // freed by merges, held for reuse
+  std::uint64_t index_nodes = 0;       // in the primary and secondary B+-trees
+  std::uint64_t index_nodes_free = 0;  // left their tree by merges, kept for its later splits
   // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
   // reclamation and OIDs waiting to be given back). Exact while no reclamation runs; while it
   // does, an OID given back during the call may be missed.

@@ -103,6 +103,11 @@ DatabaseStats DatabaseImpl::stats() const {
   std::uint64_t oids_used = 0;
   for (const auto& t : tables_) {
     s.index_nodes += t->index().node_count();
+    s.index_nodes_free += t->index().free_node_count();
+    for (std::uint32_t i = 0; i < t->index_count(); ++i) {
+      s.index_nodes += t->secondary(i)->tree().node_count();
+      s.index_nodes_free += t->secondary(i)->tree().free_node_count();
+    }
     s.oids_free += t->oids().free_count();
     oids_used += t->oids().allocated() - t->oids().free_count();
   }

@@ -233,6 +233,10 @@ struct NodeImage {
   void gather(const Node* node) {
     n = 0;
     used = 0;
+    append(node);
+  }
+  // Adds a node's entries after those already held (a merge gathers both halves).
+  void append(const Node* node) {
     char buf[kMaxKey];
     for (unsigned i = 0; i < node->count; ++i) {
       std::uint32_t len = copy_key(node, node->count, i, buf);
@@ -318,6 +322,47 @@ void remove_at(Node* node, unsigned idx) {
 
 bool fits(const Node* node, std::size_t key_len) {
   return node->free_bytes() + node->garbage >= entry_bytes(key_len);
+}
+
+// ---- Underflow ----------------------------------------------------------------------------------
+
+constexpr std::size_t kBodyBytes = kNodeBytes - Node::kHeader;
+// A node under a quarter full asks for a merge, and a merge must leave the node that keeps the
+// entries at most three quarters full: one that came out full would split again at the next
+// insert, and a workload that removes and inserts around one boundary would merge and split
+// for ever.
+constexpr std::size_t kUnderfullBytes = kBodyBytes / 4;
+constexpr std::size_t kMergedMaxBytes = kBodyBytes * 3 / 4;
+
+// Bytes a node's live entries take: the arrays and the suffixes slots still refer to. Racy
+// reads: the caller validates (or holds the lock).
+BRAID_OPTIMISTIC std::size_t used_bytes(const Node* n) {
+  const std::size_t heap = kNodeBytes - std::min<std::size_t>(racy(n->heap_begin), kNodeBytes);
+  const std::size_t garbage = std::min<std::size_t>(racy(n->garbage), heap);
+  return racy_count(n) * kEntryBytes + heap - garbage;
+}
+
+BRAID_OPTIMISTIC Node* child_at(const Node* n, unsigned count, unsigned idx) {
+  return idx == 0 ? racy(n->leftmost)
+                  : reinterpret_cast<Node*>(racy(n->tails(count)[idx - 1].value));
+}
+
+// The nodes from the root down to the one a rebalancing step looks at, each at the version it
+// was read at: entry i + 1 is child `child_idx` of entry i (0: leftmost, j + 1: slot j's).
+struct Path {
+  struct Entry {
+    Node* node;
+    std::uint64_t version;
+    unsigned child_idx;
+  };
+  Entry at[64];
+  unsigned depth = 0;
+  Entry& back() { return at[depth - 1]; }
+};
+
+// Unlocks what lock_path locked, bottom-up.
+void unlock_nodes(Node* const* nodes, unsigned n) {
+  while (n > 0) nodes[--n]->lock.unlock();
 }
 
 // An insert into a leaf locked at `version`: kPresent (and *existing) when the key is there,
@@ -455,37 +500,63 @@ BTree::~BTree() {
 }
 
 Node* BTree::new_node(std::uint8_t level) {
-  void* mem;
+  Node* n = nullptr;
+  void* mem = nullptr;
   {
     std::lock_guard<std::mutex> guard(alloc_mutex_);
-    if (chunk_cursor_ == chunk_end_) {
-      void* c = pool_ != nullptr ? pool_->take() : nullptr;
-      if (c == nullptr) {
-        c = std::aligned_alloc(kChunkBytes, kChunkBytes);
-        BRAID_ASSERT(c != nullptr);  // out of memory: nothing sensible to do mid-split
-        ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // best effort
-        chunks_.push_back(c);
+    if (!free_nodes_.empty()) {
+      n = free_nodes_.back();
+      free_nodes_.pop_back();
+      nodes_free_.fetch_sub(1, std::memory_order_relaxed);
+    } else {
+      if (chunk_cursor_ == chunk_end_) {
+        void* c = pool_ != nullptr ? pool_->take() : nullptr;
+        if (c == nullptr) {
+          c = std::aligned_alloc(kChunkBytes, kChunkBytes);
+          BRAID_ASSERT(c != nullptr);  // out of memory: nothing sensible to do mid-split
+          ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // best effort
+          chunks_.push_back(c);
+        }
+        chunk_cursor_ = static_cast<char*>(c);
+        chunk_end_ = chunk_cursor_ + kChunkBytes;
       }
-      chunk_cursor_ = static_cast<char*>(c);
-      chunk_end_ = chunk_cursor_ + kChunkBytes;
+      mem = chunk_cursor_;
+      chunk_cursor_ += kNodeBytes;
     }
-    mem = chunk_cursor_;
-    chunk_cursor_ += kNodeBytes;
   }
-  Node* n = new (mem) Node;
+  const bool reused = n != nullptr;
+  if (!reused) {
+    n = new (mem) Node;
+    n->pstamp.store(0, std::memory_order_relaxed);
+  }
+  // A reused node is not constructed again: its version word goes on counting (revive, below)
+  // and it keeps the SSN stamp of its earlier lives (Node::pstamp). Readers still holding it
+  // read these fields racily and fail their validation.
   n->count = 0;
   n->heap_begin = kNodeBytes;
   n->garbage = 0;
   n->level = level;
   n->run_end = 0;
   n->leftmost = nullptr;
-  n->pstamp.store(0, std::memory_order_relaxed);
-  const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (level < kLevels) level_nodes_[level].fetch_add(1, std::memory_order_relaxed);
+  if (reused) {
+    n->lock.revive();
+    return n;
+  }
+  const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (nodes * kNodeBytes > cache_bytes_ && !outgrew_cache_.load(std::memory_order_relaxed)) {
     outgrew_cache_.store(true, std::memory_order_relaxed);
   }
   return n;
+}
+
+void BTree::retire(Node* n) {
+  BRAID_DASSERT(n->lock.locked_now());
+  n->lock.retire();
+  if (n->level < kLevels) level_nodes_[n->level].fetch_sub(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(alloc_mutex_);
+  free_nodes_.push_back(n);
+  nodes_free_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void BTree::note_key_len(std::size_t len) {
@@ -757,7 +828,10 @@ void BTree::split_leaf(Node* node, Node* parent, unsigned idx) {
   Node* right = new_node(0);
   // Under the lock: a reader that raised the stamp before our lock saw its read version
   // change (and aborts); one that raised it after finds it copied (mvcc/ssn.h).
-  right->pstamp.store(node->pstamp.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
+  // The larger of the two: a reused node keeps the stamp of its earlier lives (Node::pstamp).
+  right->pstamp.store(std::max(right->pstamp.load(std::memory_order_seq_cst),
+                               node->pstamp.load(std::memory_order_seq_cst)),
+                      std::memory_order_seq_cst);
   rebuild(right, *img, m, img->n);
   rebuild(node, *img, 0, m);
   link_right_sibling(node, parent, sep, right);
@@ -815,9 +889,193 @@ bool BTree::remove_matching(std::string_view key, std::uint64_t expected, bool a
     const bool hit = exact && (any || leaf->tails(leaf->count)[idx].value == expected) &&
                      (consent == nullptr || consent(arg));
     if (hit) remove_at(leaf, idx);
+    const bool underfull = hit && used_bytes(leaf) < kUnderfullBytes;
     leaf->lock.unlock();
+    if (underfull) rebalance(k);
     return hit;
   }
+}
+
+void BTree::rebalance(const SearchKey& k) {
+  // A step that found a lock taken or a version moved is tried again a few times, then left
+  // to a later removal in the range: merging is for space, never needed for correctness.
+  constexpr unsigned kTries = 4;
+  std::uint32_t level = 0;
+  unsigned tries = 0;
+  while (tries < kTries) {
+    const std::uint32_t next = rebalance_level(k, level);
+    if (next == kRebalanceDone) return;
+    if (next == kRebalanceRetry) {
+      ++tries;
+      continue;
+    }
+    BRAID_DASSERT(next > level);
+    level = next;
+  }
+}
+
+namespace {
+
+enum class PathRead { kOk, kRetry, kShort };
+
+// Reads the path from the root down to the node at `level` on k's path, every node validated
+// before its child pointer is followed and each child's version read while its parent still
+// validated. kShort: the tree is not that tall (any more).
+BRAID_OPTIMISTIC PathRead read_path(const std::atomic<Node*>& root, const SearchKey& k,
+                                    std::uint32_t level, Path* p) {
+  p->depth = 0;
+  Node* n = root.load(std::memory_order_acquire);
+  std::uint64_t v = n->lock.read_version();
+  if (OptLock::is_locked(v)) return PathRead::kRetry;
+  if (root.load(std::memory_order_acquire) != n) return PathRead::kRetry;
+  unsigned idx = 0;
+  for (;;) {
+    BRAID_ASSERT(p->depth < std::size(p->at));
+    p->at[p->depth++] = {n, v, idx};
+    const unsigned nl = racy(n->level);
+    if (!n->lock.validate(v)) return PathRead::kRetry;
+    if (nl == level) return PathRead::kOk;
+    if (nl < level) return PathRead::kShort;
+    const unsigned count = racy_count(n);
+    idx = upper_bound(n, count, k, NodeSearch::kBisect);
+    Node* child = child_at(n, count, idx);
+    if (!n->lock.validate(v)) return PathRead::kRetry;
+    const std::uint64_t cv = child->lock.read_version();
+    if (OptLock::is_locked(cv)) return PathRead::kRetry;
+    if (!n->lock.validate(v)) return PathRead::kRetry;  // still the child when cv was read
+    n = child;
+    v = cv;
+  }
+}
+
+BRAID_OPTIMISTIC unsigned racy_len(const Node* n, unsigned count, unsigned slot) {
+  return racy(n->tails(count)[slot].len);
+}
+
+}  // namespace
+
+std::uint32_t BTree::rebalance_level(const SearchKey& k, std::uint32_t level) {
+  Path p;
+  switch (read_path(root_, k, level, &p)) {
+    case PathRead::kOk:
+      break;
+    case PathRead::kRetry:
+      return kRebalanceRetry;
+    case PathRead::kShort:
+      return kRebalanceDone;
+  }
+  Node* const n = p.back().node;
+  const std::uint64_t nv = p.back().version;
+
+  // The root: one with a single child hands the root down (the tree loses a level).
+  if (p.depth == 1) {
+    if (level == 0 || racy(n->count) != 0) return kRebalanceDone;
+    if (!n->lock.try_upgrade(nv)) return kRebalanceRetry;
+    BRAID_ASSERT(n->count == 0);
+    // Readers that loaded the old root find root_ changed (Descent::step) or the node obsolete.
+    root_.store(n->leftmost, std::memory_order_release);
+    retire(n);
+    merges_.fetch_add(1, std::memory_order_relaxed);
+    return kRebalanceDone;
+  }
+
+  if (used_bytes(n) >= kUnderfullBytes) return kRebalanceDone;
+
+  // An empty leaf leaves the tree with every ancestor it is the only child of (inner nodes
+  // without separators): the top of that chain is unlinked from the first ancestor that has
+  // other children.
+  if (level == 0 && racy(n->count) == 0) {
+    unsigned top = p.depth - 1;
+    while (top > 1 && racy(p.at[top - 1].node->count) == 0) --top;
+    if (top == 1 && racy(p.at[0].node->count) == 0) return kRebalanceDone;  // the tree is empty
+    if (!p.at[top - 1].node->lock.validate(p.at[top - 1].version)) return kRebalanceRetry;
+    // Lock from the ancestor down, each at the version the path read: a success proves the
+    // node unchanged since, so the counts read above hold.
+    Node* locked[std::size(Path{}.at)];
+    unsigned held = 0;
+    for (unsigned i = top - 1; i < p.depth; ++i) {
+      if (!p.at[i].node->lock.try_upgrade(p.at[i].version)) {
+        unlock_nodes(locked, held);
+        return kRebalanceRetry;
+      }
+      locked[held++] = p.at[i].node;
+    }
+    Node* q = p.at[top - 1].node;
+    BRAID_ASSERT(q->count >= 1);
+    BRAID_ASSERT(n->count == 0);
+    const unsigned c = p.at[top].child_idx;
+    if (c == 0) {
+      // The next child takes the leftmost place (its range widens downwards).
+      q->leftmost = reinterpret_cast<Node*>(q->tails(q->count)[0].value);
+      remove_at(q, 0);
+    } else {
+      remove_at(q, c - 1);  // the child before widens upwards
+    }
+    for (unsigned i = held; i > 1; --i) retire(locked[i - 1]);
+    q->lock.unlock();
+    merges_.fetch_add(1, std::memory_order_relaxed);
+    return q->level;
+  }
+
+  // Otherwise merge with a sibling under the same parent: the right one when there is one.
+  Node* const parent = p.at[p.depth - 2].node;
+  const std::uint64_t pv = p.at[p.depth - 2].version;
+  const unsigned c = p.back().child_idx;
+  const unsigned pc = racy_count(parent);
+  // The only child: its parent is as underfull as it gets; look there.
+  if (pc == 0) return level + 1;
+  const unsigned si = c < pc ? c + 1 : c - 1;
+  Node* const sib = child_at(parent, pc, si);
+  if (!parent->lock.validate(pv)) return kRebalanceRetry;
+  const std::uint64_t sv = sib->lock.read_version();
+  if (OptLock::is_locked(sv)) return kRebalanceRetry;
+  if (!parent->lock.validate(pv)) return kRebalanceRetry;
+  Node* const left = si > c ? n : sib;
+  Node* const right = si > c ? sib : n;
+  const unsigned sep = std::max(c, si) - 1;  // the parent's slot whose child is `right`
+  // An inner merge pulls the separator down between the halves' entries.
+  const std::size_t sep_bytes =
+      level == 0 ? 0 : entry_bytes(std::max(racy_len(parent, pc, sep), 1u));
+  // An inner node without separators has a lone child that cannot merge below it: it merges
+  // whenever it fits at all.
+  const std::size_t limit = racy(n->count) == 0 ? kBodyBytes : kMergedMaxBytes;
+  if (used_bytes(n) + used_bytes(sib) + sep_bytes > limit) return kRebalanceDone;
+  if (!parent->lock.try_upgrade(pv)) return kRebalanceRetry;
+  const std::uint64_t lv = left == n ? nv : sv;
+  const std::uint64_t rv = right == n ? nv : sv;
+  if (!left->lock.try_upgrade(lv)) {
+    parent->lock.unlock();
+    return kRebalanceRetry;
+  }
+  if (!right->lock.try_upgrade(rv)) {
+    left->lock.unlock();
+    parent->lock.unlock();
+    return kRebalanceRetry;
+  }
+  // Locked at the versions read: what was measured above is what is there.
+  BRAID_ASSERT(left->level == right->level);
+  BRAID_ASSERT(used_bytes(left) + used_bytes(right) + sep_bytes <= kBodyBytes);
+  auto img = std::make_unique_for_overwrite<NodeImage>();
+  img->gather(left);
+  if (level != 0) {
+    char buf[kMaxKey];
+    const std::uint32_t len = copy_key(parent, parent->count, sep, buf);
+    img->add({buf, len}, reinterpret_cast<std::uint64_t>(right->leftmost), 0);
+  }
+  img->append(right);
+  rebuild(left, *img, 0, img->n);
+  if (level == 0) {
+    // The keys' readers move with them (mvcc/ssn.h, "Phantoms"), as in split_leaf.
+    left->pstamp.store(std::max(left->pstamp.load(std::memory_order_seq_cst),
+                                right->pstamp.load(std::memory_order_seq_cst)),
+                       std::memory_order_seq_cst);
+  }
+  remove_at(parent, sep);
+  retire(right);
+  left->lock.unlock();
+  parent->lock.unlock();
+  merges_.fetch_add(1, std::memory_order_relaxed);
+  return level + 1;
 }
 
 ScanLeaf::ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite,
@@ -917,6 +1175,7 @@ struct CheckCtx {
 void check_node(const Node* n, const std::string* lo, const std::string* hi, int depth,
                 CheckCtx* ctx) {
   BRAID_ASSERT(!n->lock.locked_now());
+  BRAID_ASSERT(!n->lock.obsolete_now());
   BRAID_ASSERT(n->count <= Node::kMaxSlots);
   BRAID_ASSERT(n->heap_begin <= kNodeBytes);
   BRAID_ASSERT(n->heap_begin >= Node::kHeader + n->count * kEntryBytes);
@@ -966,12 +1225,16 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
 std::size_t BTree::check_invariants() const {
   CheckCtx ctx;
   check_node(root_.load(std::memory_order_acquire), nullptr, nullptr, 0, &ctx);
-  // Nodes are never freed and every one allocated is linked in, so the per-level counts that
-  // resident_level() reads are exact.
+  // Every node is either linked in or on the free list, so the per-level counts that
+  // resident_level() reads are exact, and so is node_count().
+  std::size_t total = 0;
   for (std::uint32_t l = 0; l < kLevels; ++l) {
     const std::size_t reachable = l < ctx.level_nodes.size() ? ctx.level_nodes[l] : 0;
     BRAID_ASSERT(level_nodes_[l].load(std::memory_order_relaxed) == reachable);
+    total += reachable;
   }
+  BRAID_ASSERT(node_count() == total);
+  for (const Node* n : free_nodes_) BRAID_ASSERT(n->lock.obsolete_now());
   return ctx.keys;
 }
 

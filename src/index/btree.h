@@ -23,9 +23,20 @@
 // lines instead of 16 and the heads compare 4 or 8 to an instruction. An entry still costs 24
 // bytes plus its suffix: capacity is unchanged.
 //
-// Underflow: lazy. Removing keys never merges nodes; an empty leaf stays in place and is reused
-// by later inserts into its key range. Nodes are therefore never freed while the tree lives,
-// which also removes any use-after-free hazard for optimistic readers. The engine removes index
+// Underflow: merges, and type-stable node memory. A removal that leaves a leaf under a quarter
+// full merges it with a sibling under the same parent when the two fit in three quarters of a
+// node (the left one keeps the entries, the right one leaves the parent); a leaf left empty
+// leaves the tree at once, with every ancestor it was the only child of. A parent that lost a
+// child is looked at in turn, and a root left with one child hands the root to it. Merges are
+// best effort: a lock found taken or a version that moved gives up after a few tries, and a
+// later removal in the same range tries again (BTree::rebalance).
+// A node that leaves the tree is marked obsolete and goes to the tree's free list, where a
+// later split takes it again; its memory goes back to the allocator only with the tree. Why
+// not epochs: an optimistic reader may hold a pointer to a node that left the tree, and all it
+// can do with it is read words and validate a version (type-stable memory, as LeanStore's
+// buffer frames). The version word keeps counting across a node's lives (OptLock::retire and
+// revive never lower it), so a version read in one life never validates in another, and a
+// pointer is followed only after the node it was read from validated. The engine removes index
 // entries for aborted inserts and for reclaimed records (engine/reclaim.cc).
 //
 // One descent. All operations find their leaf through Descent::step(), which processes exactly
@@ -53,8 +64,9 @@ class ChunkPool;  // index/chunk_pool.h
 inline constexpr std::size_t kNodeBytes = 1024;
 inline constexpr std::size_t kMaxKey = 255;
 
-// The version word of a node: bit 1 = locked, bit 0 = obsolete (unused: nodes are never
-// retired), the rest a counter. Unlock adds 0b10, which clears the lock bit and bumps the counter.
+// The version word of a node: bit 1 = locked, bit 0 = obsolete (the node left the tree), the
+// rest a counter. Unlock adds 0b10, which clears the lock bit and bumps the counter; the counter
+// never goes down, not even when a node is reused, so no two states of a node share a version.
 class OptLock {
  public:
   static constexpr std::uint64_t kLocked = 0b10;
@@ -75,7 +87,20 @@ class OptLock {
   // Unlocks back to `v`, the version try_upgrade(v) locked: for a writer that changed only
   // what no reader validates (BTree::set_value_hint's word).
   void restore(std::uint64_t v) { word_.store(v, std::memory_order_release); }
+  // Unlocks a node that left the tree: readers that reach it restart, and no upgrade succeeds.
+  void retire() {
+    const std::uint64_t w = word_.load(std::memory_order_relaxed);
+    BRAID_DASSERT((w & kLocked) != 0);
+    word_.store((w + kLocked) | kObsolete, std::memory_order_release);
+  }
+  // A retired node taken for a new life: unlocked, at a version above every earlier one.
+  void revive() {
+    const std::uint64_t w = word_.load(std::memory_order_relaxed);
+    BRAID_ASSERT((w & kObsolete) != 0);
+    word_.store((w & ~kObsolete) + 2 * kLocked, std::memory_order_release);
+  }
   bool locked_now() const { return (word_.load(std::memory_order_relaxed) & kLocked) != 0; }
+  bool obsolete_now() const { return (word_.load(std::memory_order_relaxed) & kObsolete) != 0; }
 
  private:
   std::atomic<std::uint64_t> word_{0b100};
@@ -113,8 +138,10 @@ struct alignas(64) Node {
   std::uint8_t run_end;
   Node* leftmost;  // inner: child for keys below slot 0
   // Leaf: SSN's η stamp of the key range (mvcc/ssn.h, "Phantoms"): the largest stamp of a
-  // serializable transaction that read the leaf and certified. A split copies it to the new
-  // leaf under the lock. 0 for leaves nobody read serializably.
+  // serializable transaction that read the leaf and certified. A split or a merge carries it
+  // (the larger of the two) to the node that takes the keys, under the lock, and a reused node
+  // keeps the stamp of its earlier lives, since an inserter may still read it (mvcc/ssn.h). 0
+  // for leaves nobody read serializably.
   std::atomic<std::uint64_t> pstamp;
   char body[kNodeBytes - kHeader];
 
@@ -410,9 +437,10 @@ class BTree {
   // `*existing` receives the present value. `change`, when given, receives the leaf the key
   // went into and its versions around the insert (the leaf is a split's half when it split).
   // `at`, when given, is the leaf a completed lookup of the same key ended on, at the version
-  // it validated: while that version holds, the leaf still covers the key (only its own split
-  // narrows a leaf's range, and a split bumps its version; nodes never merge or go away), so
-  // the insert goes there without a second descent. A changed leaf, or one that must split,
+  // it validated: while that version holds, the leaf still covers the key (a leaf's range
+  // narrows only by its own split or by leaving the tree, and both change its version, which
+  // no later life of the node repeats; an unlink beside it only widens it), so the insert goes
+  // there without a second descent. A changed leaf, or one that must split,
   // takes the descent from the root.
   // `value_hint`: the entry's first value hint (set_value_hint).
   bool insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
@@ -426,7 +454,8 @@ class BTree {
   // SSN's phantom checks (which compare leaf versions) see no change; a phantom check that
   // lands inside the few instructions the lock is held aborts, as for any locked leaf.
   void set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t value_hint);
-  // Removes the key if it maps to `expected` (or any value when `any`); true when removed.
+  // Removes the key if it maps to `expected` (or any value when `any`); true when removed. A
+  // leaf the removal leaves underfull is merged or unlinked (see "Underflow" above).
   bool remove(std::string_view key, std::uint64_t expected, bool any = false);
   // The same, if moreover `consent(arg)` answers true, asked with the leaf locked and the entry
   // found: a check-and-act the caller needs atomic with the removal (the engine's reclamation
@@ -459,10 +488,17 @@ class BTree {
   // accounting). Single-threaded callers only. Returns the number of keys.
   std::size_t check_invariants() const;
 
-  std::size_t node_count() const { return nodes_allocated_.load(std::memory_order_relaxed); }
+  // Nodes in the tree, and nodes on its free list (left the tree, kept for later splits).
+  std::size_t node_count() const {
+    return nodes_allocated_.load(std::memory_order_relaxed) -
+           nodes_free_.load(std::memory_order_relaxed);
+  }
+  std::size_t free_node_count() const { return nodes_free_.load(std::memory_order_relaxed); }
+  // Merges and unlinks done so far (tests and tools).
+  std::uint64_t merges() const { return merges_.load(std::memory_order_relaxed); }
   // True once the nodes take more than the constructor's `cache_bytes` (a core's L2 by
-  // default); never false again, since nodes are never freed. From then on a level below the
-  // root is likely a miss, and the plain drivers (sequential and the synchronous API) prefetch
+  // default); never false again, not even when merges shrink the tree. From then on a level below
+  // the root is likely a miss, and the plain drivers (sequential and the synchronous API) prefetch
   // each node whole before its step reads it, as pB+-trees do: a cold node then costs one miss
   // latency, where the count over its heads and the read of the tail it lands on were two
   // dependent ones (engine/access_ops.inc, BRAID_DRIVE). A tree that fits does not pay for the
@@ -507,6 +543,15 @@ class BTree {
   // After a split of `node` (locked, as is `parent`): publish `right` under separator `sep`.
   void link_right_sibling(Node* node, Node* parent, std::string_view sep, Node* right);
   void note_key_len(std::size_t len);
+  // Underflow (see the header comment). rebalance() starts at the leaf on k's path and walks up
+  // while each step changed a parent; rebalance_level() does one level and answers the level
+  // to look at next, kRebalanceDone or kRebalanceRetry.
+  static constexpr std::uint32_t kRebalanceDone = ~0u;
+  static constexpr std::uint32_t kRebalanceRetry = ~0u - 1;
+  void rebalance(const SearchKey& k);
+  std::uint32_t rebalance_level(const SearchKey& k, std::uint32_t level);
+  // Takes a locked node out of service: obsolete, on the free list.
+  void retire(Node* n);
 
   std::atomic<Node*> root_;
   std::atomic<bool> outgrew_cache_{false};  // beside root_: a descent reads that line first
@@ -514,6 +559,8 @@ class BTree {
   const std::size_t llc_nodes_;  // nodes the last-level cache holds
   std::atomic<std::uint16_t> max_key_len_{8};
   std::atomic<std::size_t> nodes_allocated_{0};
+  std::atomic<std::size_t> nodes_free_{0};
+  std::atomic<std::uint64_t> merges_{0};
   static constexpr std::uint32_t kLevels = 32;
   std::atomic<std::size_t> level_nodes_[kLevels] = {};
 
@@ -522,6 +569,7 @@ class BTree {
   ChunkPool* const pool_;
   std::mutex alloc_mutex_;
   std::vector<void*> chunks_;
+  std::vector<Node*> free_nodes_;  // retired nodes, reused first (LIFO: the warmest)
   char* chunk_cursor_ = nullptr;
   char* chunk_end_ = nullptr;
 };

@@ -48,8 +48,10 @@
 //
 // Phantoms. A scan records each leaf it read with the leaf's OLC version, and a get that found
 // nothing (no key, or no visible version) records its leaf. At commit the transaction first
-// raises each leaf's pstamp (index::Node::pstamp; a split copies it to the new half under the
-// lock), then checks the versions: a leaf changed since it was read refuses the commit. An
+// raises each leaf's pstamp (index::Node::pstamp; a split or a merge carries it to the node
+// that takes the keys under the lock, and a node the tree freed keeps it when reused), then
+// checks the versions: a leaf changed since it was read refuses the commit (a merge changes
+// both nodes' versions; a node that left the tree is obsolete). An
 // insert made after that check certifies after us and takes the leaf's pstamp into its η (it
 // lists the leaves it inserted into). The transaction's own inserts move its recorded version
 // along. Conservative: any insert into a leaf a scan read refuses the scanner.

@@ -56,7 +56,9 @@ void constant_live_set(bool fifo, std::uint64_t seed) {
   std::uint64_t next = kLive;
   std::size_t cursor = 0;
   constexpr int kTxns = 40000;  // 80 000 keys written: 40 times the live set
+  DatabaseStats early;          // after 4 times the live set: the churn's own level
   for (int n = 0; n < kTxns; ++n) {
+    if (n == kTxns / 10) early = db->stats();
     Transaction tx = begin(*db);
     for (int j = 0; j < 2; ++j) {
       std::size_t slot;
@@ -82,16 +84,26 @@ void constant_live_set(bool fifo, std::uint64_t seed) {
   EXPECT_LT(st.records, kLive + 600);
   EXPECT_GE(st.records, kLive);
   EXPECT_GT(st.oids_free + st.records, 0u);
+  // Index nodes: merges keep the tree at the level the churn first brought it to (the load
+  // filled its leaves; churned leaves hold between a quarter and all of a node).
+  EXPECT_LE(st.index_nodes, early.index_nodes * 13 / 10);
+  EXPECT_LE(st.index_nodes, start.index_nodes * 3);
+  EXPECT_GT(st.index_nodes_free, 0u);
   std::printf(
       "%s: %llu keys written, live versions %llu (start %llu), records %llu, "
-      "reclaimed %llu, pending %llu, oids free %llu\n",
+      "reclaimed %llu, pending %llu, oids free %llu, index nodes %llu (start %llu, early %llu, "
+      "free %llu)\n",
       fifo ? "fifo" : "random", static_cast<unsigned long long>(next),
       static_cast<unsigned long long>(st.live_versions),
       static_cast<unsigned long long>(start.live_versions),
       static_cast<unsigned long long>(st.records),
       static_cast<unsigned long long>(st.records_reclaimed),
       static_cast<unsigned long long>(st.tombstones_pending),
-      static_cast<unsigned long long>(st.oids_free));
+      static_cast<unsigned long long>(st.oids_free),
+      static_cast<unsigned long long>(st.index_nodes),
+      static_cast<unsigned long long>(start.index_nodes),
+      static_cast<unsigned long long>(early.index_nodes),
+      static_cast<unsigned long long>(st.index_nodes_free));
   // Every live key reads back, every removed one is gone.
   Transaction tx = begin(*db);
   for (std::uint64_t i = 0; i < kLive; ++i) {

@@ -19,6 +19,21 @@ std::string key_of(std::uint64_t i, int len) {
   return k;
 }
 
+// One whole scan, forward or reverse, leaf by leaf: `fn(key, value)` for every entry.
+template <typename Fn>
+void scan_whole(const BTree& t, bool rev, Fn&& fn) {
+  LeafBatch b;
+  std::string from;
+  bool inf = rev;
+  for (;;) {
+    t.scan_leaf(from, inf, "", "", rev, &b);
+    for (const auto& e : b.entries) fn(b.key(e), e.value);
+    if (!b.has_next) return;
+    from = b.next;
+    inf = false;
+  }
+}
+
 TEST(BTreeConcurrent, DisjointWritersAndScanningReaders) {
   BTree t;
   constexpr int kWriters = 2;
@@ -50,23 +65,14 @@ TEST(BTreeConcurrent, DisjointWritersAndScanningReaders) {
       const bool rev = scan_rounds.load() % 2 == 1;
       std::string prev;
       bool first = true;
-      LeafBatch b;
-      std::string from;
-      bool inf = rev;
-      for (;;) {
-        t.scan_leaf(from, inf, "", "", rev, &b);
-        for (const auto& e : b.entries) {
-          const std::string k(b.key(e));
-          if (!first) {
-            ASSERT_TRUE(rev ? k < prev : prev < k);  // strictly ordered, no duplicates
-          }
-          prev = k;
-          first = false;
+      scan_whole(t, rev, [&](std::string_view key, std::uint64_t) {
+        const std::string k(key);
+        if (!first) {
+          ASSERT_TRUE(rev ? k < prev : prev < k);  // strictly ordered, no duplicates
         }
-        if (!b.has_next) break;
-        from = b.next;
-        inf = false;
-      }
+        prev = k;
+        first = false;
+      });
       scan_rounds.fetch_add(1);
     }
   });
@@ -79,6 +85,99 @@ TEST(BTreeConcurrent, DisjointWritersAndScanningReaders) {
   std::size_t seen = 0;
   t.for_each([&](std::string_view, std::uint64_t) { ++seen; });
   EXPECT_EQ(seen, n);
+}
+
+std::uint64_t id_of(std::string_view k) {
+  std::uint64_t id = 0;
+  for (int b = 0; b < 8; ++b) id = id << 8 | static_cast<unsigned char>(k[b]);
+  return id;
+}
+
+// Two writers run queues (insert at the tail, remove at the head) through interleaved key
+// spaces, so the leaves behind their heads empty and leave the tree, their parents merge, and
+// the freed nodes come back for the tails' splits; a third removes and re-inserts at random.
+// Sentinel keys, never removed, sit between: a lookup must always find each one and a scan
+// must always see all of them, in order, whatever merge ran under it.
+TEST(BTreeConcurrent, MergesRaceLookupsInsertsAndScans) {
+  BTree t;
+  constexpr std::uint64_t kOps = 60000;
+  constexpr std::uint64_t kWindow = 1500;
+  constexpr std::uint64_t kSentinelEvery = 1024;  // in ids
+  constexpr std::uint64_t kSentinels = (kOps * 4) / kSentinelEvery + 1;
+  auto sentinel = [](std::uint64_t j) { return j * kSentinelEvery; };
+  std::uint64_t ex;
+  for (std::uint64_t j = 0; j < kSentinels; ++j) {
+    ASSERT_TRUE(t.insert_if_absent(key_of(sentinel(j), 8), sentinel(j), &ex));
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> scans{0};
+  std::atomic<std::uint64_t> lookups{0};
+  std::vector<std::thread> writers;
+  for (std::uint64_t w = 0; w < 2; ++w) {
+    writers.emplace_back([&, w] {
+      std::uint64_t e;
+      auto id = [w](std::uint64_t i) { return i * 4 + 1 + w; };
+      for (std::uint64_t i = 0; i < kOps; ++i) {
+        ASSERT_TRUE(t.insert_if_absent(key_of(id(i), 8), id(i), &e));
+        if (i >= kWindow) ASSERT_TRUE(t.remove(key_of(id(i - kWindow), 8), id(i - kWindow)));
+      }
+    });
+  }
+  writers.emplace_back([&] {
+    util::Rng rng(31);
+    std::uint64_t e;
+    for (std::uint64_t i = 0; i < kOps; ++i) {
+      const std::uint64_t id = rng.uniform(kOps) * 4 + 3;
+      if (!t.insert_if_absent(key_of(id, 8), id, &e)) ASSERT_TRUE(t.remove(key_of(id, 8), id));
+    }
+  });
+  std::vector<std::thread> readers;
+  readers.emplace_back([&] {
+    util::Rng rng(32);
+    while (!stop.load()) {
+      const std::uint64_t s = sentinel(rng.uniform(kSentinels));
+      std::uint64_t v = 0;
+      ASSERT_TRUE(t.lookup(key_of(s, 8), &v)) << s;
+      ASSERT_EQ(v, s);
+      const std::uint64_t other = rng.uniform(kOps * 4);
+      if (t.lookup(key_of(other, 8), &v)) {
+        ASSERT_EQ(v, other);
+      }
+      lookups.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  readers.emplace_back([&] {
+    while (!stop.load()) {
+      const bool rev = scans.load() % 2 == 1;
+      std::uint64_t seen = 0;
+      std::uint64_t prev = 0;
+      bool first = true;
+      scan_whole(t, rev, [&](std::string_view key, std::uint64_t value) {
+        const std::uint64_t id = id_of(key);
+        ASSERT_EQ(value, id);
+        if (!first) {
+          ASSERT_TRUE(rev ? id < prev : prev < id);
+        }
+        prev = id;
+        first = false;
+        if (id % kSentinelEvery == 0) ++seen;
+      });
+      ASSERT_EQ(seen, kSentinels);
+      scans.fetch_add(1);
+    }
+  });
+  for (auto& th : writers) th.join();
+  stop.store(true);
+  for (auto& th : readers) th.join();
+  EXPECT_GT(scans.load(), 0u);
+  EXPECT_GT(lookups.load(), 0u);
+  EXPECT_GT(t.merges(), 0u);
+  EXPECT_GT(t.free_node_count() + t.node_count(), 0u);
+  const std::size_t n = t.check_invariants();
+  std::size_t seen = 0;
+  t.for_each([&](std::string_view, std::uint64_t) { ++seen; });
+  EXPECT_EQ(seen, n);
+  EXPECT_GE(n, kSentinels + 2 * kWindow);
 }
 
 TEST(BTreeConcurrent, RacingInsertsOfTheSameKeysHaveOneWinner) {

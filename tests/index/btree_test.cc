@@ -552,6 +552,160 @@ TEST(BTree, MaximalKeysStillSplit) {
 // bisects them (BTree::insert_if_absent).
 class BTreeDiff : public ::testing::TestWithParam<std::tuple<std::uint64_t, std::size_t>> {};
 
+std::string u64_key(std::uint64_t i, std::size_t len = 8) {
+  std::string k(len, 'k');
+  for (int b = 0; b < 8; ++b) k[b] = static_cast<char>(i >> (56 - 8 * b));
+  return k;
+}
+
+// A queue: insert at the tail, remove at the head, a constant number of keys live. Without
+// merges every leaf the head passes stays behind empty.
+TEST(BTreeUnderflow, AFifoKeepsABoundedTree) {
+  for (std::size_t len : {std::size_t{8}, std::size_t{40}}) {
+    BTree t;
+    constexpr std::uint64_t kLive = 5000;
+    std::uint64_t ex;
+    for (std::uint64_t i = 0; i < kLive; ++i)
+      ASSERT_TRUE(t.insert_if_absent(u64_key(i, len), i, &ex));
+    const std::size_t start = t.node_count();
+    std::size_t most = 0;
+    for (std::uint64_t i = kLive; i < 30 * kLive; ++i) {
+      ASSERT_TRUE(t.insert_if_absent(u64_key(i, len), i, &ex));
+      ASSERT_TRUE(t.remove(u64_key(i - kLive, len), i - kLive));
+      most = std::max(most, t.node_count());
+    }
+    EXPECT_EQ(t.check_invariants(), kLive);
+    EXPECT_LE(most, start * 13 / 10) << "key length " << len;
+    // The nodes that left came back for the tail's splits: what was ever allocated stays near
+    // the live tree.
+    EXPECT_LE(t.node_count() + t.free_node_count(), start * 14 / 10) << "key length " << len;
+    const auto all = scan_all(t, "", "", false);
+    ASSERT_EQ(all.size(), kLive);
+    EXPECT_EQ(all.front().second, 29 * kLive);
+    EXPECT_EQ(all.back().second, 30 * kLive - 1);
+  }
+}
+
+// Random removals thin the leaves out: underfull ones merge, so the tree shrinks with its keys.
+TEST(BTreeUnderflow, SparseLeavesMergeAndTheTreeShrinks) {
+  util::Rng rng(7);
+  BTree t;
+  std::vector<std::uint64_t> ids(40000);
+  for (std::uint64_t i = 0; i < ids.size(); ++i) ids[i] = i * 2654435761u % (1u << 31);
+  std::uint64_t ex;
+  for (std::uint64_t id : ids) ASSERT_TRUE(t.insert_if_absent(u64_key(id), id, &ex));
+  const std::size_t before = t.node_count();
+  for (std::size_t i = ids.size() - 1; i > 0; --i) std::swap(ids[i], ids[rng.uniform(i + 1)]);
+  const std::size_t keep = ids.size() / 20;
+  for (std::size_t i = keep; i < ids.size(); ++i) ASSERT_TRUE(t.remove(u64_key(ids[i]), ids[i]));
+  EXPECT_EQ(t.check_invariants(), keep);
+  // 2 000 keys fill about 50 leaves at a quarter; without merges most of the ~1 400 stay.
+  EXPECT_LE(t.node_count(), before / 8);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::uint64_t v = 0;
+    ASSERT_EQ(t.lookup(u64_key(ids[i]), &v), i < keep);
+    if (i < keep) {
+      ASSERT_EQ(v, ids[i]);
+    }
+  }
+}
+
+// A leaf a lookup read, then merged away or reused for another range: its version never comes
+// back, so neither the insert hint nor the value hint acts on the node's new life.
+TEST(BTreeUnderflow, AVersionReadBeforeAMergeNeverValidatesAgain) {
+  BTree t;
+  std::uint64_t ex;
+  for (std::uint64_t i = 0; i < 2000; ++i) ASSERT_TRUE(t.insert_if_absent(u64_key(i), i, &ex));
+  Lookup l(t, u64_key(100));
+  l.run(false);
+  ASSERT_TRUE(l.found());
+  const LeafRead at = l.leaf_read();
+  const unsigned slot = l.leaf_slot();
+  for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_TRUE(t.remove(u64_key(i), i));
+  EXPECT_GT(t.free_node_count(), 0u);
+  // Splits far away take the freed nodes again.
+  for (std::uint64_t i = 1u << 20; i < (1u << 20) + 3000; ++i) {
+    ASSERT_TRUE(t.insert_if_absent(u64_key(i), i, &ex));
+  }
+  EXPECT_NE(at.leaf->lock.read_version(), at.version);
+  // The stale hint must not land key 100 in whatever the node is now.
+  ASSERT_TRUE(t.insert_if_absent(u64_key(100), 100, &ex, nullptr, &at));
+  t.set_value_hint(at, slot, 77);
+  EXPECT_EQ(t.check_invariants(), 1000u + 3000u + 1u);
+  std::uint64_t v = 0;
+  ASSERT_TRUE(t.lookup(u64_key(100), &v));
+  EXPECT_EQ(v, 100u);
+  Lookup again(t, u64_key(100));
+  again.run(false);
+  EXPECT_EQ(again.value_hint(), 0u);
+}
+
+// SSN's phantom check (mvcc/ssn.h) records a leaf a scan read at its version and needs every
+// later insert into the range it read to change that version. Removals elsewhere merge the
+// leaf with its neighbours (it keeps their keys, or gives its own away and retires) or unlink
+// a neighbour (it only widens); whichever happened, an insert into the range must show.
+TEST(BTreeUnderflow, AnInsertIntoARangeAScanReadShowsThroughMerges) {
+  util::Rng rng(11);
+  int touched = 0;
+  int untouched = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    BTree t;
+    constexpr std::uint64_t kKeys = 1500;
+    std::uint64_t ex;
+    for (std::uint64_t i = 0; i < kKeys; ++i) ASSERT_TRUE(t.insert_if_absent(u64_key(i), i, &ex));
+    const std::string from = u64_key(rng.uniform(kKeys));
+    LeafBatch b;
+    ScanLeaf scan(t, from, false, "", "", false, &b);
+    while (scan.step()) {
+    }
+    const LeafRead at = scan.leaf_read();
+    if (!b.has_next) continue;
+    const std::string hi = b.next;
+    // Remove keys outside [from, hi): a share that varies by trial, in random order.
+    const std::uint64_t share = 50 + rng.uniform(50);
+    for (std::uint64_t i = 0; i < kKeys; ++i) {
+      const std::uint64_t id = (i * 7919) % kKeys;
+      const std::string k = u64_key(id);
+      if (k >= from && k < hi) continue;
+      if (rng.uniform(100) < share) ASSERT_TRUE(t.remove(k, id));
+    }
+    (at.leaf->lock.read_version() != at.version ? touched : untouched) += 1;
+    const std::string fresh = from + std::string(1, '\0');  // sorts after from, before hi
+    ASSERT_LT(fresh, hi);
+    ASSERT_TRUE(t.insert_if_absent(fresh, 1, &ex));
+    ASSERT_NE(at.leaf->lock.read_version(), at.version) << "trial " << trial;
+    t.check_invariants();
+  }
+  // Both cases ran: merges that changed the leaf read, and ones that left it as it was.
+  EXPECT_GT(touched, 0);
+  EXPECT_GT(untouched, 0);
+}
+
+// Long keys: inner merges pull separators of up to 255 bytes down; every merge must fit.
+TEST(BTreeUnderflow, MaximalKeysMergeAndSplitAgain) {
+  BTree t;
+  std::uint64_t ex;
+  std::vector<std::string> keys;
+  for (std::uint64_t i = 0; i < 3000; ++i) {
+    std::string k(i % 3 == 0 ? kMaxKey : 9 + i % 60, 'q');
+    for (int b = 0; b < 8; ++b) k[b] = static_cast<char>((i * 7919) >> (56 - 8 * b));
+    keys.push_back(k);
+    ASSERT_TRUE(t.insert_if_absent(k, i, &ex));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (std::uint64_t i = 0; i < keys.size(); ++i) {
+      if (i % 4 != static_cast<std::uint64_t>(round)) ASSERT_TRUE(t.remove(keys[i], i));
+    }
+    ASSERT_EQ(t.check_invariants(), keys.size() / 4);
+    for (std::uint64_t i = 0; i < keys.size(); ++i) {
+      if (i % 4 != static_cast<std::uint64_t>(round))
+        ASSERT_TRUE(t.insert_if_absent(keys[i], i, &ex));
+    }
+    ASSERT_EQ(t.check_invariants(), keys.size());
+  }
+  EXPECT_GT(t.merges(), 0u);
+}
+
 TEST_P(BTreeDiff, MatchesStdMap) {
   util::Rng rng(std::get<0>(GetParam()));
   BTree t(std::get<1>(GetParam()));
@@ -630,15 +784,19 @@ TEST_P(BTreeDiff, MatchesStdMap) {
   ASSERT_EQ(t.check_invariants(), model.size());
   EXPECT_EQ(scan_all(t, "", "", false), model_range(model, "", "", false));
   EXPECT_EQ(scan_all(t, "", "", true), model_range(model, "", "", true));
-  // Lazy underflow: remove everything; leaves stay, the tree stays valid and empty.
+  // Remove everything: the nodes leave the tree for its free list, the tree stays valid and
+  // empty, and the insert of the same keys again takes its nodes from that list.
+  const std::size_t full = t.node_count() + t.free_node_count();
   for (const auto& [k, v] : model) ASSERT_TRUE(t.remove(k, v));
   EXPECT_EQ(t.check_invariants(), 0u);
+  EXPECT_LE(t.node_count(), t.height());  // at most one empty chain down to a leaf
+  EXPECT_GT(t.merges(), 0u);
   EXPECT_TRUE(scan_all(t, "", "", false).empty());
   EXPECT_TRUE(scan_all(t, "", "", true).empty());
-  // ... and empty leaves are reused.
   std::uint64_t ex;
   for (const auto& [k, v] : model) ASSERT_TRUE(t.insert_if_absent(k, v, &ex));
   EXPECT_EQ(t.check_invariants(), model.size());
+  EXPECT_LE(t.node_count() + t.free_node_count(), full + full / 2);
   EXPECT_EQ(t.outgrew_cache(), std::get<1>(GetParam()) == 0);
 }
 
