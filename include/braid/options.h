@@ -131,6 +131,13 @@ struct DurabilityOptions {
   // Worker 0 writes a checkpoint after the logs grew by this much (0: only Database::checkpoint
   // and recovery write checkpoints). Bounds recovery time.
   std::uint64_t checkpoint_log_bytes = std::uint64_t{1} << 30;
+  // ... or, sooner, once they grew by this percentage of what the newest checkpoint holds
+  // (0: off), but by at least checkpoint_log_min_bytes. Bounds the directory by the live
+  // data: a constant live set under churn (keys inserted and removed) keeps about its newest
+  // checkpoint, the one being written and this share of log. After each checkpoint every log
+  // starts a new segment, so the next checkpoint frees all the log written before it.
+  std::uint32_t checkpoint_log_percent = 50;
+  std::uint64_t checkpoint_log_min_bytes = std::uint64_t{16} << 20;
   // Committed transactions one worker may hold waiting for durability; past it the worker
   // admits no new transaction until acknowledgements drain.
   std::uint32_t max_commit_waiters = 1u << 14;

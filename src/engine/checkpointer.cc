@@ -310,6 +310,8 @@ void Durability::end_checkpoint(const Status& s) {
       part.live = r == c.ref_bytes.end() ? 0 : r->second;
     }
     for (const storage::CkptPart& p : c.writer->parts()) parts_[p.file] = {p.bytes, p.bytes};
+    ckpt_live_bytes_ = 0;
+    for (const auto& [number, part] : parts_) ckpt_live_bytes_ += part.live;
     // At open the old generation goes only once the catalog names the new one.
     if (open_) (void)delete_unneeded(keep);
     {
@@ -318,6 +320,11 @@ void Durability::end_checkpoint(const Status& s) {
       for (const storage::LogStart& st : c.starts) retire_before_[st.log] = st.segment;
     }
     retire_epoch_.fetch_add(1, std::memory_order_release);
+    // The next checkpoint starts every log in a segment of its own (LogWriter::request_roll);
+    // not the open's checkpoint, whose logs are new.
+    if (open_) {
+      for (const auto& log : logs_) log->request_roll();
+    }
   }
   const std::uint64_t ticket = c.ticket;
   ckpt_.reset();
@@ -368,8 +375,13 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
   if (ckpt_ == nullptr) {
     const bool asked = ckpt_requested_.load(std::memory_order_acquire) >
                        ckpt_done_.load(std::memory_order_acquire);
-    const std::uint64_t every = options_.durability.checkpoint_log_bytes;
-    const bool grown = every != 0 && log_bytes_total() - ckpt_log_bytes_at_last_ >= every;
+    const DurabilityOptions& d = options_.durability;
+    const std::uint64_t growth = log_bytes_total() - ckpt_log_bytes_at_last_;
+    const std::uint64_t relative =
+        std::max(d.checkpoint_log_min_bytes, ckpt_live_bytes_ / 100 * d.checkpoint_log_percent);
+    const bool grown =
+        d.checkpoint_log_bytes != 0 &&
+        (growth >= d.checkpoint_log_bytes || (d.checkpoint_log_percent != 0 && growth >= relative));
     if (!asked && !grown) return false;
     ckpt_active_.store(true, std::memory_order_seq_cst);
     if (bulk_loads_.load(std::memory_order_seq_cst) != 0) {

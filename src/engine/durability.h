@@ -196,6 +196,7 @@ class Durability {
   std::unique_ptr<CheckpointRun> ckpt_;
   std::unique_ptr<storage::IoQueue> ckpt_queue_;  // worker 0's ring, checkpoint channel
   std::uint64_t ckpt_log_bytes_at_last_ = 0;
+  std::uint64_t ckpt_live_bytes_ = 0;  // what the newest checkpoint holds (its parts' live bytes)
   std::atomic<std::uint64_t> ckpt_requested_{0};
   std::atomic<std::uint64_t> ckpt_done_{0};
   std::atomic<std::uint64_t> checkpoints_{0};

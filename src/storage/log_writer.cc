@@ -74,7 +74,13 @@ void LogWriter::place_active_block() {
   BRAID_DASSERT(used_[active_] == 0);
   // A buffer holds at most capacity_ bytes of block: decided now, the block fits wherever it
   // is placed. A segment keeps at least one block however small it is configured.
-  block_rolls_ = offset_ + capacity_ > config_.segment_bytes && offset_ > kSegmentHeaderBytes;
+  // A requested roll waits until the segment holds an eighth of its size: what it would free
+  // is worth a file.
+  const bool asked =
+      roll_requested_.load(std::memory_order_relaxed) && offset_ >= config_.segment_bytes / 8;
+  block_rolls_ =
+      (asked || offset_ + capacity_ > config_.segment_bytes) && offset_ > kSegmentHeaderBytes;
+  if (block_rolls_ && asked) roll_requested_.store(false, std::memory_order_relaxed);
   block_segment_ = block_rolls_ ? allocate_segment() : segment_;
   block_offset_ = block_rolls_ ? kSegmentHeaderBytes : offset_;
 }

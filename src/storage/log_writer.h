@@ -100,6 +100,12 @@ class LogWriter {
   bool in_flight() const { return in_flight_; }
   const Status& failure() const { return failure_; }
 
+  // Asks the log to start a new segment with its next block once the open one holds an
+  // eighth of segment_bytes (any thread; the owner acts on it). A checkpoint's end asks, so
+  // that the next checkpoint's start lies in a segment that holds little older and every
+  // segment before it can go.
+  void request_roll() { roll_requested_.store(true, std::memory_order_relaxed); }
+
   // Deletes the closed segments numbered below `segment` (a durable checkpoint's start) except
   // those in `keep` (sorted: files cold records still live in; a later call may delete them).
   std::uint32_t retire_before(std::uint64_t segment, const std::vector<std::uint64_t>& keep = {});
@@ -179,6 +185,7 @@ class LogWriter {
   std::uint64_t block_segment_ = 0;
   std::uint64_t block_offset_ = 0;
   bool block_rolls_ = false;
+  std::atomic<bool> roll_requested_{false};
   bool closed_cleanly_ = false;
   mutable std::mutex position_mutex_;
   Position position_{0, 1};

@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""Churn figures (scripts/churn-figures.sh): a markdown table on stdout (RSS, index nodes,
+live versions, directory size and throughput, first round against the last) and
+churn-rss.png / churn-nodes.png in the results directory (against keys written, one line per
+pattern and place).
+
+  scripts/churn-plot.py results/churn
+"""
+import json
+import os
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "results/churn"
+    runs = defaultdict(list)
+    for line in open(os.path.join(out, "churn.jsonl")):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        where = "memory" if r["dir"] == "none" else "directory"
+        runs[(r["pattern"], where)].append(r)
+    print("| pattern | where | RSS r1 → rN (MiB) | ratio | index nodes r1 → rN | ratio "
+          "| live versions rN / live | dir rN (MiB) | txn/s r1 → rN | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for (pattern, where), rs in sorted(runs.items(), key=lambda kv: (kv[0][1] != "memory", kv[0][0])):
+        rs.sort(key=lambda r: r["round"])
+        first = next(r for r in rs if r["round"] == 1)
+        last = rs[-1]
+        dir_mib = f'{last["dir_mib"]:.0f}' if where == "directory" else "–"
+        print(f'| {pattern} | {where} | {first["rss_mib"]:.0f} → {last["rss_mib"]:.0f} '
+              f'| {last["rss_mib"] / first["rss_mib"]:.2f} '
+              f'| {first["index_nodes"]:,} → {last["index_nodes"]:,} '
+              f'| {last["index_nodes"] / first["index_nodes"]:.2f} '
+              f'| {last["live_versions"] / last["live"]:.3f} | {dir_mib} '
+              f'| {first["txn_per_s"] / 1e3:.0f} K → {last["txn_per_s"] / 1e3:.0f} K '
+              f'| {last["txn_per_s"] / first["txn_per_s"]:.2f} |')
+    for field, name, label in (("rss_mib", "churn-rss.png", "resident memory (MiB)"),
+                               ("index_nodes", "churn-nodes.png", "index nodes")):
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
+        for (pattern, where), rs in sorted(runs.items()):
+            xs = [r["keys_written"] / 1e6 for r in rs]
+            ax.plot(xs, [r[field] for r in rs], marker="o", markersize=3,
+                    label=f"{pattern}, {where}")
+        ax.set_xlabel("keys written (millions)")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"constant live set of {rs[0]['live']:,} keys")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, name), dpi=120)
+
+
+if __name__ == "__main__":
+    main()
