@@ -320,8 +320,9 @@ void Durability::end_checkpoint(const Status& s) {
       for (const storage::LogStart& st : c.starts) retire_before_[st.log] = st.segment;
     }
     retire_epoch_.fetch_add(1, std::memory_order_release);
-    // The next checkpoint starts every log in a segment of its own (LogWriter::request_roll);
-    // not the open's checkpoint, whose logs are new.
+    // The next checkpoint starts every log in a segment of its own (LogWriter::request_roll;
+    // an idle worker log rolls at its next poll, the application threads' log with its next
+    // block); not the open's checkpoint, whose logs are new.
     if (open_) {
       for (const auto& log : logs_) log->request_roll();
     }

@@ -74,10 +74,10 @@ void LogWriter::place_active_block() {
   BRAID_DASSERT(used_[active_] == 0);
   // A buffer holds at most capacity_ bytes of block: decided now, the block fits wherever it
   // is placed. A segment keeps at least one block however small it is configured.
-  // A requested roll waits until the segment holds an eighth of its size: what it would free
+  // A requested roll waits until the segment holds 1/32 of its size: what it would free
   // is worth a file.
   const bool asked =
-      roll_requested_.load(std::memory_order_relaxed) && offset_ >= config_.segment_bytes / 8;
+      roll_requested_.load(std::memory_order_relaxed) && offset_ >= config_.segment_bytes / 32;
   block_rolls_ =
       (asked || offset_ + capacity_ > config_.segment_bytes) && offset_ > kSegmentHeaderBytes;
   if (block_rolls_ && asked) roll_requested_.store(false, std::memory_order_relaxed);
@@ -295,6 +295,22 @@ Status LogWriter::complete(std::int64_t result) {
   return Status::ok();
 }
 
+Status LogWriter::roll_if_idle() {
+  if (!failure_.is_ok()) return failure_;
+  if (!roll_requested_.load(std::memory_order_relaxed) || in_flight_ || used_[active_] != 0) {
+    return Status::ok();
+  }
+  if (offset_ < config_.segment_bytes / 32 || offset_ <= kSegmentHeaderBytes) return Status::ok();
+  // The active block holds no record, so no address was given out for where it was placed.
+  if (Status s = roll_segment(allocate_segment()); !s.is_ok()) {
+    fail(s);
+    return failure_;
+  }
+  roll_requested_.store(false, std::memory_order_relaxed);
+  place_active_block();
+  return Status::ok();
+}
+
 Status LogWriter::poll(bool wait, bool force) {
   if (!failure_.is_ok()) return failure_;
   IoCompletion done[4];
@@ -305,6 +321,7 @@ Status LogWriter::poll(bool wait, bool force) {
       return failure_;
     }
   }
+  if (Status s = roll_if_idle(); !s.is_ok()) return s;
   if (in_flight_ || used_[active_] == 0) return Status::ok();
   bool go = force || config_.flush_delay_ns == 0 ||
             (config_.flush_bytes != 0 && used_[active_] >= config_.flush_bytes);

@@ -101,10 +101,14 @@ class LogWriter {
   const Status& failure() const { return failure_; }
 
   // Asks the log to start a new segment with its next block once the open one holds an
-  // eighth of segment_bytes (any thread; the owner acts on it). A checkpoint's end asks, so
+  // 32nd of segment_bytes (any thread; the owner acts on it). A checkpoint's end asks, so
   // that the next checkpoint's start lies in a segment that holds little older and every
   // segment before it can go.
   void request_roll() { roll_requested_.store(true, std::memory_order_relaxed); }
+  // The owner's side of a requested roll for a log with nothing buffered or in flight, which
+  // has no next block to roll with: the segment closes now (poll does this too). Error: the
+  // log failed.
+  Status roll_if_idle();
 
   // Deletes the closed segments numbered below `segment` (a durable checkpoint's start) except
   // those in `keep` (sorted: files cold records still live in; a later call may delete them).

@@ -119,6 +119,7 @@ struct WlRun {
   bool halted = false;
   std::string why;
   std::uint64_t evictions = 0;  // under a memory budget
+  std::uint64_t reclaimed = 0;  // removed records whose key, versions and OID went
   int refused = 0;              // serializable runs: the prologue's refused commits
 };
 
@@ -186,6 +187,7 @@ inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Opt
   r.halted = (*db)->durability_stats().halted;
   r.why = (*db)->durability_stats().halt_reason;
   r.evictions = (*db)->stats().evictions;
+  r.reclaimed = (*db)->stats().records_reclaimed;
   return r;
 }
 

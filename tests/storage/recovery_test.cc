@@ -463,9 +463,21 @@ constexpr long kInitial = 1000;
 
 std::string acct(int i) { return "a" + std::to_string(100 + i); }
 
-// `audit` >= 0: the transfer also reads that account (serializable runs: read-write
-// anti-dependencies, so SSN refuses some commits after they took their timestamps).
-Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::string id, int audit) {
+// Transfers form chains, one per submitting slot ("R.S.K": round R, batch S, slot K) and per
+// application thread ("R.tT.N"). Each transfer inserts its marker "p<id>" and removes the
+// marker of the chain's last committed transfer, so the bank keeps a queue of markers that
+// come and go, and reclamation (keys out of the index, OIDs reused) runs all through the loop.
+// A chain's key and its transfer's place in it:
+std::pair<std::string, long> chain_of(const std::string& id) {
+  const std::size_t a = id.find('.');
+  const std::size_t b = id.find('.', a + 1);
+  if (id[a + 1] == 't') return {id.substr(0, b), std::stol(id.substr(b + 1))};
+  return {id.substr(0, a) + id.substr(b), std::stol(id.substr(a + 1, b - a - 1))};
+}
+
+// `prev`: the chain's last committed transfer (empty: none yet).
+Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::string id, int audit,
+                      std::string prev) {
   if (audit >= 0) {
     auto c = co_await tx.get(*t, acct(audit));
     if (!c.is_ok()) co_return c.status();
@@ -478,6 +490,11 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
   const long vb = std::stol(std::string(*b)) + amount;
   if (Status s = co_await tx.put(*t, acct(from), std::to_string(va)); !s.is_ok()) co_return s;
   if (Status s = co_await tx.put(*t, acct(to), std::to_string(vb)); !s.is_ok()) co_return s;
+  // The chain's marker moves on.
+  if (!prev.empty()) {
+    if (Status s = co_await tx.remove(*t, "p" + prev); !s.is_ok()) co_return s;
+  }
+  if (Status s = co_await tx.insert(*t, "p" + id, "m"); !s.is_ok()) co_return s;
   // The history record: which transfer this was, so a recovered state can be re-derived.
   co_return co_await tx.insert(
       *t, "h" + id, std::to_string(from) + " " + std::to_string(to) + " " + std::to_string(amount));
@@ -485,7 +502,8 @@ Task<Status> transfer(Tx& tx, Table* t, int from, int to, long amount, std::stri
 
 // The same through the blocking API on an application thread; OK: committed (durable).
 Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
-                         const std::string& id, int audit, std::uint64_t* cts) {
+                         const std::string& id, int audit, const std::string& prev,
+                         std::uint64_t* cts) {
   Result<Transaction> begun = db.begin();
   if (!begun.is_ok()) return begun.status();
   Transaction& tx = *begun;
@@ -500,6 +518,10 @@ Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
   const long vb = std::stol(std::string(*b)) + amount;
   if (Status s = tx.put(*t, acct(from), std::to_string(va)); !s.is_ok()) return s;
   if (Status s = tx.put(*t, acct(to), std::to_string(vb)); !s.is_ok()) return s;
+  if (!prev.empty()) {
+    if (Status s = tx.remove(*t, "p" + prev); !s.is_ok()) return s;
+  }
+  if (Status s = tx.insert(*t, "p" + id, "m"); !s.is_ok()) return s;
   if (Status s =
           tx.insert(*t, "h" + id,
                     std::to_string(from) + " " + std::to_string(to) + " " + std::to_string(amount));
@@ -560,6 +582,7 @@ Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
       std::thread([&, thread] {
         util::Rng r(static_cast<std::uint64_t>(round) * 104729 +
                     static_cast<std::uint64_t>(thread));
+        std::string last;  // the chain's last committed transfer
         for (std::uint64_t n = 0;; ++n) {
           const int from = static_cast<int>(r.uniform(kAccounts));
           const int to = (from + 1 + static_cast<int>(r.uniform(kAccounts - 1))) % kAccounts;
@@ -567,15 +590,17 @@ Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
               std::to_string(round) + ".t" + std::to_string(thread) + "." + std::to_string(n);
           std::uint64_t cts = 0;
           if (blocking_transfer(**db, t, from, to, static_cast<long>(r.uniform(50)), id,
-                                audit_of(r, from, to), &cts)
+                                audit_of(r, from, to), last, &cts)
                   .is_ok()) {
             ack(id + " " + std::to_string(cts) + "\n");
+            last = id;
           }
         }
       }).detach();
     }
   }
   util::Rng rng(static_cast<std::uint64_t>(round) * 7919 + 1);
+  std::string last[8];  // each slot's chain: its last committed transfer
   for (std::uint64_t seq = 0;; ++seq) {
     std::vector<std::pair<std::string, Pending>> batch;
     for (int k = 0; k < 8; ++k) {
@@ -585,13 +610,18 @@ Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
       const std::string id =
           std::to_string(round) + "." + std::to_string(seq) + "." + std::to_string(k);
       const int audit = audit_of(rng, from, to);
-      auto p = (*db)->submit([=](Tx& tx) { return transfer(tx, t, from, to, amount, id, audit); },
-                             {.worker = -1, .conflict_retries = 100});
+      const std::string prev = last[k];
+      auto p =
+          (*db)->submit([=](Tx& tx) { return transfer(tx, t, from, to, amount, id, audit, prev); },
+                        {.worker = -1, .conflict_retries = 100});
       if (p.is_ok()) batch.emplace_back(id, std::move(*p));
     }
     std::string lines;
     for (auto& [id, p] : batch) {
-      if (p.wait().is_ok()) lines += id + " " + std::to_string(p.commit_timestamp()) + "\n";
+      if (p.wait().is_ok()) {
+        lines += id + " " + std::to_string(p.commit_timestamp()) + "\n";
+        last[std::stoi(id.substr(id.rfind('.') + 1))] = id;
+      }
     }
     ack(lines);
   }
@@ -613,6 +643,7 @@ void kill_loop(std::uint64_t budget, int default_kills, bool serializable = fals
   const char* env = std::getenv("BRAID_KILLS");
   const int kills = env != nullptr ? std::atoi(env) : default_kills;
   std::uint64_t cold_reads = 0;
+  std::size_t markers_max = 0;
   const std::string root = temp_dir();
   const std::string dir = root + "/db";
   util::Rng rng(12345);
@@ -685,6 +716,27 @@ void kill_loop(std::uint64_t budget, int default_kills, bool serializable = fals
       total += derived[static_cast<std::size_t>(i)];
     }
     ASSERT_EQ(total, kAccounts * kInitial) << "round " << round;
+    // Markers went in and out with their transfers: each chain keeps exactly the marker of
+    // its last recovered transfer.
+    std::map<std::string, long> newest;  // chain -> its last recovered transfer's place
+    std::map<std::string, std::vector<long>> marked;
+    std::size_t markers = 0;
+    for (const auto& [k, v] : state) {
+      if (k[0] == 'h') {
+        const auto [chain, at] = chain_of(k.substr(1));
+        newest[chain] = std::max(newest.count(chain) != 0 ? newest[chain] : at, at);
+      } else if (k[0] == 'p') {
+        ASSERT_EQ(state.count("h" + k.substr(1)), 1u) << "round " << round << ": " << k;
+        const auto [chain, at] = chain_of(k.substr(1));
+        marked[chain].push_back(at);
+        ++markers;
+      }
+    }
+    for (const auto& [chain, at] : newest) {
+      ASSERT_EQ(marked[chain], std::vector<long>{at}) << "round " << round << ": chain " << chain;
+    }
+    ASSERT_EQ(marked.size(), newest.size()) << "round " << round;
+    markers_max = std::max(markers_max, markers);
     // Every acknowledged transfer is present, and nothing after the recovered clock.
     const std::uint64_t clock = (*db)->stats().commit_clock;
     std::ifstream acks(root + "/acks");
@@ -704,11 +756,11 @@ void kill_loop(std::uint64_t budget, int default_kills, bool serializable = fals
   }
   std::printf(
       "kill loop%s: %d SIGKILLs, %llu acknowledged transfers all recovered, bank total "
-      "conserved, slowest recovery %.3f s\n",
+      "conserved, at most %zu chain markers left, slowest recovery %.3f s\n",
       budget != 0    ? " under a memory budget"
       : serializable ? " serializable"
                      : "",
-      kills, static_cast<unsigned long long>(acked_total), recovery_max);
+      kills, static_cast<unsigned long long>(acked_total), markers_max, recovery_max);
   // Recovery under the budget installed addresses: the check's scans read records back.
   if (budget != 0) {
     EXPECT_GT(cold_reads, 0u);
