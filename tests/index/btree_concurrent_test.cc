@@ -119,7 +119,9 @@ TEST(BTreeConcurrent, MergesRaceLookupsInsertsAndScans) {
       auto id = [w](std::uint64_t i) { return i * 4 + 1 + w; };
       for (std::uint64_t i = 0; i < kOps; ++i) {
         ASSERT_TRUE(t.insert_if_absent(key_of(id(i), 8), id(i), &e));
-        if (i >= kWindow) ASSERT_TRUE(t.remove(key_of(id(i - kWindow), 8), id(i - kWindow)));
+        if (i >= kWindow) {
+          ASSERT_TRUE(t.remove(key_of(id(i - kWindow), 8), id(i - kWindow)));
+        }
       }
     });
   }
@@ -128,7 +130,9 @@ TEST(BTreeConcurrent, MergesRaceLookupsInsertsAndScans) {
     std::uint64_t e;
     for (std::uint64_t i = 0; i < kOps; ++i) {
       const std::uint64_t id = rng.uniform(kOps) * 4 + 3;
-      if (!t.insert_if_absent(key_of(id, 8), id, &e)) ASSERT_TRUE(t.remove(key_of(id, 8), id));
+      if (!t.insert_if_absent(key_of(id, 8), id, &e)) {
+        ASSERT_TRUE(t.remove(key_of(id, 8), id));
+      }
     }
   });
   std::vector<std::thread> readers;

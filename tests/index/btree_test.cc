@@ -667,7 +667,9 @@ TEST(BTreeUnderflow, AnInsertIntoARangeAScanReadShowsThroughMerges) {
       const std::uint64_t id = (i * 7919) % kKeys;
       const std::string k = u64_key(id);
       if (k >= from && k < hi) continue;
-      if (rng.uniform(100) < share) ASSERT_TRUE(t.remove(k, id));
+      if (rng.uniform(100) < share) {
+        ASSERT_TRUE(t.remove(k, id));
+      }
     }
     (at.leaf->lock.read_version() != at.version ? touched : untouched) += 1;
     const std::string fresh = from + std::string(1, '\0');  // sorts after from, before hi
@@ -694,12 +696,15 @@ TEST(BTreeUnderflow, MaximalKeysMergeAndSplitAgain) {
   }
   for (int round = 0; round < 3; ++round) {
     for (std::uint64_t i = 0; i < keys.size(); ++i) {
-      if (i % 4 != static_cast<std::uint64_t>(round)) ASSERT_TRUE(t.remove(keys[i], i));
+      if (i % 4 != static_cast<std::uint64_t>(round)) {
+        ASSERT_TRUE(t.remove(keys[i], i));
+      }
     }
     ASSERT_EQ(t.check_invariants(), keys.size() / 4);
     for (std::uint64_t i = 0; i < keys.size(); ++i) {
-      if (i % 4 != static_cast<std::uint64_t>(round))
+      if (i % 4 != static_cast<std::uint64_t>(round)) {
         ASSERT_TRUE(t.insert_if_absent(keys[i], i, &ex));
+      }
     }
     ASSERT_EQ(t.check_invariants(), keys.size());
   }
