@@ -161,7 +161,11 @@ struct DatabaseStats {
   std::uint64_t tombstones_pending = 0;  // committed removals not reclaimed yet
   std::uint64_t records_reclaimed = 0;   // removed records whose key, versions and OID went
   std::uint64_t oids_free = 0;           // OIDs given back, allocatable again
-  std::uint64_t open_transactions = 0;   // workers' and applications' (not checkpoint, eviction)
+  // Secondary-index entries left stale by removals and key-changing updates: queued, waiting
+  // until no snapshot can need them, and removed.
+  std::uint64_t stale_entries_pending = 0;
+  std::uint64_t stale_entries_removed = 0;
+  std::uint64_t open_transactions = 0;  // workers' and applications' (not checkpoint, eviction)
   std::uint64_t commit_clock = 0;
   // The cold store (Options::memory_budget_bytes).
   std::uint64_t memory_budget_bytes = 0;
@@ -318,13 +322,16 @@ class Database {
   // maintains it transactionally: an insert, or an update that changes the secondary key, adds
   // an entry in the writing transaction (removed again if it aborts); entries left stale by
   // updates and removals are filtered at read time by re-deriving the key from the visible
-  // version. The secondary key plus the primary key must fit in kMaxKeyBytes, or the write
-  // fails with InvalidArgument before it changes anything.
+  // version, and removed once no snapshot can need them. The secondary key plus the primary
+  // key must fit in kMaxKeyBytes, or the write fails with InvalidArgument before it changes
+  // anything. `key_fn` must be a pure function of its arguments (it is called again, on any
+  // thread, whenever an entry is checked).
   //
   // Indexes are not stored: a process creates them after open (recovery restores the table;
   // create_index then builds the index from it). Like create_table this is not transactional:
-  // call it while no transaction writes the table. Busy past kMaxIndexesPerTable; Duplicate for
-  // a name in use.
+  // call it while no transaction writes the table. Busy past kMaxIndexesPerTable, and when
+  // older versions left entries to clean up but every application-thread transaction is open;
+  // Duplicate for a name in use.
   [[nodiscard]] Result<Index*> create_index(Table& table, std::string_view name,
                                             SecondaryKeyFn key_fn);
 

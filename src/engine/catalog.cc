@@ -95,6 +95,8 @@ DatabaseStats DatabaseImpl::stats() const {
     s.serializable_commits += c.serializable_commits.load(std::memory_order_relaxed);
     s.tombstones_pending += c.tombs_pending.load(std::memory_order_relaxed);
     s.records_reclaimed += c.records_reclaimed.load(std::memory_order_relaxed);
+    s.stale_entries_pending += c.stale_pending.load(std::memory_order_relaxed);
+    s.stale_entries_removed += c.stale_removed.load(std::memory_order_relaxed);
     not_records += c.oids_not_records.load(std::memory_order_relaxed);
   }
   s.live_versions = static_cast<std::uint64_t>(live);

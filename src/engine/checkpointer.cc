@@ -209,7 +209,26 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       c.pos = 0;
     }
     Table* t = deps_.tables->table_at(c.table);
-    for (; c.pos < c.batch.entries.size() && budget > 0; ++c.pos, --budget) {
+    // The records of a leaf sit anywhere in the OID array and the version heap once OIDs are
+    // reused (issue 51): two dependent DRAM misses per record, which grew the checkpoint's
+    // share of a churning worker from 7 % to 18 % of its time. A pipeline hides them: the slot
+    // kSlotAhead records ahead, the newest version kVersionAhead ahead (its slot arrived).
+    constexpr std::size_t kSlotAhead = 16;
+    constexpr std::size_t kVersionAhead = 8;
+    const std::size_t n = c.batch.entries.size();
+    for (std::size_t i = c.pos; i < std::min(n, c.pos + kSlotAhead); ++i) {
+      __builtin_prefetch(&t->oids().entry(c.batch.entries[i].value), 0, 3);
+    }
+    for (; c.pos < n && budget > 0; ++c.pos, --budget) {
+      if (c.pos + kSlotAhead < n) {
+        __builtin_prefetch(&t->oids().entry(c.batch.entries[c.pos + kSlotAhead].value), 0, 3);
+      }
+      if (c.pos + kVersionAhead < n) {
+        const std::uint64_t ahead = t->oids()
+                                        .entry(c.batch.entries[c.pos + kVersionAhead].value)
+                                        .load(std::memory_order_relaxed);
+        if (mvcc::entry::is_hot(ahead)) __builtin_prefetch(mvcc::entry::hot(ahead), 0, 3);
+      }
       const auto& e = c.batch.entries[c.pos];
       auto& slot = t->oids().entry(e.value);
       const std::uint64_t entry = slot.load(std::memory_order_acquire);

@@ -82,6 +82,7 @@ Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* c
     // Our versions stay allocated until finish (this context pins the reclamation epoch).
     if (w != nullptr) encode_record(ctx, cts, bytes, *w, w->append(bytes, cts));
     if (ctx->removes) queue_tombs(ctx, cts);
+    if (ctx->stale_sealed != ctx->stale.size()) seal_stale(ctx, cts);
   } else if (ctx->serializable && !protocol_.ssn_commit_read_only(ctx)) {
     abort(ctx, log);
     return serialization_failure();
@@ -135,6 +136,7 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
   // Secondary entries before the primary keys: once a fresh key leaves the primary index, an
   // insert of it may take a new OID, and must not find our entry (which names the old one).
   remove_secondary_adds(ctx);
+  drop_staged_stale(ctx);
   // Fresh keys leave the index before their entries are emptied: a writer that still finds
   // the OID then sees an empty entry and looks the key up again (Protocol::install).
   for (auto it = ctx->writes.rbegin(); it != ctx->writes.rend(); ++it) {

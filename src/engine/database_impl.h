@@ -173,13 +173,25 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   Status derive_secondary(Table& table, std::string_view key, std::string_view value,
                           SecondaryKeys* out);
   // After the write installed `value` for `oid`: adds the entries the new version needs
-  // (`prev`: the version it replaced, whose entries exist already).
+  // (`prev`: the version it replaced, whose entries exist already) and stages the entries of
+  // `prev` that the new version does not derive as stale.
   void add_secondary(mvcc::TxnContext* ctx, Table& table, std::string_view key, std::uint64_t oid,
                      const SecondaryKeys& keys, const mvcc::Version* prev);
   void remove_secondary_adds(mvcc::TxnContext* ctx);
-  // A reclaimed record's entries: those the versions from `head` down derive (secondary.cc).
-  void remove_secondary_of(Table& table, std::string_view key, std::uint64_t oid,
-                           const mvcc::Version* head);
+  // Stages the entry secondary ‖ key → oid as stale (mvcc::StaleEntry); stage_stale_of stages
+  // every entry `prev` derives (a removal's).
+  void stage_stale(mvcc::TxnContext* ctx, Index* sec, std::string_view secondary,
+                   std::string_view key, std::uint64_t oid);
+  void stage_stale_of(mvcc::TxnContext* ctx, Table& table, std::string_view key, std::uint64_t oid,
+                      const mvcc::Version* prev);
+  // At commit: the staged stale entries join the queue with the timestamp. At abort: dropped.
+  void seal_stale(mvcc::TxnContext* ctx, std::uint64_t cts);
+  void drop_staged_stale(mvcc::TxnContext* ctx);
+  // Removes the queued stale entries no snapshot needs any more (reclaim.cc), bounded.
+  void reclaim_stale(mvcc::TxnContext* ctx);
+  enum class StaleOutcome : std::uint8_t { kRemoved, kKept, kRetry };
+  StaleOutcome reclaim_stale_entry(const mvcc::StaleEntry& s, std::string_view entry_key,
+                                   std::uint64_t horizon);
   void reclaim_tombs(mvcc::TxnContext* ctx);
   void note_reclaim_work(mvcc::TxnContext* ctx);
   // finish_txn without reclamation: the clock tick reclamation may want, and the context's end.

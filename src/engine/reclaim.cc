@@ -21,13 +21,30 @@
 //   * The OID waits for the same epoch (FreedOid): a transaction that found it before may
 //     still hold it (RecentRead, a lookup's result) until it ends; after the horizon passes
 //     the clock read after the unlink nobody can, and no index names it.
-//   * Secondary entries: an update that changed a secondary key leaves its old entry behind
-//     (filtered by readers), so a table with secondary indexes does not give its reclaimed
-//     OIDs back: a stale entry must never name another record. The entries of the versions
-//     still chained are removed with the record; the OID stays unused.
+//   * Secondary entries: a reader re-derives an entry's key from the version it sees, so a
+//     stale entry is harmless while its OID holds the same record; but it must never name
+//     another one. The entries a removal or a key-changing update left go through the stale
+//     queue below; a freed OID is allocated again only once the stale horizon passed it too.
+//
+// Stale secondary entries (mvcc::StaleEntry). A committed write whose replaced version derived
+// an entry the new one does not queues that entry with its timestamp. Once the horizon passes
+// it, every snapshot sees the new version or a later one, so the entry is needed only if one of
+// those derives it again (A → B → A). The removal asks under the entry's leaf lock
+// (BTree::remove_if) whether any version from the record's head down to the one the horizon
+// sees derives it, and refuses if one does: a writer that makes the entry current again
+// installs its version before it looks for the entry in that leaf, so either the check sees
+// the version or the writer finds the entry gone and inserts it again. Every key change
+// queues its own entry, so the last one away from a key removes it. An evicted record's value
+// is read first, outside the lock; the removal then requires the entry to be unchanged.
+// The OIDs: TxnContext::stale_oldest lies at or below every entry a context still holds, set
+// before the entry's timestamp exists; TxnTable::stale_horizon is their minimum. A freed OID
+// is released only below both horizons, so no queued entry can still name it.
+#include "engine/database_impl.h"
+
+#include <algorithm>
 #include <cstring>
 
-#include "engine/database_impl.h"
+#include "engine/cold_store.h"
 #include "engine/durability.h"
 #include "mvcc/protocol.h"
 #include "util/assert.h"
@@ -44,6 +61,8 @@ namespace {
 constexpr std::size_t kTombsPerEnd = 64;
 // A queue this long asks for a fresh horizon instead of waiting for the cached one.
 constexpr std::size_t kTombBatch = 256;
+// Stale secondary entries removed per transaction end, at most; the same batch rule.
+constexpr std::size_t kStalePerEnd = 64;
 }  // namespace
 
 void DatabaseImpl::queue_tombs(TxnContext* ctx, std::uint64_t cts) {
@@ -62,11 +81,31 @@ void DatabaseImpl::queue_tombs(TxnContext* ctx, std::uint64_t cts) {
 
 void DatabaseImpl::note_reclaim_work(TxnContext* ctx) {
   const std::uint64_t tombs = ctx->tombs.size() - ctx->tombs_done;
+  const std::uint64_t stale = ctx->stale_sealed - ctx->stale_done;
   ctx->tombs_pending.store(tombs, std::memory_order_relaxed);
-  ctx->reclaim_work.store(tombs + ctx->freed_oids.size(), std::memory_order_relaxed);
+  ctx->stale_pending.store(stale, std::memory_order_relaxed);
+  ctx->reclaim_work.store(tombs + stale + ctx->freed_oids.size(), std::memory_order_relaxed);
+}
+
+void DatabaseImpl::seal_stale(TxnContext* ctx, std::uint64_t cts) {
+  for (std::size_t i = ctx->stale_sealed; i < ctx->stale.size(); ++i) ctx->stale[i].cts = cts;
+  ctx->stale_sealed = ctx->stale.size();
+  note_reclaim_work(ctx);
+}
+
+void DatabaseImpl::drop_staged_stale(TxnContext* ctx) {
+  if (ctx->stale_sealed == ctx->stale.size()) return;
+  ctx->stale.resize(ctx->stale_sealed);
+  ctx->stale_keys.resize(
+      ctx->stale.empty() ? 0 : ctx->stale.back().key_off + std::size_t{ctx->stale.back().key_len});
+  // Nothing else pending: the word set at staging would hold OIDs back for nothing.
+  if (ctx->stale_done == ctx->stale_sealed) {
+    ctx->stale_oldest.store(mvcc::kNoPin, std::memory_order_release);
+  }
 }
 
 void DatabaseImpl::reclaim_records(TxnContext* ctx) {
+  if (ctx->stale_done < ctx->stale_sealed) reclaim_stale(ctx);
   if (ctx->tombs_done < ctx->tombs.size()) reclaim_tombs(ctx);
   if (!ctx->freed_oids.empty()) release_oids(ctx);
   note_reclaim_work(ctx);
@@ -173,12 +212,113 @@ DatabaseImpl::TombOutcome DatabaseImpl::reclaim_tomb(TxnContext* ctx, const mvcc
       },
       &unlink);
   if (!removed) return TombOutcome::kDropped;
-  const bool indexed = table.index_count() != 0;
-  if (indexed) remove_secondary_of(table, key, t.oid, head);
+  // The record's secondary entries are in the stale queue (the removal staged them).
   txns_.retire_chain(ctx, head);
   mvcc::add_own(ctx->records_reclaimed, 1);
-  if (!indexed) ctx->freed_oids.push_back({&table, t.oid, mvcc::kUnsealed});
+  ctx->freed_oids.push_back({&table, t.oid, mvcc::kUnsealed});
   return TombOutcome::kReclaimed;
+}
+
+void DatabaseImpl::reclaim_stale(TxnContext* ctx) {
+  // Staged entries are sealed or dropped before the context's end reclaims.
+  BRAID_DASSERT(ctx->stale_sealed == ctx->stale.size());
+  std::uint64_t horizon = txns_.horizon();
+  if (!mvcc::Protocol::seen_by_all(ctx->stale[ctx->stale_done].cts, horizon) &&
+      ctx->stale_sealed - ctx->stale_done >= kTombBatch) {
+    horizon = txns_.refresh_horizon();
+  }
+  std::size_t n = 0;
+  while (ctx->stale_done < ctx->stale_sealed && n < kStalePerEnd) {
+    const mvcc::StaleEntry& e = ctx->stale[ctx->stale_done];
+    // In timestamp order: the first that must wait ends the round.
+    if (!mvcc::Protocol::seen_by_all(e.cts, horizon)) break;
+    const std::string_view key(ctx->stale_keys.data() + e.key_off, e.key_len);
+    const StaleOutcome outcome = reclaim_stale_entry(e, key, horizon);
+    // An evicted record that changed under us, or a read that failed: again next round; the
+    // entry stays at the front, holding stale_oldest (and so its OID) down meanwhile.
+    if (outcome == StaleOutcome::kRetry) break;
+    if (outcome == StaleOutcome::kRemoved) mvcc::add_own(ctx->stale_removed, 1);
+    ++ctx->stale_done;
+    ++n;
+  }
+  if (ctx->stale_done == ctx->stale_sealed) {
+    ctx->stale.clear();
+    ctx->stale_keys.clear();
+    ctx->stale_done = 0;
+    ctx->stale_sealed = 0;
+  } else if (ctx->stale_done >= kTombBatch && ctx->stale_done * 2 >= ctx->stale_sealed) {
+    const std::size_t key_base = ctx->stale[ctx->stale_done].key_off;
+    ctx->stale_keys.erase(0, key_base);
+    ctx->stale.erase(ctx->stale.begin(),
+                     ctx->stale.begin() + static_cast<std::ptrdiff_t>(ctx->stale_done));
+    for (mvcc::StaleEntry& e : ctx->stale) e.key_off -= static_cast<std::uint32_t>(key_base);
+    ctx->stale_sealed -= ctx->stale_done;
+    ctx->stale_done = 0;
+  }
+  // Raised only after the removals: a stale-horizon scan that reads the new value must not
+  // find the entries it covered still in their trees.
+  ctx->stale_oldest.store(
+      ctx->stale_done < ctx->stale_sealed ? ctx->stale[ctx->stale_done].cts : mvcc::kNoPin,
+      std::memory_order_seq_cst);
+}
+
+DatabaseImpl::StaleOutcome DatabaseImpl::reclaim_stale_entry(const mvcc::StaleEntry& s,
+                                                             std::string_view entry_key,
+                                                             std::uint64_t horizon) {
+  Index& sec = *s.index;
+  Table& table = sec.table();
+  const std::string_view secondary = entry_key.substr(0, s.secondary_len);
+  const std::string_view key = entry_key.substr(s.secondary_len);
+  struct Consent {
+    const Index* sec;
+    std::atomic<std::uint64_t>* slot;
+    std::uint64_t cold;  // the evicted entry whose value was checked, 0 if none
+    std::string_view key;
+    std::string_view secondary;
+    std::uint64_t horizon;
+    bool retry;
+  } c{&sec, &table.oids().entry(s.oid), 0, key, secondary, horizon, false};
+  const std::uint64_t e = c.slot->load(std::memory_order_acquire);
+  if (entry::is_cold(e)) {
+    // An evicted record is one committed version, seen by all: it alone decides. Read outside
+    // the leaf lock, rare (the record was evicted between the write and now).
+    std::string value;
+    if (!cold_->read_value(e, table.id(), key, &value).is_ok()) return StaleOutcome::kRetry;
+    Key derived;
+    if (sec.extract(key, value, &derived) && derived.view() == secondary) {
+      return StaleOutcome::kKept;
+    }
+    c.cold = e;
+  }
+  const bool removed = sec.tree().remove_if(
+      entry_key, Index::pack(s.oid, s.secondary_len),
+      [](void* arg) {
+        auto* c = static_cast<Consent*>(arg);
+        const std::uint64_t now = c->slot->load(std::memory_order_acquire);
+        if (entry::is_empty(now)) return true;  // the record is gone
+        if (entry::is_cold(now)) {
+          if (now == c->cold) return true;
+          c->retry = true;
+          return false;
+        }
+        for (const Version* v = entry::hot(now); v != nullptr;
+             v = v->next.load(std::memory_order_acquire)) {
+          const std::uint64_t stamp = v->stamp.load(std::memory_order_acquire);
+          if (!v->tombstone()) {
+            Key derived;
+            if (c->sec->extract(c->key, v->value(), &derived) && derived.view() == c->secondary) {
+              return false;  // current again for some snapshot
+            }
+          }
+          // Nothing older is seen by any snapshot.
+          const bool committed = !mvcc::is_owner_stamp(stamp) && stamp != mvcc::kInvisible;
+          if (committed && mvcc::Protocol::seen_by_all(stamp, c->horizon)) break;
+        }
+        return true;
+      },
+      &c);
+  if (removed) return StaleOutcome::kRemoved;
+  return c.retry ? StaleOutcome::kRetry : StaleOutcome::kKept;
 }
 
 void DatabaseImpl::release_oids(TxnContext* ctx) {
@@ -192,7 +332,8 @@ void DatabaseImpl::release_oids(TxnContext* ctx) {
       it->clock = clock;
     }
   }
-  const std::uint64_t horizon = txns_.horizon();
+  // Below the stale horizon too: no queued stale entry names the OID (file comment).
+  const std::uint64_t horizon = std::min(txns_.horizon(), txns_.stale_horizon());
   std::size_t n = 0;
   while (n < freed.size() && freed[n].clock < horizon) {
     mvcc::add_own(ctx->oids_not_records, -1);

@@ -1,15 +1,17 @@
 // Secondary indexes: creation (with the build from the table), and maintenance on writes and
 // aborts. Their reads are scan_op's (access_ops.inc, helpers in index_read.cc).
 //
-// Why entries are added but never removed by writers: a reader with an older snapshot may still
-// need the entry of the version it sees, so an entry could only go once no snapshot can see any
-// version with that key. Reads re-derive the key from the visible version instead, which makes
-// a stale entry harmless. A removed record's entries go when it is reclaimed (reclaim.cc);
-// entries left by updates that changed the key stay, so a table with secondary indexes never
-// reuses an OID: an entry can never name another record.
+// Why writers do not remove entries: a reader with an older snapshot may still need the entry
+// of the version it sees, so an entry can only go once no snapshot can see any version with
+// that key. Reads re-derive the key from the visible version, which makes a stale entry
+// harmless meanwhile. A write stages the entries it leaves stale (stage_stale), its commit
+// queues them, and they are removed once the horizon passed them (reclaim.cc).
 #include "engine/database_impl.h"
 
 #include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "engine/cold_store.h"
 #include "mvcc/chain_walk.h"
@@ -30,8 +32,9 @@ Status check_entry_size(const Index& sec, std::size_t secondary_len, std::size_t
                                   std::to_string(kMaxKeyBytes) + " bytes");
 }
 
-// Inserts the entry secondary ‖ key → oid (the caller checked its size) unless present. Returns
-// true when inserted; `*entry` is the entry key, in `buf`.
+// Inserts the entry secondary ‖ key → oid (the caller checked its size) unless present (a
+// stale entry of the key's earlier record is replaced). Returns true when inserted; `*entry`
+// is the entry key, in `buf`.
 bool insert_entry(Index* sec, std::string_view secondary, std::string_view key, std::uint64_t oid,
                   char (&buf)[kMaxKeyBytes], std::string_view* entry,
                   index::LeafChange* change = nullptr) {
@@ -40,10 +43,18 @@ bool insert_entry(Index* sec, std::string_view secondary, std::string_view key, 
   *entry = {buf, secondary.size() + key.size()};
   const std::uint64_t packed = Index::pack(oid, secondary.size());
   std::uint64_t existing = 0;
-  if (sec->tree().insert_if_absent(*entry, packed, &existing, change)) return true;
-  // Same entry key means same primary key, hence the same OID (see the file comment).
-  BRAID_ASSERT(existing == packed);
-  return false;
+  for (int attempt = 0;; ++attempt) {
+    if (sec->tree().insert_if_absent(*entry, packed, &existing, change)) return true;
+    if (existing == packed) return false;
+    // Same entry key, same primary key, another OID: the key was removed, its record
+    // reclaimed (no snapshot sees it) and inserted again, before the removal's stale entry
+    // came up in its queue (reclaim.cc). That entry is stale for everybody: replaced. The
+    // queued one then finds another value and leaves this entry alone. The key is ours
+    // (our uncommitted insert holds it), so nobody else adds this entry meanwhile.
+    BRAID_ASSERT(Index::oid_of(existing) != Index::oid_of(packed));
+    BRAID_ASSERT(attempt < 2);
+    (void)sec->tree().remove(*entry, existing);
+  }
 }
 }  // namespace
 
@@ -65,15 +76,17 @@ void DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view
                                  std::uint64_t oid, const SecondaryKeys& keys,
                                  const Version* prev) {
   const bool had_value = prev != nullptr && !prev->tombstone();
-  for (std::uint32_t i = 0; i < keys.count; ++i) {
-    if (!keys.present[i]) continue;
+  for (std::uint32_t i = 0; i < table.index_count(); ++i) {
     Index* sec = table.secondary(i);
+    Key old;
+    const bool had_key = had_value && sec->extract(key, prev->value(), &old) &&
+                         old.size() + key.size() <= kMaxKeyBytes;
+    const bool has_key = i < keys.count && keys.present[i];
+    // The common update leaves the secondary key alone: its entry exists already.
+    if (had_key && has_key && old.view() == keys.keys[i].view()) continue;
+    if (had_key) stage_stale(ctx, sec, old.view(), key, oid);
+    if (!has_key) continue;
     const std::string_view secondary = keys.keys[i].view();
-    if (had_value) {
-      // The common update leaves the secondary key alone: its entry exists already.
-      Key old;
-      if (sec->extract(key, prev->value(), &old) && old.view() == secondary) continue;
-    }
     char buf[kMaxKeyBytes];
     std::string_view k;
     index::LeafChange change;
@@ -88,6 +101,35 @@ void DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view
   }
 }
 
+void DatabaseImpl::stage_stale(TxnContext* ctx, Index* sec, std::string_view secondary,
+                               std::string_view key, std::uint64_t oid) {
+  BRAID_DASSERT(secondary.size() + key.size() <= kMaxKeyBytes);
+  if (ctx->stale_oldest.load(std::memory_order_relaxed) == mvcc::kNoPin) {
+    // Before the commit timestamp exists, a value below it: a stale-horizon scan from now on
+    // waits for this entry (TxnContext::stale_oldest).
+    ctx->stale_oldest.store(txns_.clock().load(std::memory_order_seq_cst),
+                            std::memory_order_seq_cst);
+  }
+  ctx->stale.push_back({sec, oid, mvcc::kUnsealed,
+                        static_cast<std::uint32_t>(ctx->stale_keys.size()),
+                        static_cast<std::uint16_t>(secondary.size() + key.size()),
+                        static_cast<std::uint16_t>(secondary.size())});
+  ctx->stale_keys.append(secondary);
+  ctx->stale_keys.append(key);
+}
+
+void DatabaseImpl::stage_stale_of(TxnContext* ctx, Table& table, std::string_view key,
+                                  std::uint64_t oid, const Version* prev) {
+  if (prev == nullptr || prev->tombstone()) return;
+  for (std::uint32_t i = 0; i < table.index_count(); ++i) {
+    Index* sec = table.secondary(i);
+    Key old;
+    if (!sec->extract(key, prev->value(), &old)) continue;
+    if (old.size() + key.size() > kMaxKeyBytes) continue;  // never inserted
+    stage_stale(ctx, sec, old.view(), key, oid);
+  }
+}
+
 void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
   for (auto it = ctx->index_adds.rbegin(); it != ctx->index_adds.rend(); ++it) {
     const std::string_view k(ctx->index_keys.data() + it->key_off, it->key_len);
@@ -97,27 +139,6 @@ void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
   // The lists themselves are cleared with the rest of the context (TxnTable::finish).
 }
 
-void DatabaseImpl::remove_secondary_of(Table& table, std::string_view key, std::uint64_t oid,
-                                       const Version* head) {
-  // The chain is unreachable from the entry now but not yet retired: ours to read. Entries of
-  // versions pruned before stay (stale, filtered), which is why the OID is not reused.
-  for (const Version* v = head; v != nullptr; v = v->next.load(std::memory_order_acquire)) {
-    if (v->tombstone()) continue;
-    for (std::uint32_t i = 0; i < table.index_count(); ++i) {
-      Index* sec = table.secondary(i);
-      Key secondary;
-      if (!sec->extract(key, v->value(), &secondary)) continue;
-      if (secondary.size() + key.size() > kMaxKeyBytes) continue;  // never inserted
-      char buf[kMaxKeyBytes];
-      std::memcpy(buf, secondary.view().data(), secondary.size());
-      std::memcpy(buf + secondary.size(), key.data(), key.size());
-      // Absent when an older version derived the same entry and it went already.
-      (void)sec->tree().remove(std::string_view(buf, secondary.size() + key.size()),
-                               Index::pack(oid, secondary.size()));
-    }
-  }
-}
-
 Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
                                           SecondaryKeyFn key_fn) {
   if (name.empty() || name.size() > kMaxTableNameBytes) {
@@ -125,7 +146,7 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
                                     " bytes");
   }
   if (!key_fn) return Status::invalid_argument("create_index: empty key function");
-  std::lock_guard<std::mutex> guard(catalog_mutex_);
+  std::unique_lock<std::mutex> guard(catalog_mutex_);
   if (index_by_name_.count(std::string(name)) != 0) {
     return Status::duplicate("index '" + std::string(name) + "' exists");
   }
@@ -142,7 +163,11 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   Index* sec = owned.get();
   // Build from every version of every record, not only the newest: the caller guarantees no
   // writer, but readers with older snapshots may read through the index once it is published.
+  // The entries older versions derive and the newest does not are stale from the start: they
+  // are queued like a write's (reclaim.cc), in a context of their own.
   Status status = Status::ok();
+  std::vector<std::pair<std::string, std::uint64_t>> stale;  // (entry key, oid)
+  std::vector<std::uint16_t> stale_secondary_len;
   table.index().for_each([&](std::string_view key, std::uint64_t oid) {
     if (!status.is_ok()) return;
     const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
@@ -163,15 +188,52 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
       return;
     }
     if (!entry::is_hot(e)) return;
-    for (const Version* v = entry::hot(e); v != nullptr && status.is_ok();
+    const Version* head = entry::hot(e);
+    Key newest;
+    const bool has_newest = !head->tombstone() && sec->extract(key, head->value(), &newest);
+    for (const Version* v = head; v != nullptr && status.is_ok();
          v = v->next.load(std::memory_order_acquire)) {
-      if (!v->tombstone()) add(v->value());
+      if (v->tombstone()) continue;
+      add(v->value());
+      if (v == head || !status.is_ok()) continue;
+      Key old;
+      if (!sec->extract(key, v->value(), &old)) continue;
+      if (has_newest && old.view() == newest.view()) continue;
+      std::string k(old.view());
+      k.append(key);
+      stale.emplace_back(std::move(k), oid);
+      stale_secondary_len.push_back(static_cast<std::uint16_t>(old.size()));
     }
   });
   if (!status.is_ok()) return status;
+  TxnContext* ctx = nullptr;
+  if (!stale.empty()) {
+    ctx = txns_.begin();
+    if (ctx == nullptr) {
+      return Status::busy("create_index: all " + std::to_string(options_.external_transactions) +
+                          " application-thread transactions are open "
+                          "(Options::external_transactions)");
+    }
+    for (std::size_t i = 0; i < stale.size(); ++i) {
+      const std::string_view k = stale[i].first;
+      stage_stale(ctx, sec, k.substr(0, stale_secondary_len[i]), k.substr(stale_secondary_len[i]),
+                  stale[i].second);
+    }
+    // Every write the entries outlived committed below the clock now (no writer runs).
+    seal_stale(ctx, txns_.clock_now());
+  }
   table.add_secondary(sec);
   index_by_name_.emplace(std::string(name), sec);
   indexes_.push_back(std::move(owned));
+  guard.unlock();  // the external log's mutex is never taken under the catalog's
+  if (ctx != nullptr) {
+    if (durability_ != nullptr) {
+      std::lock_guard<std::mutex> g(durability_->external_mutex());
+      finish_txn(ctx, external_log());
+    } else {
+      finish_txn(ctx, external_log());
+    }
+  }
   return sec;
 }
 

@@ -20,8 +20,8 @@ namespace braid {
 // A secondary index: a B+-tree from (secondary key ‖ primary key) to the record's OID in its
 // table. Appending the primary key makes every entry unique although secondary keys are not;
 // the entry's value also carries the secondary key's length, so the two halves split apart
-// without any escaping and a read can re-derive and compare the key (stale entries are
-// filtered, not removed: see Database::create_index).
+// without any escaping and a read can re-derive and compare the key: a stale entry is
+// filtered until reclamation removes it (engine/reclaim.cc).
 class Index {
  public:
   // `cache_bytes`: the tree's cache size (index::BTree). `pool`: the database's prefaulted

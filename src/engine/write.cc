@@ -30,12 +30,16 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
                         std::to_string(txns_.max_writes()) + ")");
   }
   if (kind != WriteKind::kRemove) table.note_value_size(value.size());
-  // A removal needs no entry: the tombstone hides the record from every index read.
+  // A removal needs no entry: the tombstone hides the record from every index read. The
+  // entries of the version it replaced become stale.
   if (kind == WriteKind::kRemove || table.index_count() == 0) {
     std::uint64_t oid;
     const Version* prev;
     Status s = write_primary(ctx, table, key, value, kind, hint, &oid, &prev);
-    if (kind == WriteKind::kRemove && s.is_ok()) ctx->removes = true;
+    if (kind == WriteKind::kRemove && s.is_ok()) {
+      ctx->removes = true;
+      if (table.index_count() != 0) stage_stale_of(ctx, table, key, oid, prev);
+    }
     return s;
   }
   SecondaryKeys keys;

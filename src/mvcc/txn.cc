@@ -142,8 +142,15 @@ bool TxnTable::finish(TxnContext* ctx, const LoggedTick* tick) {
 
 std::uint64_t TxnTable::refresh_horizon() {
   std::uint64_t h = clock_.load(std::memory_order_seq_cst);
+  std::uint64_t stale = h;
   for (std::uint32_t i = 0; i < count_; ++i) {
     h = std::min(h, contexts_[i].pin.load(std::memory_order_seq_cst));
+    stale = std::min(stale, contexts_[i].stale_oldest.load(std::memory_order_seq_cst));
+  }
+  // Same rules as the horizon below: monotonic, and read after the clock.
+  std::uint64_t was = stale_horizon_.load(std::memory_order_acquire);
+  while (stale > was &&
+         !stale_horizon_.compare_exchange_weak(was, stale, std::memory_order_acq_rel)) {
   }
   // Monotonic: a concurrent refresher may have published a larger (equally valid) value.
   // Acquire even when we keep the cached value: a caller frees memory on the strength of it, so

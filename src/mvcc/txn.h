@@ -95,6 +95,20 @@ struct Tomb {
   std::uint16_t key_len;
 };
 
+// A secondary-index entry (secondary key ‖ primary key → oid) that a committed write left
+// stale: the version it replaced derived that key and the new one does not (an update that
+// changed the key, or a removal). It is removed once no snapshot can see a version that
+// derives it (engine/reclaim.cc, "Stale secondary entries"). Queued at write time with
+// cts kUnsealed; the commit stamps it, an abort drops it.
+struct StaleEntry {
+  Index* index;
+  std::uint64_t oid;
+  std::uint64_t cts;
+  std::uint32_t key_off;  // the entry key's bytes in TxnContext::stale_keys
+  std::uint16_t key_len;
+  std::uint16_t secondary_len;  // the entry key is secondary ‖ primary key
+};
+
 // An OID that nothing names any more (a reclaimed record's, an aborted or lost insert's),
 // allocatable again once the horizon passes `clock`: a clock value read after its last name
 // went, kUnsealed until then (like Retired).
@@ -182,6 +196,14 @@ struct alignas(64) TxnContext {
   // Pending reclamation work of this context's queues (tombs + freed OIDs): another thread may
   // take the context while it is free and do it (DatabaseImpl::help_reclaim).
   std::atomic<std::uint64_t> reclaim_work{0};
+  // At or below the timestamp of every stale entry this context queued and has not handled
+  // (kNoPin when none): TxnTable::refresh_horizon folds it into stale_horizon(), below which
+  // no queued stale entry names an OID. Set before the first entry's commit timestamp exists
+  // (a clock value read at write time), so a scan never misses an entry it should wait for.
+  std::atomic<std::uint64_t> stale_oldest{kNoPin};
+  // Stale secondary entries queued and not handled yet, and those removed.
+  std::atomic<std::uint64_t> stale_pending{0};
+  std::atomic<std::uint64_t> stale_removed{0};
 
   // ---- Private to the occupant ----
   alignas(64) std::uint32_t index = 0;
@@ -215,6 +237,12 @@ struct alignas(64) TxnContext {
   std::string tomb_keys;
   std::size_t tombs_done = 0;
   std::vector<FreedOid> freed_oids;
+  // Stale secondary entries: [stale_done, stale_sealed) committed and pending, in timestamp
+  // order; [stale_sealed, size) staged by the running transaction. Survive across occupants.
+  std::vector<StaleEntry> stale;
+  std::string stale_keys;
+  std::size_t stale_done = 0;
+  std::size_t stale_sealed = 0;
   VersionHeap::Cache version_cache;
 };
 
@@ -298,6 +326,10 @@ class TxnTable {
   std::uint64_t horizon() const { return horizon_.load(std::memory_order_acquire); }
   // Recomputes the horizon from the pins of all active transactions.
   std::uint64_t refresh_horizon();
+  // Below every stale secondary entry still queued (TxnContext::stale_oldest), as of the last
+  // refresh_horizon; like the horizon it may lag and only grows. An OID freed at a clock value
+  // below it is named by no secondary entry (engine/reclaim.cc).
+  std::uint64_t stale_horizon() const { return stale_horizon_.load(std::memory_order_acquire); }
 
   // Version memory. Allocation is charged to the context that allocates, freeing to the one that
   // frees; only the sum is meaningful. Null when the version reservation is exhausted.
@@ -359,6 +391,7 @@ class TxnTable {
   static constexpr std::uint32_t kBorrowWaits = 1024;
   alignas(64) std::atomic<std::uint64_t> clock_{1};
   alignas(64) std::atomic<std::uint64_t> horizon_{1};
+  std::atomic<std::uint64_t> stale_horizon_{1};
 };
 
 }  // namespace braid::mvcc

@@ -244,45 +244,5 @@ TEST(Removal, SerializableReaderOfATombstoneSeesTheReinsert) {
   EXPECT_GE(db->stats().phantom_aborts, 1u);
 }
 
-// With a secondary index the removed record's entries leave it; the OID is kept (a stale entry
-// of an earlier update may still name it), so a re-insert takes another one.
-TEST(Removal, SecondaryEntriesOfAReclaimedRecordGo) {
-  auto db = testing::open_db();
-  Table* t = testing::make_table(*db, "t");
-  Table* scratch = testing::make_table(*db, "scratch");
-  Result<Index*> idx =
-      db->create_index(*t, "by_value", [](std::string_view, std::string_view v, Key* out) {
-        out->append_bytes(v);
-        return true;
-      });
-  ASSERT_TRUE(idx.is_ok());
-  for (int i = 0; i < 50; ++i) {
-    Transaction tx = begin(*db);
-    ASSERT_TRUE(tx.insert(*t, key_of(i), "colour" + std::to_string(i % 5)).is_ok());
-    ASSERT_TRUE(tx.commit().is_ok());
-  }
-  for (int i = 0; i < 50; i += 2) {
-    Transaction tx = begin(*db);
-    ASSERT_TRUE(tx.remove(*t, key_of(i)).is_ok());
-    ASSERT_TRUE(tx.commit().is_ok());
-  }
-  churn_clock(*db, *scratch, 100);
-  EXPECT_EQ(db->stats().records_reclaimed, 25u);
-  EXPECT_EQ(db->stats().oids_free, 0u);
-  Transaction tx = begin(*db);
-  std::size_t seen = 0;
-  ASSERT_TRUE(tx.scan_index(**idx, "", "", 0, [&](std::string_view key, std::string_view) {
-                  ++seen;
-                  EXPECT_NE(key.size(), 0u);
-                  return true;
-                }).is_ok());
-  EXPECT_EQ(seen, 25u);
-  ASSERT_TRUE(tx.commit().is_ok());
-  // Not merely filtered: the index holds the 25 live records' entries and no more.
-  std::size_t entries = 0;
-  (*idx)->tree().for_each([&](std::string_view, std::uint64_t) { ++entries; });
-  EXPECT_EQ(entries, 25u);
-}
-
 }  // namespace
 }  // namespace braid
