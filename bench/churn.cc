@@ -272,6 +272,10 @@ int churn_main(int argc, char** argv, int first) {
     o.add("index_nodes_free", st.index_nodes_free).add("live_versions", st.live_versions);
     o.add("tombstones_pending", st.tombstones_pending).add("oids_free", st.oids_free);
     o.add("dir_mib", dir).add("txn_per_s", txn_per_s);
+    // Cumulative since open: what the directory's growth and the round's speed follow.
+    const DurabilityStats d = db->durability_stats();
+    o.add("checkpoints", d.checkpoints).add("log_flushes", d.log_flushes);
+    o.add("log_mib", static_cast<double>(d.log_bytes) / (1 << 20));
     o.add("live", cfg.live).add("pattern", cfg.pattern).add("keys_per_txn", cfg.keys_per_txn);
     o.add("value_bytes", cfg.value_bytes).add("mode", cfg.mode).add("scheduler", cfg.scheduler);
     o.add("batch", cfg.batch).add("threads", cfg.threads);

@@ -42,6 +42,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      (sequential, prefetch): each transaction first runs and rolls back, then
                      runs again with the same draws, its data now cached; txn_per_s counts only
                      the second runs and their own time. JSON: rehearse, txn_s
+  --delivery-hint B  1: Delivery starts its new-order scan past the last order it delivered
+                     (default); 0: at the district's first key
   --scheduler P      batch | pipeline | storage-batch | dual-queue | team, or a comma-separated
                      list that runs every mode under each, labelled mode/scheduler (default
                      pipeline: TPC-C's transactions differ in length by 100x, and the batch
@@ -141,6 +143,7 @@ struct Config {
   std::uint64_t txns;               // per worker, instead of `seconds` (0: run for `seconds`)
   bool hybrid;
   bool rehearse;  // TpccRunConfig::rehearse
+  bool delivery_hint;
   std::uint32_t suppliers;
   bool verify;
   std::uint64_t seed;
@@ -206,6 +209,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
       static_cast<std::uint32_t>(flags.u64("type-deck", 256, 1, TpccTypeSource::kMaxDeck));
   cfg->hybrid = flags.u64("hybrid", 0, 0, 1) != 0;
   cfg->rehearse = flags.u64("rehearse", 0, 0, 1) != 0;
+  cfg->delivery_hint = flags.u64("delivery-hint", 1, 0, 1) != 0;
   cfg->suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
   cfg->verify = flags.u64("verify", 0, 0, 1) != 0;
   cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
@@ -318,6 +322,7 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const Varian
   run->mix = mix_of(mix);
   run->hybrid = cfg.hybrid || mode == "hybrid";
   run->suppliers = cfg.suppliers;
+  run->delivery_hint = cfg.delivery_hint;
   run->exec.mode = exec_mode_of(mode);
   (void)parse_scheduler(v.scheduler, &run->exec.scheduler);  // parse_name_list checked it
   run->exec.batch = cfg.batch;
@@ -439,6 +444,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("abort_rate", abort_rate).add("completed", r.completed());
   o.add("aborts", r.aborts()).add("run_s", r.run_s).add("load_s", s.load_s);
   o.add("rehearse", run.rehearse ? 1 : 0).add("txn_s", r.txn_s);
+  o.add("delivery_hint", run.delivery_hint ? 1 : 0);
   o.add("p50_us", all.quantile(0.5) / 1000.0).add("p99_us", all.quantile(0.99) / 1000.0);
   o.add("suspends_per_txn", r.exec.transactions > 0 ? static_cast<double>(r.exec.suspends) /
                                                           static_cast<double>(r.exec.transactions)

@@ -248,7 +248,7 @@ Task<Status> TpccGenerator::delivery(Tx& tx) {
   for (std::uint32_t d = 1; d <= kDistricts; ++d) {
     std::uint32_t o = 0;
     bool found = false;
-    const std::uint32_t from = t_.delivery_hint[w * (kDistricts + 1) + d];
+    const std::uint32_t from = cfg_.delivery_hint ? t_.delivery_hint[w * (kDistricts + 1) + d] : 1;
     TPCC_TRY(kDelivery, start,
              co_await tx.scan(*t_.new_order, okey(w, d, from), dkey(w, d + 1), 1,
                               [&](std::string_view k, std::string_view) {

@@ -194,6 +194,13 @@ void Durability::fix(std::uint64_t cookie, std::uint64_t address) {
   }
 }
 
+namespace {
+// How long a due checkpoint waits for the logs to roll (checkpoint_step): a busy log rolls
+// with its next group commit (0.1–3 ms here), well within it; a log that misses it keeps its
+// segment until the next checkpoint.
+constexpr std::chrono::milliseconds kRollWait{10};
+}  // namespace
+
 Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
   CheckpointRun& c = *ckpt_;
   const bool homes = options_.memory_budget_bytes != 0;  // only eviction reads them
@@ -339,12 +346,6 @@ void Durability::end_checkpoint(const Status& s) {
       for (const storage::LogStart& st : c.starts) retire_before_[st.log] = st.segment;
     }
     retire_epoch_.fetch_add(1, std::memory_order_release);
-    // The next checkpoint starts every log in a segment of its own (LogWriter::request_roll;
-    // an idle worker log rolls at its next poll, the application threads' log with its next
-    // block); not the open's checkpoint, whose logs are new.
-    if (open_) {
-      for (const auto& log : logs_) log->request_roll();
-    }
   }
   const std::uint64_t ticket = c.ticket;
   ckpt_.reset();
@@ -403,6 +404,24 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
         d.checkpoint_log_bytes != 0 &&
         (growth >= d.checkpoint_log_bytes || (d.checkpoint_log_percent != 0 && growth >= relative));
     if (!asked && !grown) return false;
+    // Every log rolls first, so that this checkpoint's start opens a segment of each and its
+    // end deletes everything the logs held before: the directory keeps one checkpoint and the
+    // log since it (rolled at the end instead, the segment holding the start stayed, a third
+    // more). Each log rolls with its next block, an idle one at its next poll, the
+    // application threads' at worker 0's next visit (drive_external); one with little in its
+    // segment drops the request (LogWriter::roll_if_idle). Bounded: past the deadline the
+    // checkpoint starts anyway. Not "running" meanwhile: a worker with nothing else to do may
+    // stop or sleep (an asked checkpoint keeps worker 0 awake: Worker::idle).
+    if (!ckpt_rolling_) {
+      for (const auto& log : logs_) log->request_roll();
+      ckpt_rolling_ = true;
+      ckpt_roll_deadline_ = std::chrono::steady_clock::now() + kRollWait;
+      return false;
+    }
+    bool rolling = false;
+    for (const auto& log : logs_) rolling = rolling || log->roll_requested();
+    if (rolling && std::chrono::steady_clock::now() < ckpt_roll_deadline_) return false;
+    ckpt_rolling_ = false;
     ckpt_active_.store(true, std::memory_order_seq_cst);
     if (bulk_loads_.load(std::memory_order_seq_cst) != 0) {
       ckpt_active_.store(false, std::memory_order_release);

@@ -309,12 +309,18 @@ void Durability::drive_external() {
   // records not yet durable.
   const bool pending = external_pending();
   const bool retire = retire_epoch_.load(std::memory_order_acquire) != retired_epoch_[ext];
-  if (!pending && !retire) return;
+  // A checkpoint asked every log to roll; an application log that went quiet (a load, then
+  // work on the workers only) would keep its segment, and all it holds, for good. Worker 0
+  // rolls it here; the next checkpoint's start then lies past it and it goes.
+  const bool roll = logs_[ext]->roll_requested();
+  if (!pending && !retire && !roll) return;
   // Application threads hold the mutex across a sync; worker 0 does not wait for it.
   std::unique_lock<std::mutex> g(external_mutex_, std::try_to_lock);
   if (!g.owns_lock()) return;
   if (pending) {
     if (Status s = logs_[ext]->poll(false, true); !s.is_ok()) halt(s);
+  } else if (roll) {
+    if (Status s = logs_[ext]->roll_if_idle(); !s.is_ok()) halt(s);
   }
   if (retire) retire_segments(ext);
 }

@@ -17,6 +17,7 @@
 #include <braid/database.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -196,6 +197,10 @@ class Durability {
   std::unique_ptr<CheckpointRun> ckpt_;
   std::unique_ptr<storage::IoQueue> ckpt_queue_;  // worker 0's ring, checkpoint channel
   std::uint64_t ckpt_log_bytes_at_last_ = 0;
+  // Worker 0's: a checkpoint due waits for the logs to roll first (checkpoint_step), until
+  // this deadline at most.
+  bool ckpt_rolling_ = false;
+  std::chrono::steady_clock::time_point ckpt_roll_deadline_{};
   std::uint64_t ckpt_live_bytes_ = 0;  // what the newest checkpoint holds (its parts' live bytes)
   std::atomic<std::uint64_t> ckpt_requested_{0};
   std::atomic<std::uint64_t> ckpt_done_{0};

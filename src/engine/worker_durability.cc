@@ -83,6 +83,9 @@ void Worker::service_log(std::uint32_t runnable) {
     if (Status s = log_->poll(false, runnable == 0); !s.is_ok()) durability_->halt(s);
   }
   if (durability_->halted()) {
+    // Halted by another log's failure (an application thread's, or the one worker 0 drives):
+    // this log's block in flight still completes, or the worker would never be idle again.
+    if (!flusher_mode_) log_->reap_after_halt();
     if (waiter_count_ != 0 || waiting_slots_ != 0) fail_waiters(durability_->halt_status());
     if (index_ == 0) checkpointing_ = durability_->checkpoint_step(0);
     return;

@@ -76,11 +76,15 @@ void LogWriter::place_active_block() {
   // is placed. A segment keeps at least one block however small it is configured.
   // A requested roll waits until the segment holds 1/32 of its size: what it would free
   // is worth a file.
-  const bool asked =
-      roll_requested_.load(std::memory_order_relaxed) && offset_ >= config_.segment_bytes / 32;
+  // A request the segment is too small for is dropped: the checkpoint that asked does not
+  // wait for it, and the next one asks again.
+  const bool requested = roll_requested_.load(std::memory_order_relaxed);
+  const bool asked = requested && offset_ >= config_.segment_bytes / 32;
   block_rolls_ =
       (asked || offset_ + capacity_ > config_.segment_bytes) && offset_ > kSegmentHeaderBytes;
-  if (block_rolls_ && asked) roll_requested_.store(false, std::memory_order_relaxed);
+  // A roll it asked for clears the request when the new segment opens (open_segment), which
+  // is when position() moves.
+  if (requested && !asked) roll_requested_.store(false, std::memory_order_relaxed);
   block_segment_ = block_rolls_ ? allocate_segment() : segment_;
   block_offset_ = block_rolls_ ? kSegmentHeaderBytes : offset_;
 }
@@ -114,6 +118,7 @@ Status LogWriter::open_segment(std::uint64_t seq) {
   if (config_.created) config_.created(seq, path_);
   std::lock_guard<std::mutex> g(position_mutex_);
   position_ = {seq, sh.first_block};
+  roll_requested_.store(false, std::memory_order_relaxed);
   return Status::ok();
 }
 
@@ -300,15 +305,26 @@ Status LogWriter::roll_if_idle() {
   if (!roll_requested_.load(std::memory_order_relaxed) || in_flight_ || used_[active_] != 0) {
     return Status::ok();
   }
-  if (offset_ < config_.segment_bytes / 32 || offset_ <= kSegmentHeaderBytes) return Status::ok();
+  if (offset_ < config_.segment_bytes / 32 || offset_ <= kSegmentHeaderBytes) {
+    roll_requested_.store(false, std::memory_order_relaxed);
+    return Status::ok();
+  }
   // The active block holds no record, so no address was given out for where it was placed.
   if (Status s = roll_segment(allocate_segment()); !s.is_ok()) {
     fail(s);
     return failure_;
   }
-  roll_requested_.store(false, std::memory_order_relaxed);
   place_active_block();
   return Status::ok();
+}
+
+void LogWriter::reap_after_halt() {
+  if (!in_flight_) return;
+  IoCompletion done[4];
+  const std::size_t n = queue_->poll(done, 4, false);
+  for (std::size_t i = 0; i < n && in_flight_; ++i) {
+    if (Status s = complete(done[i].result); !s.is_ok()) fail(s);
+  }
 }
 
 Status LogWriter::poll(bool wait, bool force) {

@@ -94,20 +94,25 @@ class LogWriter {
   // blocks for the block in flight first. `force`: submit whatever is buffered now (the
   // worker has nothing else to do). Error: the log failed.
   Status poll(bool wait, bool force);
+  // After the database halted (another log failed): only completes the block in flight, so
+  // the log goes idle and its buffer is no longer the kernel's; submits nothing new.
+  void reap_after_halt();
 
   std::uint64_t safe() const { return safe_.load(std::memory_order_seq_cst); }
   bool idle() const { return !in_flight_ && used_[active_] == 0; }
   bool in_flight() const { return in_flight_; }
   const Status& failure() const { return failure_; }
 
-  // Asks the log to start a new segment with its next block once the open one holds an
-  // 32nd of segment_bytes (any thread; the owner acts on it). A checkpoint's end asks, so
-  // that the next checkpoint's start lies in a segment that holds little older and every
-  // segment before it can go.
+  // Asks the log to start a new segment with its next block if the open one holds at least
+  // a 32nd of segment_bytes, and to drop the request otherwise (any thread; the owner acts
+  // on it, and roll_requested() turns false once it did). A checkpoint asks before it
+  // starts, so that its start opens a segment in every log and every segment before it can
+  // go once it is durable.
   void request_roll() { roll_requested_.store(true, std::memory_order_relaxed); }
+  bool roll_requested() const { return roll_requested_.load(std::memory_order_relaxed); }
   // The owner's side of a requested roll for a log with nothing buffered or in flight, which
-  // has no next block to roll with: the segment closes now (poll does this too). Error: the
-  // log failed.
+  // has no next block to roll with: the segment closes now, or the request is dropped if the
+  // segment is too small (poll does this too). Error: the log failed.
   Status roll_if_idle();
 
   // Deletes the closed segments numbered below `segment` (a durable checkpoint's start) except

@@ -377,6 +377,24 @@ TEST(BenchCli, TinyTpccRunsEveryMixAndModeAndVerifies) {
   std::remove(json.c_str());
 }
 
+// --delivery-hint 0: Delivery finds the oldest new order from the district's first key (the
+// delivered ones reclaimed); the consistency conditions still hold.
+TEST(BenchCli, TinyTpccWithoutDeliveryHintVerifies) {
+  const std::string json = temp_path("no-hint.jsonl");
+  const RunResult r = run(
+      "tpcc --warehouses 1 --items 200 --customers 20 --txns 2000 --mode sequential,interleaved "
+      "--delivery-hint 0 --verify --json " +
+      json);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("consistency conditions 1-4 hold"), std::string::npos) << r.out;
+  const std::vector<std::string> lines = read_lines(json);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) {
+    EXPECT_NE(line.find("\"delivery_hint\":0"), std::string::npos) << line;
+  }
+  std::remove(json.c_str());
+}
+
 // --rehearse: the plain modes time each transaction's second run; the JSON says so.
 TEST(BenchCli, TinyTpccRehearsalVerifies) {
   const std::string json = temp_path("rehearse.jsonl");
