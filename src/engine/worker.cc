@@ -184,6 +184,8 @@ bool Worker::flusher_pass() {
   if (ring_ != nullptr) (void)ring_->reap();
   if (!durability_->halted()) {
     if (Status s = log_->poll(false, false); !s.is_ok()) durability_->halt(s);
+  } else {
+    log_->reap_after_halt();  // as Worker::service_log: the block in flight still completes
   }
   const bool busy = !log_->idle() && log_->failure().is_ok();
   // Commits the disk caught up with are the worker's to acknowledge: wake it if it sleeps.
