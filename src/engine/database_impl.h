@@ -244,6 +244,9 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   std::unordered_map<std::string, Index*> index_by_name_;
   Executor* executor_ = nullptr;
   std::atomic<std::uint32_t> help_cursor_{0};  // help_reclaim's round-robin
+  // help_reclaim calls borrowing free application-thread contexts now: close_external waits
+  // for them, so that it never takes a borrowed context for an open application transaction.
+  std::atomic<std::uint32_t> helpers_{0};
 };
 
 }  // namespace braid::engine

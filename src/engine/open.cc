@@ -7,12 +7,14 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "engine/checks.h"
 #include "engine/cold_store.h"
 #include "engine/durability.h"
 #include "engine/op_env.h"
 #include "util/assert.h"
+#include "util/stall.h"
 
 namespace braid::engine {
 
@@ -45,7 +47,15 @@ DatabaseImpl::DatabaseImpl(const Options& options)
 }
 
 void DatabaseImpl::close_external() {
-  open_->store(false, std::memory_order_release);
+  open_->store(false, std::memory_order_seq_cst);
+  // A worker may be reclaiming in a free application context it borrowed (help_reclaim): that
+  // context looks like an open transaction's. Such a borrow lasts one bounded reclamation
+  // round; none starts after the store above.
+  util::StallWatch watch(&stalls_, "close: reclamation in a borrowed context");
+  for (std::uint32_t n; (n = helpers_.load(std::memory_order_acquire)) != 0;) {
+    watch.turn(0, [n] { return std::to_string(n) + " help_reclaim call(s) running"; });
+    std::this_thread::yield();
+  }
   for (std::uint32_t i = first_shared_context(); i < txns_.size(); ++i) {
     TxnContext& c = txns_.at(i);
     if (c.in_use.load(std::memory_order_acquire) && c.state.load() == cstate::kActive) {

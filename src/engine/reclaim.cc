@@ -121,6 +121,13 @@ void DatabaseImpl::help_reclaim(std::uint32_t log) {
   const std::uint32_t first = txns_.first_shared();
   const std::uint32_t shared = txns_.size() - first;
   if (shared == 0) return;
+  // Announce first, then look at open_ (close_external stores it, then waits for helpers_):
+  // either close sees this helper and waits, or this helper sees the close and stays out.
+  helpers_.fetch_add(1, std::memory_order_seq_cst);
+  if (!open_->load(std::memory_order_seq_cst)) {
+    helpers_.fetch_sub(1, std::memory_order_seq_cst);
+    return;
+  }
   const std::uint32_t start = help_cursor_.fetch_add(1, std::memory_order_relaxed);
   std::uint32_t taken = 0;
   for (std::uint32_t k = 0; k < shared && taken < kContextsPerVisit; ++k) {
@@ -132,6 +139,7 @@ void DatabaseImpl::help_reclaim(std::uint32_t log) {
     reclaim_records(ctx);
     end_context(ctx, log);
   }
+  helpers_.fetch_sub(1, std::memory_order_release);
 }
 
 void DatabaseImpl::reclaim_tombs(TxnContext* ctx) {
