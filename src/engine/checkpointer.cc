@@ -196,7 +196,7 @@ void Durability::fix(std::uint64_t cookie, std::uint64_t address) {
 
 namespace {
 // How long a due checkpoint waits for the logs to roll (checkpoint_step): a busy log rolls
-// with its next group commit (0.1–3 ms here), well within it; a log that misses it keeps its
+// with its next group commit, a sync or two, well within it; a log that misses it keeps its
 // segment until the next checkpoint.
 constexpr std::chrono::milliseconds kRollWait{10};
 }  // namespace
@@ -216,10 +216,10 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       c.pos = 0;
     }
     Table* t = deps_.tables->table_at(c.table);
-    // The records of a leaf sit anywhere in the OID array and the version heap once OIDs are
-    // reused (issue 51): two dependent DRAM misses per record, which grew the checkpoint's
-    // share of a churning worker from 7 % to 18 % of its time. A pipeline hides them: the slot
-    // kSlotAhead records ahead, the newest version kVersionAhead ahead (its slot arrived).
+    // Once OIDs are reused, the records of a leaf sit anywhere in the OID array and the
+    // version heap: two dependent DRAM misses per record, which a checkpoint of a churning
+    // table pays for every live record. A pipeline hides them: the slot kSlotAhead records
+    // ahead, the newest version kVersionAhead ahead (its slot arrived).
     constexpr std::size_t kSlotAhead = 16;
     constexpr std::size_t kVersionAhead = 8;
     const std::size_t n = c.batch.entries.size();
