@@ -279,26 +279,30 @@ void ColdStore::read_sync(ColdLoad* l) {
 
 Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
                             mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key,
-                            void (*progress)(void*), void* progress_arg, std::uint64_t* installed) {
+                            ColdPort* port, std::uint64_t* installed) {
   *installed = 0;
   util::StallWatch watch(deps_.stalls, "cold read");
   const auto describe = [&] {
     return "waiting for the read of " + where(e) + " (table " + std::to_string(table) +
-           "), led by another transaction; " + std::to_string(completed_reads()) +
+           "); " + std::to_string(completed_reads()) +
            " cold reads completed in all";
   };
   for (int attempt = 0; attempt < kMaxMissRetries; ++attempt) {
     const Miss m = join(slot, e, ctx, table, key);
     if (m.busy) {
-      if (progress != nullptr) progress(progress_arg);
+      if (port != nullptr) port->poll();
       watch.turn(completed_reads(), describe);
       std::this_thread::yield();
       continue;
     }
     if (m.load == nullptr) return Status::ok();
-    if (m.lead) read_sync(m.load);
+    if (m.lead && port != nullptr && port->has_ring()) {
+      port->submit(m.load);
+    } else if (m.lead) {
+      read_sync(m.load);
+    }
     for (std::uint32_t spins = 0; m.load->pending(); ++spins) {
-      if (progress != nullptr) progress(progress_arg);
+      if (port != nullptr) port->poll();
       if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), describe);
       util::backoff(spins);
     }
@@ -312,7 +316,6 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
 
 namespace {
 thread_local ColdPort* tls_port = nullptr;
-void poll_port(void* port) { static_cast<ColdPort*>(port)->poll(); }
 }  // namespace
 
 ColdPort* ColdPort::current() { return tls_port; }
@@ -328,8 +331,7 @@ Status ColdStore::fetch_sync(ColdPort* port, mvcc::TxnContext* ctx,
       return Status::ok();
     }
     std::uint64_t installed = 0;
-    Status s = load_sync(slot, e, ctx, table, key, port != nullptr ? &poll_port : nullptr, port,
-                         &installed);
+    Status s = load_sync(slot, e, ctx, table, key, port, &installed);
     if (!s.is_ok()) return s;
     if (installed != 0) {
       *out = installed;

@@ -153,13 +153,17 @@ class ColdStore {
   // or the load's failure.
   Status outcome(const ColdLoad* l) const;
 
-  // The whole miss synchronously: leads a load with pread, or waits for the one in flight
-  // (`progress` is called while waiting: a worker thread completes its own reads meanwhile).
+  // The whole miss synchronously: leads a load, or waits for the one in flight. `port` (the
+  // thread's, or null) is polled while waiting: a worker completes its own reads meanwhile.
+  // A leader with a ring (a worker in a sequential mode) submits there and spins on the
+  // completion, as MosaicDB's sequential engine does; without one it blocks in pread. The
+  // spin is the cheaper wait on a VM: a thread that sleeps in pread leaves its vCPU idle,
+  // and the completion's wake-up then costs an interrupt and a halt exit on top of the read.
   // OK once `slot` no longer holds `e`; *installed: the hot entry the load published, or 0
   // (the entry changed some other way: read it again).
   Status load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
-                   std::uint32_t table, std::string_view key, void (*progress)(void*),
-                   void* progress_arg, std::uint64_t* installed);
+                   std::uint32_t table, std::string_view key, ColdPort* port,
+                   std::uint64_t* installed);
 
   // A miss served on the calling thread, the entry read again until it is not cold (at most
   // kMaxMissRounds): *out receives the hot entry to read. `port` (the thread's, or null) keeps
