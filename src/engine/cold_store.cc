@@ -283,9 +283,8 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
   *installed = 0;
   util::StallWatch watch(deps_.stalls, "cold read");
   const auto describe = [&] {
-    return "waiting for the read of " + where(e) + " (table " + std::to_string(table) +
-           "); " + std::to_string(completed_reads()) +
-           " cold reads completed in all";
+    return "waiting for the read of " + where(e) + " (table " + std::to_string(table) + "); " +
+           std::to_string(completed_reads()) + " cold reads completed in all";
   };
   for (int attempt = 0; attempt < kMaxMissRetries; ++attempt) {
     const Miss m = join(slot, e, ctx, table, key);
