@@ -12,8 +12,9 @@
 //
 // Who reads how: the coroutine modes submit the read on their worker's ring (kColdRead) and
 // park the slot (the worker completes the load when the completion comes back and wakes the
-// slots waiting on it, without resuming them to ask); sequential, prefetch and application
-// threads read synchronously (pread), as plain code would.
+// slots waiting on it, without resuming them to ask); sequential and prefetch read
+// synchronously, through the worker's ring with a spin on the completion (load_sync), and
+// application threads, which have no ring, with pread.
 //
 // Eviction (bounded steps, run by workers between scheduler rounds and by application threads
 // at commit): a record whose head version is committed, durable, seen by every snapshot and
