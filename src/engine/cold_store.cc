@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -390,14 +389,19 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
 }
 
 void ColdReader::submit(ColdLoad* load) {
+  if (backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
   backlog_.push_back(load);
-  issue();
+  if (backlog_.size() >= kIssueBatch) issue();
 }
 
-void ColdReader::service() {
+void ColdReader::service(bool force) {
   if (!busy()) return;
   reap();
-  issue();
+  if (backlog_.empty()) return;
+  if (force || backlog_.size() >= kIssueBatch ||
+      std::chrono::steady_clock::now() - first_wait_ >= kIssueWindow) {
+    issue();
+  }
 }
 
 void ColdReader::reap() {
@@ -431,6 +435,8 @@ void ColdReader::issue() {
     }
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
+  if (!backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
+  (void)channel_->flush();
 }
 
 }  // namespace braid::engine
