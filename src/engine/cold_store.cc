@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -389,19 +390,14 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
 }
 
 void ColdReader::submit(ColdLoad* load) {
-  if (backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
   backlog_.push_back(load);
-  if (backlog_.size() >= kIssueBatch) issue();
+  issue();
 }
 
-void ColdReader::service(bool force) {
+void ColdReader::service() {
   if (!busy()) return;
   reap();
-  if (backlog_.empty()) return;
-  if (force || backlog_.size() >= kIssueBatch ||
-      std::chrono::steady_clock::now() - first_wait_ >= kIssueWindow) {
-    issue();
-  }
+  issue();
 }
 
 void ColdReader::reap() {
@@ -435,8 +431,6 @@ void ColdReader::issue() {
     }
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
-  if (!backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
-  (void)channel_->flush();
 }
 
 }  // namespace braid::engine

@@ -260,14 +260,6 @@ class ColdStore {
 class ColdReader {
  public:
   static constexpr std::uint32_t kMaxInFlight = 64;
-  // Reads wait to be issued together: every submission writes the device's doorbell, which on
-  // a VM exits to the hypervisor, the largest single cost of a cold read in a worker's profile
-  // (scripts/cold-profile.py). Up to this many go with one kernel entry and one doorbell; the
-  // oldest waits at most kIssueWindow, and none waits once the worker has nothing else to run
-  // (a storage-bound transaction gives up a little latency, which it hides anyway, for the
-  // worker time that memory-bound ones get).
-  static constexpr std::uint32_t kIssueBatch = 4;
-  static constexpr std::chrono::microseconds kIssueWindow{50};
 
   // `backlog`: the most loads that can wait at once (the worker's slots times the loads one
   // transaction can wait on), reserved now so nothing allocates on a miss.
@@ -278,10 +270,8 @@ class ColdReader {
   // Issues the read of `load`, which the caller leads (or queues it while the ring is full); a
   // read that cannot be issued fails the load.
   void submit(ColdLoad* load);
-  // Completes the reads that came back, then issues what waits once enough waits, the oldest
-  // waited long enough, or `force` (the worker has nothing else to run). Cheap when nothing is
-  // pending.
-  void service(bool force);
+  // Completes the reads that came back, then issues what waits. Cheap when nothing is pending.
+  void service();
   bool busy() const { return channel_->in_flight() != 0 || !backlog_.empty(); }
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
@@ -293,7 +283,6 @@ class ColdReader {
   ColdStore* store_;
   std::unique_ptr<storage::IoQueue> channel_;
   std::vector<ColdLoad*> backlog_;
-  std::chrono::steady_clock::time_point first_wait_{};  // when the oldest in backlog_ came
 };
 
 }  // namespace braid::engine

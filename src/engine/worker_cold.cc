@@ -23,13 +23,13 @@ void Worker::park(detail::TxState* tx, ColdLoad* load) {
 }
 
 void Worker::poll() {
-  if (reader_ != nullptr) reader_->service(true);
+  if (reader_ != nullptr) reader_->service();
 }
 
 void Worker::service_cold() {
   // Nothing in flight or waiting: nothing to complete (service_log reaped the ring already).
   const bool reading = reader_ != nullptr && reader_->busy();
-  if (reading) reader_->service(live_ == waiting_slots_ + parked_io_);
+  if (reading) reader_->service();
   if (parked_io_ != 0) wake_io_slots();
   if (reading || parked_io_ != 0) {
     // Parked slots may wait on reads other threads lead: any completion is progress.
