@@ -8,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "engine/cold_store.h"
 #include "index/btree.h"
 #include "mvcc/txn.h"
 #include "mvcc/version.h"
@@ -51,6 +53,27 @@ struct CheckpointRun {
   std::uint64_t first_cookie = 1;
   std::vector<std::uint64_t> keep;                   // files a fixup could not move everyone out of
   std::map<std::uint64_t, std::uint64_t> ref_bytes;  // per older part: bytes referred to
+
+  // The records to copy out of log segments, read together: at the first one the scan meets
+  // that is not staged, the records of that kind in the rest of the batch and in the leaves
+  // after it (up to a bound) are read in file order through worker 0's ring (BulkRead); the
+  // scan waits for them between loops, then takes each value from `staged` by its entry —
+  // a block read once and many reads in flight, where a blocking read per record paid the
+  // device's latency each time. A record whose entry moved meanwhile is read alone.
+  struct Staged {
+    std::uint64_t cts = 0;
+    std::uint32_t off = 0;  // in `staged_values`
+    std::uint32_t len = 0;
+  };
+  std::unique_ptr<BulkRead> bulk;  // made at the first batch that needs it
+  bool bulk_running = false;
+  std::uint32_t staged_batches = 0;  // batches from this one on that the last staging covered
+  std::vector<ColdStore::BulkRecord> bulk_refs;  // cookie: the index of the key in bulk_keys
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> bulk_key_at;
+  std::string bulk_keys;
+  std::unordered_map<std::uint64_t, Staged> staged;  // by cold entry
+  std::string staged_values;
+  index::LeafBatch ahead;  // the leaves after the batch, as staging scans them
 };
 
 }  // namespace braid::engine

@@ -213,7 +213,13 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       }
       deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
       c.batch_loaded = true;
+      if (c.staged_batches > 0) --c.staged_batches;
       c.pos = 0;
+    }
+    if (c.bulk_running) {
+      if (!c.bulk->step(*ckpt_read_queue_, wait)) return false;
+      c.bulk_running = false;
+      if (!c.bulk->status().is_ok()) return c.bulk->status();
     }
     Table* t = deps_.tables->table_at(c.table);
     // Once OIDs are reused, the records of a leaf sit anywhere in the OID array and the
@@ -243,18 +249,25 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: its version is seen by every snapshot, ours included.
         const mvcc::entry::ColdAddress a = mvcc::entry::cold(entry);
-        const auto part = parts_.find(a.segment);
-        // Referred to while its part was at least half live at the last checkpoint; copied
-        // out of a sparser one, which then goes (the cleaner: parts stay mostly live).
-        if (part != parts_.end() && part->second.live * 2 >= part->second.bytes) {
+        if (referable(a.segment)) {
           if (Status s = c.writer->add_ref(t->id(), key, entry); !s.is_ok()) return s;
           c.ref_bytes[a.segment] += a.size;
           continue;
         }
-        std::string value;
+        std::string alone;
+        std::string_view value;
         std::uint64_t cts = 0;
-        if (Status s = deps_.cold->read_value(entry, t->id(), key, &value, &cts); !s.is_ok()) {
-          return s;
+        if (const auto it = c.staged.find(entry); it != c.staged.end()) {
+          value = std::string_view(c.staged_values).substr(it->second.off, it->second.len);
+          cts = it->second.cts;
+        } else if (c.staged_batches == 0) {
+          if (Status s = stage_reads(t); !s.is_ok()) return s;
+          break;  // this record again once the reads are back
+        } else {
+          if (Status s = deps_.cold->read_value(entry, t->id(), key, &alone, &cts); !s.is_ok()) {
+            return s;
+          }
+          value = alone;
         }
         const std::uint64_t cookie = add_fixup({&slot, entry, nullptr, false});
         // The copy keeps the record's own timestamp: the entry moves to it, and a reader whose
@@ -290,6 +303,78 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
   return c.writer->finish(wait);
 }
 
+bool Durability::referable(std::uint64_t file) const {
+  // Referred to while its part was at least half live at the last checkpoint; copied out of a
+  // sparser one, which then goes (the cleaner: parts stay mostly live).
+  const auto part = parts_.find(file);
+  return part != parts_.end() && part->second.live * 2 >= part->second.bytes;
+}
+
+Status Durability::stage_reads(Table* t) {
+  CheckpointRun& c = *ckpt_;
+  BRAID_ASSERT(!c.bulk_running);
+  c.bulk_refs.clear();
+  c.bulk_key_at.clear();
+  c.bulk_keys.clear();
+  c.staged.clear();
+  c.staged_values.clear();
+  auto collect = [&](const index::LeafBatch& batch, std::size_t from) {
+    for (std::size_t i = from; i < batch.entries.size(); ++i) {
+      const auto& be = batch.entries[i];
+      const std::uint64_t e = t->oids().entry(be.value).load(std::memory_order_acquire);
+      if (!mvcc::entry::is_cold(e) || referable(mvcc::entry::cold(e).segment)) continue;
+      const std::string_view key = batch.key(be);
+      c.bulk_refs.push_back({e, c.bulk_key_at.size()});
+      c.bulk_key_at.emplace_back(static_cast<std::uint32_t>(c.bulk_keys.size()),
+                                 static_cast<std::uint32_t>(key.size()));
+      c.bulk_keys.append(key);
+    }
+  };
+  collect(c.batch, c.pos);
+  c.staged_batches = 1;
+  // The leaves after this one, while they add to the read: a leaf laid out in file order
+  // holds one or two extents, and reading one leaf at a time would leave the device idle.
+  bool more = c.batch.has_next;
+  std::string from = c.batch.next;
+  while (more && c.staged_batches < kStageLeaves && c.bulk_refs.size() < kStageRecords) {
+    t->index().scan_leaf(from, false, {}, {}, false, &c.ahead);
+    collect(c.ahead, 0);
+    ++c.staged_batches;
+    more = c.ahead.has_next;
+    from = c.ahead.next;
+  }
+  if (c.bulk == nullptr) {
+    // Extents of up to 256 KiB: a leaf's records are a few blocks when they lie together.
+    c.bulk = std::make_unique<BulkRead>(
+        deps_.cold, ColdStore::BulkOptions{kCheckpointReads, 256u << 10, 16u << 10});
+  }
+  c.bulk->start(
+      &c.bulk_refs, t->id(), [&c](const ColdStore::BulkRecord& r, const storage::RecordView& rv) {
+        const auto [off, len] = c.bulk_key_at[r.cookie];
+        if (rv.key != std::string_view(c.bulk_keys).substr(off, len)) {
+          const mvcc::entry::ColdAddress a = mvcc::entry::cold(r.entry);
+          return Status::corruption(
+              "checkpoint: the cold record at file " + std::to_string(a.segment) + " offset " +
+              std::to_string(a.offset) + " is not the record of the key whose entry names it");
+        }
+        c.staged[r.entry] = {rv.cts, static_cast<std::uint32_t>(c.staged_values.size()),
+                             static_cast<std::uint32_t>(rv.value.size())};
+        c.staged_values.append(rv.value);
+        return Status::ok();
+      });
+  c.bulk_running = true;
+  return Status::ok();
+}
+
+void Durability::cancel_checkpoint_reads() {
+  CheckpointRun& c = *ckpt_;
+  if (!c.bulk_running) return;
+  c.bulk->cancel();
+  while (!c.bulk->step(*ckpt_read_queue_, true)) {
+  }
+  c.bulk_running = false;
+}
+
 Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
   Status first;
   for (auto it = unowned_files_.begin(); it != unowned_files_.end();) {
@@ -308,6 +393,7 @@ Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
 
 void Durability::end_checkpoint(const Status& s) {
   CheckpointRun& c = *ckpt_;
+  cancel_checkpoint_reads();  // a failed run may leave reads in flight into its buffers
   std::vector<std::uint64_t> keep;
   std::unique_lock<std::shared_mutex> gate;
   if (options_.memory_budget_bytes != 0) {

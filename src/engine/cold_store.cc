@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 
 #include "engine/table.h"
@@ -39,10 +40,9 @@ std::string where(std::uint64_t e) {
   return "file " + std::to_string(a.segment) + " at offset " + std::to_string(a.offset) + " (" +
          std::to_string(a.size) + " bytes)";
 }
-// Checks `got` bytes read for cold entry `e` (the record at `p`): it must be whole, verify, and
-// be the record of `table`/`key` the entry belongs to; Corruption saying what is wrong.
-Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t table,
-              std::string_view key, storage::RecordView* rv) {
+// The checks that need no key: whole, checksum, the size its entry gives, table, a value.
+Status verify_at(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t table,
+                 storage::RecordView* rv) {
   const entry::ColdAddress a = entry::cold(e);
   if (got < a.size) {
     return Status::corruption("cold read of " + where(e) + " came back short (" +
@@ -50,13 +50,24 @@ Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t t
   }
   const std::string why = storage::decode_record(p, a.size, storage::RecordCheck::kCrc, rv);
   if (!why.empty()) return Status::corruption("cold record at " + where(e) + ": " + why);
-  if (rv->table != table || rv->key != key || rv->size != a.size) {
+  if (rv->table != table || rv->size != a.size) {
     return Status::corruption("cold record at " + where(e) +
                               " is not the record its entry belongs to");
   }
   // A cold entry names a value: a reference (checkpoint parts only) would be an address bug.
   if (rv->op != storage::WriteOp::kPut) {
     return Status::corruption("cold record at " + where(e) + " holds no value");
+  }
+  return Status::ok();
+}
+// Checks `got` bytes read for cold entry `e` (the record at `p`): it must be whole, verify, and
+// be the record of `table`/`key` the entry belongs to; Corruption saying what is wrong.
+Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t table,
+              std::string_view key, storage::RecordView* rv) {
+  if (Status s = verify_at(e, p, got, table, rv); !s.is_ok()) return s;
+  if (rv->key != key) {
+    return Status::corruption("cold record at " + where(e) +
+                              " is not the record its entry belongs to");
   }
   return Status::ok();
 }
@@ -431,6 +442,211 @@ void ColdReader::issue() {
     }
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
+}
+
+// ---- Bulk reads
+// ----------------------------------------------------------------------------
+
+BulkRead::BulkRead(ColdStore* store, const ColdStore::BulkOptions& options)
+    : store_(store), options_(options), window_(options.depth) {
+  BRAID_ASSERT(options.depth > 0);
+  BRAID_ASSERT(options.extent_bytes >= storage::kDirectAlign);
+  // Big enough for an extent that ends with a record of the largest size.
+  buf_bytes_ = storage::round_up(std::uint64_t{options.extent_bytes} + storage::kMaxColdSize +
+                                     options.gap_bytes + 2 * storage::kDirectAlign,
+                                 storage::kDirectAlign);
+  for (Extent& x : window_) {
+    x.buf = static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, buf_bytes_));
+    if (x.buf == nullptr) buffers_ = false;
+  }
+  carry_.reset(new (std::nothrow) char[storage::kDirectAlign]);
+  if (carry_ == nullptr) buffers_ = false;
+}
+
+BulkRead::~BulkRead() {
+  BRAID_ASSERT(idle());  // a read in flight still writes into its buffer
+  for (Extent& x : window_) std::free(x.buf);
+}
+
+void BulkRead::start(std::vector<ColdStore::BulkRecord>* refs, std::uint32_t table,
+                     ColdStore::BulkVisit visit) {
+  BRAID_ASSERT(idle());
+  refs_ = refs;
+  table_ = table;
+  visit_ = std::move(visit);
+  // The cold word holds file, offset and size from its high bits down: its order is file order.
+  std::sort(refs->begin(), refs->end(),
+            [](const ColdStore::BulkRecord& a, const ColdStore::BulkRecord& b) {
+              return a.entry < b.entry;
+            });
+  next_ = 0;
+  carry_next_ = false;
+  error_counted_ = false;
+  status_ = buffers_ ? Status::ok() : Status::io_error("cannot allocate the bulk reader's buffers");
+}
+
+void BulkRead::submit(storage::IoQueue& queue, Extent& x) {
+  storage::IoRequest req;
+  req.op = storage::IoRequest::Op::kRead;
+  req.file = x.handle.id;
+  req.offset = x.start + x.got;
+  req.out = x.buf + x.got;
+  req.len = static_cast<std::uint32_t>(x.len - x.got);
+  req.user = static_cast<std::uint64_t>(&x - window_.data());
+  ++stats_.reads;
+  if (Status s = queue.submit(req); !s.is_ok()) {
+    x.done = true;
+    x.error = -EIO;
+  } else {
+    ++in_flight_;
+  }
+}
+
+Status BulkRead::plan(storage::IoQueue& queue, Extent& x) {
+  const std::vector<ColdStore::BulkRecord>& r = *refs_;
+  const entry::ColdAddress a = entry::cold(r[next_].entry);
+  Result<storage::FileTable::Handle> h = store_->files_.acquire(a.segment);
+  if (!h.is_ok()) {
+    return Status::io_error(std::string(h.status().message()) + " (cold record at " +
+                            where(r[next_].entry) + ")");
+  }
+  const Span sp = span_of(a, h->direct);
+  x.file = a.segment;
+  x.handle = *h;
+  x.start = sp.start;
+  std::uint64_t end = sp.start + sp.len;
+  x.first = next_;
+  x.carry_in = carry_next_;
+  x.carry_out = false;
+  carry_next_ = false;
+  for (++next_; next_ < r.size(); ++next_) {
+    const entry::ColdAddress b = entry::cold(r[next_].entry);
+    if (b.segment != a.segment) break;
+    const Span nb = span_of(b, h->direct);
+    if (nb.start > end + options_.gap_bytes) break;
+    if (nb.start + nb.len - x.start > options_.extent_bytes) {
+      // Past the cap. Packed records share blocks (O_DIRECT reads whole ones): when this
+      // record starts in the block the extent ends with, the next extent starts there too
+      // but takes that block from this one's buffer instead of reading it again.
+      if (nb.start < end && end - nb.start == storage::kDirectAlign) {
+        x.carry_out = true;
+        carry_next_ = true;
+      }
+      break;
+    }
+    end = std::max(end, nb.start + nb.len);
+  }
+  x.end = next_;
+  x.len = end - x.start;
+  BRAID_ASSERT(x.len <= buf_bytes_);
+  x.got = x.carry_in ? storage::kDirectAlign : 0;  // the first block comes with the last extent
+  x.done = false;
+  x.error = 0;
+  if (x.got < x.len) {
+    submit(queue, x);
+  } else {
+    x.done = true;
+  }
+  return Status::ok();
+}
+
+Status BulkRead::hand_out(Extent& x) {
+  if (x.error < 0) {
+    return Status::io_error("bulk read of file " + std::to_string(x.file) + " at offset " +
+                            std::to_string(x.start) + ": " + std::strerror(-x.error));
+  }
+  // Extents are handed out in order, so the block this one shares with the last is there.
+  if (x.carry_in) std::memcpy(x.buf, carry_.get(), storage::kDirectAlign);
+  const std::vector<ColdStore::BulkRecord>& r = *refs_;
+  for (std::size_t i = x.first; i < x.end; ++i) {
+    const entry::ColdAddress a = entry::cold(r[i].entry);
+    const std::uint64_t off = a.offset - x.start;
+    storage::RecordView rv;
+    if (Status s = verify_at(r[i].entry, x.buf + off, x.got > off ? x.got - off : 0, table_, &rv);
+        !s.is_ok()) {
+      return s;
+    }
+    if (Status s = visit_(r[i], rv); !s.is_ok()) return s;
+    ++stats_.records;
+  }
+  if (x.carry_out)
+    std::memcpy(carry_.get(), x.buf + x.len - storage::kDirectAlign, storage::kDirectAlign);
+  return Status::ok();
+}
+
+bool BulkRead::step(storage::IoQueue& queue, bool wait) {
+  const std::size_t depth = window_.size();
+  for (int round = 0;; ++round) {
+    while (status_.is_ok() && refs_ != nullptr && next_ < refs_->size() &&
+           issued_ - head_ < depth) {
+      Extent& x = window_[issued_ % depth];
+      if (Status s = plan(queue, x); !s.is_ok()) {
+        status_ = s;
+        break;
+      }
+      ++issued_;
+    }
+    // In order: the head is handed out once its read is whole.
+    while (head_ < issued_ && window_[head_ % depth].done) {
+      Extent& x = window_[head_ % depth];
+      if (status_.is_ok()) status_ = hand_out(x);
+      store_->files_.release(x.file);
+      ++head_;
+    }
+    if (head_ == issued_ && (!status_.is_ok() || refs_ == nullptr || next_ == refs_->size())) {
+      store_->reads_.fetch_add(stats_.reads - counted_reads_, std::memory_order_relaxed);
+      counted_reads_ = stats_.reads;
+      if (!status_.is_ok() && !error_counted_) {
+        store_->errors_.fetch_add(1, std::memory_order_relaxed);
+        error_counted_ = true;
+      }
+      return true;
+    }
+    // One collection per call, so a caller that waits keeps its own watch turning.
+    if (round == 1) return false;
+    storage::IoCompletion done[32];
+    const std::size_t n = queue.poll(done, 32, wait);
+    for (std::size_t k = 0; k < n; ++k) {
+      BRAID_ASSERT(done[k].user < depth);
+      Extent& x = window_[done[k].user];
+      BRAID_ASSERT(in_flight_ > 0);
+      --in_flight_;
+      ++completions_;
+      if (done[k].result > 0) stats_.bytes += static_cast<std::uint64_t>(done[k].result);
+      if (done[k].result < 0) {
+        x.error = done[k].result;
+        x.done = true;
+      } else if (done[k].result == 0 ||
+                 x.got + static_cast<std::uint64_t>(done[k].result) >= x.len) {
+        x.got += static_cast<std::uint64_t>(done[k].result);
+        x.done = true;  // whole, or the file ends (the records past it fail to verify)
+      } else {
+        x.got += static_cast<std::uint64_t>(done[k].result);
+        submit(queue, x);  // a short read: the rest
+      }
+    }
+  }
+}
+
+Status ColdStore::read_in_file_order(std::vector<BulkRecord>* refs, std::uint32_t table,
+                                     const BulkOptions& options, const BulkVisit& visit,
+                                     BulkStats* stats) {
+  if (refs->empty()) return Status::ok();
+  Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(options.depth);
+  if (!q.is_ok()) return q.status();
+  BulkRead read(this, options);
+  read.start(refs, table, visit);
+  util::StallWatch watch(deps_.stalls, "bulk cold read");
+  while (!read.step(**q, true)) {
+    watch.turn(read.completions(),
+               [&] { return std::to_string(read.in_flight()) + " extent read(s) in flight"; });
+  }
+  if (stats != nullptr) {
+    stats->records += read.stats().records;
+    stats->reads += read.stats().reads;
+    stats->bytes += read.stats().bytes;
+  }
+  return read.status();
 }
 
 }  // namespace braid::engine

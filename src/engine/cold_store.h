@@ -39,6 +39,7 @@
 #include "mvcc/txn.h"
 #include "mvcc/version.h"
 #include "storage/file_table.h"
+#include "storage/log_format.h"
 #include "util/stall.h"
 
 namespace braid::mvcc {
@@ -103,6 +104,7 @@ class ColdPort {
 };
 
 class ColdReader;
+class BulkRead;
 
 class ColdStore {
  public:
@@ -177,6 +179,35 @@ class ColdStore {
   Status read_value(std::uint64_t e, std::uint32_t table, std::string_view key, std::string* out,
                     std::uint64_t* cts = nullptr);
 
+  // ---- Bulk reads (`braid check`) ----
+  // A reader of many cold records at once: sorted by address, the records of one file are read
+  // as extents (neighbours within `gap_bytes` share a read, up to about `extent_bytes` each, so
+  // every block is read once) with `depth` reads in flight on a queue of the caller's own; a
+  // point read per record would pay the device's latency per record and visit a block as often
+  // as it holds records.
+  struct BulkRecord {
+    std::uint64_t entry = 0;   // a cold entry word
+    std::uint64_t cookie = 0;  // the caller's
+  };
+  struct BulkOptions {
+    std::uint32_t depth = 8;
+    std::uint32_t extent_bytes = 1u << 20;
+    std::uint32_t gap_bytes = 16u << 10;
+  };
+  struct BulkStats {
+    std::uint64_t records = 0;
+    std::uint64_t reads = 0;  // extents, a short read's rest counted once more
+    std::uint64_t bytes = 0;
+  };
+  // Each record is verified (checksum, the size its entry gives, table `table`, a value) and
+  // then handed to `visit`, in file order. The first failure — a read error (IOError), a
+  // record that does not verify (Corruption naming file and offset) or a non-OK from `visit` —
+  // stops issuing; the reads in flight are collected and it is returned. Sorts `refs`. Any
+  // thread but a worker's (the wait blocks); the files named must not be deleted meanwhile.
+  using BulkVisit = std::function<Status(const BulkRecord&, const storage::RecordView&)>;
+  Status read_in_file_order(std::vector<BulkRecord>* refs, std::uint32_t table,
+                            const BulkOptions& options, const BulkVisit& visit, BulkStats* stats);
+
   // ---- Eviction ----
   // Turns the record in `slot` cold if its head may go (see the file comment). `durable`:
   // the durable clock, `horizon`: the reclamation horizon. True (and *to: the cold entry it
@@ -212,6 +243,7 @@ class ColdStore {
 
  private:
   friend class ColdReader;
+  friend class BulkRead;
   // The leader's read request (the reader sets the tag); may be called again for the same
   // read. False: the file cannot be read; the load has failed (complete() was called).
   bool prepare(ColdLoad* l, storage::IoRequest* r);
@@ -249,6 +281,76 @@ class ColdStore {
 
   std::atomic<std::uint64_t> reads_{0}, read_bytes_{0}, joins_{0}, errors_{0}, evictions_{0},
       wait_ns_{0}, drops_{0};
+};
+
+// One bulk pass over many cold records (ColdStore::read_in_file_order): sorted by address,
+// read as extents in file order through a queue the caller drives, verified and visited in
+// that order. Resumable: step() issues what the window allows and collects what is back, so a
+// worker can run a pass between its scheduler rounds (the checkpoint's copies out of log
+// segments) and a tool can block on it. Buffers are allocated once, `depth` extents of about
+// `extent_bytes` each. Single-threaded: its caller's.
+class BulkRead {
+ public:
+  BulkRead(ColdStore* store, const ColdStore::BulkOptions& options);
+  ~BulkRead();
+  BulkRead(const BulkRead&) = delete;
+  BulkRead& operator=(const BulkRead&) = delete;
+
+  // A new pass over `refs` (sorted here; they must outlive the pass), records of `table`.
+  // Precondition: idle().
+  void start(std::vector<ColdStore::BulkRecord>* refs, std::uint32_t table,
+             ColdStore::BulkVisit visit);
+  // Issues, collects (with `wait`: blocks for a completion) and visits. True once the pass
+  // ended: every record visited, or status() holds the failure that stopped it (nothing of
+  // it is in flight any more).
+  bool step(storage::IoQueue& queue, bool wait);
+  // Stops issuing: the pass ends (Busy) once the reads in flight are back.
+  void cancel() {
+    if (status_.is_ok()) status_ = Status::busy("bulk read cancelled");
+  }
+  const Status& status() const { return status_; }
+  bool idle() const { return in_flight_ == 0 && head_ == issued_; }
+  std::uint32_t in_flight() const { return in_flight_; }
+  std::uint64_t completions() const { return completions_; }
+  const ColdStore::BulkStats& stats() const { return stats_; }
+
+ private:
+  struct Extent {
+    std::uint64_t file = 0;
+    storage::FileTable::Handle handle;
+    std::uint64_t start = 0;
+    std::uint64_t len = 0;
+    std::uint64_t got = 0;  // bytes back so far
+    std::size_t first = 0;  // the records [first, end) of the sorted refs
+    std::size_t end = 0;
+    char* buf = nullptr;
+    bool done = false;
+    bool carry_in = false;   // its first block is the last extent's last block
+    bool carry_out = false;  // its last block is the next extent's first
+    std::int64_t error = 0;  // -errno
+  };
+  Status plan(storage::IoQueue& queue, Extent& x);
+  void submit(storage::IoQueue& queue, Extent& x);
+  Status hand_out(Extent& x);
+
+  ColdStore* store_;
+  const ColdStore::BulkOptions options_;
+  std::vector<Extent> window_;  // extent i lives in window_[i % depth]
+  std::uint64_t buf_bytes_ = 0;
+  bool buffers_ = true;
+  std::vector<ColdStore::BulkRecord>* refs_ = nullptr;
+  std::uint32_t table_ = 0;
+  ColdStore::BulkVisit visit_;
+  std::unique_ptr<char[]> carry_;        // a block two extents share, between their hand-outs
+  bool carry_next_ = false;              // the next extent planned starts with it
+  std::size_t next_ = 0;                 // the first record no extent has taken
+  std::uint64_t head_ = 0, issued_ = 0;  // extents handed out, extents issued
+  std::uint32_t in_flight_ = 0;          // requests in the queue
+  std::uint64_t completions_ = 0;
+  std::uint64_t counted_reads_ = 0;  // of stats_.reads, added to the store's count
+  bool error_counted_ = false;
+  Status status_;
+  ColdStore::BulkStats stats_;
 };
 
 // A worker's asynchronous reads: the loads its transactions lead, issued through its ring's

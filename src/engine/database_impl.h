@@ -124,7 +124,7 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // Recovery and checkpoints (single-threaded at open; checkpoints read under a snapshot).
   // `cold` != 0: install that cold entry instead of a version of `value`.
   Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
-                       bool tombstone, std::uint64_t cts, std::uint64_t cold) override;
+                       bool tombstone, std::uint64_t cts, std::uint64_t cold, bool fresh) override;
   std::uint32_t table_count() const override;
   Table* table_at(std::uint32_t id) const override;
   std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }

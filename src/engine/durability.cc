@@ -41,21 +41,23 @@ class EngineApplier final : public storage::Applier {
   Status put(std::uint32_t table, std::string_view key, std::string_view value, std::uint64_t cts,
              std::uint64_t address) override {
     ++writes;
-    return sink_->recover_write(table, key, value, false, cts, cold_ ? address : 0);
+    return sink_->recover_write(table, key, value, false, cts, cold_ ? address : 0, fresh_);
   }
   Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) override {
     ++writes;
-    return sink_->recover_write(table, key, {}, true, cts, 0);
+    return sink_->recover_write(table, key, {}, true, cts, 0, false);
   }
   Status ref(std::uint32_t table, std::string_view key, std::uint64_t entry) override {
     ++writes;
-    return sink_->recover_write(table, key, {}, false, 0, entry);
+    return sink_->recover_write(table, key, {}, false, 0, entry, fresh_);
   }
+  void checkpoint_applied() override { fresh_ = false; }
   std::uint64_t writes = 0;
 
  private:
   RecoverySink* sink_;
   const bool cold_;
+  bool fresh_ = true;  // the checkpoint's records: each key new
 };
 
 }  // namespace
@@ -85,6 +87,7 @@ Durability::~Durability() {
   // Logs first: their destructors wait for the block in flight.
   logs_.clear();
   ckpt_queue_.reset();
+  ckpt_read_queue_.reset();
   rings_.clear();
 }
 
@@ -186,9 +189,9 @@ Status Durability::recover_and_open_logs() {
     // Worker i's log goes through worker i's ring; the application threads' log (i ==
     // workers) is driven by whichever thread commits, so it keeps a queue of its own.
     std::unique_ptr<storage::IoQueue> queue;
-    // A worker's ring carries its log's block and sync, the checkpoint's chunks and up to 64
-    // cold reads (ColdReader::kMaxInFlight).
-    Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(i < options_.workers ? 96 : 8);
+    // A worker's ring carries its log's block and sync, the checkpoint's chunks and reads
+    // (kCheckpointReads) and up to 64 cold reads (ColdReader::kMaxInFlight).
+    Result<std::unique_ptr<storage::IoQueue>> q = fs_->make_queue(i < options_.workers ? 112 : 8);
     if (!q.is_ok()) return q.status();
     if (i < options_.workers) {
       rings_.push_back(std::make_unique<storage::IoRing>(std::move(*q)));
@@ -201,6 +204,7 @@ Status Durability::recover_and_open_logs() {
     logs_.push_back(std::move(log));
   }
   ckpt_queue_ = rings_.front()->channel(storage::IoRing::kCheckpoint);
+  ckpt_read_queue_ = rings_.front()->channel(storage::IoRing::kCheckpointRead);
   if (Status s = write_checkpoint_sync(generation); !s.is_ok()) return s;
   storage::Catalog sealed = catalog_;
   sealed.generation = generation;

@@ -39,6 +39,10 @@ class Protocol;
 class TxnTable;
 }  // namespace braid::mvcc
 
+namespace braid {
+class Table;
+}  // namespace braid
+
 namespace braid::engine {
 
 class ColdStore;
@@ -48,8 +52,10 @@ class TableSource;
 // entry (the record's address) instead of a version of `value`.
 class RecoverySink {
  public:
+  // `fresh`: the key is known to be new (a checkpoint's record), so no lookup is needed first.
   virtual Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
-                               bool tombstone, std::uint64_t cts, std::uint64_t cold) = 0;
+                               bool tombstone, std::uint64_t cts, std::uint64_t cold,
+                               bool fresh) = 0;
 
  protected:
   ~RecoverySink() = default;
@@ -164,6 +170,18 @@ class Durability {
   Status write_checkpoint_sync(std::uint64_t generation);
   std::uint64_t add_fixup(const CheckpointFixup& f);
   void fix(std::uint64_t cookie, std::uint64_t address);
+  // Whether a cold record in `file` is referred to rather than copied.
+  bool referable(std::uint64_t file) const;
+  // Starts reading the records that must be copied out of log segments, from the batch's
+  // position on and in the leaves after it (CheckpointRun::Staged).
+  Status stage_reads(Table* t);
+  // Ends the batch's reads in flight, if any (a run that fails).
+  void cancel_checkpoint_reads();
+  // Reads a checkpoint keeps in flight on worker 0's ring (IoRing::kCheckpointRead).
+  static constexpr std::uint32_t kCheckpointReads = 16;
+  // How far one staging looks ahead: leaves, and records to copy.
+  static constexpr std::uint32_t kStageLeaves = 64;
+  static constexpr std::size_t kStageRecords = 4096;
   // Deletes the numbered files not owned by a log writer (older generations' segments,
   // checkpoint parts) that `keep` (sorted) does not name.
   Status delete_unneeded(const std::vector<std::uint64_t>& keep);
@@ -195,7 +213,8 @@ class Durability {
 
   // Checkpoint state (worker 0 only, except the atomics and the ticket mutex).
   std::unique_ptr<CheckpointRun> ckpt_;
-  std::unique_ptr<storage::IoQueue> ckpt_queue_;  // worker 0's ring, checkpoint channel
+  std::unique_ptr<storage::IoQueue> ckpt_queue_;       // worker 0's ring, checkpoint channel
+  std::unique_ptr<storage::IoQueue> ckpt_read_queue_;  // and its checkpoint-read channel
   std::uint64_t ckpt_log_bytes_at_last_ = 0;
   // Worker 0's: a checkpoint due waits for the logs to roll first (checkpoint_step), until
   // this deadline at most.

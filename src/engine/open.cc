@@ -182,15 +182,18 @@ void DatabaseImpl::free_chain(TxnContext* ctx, std::uint64_t e) {
 
 Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
                                    std::string_view value, bool tombstone, std::uint64_t cts,
-                                   std::uint64_t cold) {
+                                   std::uint64_t cold, bool fresh) {
   Table* t = table < tables_.size() ? tables_[table].get() : nullptr;
   if (t == nullptr) {
     return Status::corruption("recovery: a record names table " + std::to_string(table) +
                               ", which the catalog does not have");
   }
   TxnContext* ctx = &txns_.at(checkpoint_context());
+  BRAID_ASSERT(!fresh || !tombstone);
   std::uint64_t oid = 0;
-  const bool found = t->index().lookup(key, &oid);
+  // A checkpoint's key is new: its insert below is the one descent (a lookup first would
+  // double the index work of an open, most of its time).
+  const bool found = !fresh && t->index().lookup(key, &oid);
   if (tombstone) {
     if (!found) return Status::ok();
     const bool removed = t->index().remove(key, oid);
@@ -223,15 +226,22 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
     slot.store(e, std::memory_order_relaxed);
     return Status::ok();
   }
-  Result<std::uint64_t> fresh = t->oids().allocate();
-  if (!fresh.is_ok()) {
+  Result<std::uint64_t> oid_new = t->oids().allocate();
+  if (!oid_new.is_ok()) {
     free_chain(ctx, e);
-    return fresh.status();
+    return oid_new.status();
   }
-  t->oids().entry(*fresh).store(e, std::memory_order_relaxed);
+  t->oids().entry(*oid_new).store(e, std::memory_order_relaxed);
   std::uint64_t existing;
-  const bool inserted = t->index().insert_if_absent(key, *fresh, &existing);
-  BRAID_ASSERT(inserted);
+  const bool inserted = t->index().insert_if_absent(key, *oid_new, &existing);
+  if (!inserted) {
+    BRAID_ASSERT(fresh);  // a lookup said absent, and nothing else runs
+    t->oids().entry(*oid_new).store(entry::kEmpty, std::memory_order_relaxed);
+    t->oids().release(*oid_new);
+    free_chain(ctx, e);
+    return Status::corruption("recovery: the checkpoint holds a key of table " + t->name() +
+                              " twice");
+  }
   return Status::ok();
 }
 

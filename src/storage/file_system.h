@@ -93,6 +93,10 @@ class FileSystem {
   virtual Status write(FileId file, std::uint64_t offset, const char* data, std::size_t len) = 0;
   virtual Status sync(FileId file) = 0;
   virtual Status truncate(FileId file, std::uint64_t size) = 0;
+  // A hint that `len` bytes from `offset` will be read soon (recovery's sequential reads of a
+  // checkpoint part): the kernel reads them ahead while the caller decodes what it has, so
+  // the read and the index build overlap. A backend may ignore it.
+  virtual void will_need(FileId /*file*/, std::uint64_t /*offset*/, std::uint64_t /*len*/) {}
 
   // An asynchronous queue of at most `depth` requests in flight.
   virtual Result<std::unique_ptr<IoQueue>> make_queue(std::uint32_t depth) = 0;

@@ -1,8 +1,8 @@
 // One asynchronous I/O queue per worker, shared by everything the worker writes or reads: its
-// log, the checkpoints (worker 0) and the cold store's reads (kColdRead). Each client gets a
-// channel, an IoQueue of its own whose requests go through the worker's one queue (one io_uring
-// ring on the real backend) with the channel's id in the top bits of their tag; the ring routes
-// each completion back to the channel that submitted it.
+// log, the checkpoints' writes and reads (worker 0) and the cold store's reads (kColdRead).
+// Each client gets a channel, an IoQueue of its own whose requests go through the worker's one
+// queue (one io_uring ring on the real backend) with the channel's id in the top bits of their tag;
+// the ring routes each completion back to the channel that submitted it.
 //
 // The worker reaps the ring once per scheduler loop (reap()); a channel's poll() then hands out
 // what was routed to it. A poll that finds nothing buffered reaps the ring once more, and a
@@ -22,7 +22,13 @@ namespace braid::storage {
 class IoRing {
  public:
   // Channels of a ring. Tags keep 63 bits (IoQueue); the top 7 name the channel.
-  enum Channel : std::uint32_t { kLog = 0, kCheckpoint = 1, kColdRead = 2, kChannels = 3 };
+  enum Channel : std::uint32_t {
+    kLog = 0,
+    kCheckpoint = 1,
+    kColdRead = 2,
+    kCheckpointRead = 3,
+    kChannels = 4
+  };
   static constexpr int kTagBits = 56;
 
   explicit IoRing(std::unique_ptr<IoQueue> queue);

@@ -352,6 +352,10 @@ class PosixFileSystem final : public FileSystem {
     if (::fdatasync(f) != 0) return errno_status("cannot sync", "fd " + std::to_string(f), errno);
     return Status::ok();
   }
+  void will_need(FileId f, std::uint64_t offset, std::uint64_t len) override {
+    (void)::posix_fadvise(f, static_cast<off_t>(offset), static_cast<off_t>(len),
+                          POSIX_FADV_WILLNEED);
+  }
   Status truncate(FileId f, std::uint64_t size) override {
     if (::ftruncate(f, static_cast<off_t>(size)) != 0) {
       return errno_status("cannot truncate", "fd " + std::to_string(f), errno);

@@ -541,6 +541,7 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
                                 "): checkpoint #" + std::to_string(info.header.seq) +
                                 " names it as its part");
     }
+    fs.will_need(*f, 0, part.bytes);
     std::uint64_t off = 0;
     std::uint64_t records = 0;
     Status s;
@@ -836,6 +837,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     const CheckpointInfo& c = slots[chosen];
     util::ProgressMeter meter(progress, "recovery: checkpoint", "records", c.trailer.records);
     if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter); !s.is_ok()) return s;
+    apply.checkpoint_applied();
     meter.finish();
     r->checkpoint = true;
     r->checkpoint_seq = c.header.seq;

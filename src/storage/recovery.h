@@ -50,6 +50,9 @@ class Applier {
   virtual Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) = 0;
   // A checkpoint's reference: the record's newest version is at cold entry `entry`.
   virtual Status ref(std::uint32_t table, std::string_view key, std::uint64_t entry) = 0;
+  // The checkpoint's records are all in (the log's follow). Until then every key is new: a
+  // checkpoint holds each key once and recovery starts from empty tables.
+  virtual void checkpoint_applied() {}
 };
 
 // Strict: any missing or damaged file that held durable data is Corruption (naming file and

@@ -1027,6 +1027,30 @@ TEST(BenchCli, BraidCheckReadsOnlyAndFailsOnDamage) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// A database mostly on storage: `braid check` reads its cold records back in file order, a
+// few large reads rather than one per record, and passes.
+TEST(BenchCli, BraidCheckReadsColdRecordsInFileOrder) {
+  const std::string dir = temp_path("db-check-cold");
+  std::system(("rm -rf " + dir).c_str());
+  RunResult r =
+      run("ycsb --records 30000 --value-bytes 100 --seconds 0.2 --memory-budget-mib 1 "
+          "--load bulk --dir " +
+          dir + " --json none");
+  ASSERT_EQ(r.code, 0) << r.out;
+  RunResult c = run_tool("check " + dir);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("invariants OK"), std::string::npos) << c.out;
+  const std::size_t at = c.out.find("cold records in file order, ");
+  ASSERT_NE(at, std::string::npos) << c.out;
+  const std::size_t line = c.out.rfind(": ", at);
+  ASSERT_NE(line, std::string::npos);
+  const unsigned long long records = std::stoull(c.out.substr(line + 2));
+  const unsigned long long reads = std::stoull(c.out.substr(at + 28));
+  EXPECT_GT(records, 20000u) << c.out;
+  EXPECT_LT(reads * 100, records) << c.out;
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST(BenchCli, BraidToolUsageErrors) {
   EXPECT_EQ(run_tool("").code, 2);
   EXPECT_EQ(run_tool("frobnicate /tmp").code, 2);

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/exec_test_util.h"
+#include "engine/record_check.h"
 #include "engine/table.h"
 #include "storage/durability_util.h"
 #include "storage/log_format.h"
@@ -373,6 +375,127 @@ TEST(ColdStore, CheckpointsKeepOnlyTheFilesColdRecordsNeed) {
     ASSERT_TRUE(t.is_ok());
     expect_round(**db, *t, rounds);
   }
+}
+
+// The OIDs of the table's cold entries.
+std::vector<std::uint64_t> cold_oids_of(Table& t) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t oid = 0; oid < t.oids().allocated(); ++oid) {
+    if (mvcc::entry::is_cold(t.oids().entry(oid).load())) out.push_back(oid);
+  }
+  return out;
+}
+
+// `braid check`'s read of every record (engine/record_check.h): the cold records are read in
+// file order as extents, each record verified and matched to its key, and a read error or a
+// record that is not its key's fails the check.
+TEST(ColdStore, CheckReadsEveryColdRecordOnceInFileOrder) {
+  auto fs = std::make_shared<storage::SimFileSystem>(23);
+  Loaded l;
+  open_loaded(fs, &l);
+  Table& t = *l.impl->table_at(0);
+  // Every cold entry, and per file the blocks its records span: extents that never read a
+  // block twice read at most that many.
+  const std::vector<std::uint64_t> cold_oids = cold_oids_of(t);
+  const std::uint64_t cold = cold_oids.size();
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>> spans;
+  for (std::uint64_t oid : cold_oids) {
+    const mvcc::entry::ColdAddress a = mvcc::entry::cold(t.oids().entry(oid).load());
+    auto [it, fresh] = spans.try_emplace(a.segment, a.offset, a.offset + a.size);
+    it->second.first = std::min(it->second.first, a.offset);
+    it->second.second = std::max(it->second.second, a.offset + a.size);
+  }
+  ASSERT_GT(cold, std::uint64_t{kRecords} / 2);
+  std::uint64_t span_bytes = 0;
+  for (const auto& [file, sp] : spans) {
+    // Whole blocks: a file opened with O_DIRECT is read in them.
+    span_bytes += storage::round_up(sp.second, storage::kDirectAlign) -
+                  sp.first / storage::kDirectAlign * storage::kDirectAlign;
+  }
+
+  std::uint64_t progress = 0;
+  auto run = [&](const engine::ColdStore::BulkOptions& o, engine::RecordCheckCounts* n) {
+    return engine::check_records(*l.impl, t, o, n, [&](std::uint64_t p) { progress = p; });
+  };
+  engine::RecordCheckCounts n;
+  ASSERT_TRUE(run({}, &n).is_ok());
+  EXPECT_EQ(n.records, std::uint64_t{kRecords});
+  EXPECT_EQ(n.cold, cold);
+  EXPECT_EQ(n.hot + n.cold, n.records);
+  EXPECT_EQ(n.bulk.records, cold);
+  EXPECT_LE(n.bulk.bytes, span_bytes);
+  EXPECT_GE(n.bulk.bytes, cold * (kValueBytes + 16));
+  // ~640-byte records: one extent read holds many.
+  EXPECT_LT(n.bulk.reads * 50, cold) << n.bulk.reads << " reads for " << cold << " records";
+  EXPECT_GE(progress, std::uint64_t{kRecords});
+
+  // A window of two four-block extents: many more reads, the same records, still no block twice.
+  engine::RecordCheckCounts small;
+  ASSERT_TRUE(run({2, 16384, 0}, &small).is_ok());
+  EXPECT_EQ(small.records, n.records);
+  EXPECT_EQ(small.bulk.records, cold);
+  EXPECT_GT(small.bulk.reads, 4 * n.bulk.reads);
+  EXPECT_LE(small.bulk.bytes, span_bytes);
+
+  // A read error fails the check with IOError; the next check passes.
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 3, false);
+  engine::RecordCheckCounts failed;
+  const Status eio = run({}, &failed);
+  EXPECT_EQ(eio.code(), Code::kIOError) << eio.to_string();
+  EXPECT_EQ(fs->faults_fired(), 1u);
+  engine::RecordCheckCounts again;
+  EXPECT_TRUE(run({}, &again).is_ok());
+  EXPECT_EQ(again.bulk.records, cold);
+
+  // Two cold entries swapped: each names a whole record of the table, but not its key's.
+  auto& a = t.oids().entry(cold_oids[10]);
+  auto& b = t.oids().entry(cold_oids[cold_oids.size() - 10]);
+  const std::uint64_t ea = a.load(), eb = b.load();
+  a.store(eb);
+  b.store(ea);
+  engine::RecordCheckCounts swapped;
+  const Status bad = run({}, &swapped);
+  EXPECT_EQ(bad.code(), Code::kCorruption) << bad.to_string();
+  EXPECT_NE(bad.to_string().find("not the record of the key"), std::string::npos)
+      << bad.to_string();
+  a.store(ea);
+  b.store(eb);
+  engine::RecordCheckCounts restored;
+  EXPECT_TRUE(run({}, &restored).is_ok());
+}
+
+// A checkpoint copies the cold records that live in log segments into its parts: it reads each
+// leaf's such records together, in file order through worker 0's ring (far fewer reads than
+// records), and a read that fails fails that checkpoint only.
+TEST(ColdStore, ACheckpointReadsTheRecordsItCopiesTogether) {
+  auto fs = std::make_shared<storage::SimFileSystem>(37);
+  Loaded l;
+  open_loaded(fs, &l);
+  Table& t = *l.impl->table_at(0);
+  const std::uint64_t in_logs = cold_oids_of(t).size();  // no checkpoint holds records yet
+  ASSERT_GT(in_logs, std::uint64_t{kRecords} / 2);
+
+  // The first copy fails on a read: IOError, nothing halts, nothing changes.
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 2, false);
+  const Status failed = l.db->checkpoint();
+  EXPECT_EQ(failed.code(), Code::kIOError) << failed.to_string();
+  EXPECT_EQ(fs->faults_fired(), 1u);
+  EXPECT_FALSE(l.db->durability_stats().halted);
+
+  const std::uint64_t reads = l.db->stats().cold_reads;
+  ASSERT_TRUE(l.db->checkpoint().is_ok());
+  const std::uint64_t used = l.db->stats().cold_reads - reads;
+  EXPECT_GT(used, 0u);
+  EXPECT_LT(used * 4, in_logs) << used << " reads to copy " << in_logs << " records";
+  // Every cold entry now names the new checkpoint's part, and every value reads back.
+  const std::vector<int> rounds(kRecords, 0);
+  expect_round(*l.db, l.t, rounds);
+  l.db.reset();
+  auto db = test::open_sim(budget_options(), fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  Result<Table*> t2 = (*db)->open_table("t");
+  ASSERT_TRUE(t2.is_ok());
+  expect_round(**db, *t2, rounds);
 }
 
 // Differential: one seeded workload — gets, puts, inserts, removes and scans from an
