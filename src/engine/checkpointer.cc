@@ -318,12 +318,14 @@ Status Durability::stage_reads(Table* t) {
   c.bulk_keys.clear();
   c.staged.clear();
   c.staged_values.clear();
+  std::uint64_t bytes = 0;  // of the records collected: what staging their values holds
   auto collect = [&](const index::LeafBatch& batch, std::size_t from) {
     for (std::size_t i = from; i < batch.entries.size(); ++i) {
       const auto& be = batch.entries[i];
       const std::uint64_t e = t->oids().entry(be.value).load(std::memory_order_acquire);
       if (!mvcc::entry::is_cold(e) || referable(mvcc::entry::cold(e).segment)) continue;
       const std::string_view key = batch.key(be);
+      bytes += mvcc::entry::cold(e).size;
       c.bulk_refs.push_back({e, c.bulk_key_at.size()});
       c.bulk_key_at.emplace_back(static_cast<std::uint32_t>(c.bulk_keys.size()),
                                  static_cast<std::uint32_t>(key.size()));
@@ -336,7 +338,8 @@ Status Durability::stage_reads(Table* t) {
   // holds one or two extents, and reading one leaf at a time would leave the device idle.
   bool more = c.batch.has_next;
   std::string from = c.batch.next;
-  while (more && c.staged_batches < kStageLeaves && c.bulk_refs.size() < kStageRecords) {
+  while (more && c.staged_batches < kStageLeaves && c.bulk_refs.size() < kStageRecords &&
+         bytes < kStageBytes) {
     t->index().scan_leaf(from, false, {}, {}, false, &c.ahead);
     collect(c.ahead, 0);
     ++c.staged_batches;

@@ -179,9 +179,11 @@ class Durability {
   void cancel_checkpoint_reads();
   // Reads a checkpoint keeps in flight on worker 0's ring (IoRing::kCheckpointRead).
   static constexpr std::uint32_t kCheckpointReads = 16;
-  // How far one staging looks ahead: leaves, and records to copy.
+  // How far one staging looks ahead: leaves, records to copy and their bytes (the values it
+  // holds until the scan takes them; one leaf's are staged whatever their size).
   static constexpr std::uint32_t kStageLeaves = 64;
   static constexpr std::size_t kStageRecords = 4096;
+  static constexpr std::uint64_t kStageBytes = std::uint64_t{4} << 20;
   // Deletes the numbered files not owned by a log writer (older generations' segments,
   // checkpoint parts) that `keep` (sorted) does not name.
   Status delete_unneeded(const std::vector<std::uint64_t>& keep);
