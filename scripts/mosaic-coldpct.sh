@@ -47,7 +47,8 @@ emit() {  # system variant pct round tps
 commas=$(tr ' ' ',' <<<"$PCTS")
 for round in $(seq 1 "$ROUNDS"); do
   rm -rf "$DIR/db"
-  before=$(wc -l < "$OUT/braid.jsonl" 2>/dev/null || echo 0)
+  touch "$OUT/braid.jsonl"
+  before=$(wc -l < "$OUT/braid.jsonl")
   "$BIN" coldmix --hot-records "$HOT" --cold-records "$COLD" --cold-pct "$commas" \
     --cache-cold off --mode interleaved --scheduler dual-queue,pipeline --seconds "$RUN_S" \
     --dir "$DIR/db" --json "$OUT/braid.jsonl" > /dev/null
