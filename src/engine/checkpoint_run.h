@@ -68,9 +68,7 @@ struct CheckpointRun {
   std::unique_ptr<BulkRead> bulk;  // made at the first batch that needs it
   bool bulk_running = false;
   std::uint32_t staged_batches = 0;  // batches from this one on that the last staging covered
-  std::vector<ColdStore::BulkRecord> bulk_refs;  // cookie: the index of the key in bulk_keys
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> bulk_key_at;
-  std::string bulk_keys;
+  std::vector<ColdStore::BulkRecord> bulk_refs;
   std::unordered_map<std::uint64_t, Staged> staged;  // by cold entry
   std::string staged_values;
   index::LeafBatch ahead;  // the leaves after the batch, as staging scans them

@@ -314,8 +314,6 @@ Status Durability::stage_reads(Table* t) {
   CheckpointRun& c = *ckpt_;
   BRAID_ASSERT(!c.bulk_running);
   c.bulk_refs.clear();
-  c.bulk_key_at.clear();
-  c.bulk_keys.clear();
   c.staged.clear();
   c.staged_values.clear();
   std::uint64_t bytes = 0;  // of the records collected: what staging their values holds
@@ -324,12 +322,8 @@ Status Durability::stage_reads(Table* t) {
       const auto& be = batch.entries[i];
       const std::uint64_t e = t->oids().entry(be.value).load(std::memory_order_acquire);
       if (!mvcc::entry::is_cold(e) || referable(mvcc::entry::cold(e).segment)) continue;
-      const std::string_view key = batch.key(be);
       bytes += mvcc::entry::cold(e).size;
-      c.bulk_refs.push_back({e, c.bulk_key_at.size()});
-      c.bulk_key_at.emplace_back(static_cast<std::uint32_t>(c.bulk_keys.size()),
-                                 static_cast<std::uint32_t>(key.size()));
-      c.bulk_keys.append(key);
+      c.bulk_refs.push_back({e, ColdStore::key_hash(batch.key(be))});
     }
   };
   collect(c.batch, c.pos);
@@ -351,20 +345,13 @@ Status Durability::stage_reads(Table* t) {
     c.bulk = std::make_unique<BulkRead>(
         deps_.cold, ColdStore::BulkOptions{kCheckpointReads, 256u << 10, 16u << 10});
   }
-  c.bulk->start(
-      &c.bulk_refs, t->id(), [&c](const ColdStore::BulkRecord& r, const storage::RecordView& rv) {
-        const auto [off, len] = c.bulk_key_at[r.cookie];
-        if (rv.key != std::string_view(c.bulk_keys).substr(off, len)) {
-          const mvcc::entry::ColdAddress a = mvcc::entry::cold(r.entry);
-          return Status::corruption(
-              "checkpoint: the cold record at file " + std::to_string(a.segment) + " offset " +
-              std::to_string(a.offset) + " is not the record of the key whose entry names it");
-        }
-        c.staged[r.entry] = {rv.cts, static_cast<std::uint32_t>(c.staged_values.size()),
-                             static_cast<std::uint32_t>(rv.value.size())};
-        c.staged_values.append(rv.value);
-        return Status::ok();
-      });
+  c.bulk->start(&c.bulk_refs, t->id(),
+                [&c](const ColdStore::BulkRecord& r, const storage::RecordView& rv) {
+                  c.staged[r.entry] = {rv.cts, static_cast<std::uint32_t>(c.staged_values.size()),
+                                       static_cast<std::uint32_t>(rv.value.size())};
+                  c.staged_values.append(rv.value);
+                  return Status::ok();
+                });
   c.bulk_running = true;
   return Status::ok();
 }

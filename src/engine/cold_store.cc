@@ -566,6 +566,10 @@ Status BulkRead::hand_out(Extent& x) {
         !s.is_ok()) {
       return s;
     }
+    if (ColdStore::key_hash(rv.key) != r[i].key_hash) {
+      return Status::corruption("cold record at " + where(r[i].entry) +
+                                " is not the record of the key whose entry names it");
+    }
     if (Status s = visit_(r[i], rv); !s.is_ok()) return s;
     ++stats_.records;
   }

@@ -186,9 +186,13 @@ class ColdStore {
   // point read per record would pay the device's latency per record and visit a block as often
   // as it holds records.
   struct BulkRecord {
-    std::uint64_t entry = 0;   // a cold entry word
-    std::uint64_t cookie = 0;  // the caller's
+    std::uint64_t entry = 0;     // a cold entry word
+    std::uint64_t key_hash = 0;  // key_hash() of the key whose entry it is
+    std::uint64_t cookie = 0;    // the caller's
   };
+  // A bulk reader checks each record against its key by this hash (64 bits: a record read
+  // back in place of another passes with odds of 2^-64), so callers need not keep the keys.
+  static std::uint64_t key_hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
   struct BulkOptions {
     std::uint32_t depth = 8;
     std::uint32_t extent_bytes = 1u << 20;
@@ -199,8 +203,8 @@ class ColdStore {
     std::uint64_t reads = 0;  // extents, a short read's rest counted once more
     std::uint64_t bytes = 0;
   };
-  // Each record is verified (checksum, the size its entry gives, table `table`, a value) and
-  // then handed to `visit`, in file order. The first failure — a read error (IOError), a
+  // Each record is verified (checksum, the size its entry gives, table `table`, a value, its
+  // key by hash) and then handed to `visit`, in file order. The first failure — a read error (IOError), a
   // record that does not verify (Corruption naming file and offset) or a non-OK from `visit` —
   // stops issuing; the reads in flight are collected and it is returned. Sorts `refs`. Any
   // thread but a worker's (the wait blocks); the files named must not be deleted meanwhile.
