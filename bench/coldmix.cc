@@ -39,6 +39,7 @@ struct Config {
   std::uint64_t cold_records;
   std::vector<std::uint32_t> cold_pcts;
   bool cache_cold;
+  bool profile_stages;
   bool rw;
   std::uint32_t threads;
   double seconds;
@@ -205,6 +206,7 @@ ExecOptions exec_of(const Config& cfg, const Variant& v) {
   e.cold_check_every = cfg.check_every;
   e.storage_path = v.storage_path == "flattened" ? StoragePath::kFlattened : StoragePath::kNested;
   e.seed = cfg.seed;
+  e.profile_storage = cfg.profile_stages;
   return e;
 }
 
@@ -257,7 +259,7 @@ Status run_variant(Database& db, Table& hot, Table& cold, const Config& cfg, con
 std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   Flags flags;
   std::string err;
-  if (!flags.parse(argc, argv, first, &err, {"rw"})) return err;
+  if (!flags.parse(argc, argv, first, &err, {"rw", "profile-stages"})) return err;
   cfg->hot_records = flags.u64("hot-records", 20'000'000, 1, std::uint64_t{1} << 36);
   cfg->cold_records = flags.u64("cold-records", 2'000'000, 1, std::uint64_t{1} << 36);
   for (std::uint64_t p : flags.u64_list("cold-pct", {10}, 0, 100)) {
@@ -265,6 +267,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   }
   cfg->cache_cold = flags.choice("cache-cold", "on", {"on", "off"}) == "on";
   cfg->rw = flags.u64("rw", 0, 0, 1) != 0;
+  cfg->profile_stages = flags.u64("profile-stages", 0, 0, 1) != 0;
   cfg->threads = static_cast<std::uint32_t>(flags.u64("threads", 1, 1, 1024));
   cfg->seconds = flags.f64("seconds", 5, 0.01, 86400);
   cfg->value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, 4000));
@@ -310,6 +313,26 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   std::printf("  %-36s %10.0f %10.0f %9.0f %8.0f %6.1f %8.1f %8.1f %9.1f %9.1f\n", v.label.c_str(),
               r.txn_per_s, r.hot_txn_per_s, r.cold_txn_per_s, r.iops, r.io_depth, hp50, hp99, cp50,
               cp99);
+  const ExecStats& x = r.exec;
+  const double reads = static_cast<double>(x.cold_reads_reaped);
+  std::uint64_t worker_ns = 0;
+  for (std::uint64_t ns : x.storage_stage_ns) worker_ns += ns;
+  if (cfg.profile_stages && worker_ns != 0) {
+    // The engine's own per-stage profile: worker time per cold read each stage took.
+    const std::uint64_t path_ns = worker_ns - x.storage_stage_ns[0];
+    std::printf("    stages, us per cold read:");
+    for (int i = 1; i < ExecStats::kStorageStages; ++i) {
+      std::printf(" %s %.2f%s", storage_stage_name(i),
+                  reads == 0 ? 0.0 : static_cast<double>(x.storage_stage_ns[i]) / reads / 1000.0,
+                  i + 1 < ExecStats::kStorageStages ? "," : "");
+    }
+    std::printf(
+        "\n    storage path %.2f us per cold read, %.1f %% of worker time; "
+        "%.2f reads per reap\n",
+        reads == 0 ? 0.0 : static_cast<double>(path_ns) / reads / 1000.0,
+        100.0 * static_cast<double>(path_ns) / static_cast<double>(worker_ns),
+        x.cold_reaps == 0 ? 0.0 : reads / static_cast<double>(x.cold_reaps));
+  }
   std::fflush(stdout);
   if (cfg.json == "none") return "";
   const ExecOptions e = exec_of(cfg, v);
@@ -334,6 +357,15 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   o.add("errors", r.total.errors).add("log_syncs_per_s", r.log_syncs_per_s);
   o.add("io_checks", r.exec.io_checks).add("resumes", r.exec.resumes);
   o.add("peak_rss_mib", peak_rss_mib());
+  o.add("cold_reads_issued", x.cold_reads_issued).add("cold_reaps", x.cold_reaps);
+  o.add("cold_reads_reaped", x.cold_reads_reaped);
+  if (cfg.profile_stages) {
+    for (int i = 0; i < ExecStats::kStorageStages; ++i) {
+      std::string name = std::string("stage_") + storage_stage_name(i) + "_ns";
+      for (char& c : name) c = c == ' ' ? '_' : c;
+      o.add(name, x.storage_stage_ns[i]);
+    }
+  }
   o.add_object("machine", machine_description());
   return append_json_line(cfg.json, o);
 }
@@ -356,6 +388,9 @@ database, round-robin, --repeat times.
                      off is MosaicDB's setup, every cold access an I/O
   --rw               half of the transactions read-modify-write their 10 records (a
                      cold record updated stays in memory, even with --cache-cold off)
+  --profile-stages   charge the workers' time to the stages of the storage path
+                     (ExecOptions::profile_storage) and print each stage's time per
+                     cold read (costs two clock reads per stage entered)
   --mode M[,M]       sequential | prefetch | nested | interleaved | auto | all
                      (default sequential,interleaved); the sequential modes read cold
                      records synchronously and ignore --scheduler

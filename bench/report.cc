@@ -272,6 +272,12 @@ ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
   d.index_backoff_ns = after.index_backoff_ns - before.index_backoff_ns;
   d.teams = after.teams - before.teams;
   d.team_members = after.team_members - before.team_members;
+  d.cold_reads_issued = after.cold_reads_issued - before.cold_reads_issued;
+  d.cold_reaps = after.cold_reaps - before.cold_reaps;
+  d.cold_reads_reaped = after.cold_reads_reaped - before.cold_reads_reaped;
+  for (int i = 0; i < ExecStats::kStorageStages; ++i) {
+    d.storage_stage_ns[i] = after.storage_stage_ns[i] - before.storage_stage_ns[i];
+  }
   return d;
 }
 

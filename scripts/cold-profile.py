@@ -14,6 +14,12 @@ transaction (share x worker CPU seconds / storage-bound commits in the window).
 
 The sort is by symbol name (regular expressions below); --top N also lists the N heaviest
 symbols with their stage, to check it. Needs perf and a release build with symbols.
+
+--engine also turns on the engine's own per-stage profile in the same run
+(`braid-bench coldmix --profile-stages`, ExecStats::storage_stage_ns: the worker's wall time
+charged to each stage by clock reads at its boundaries) and prints it beside perf's; its clock
+reads then show in perf's "clock reads" stage. --no-perf prints the engine's profile alone
+(perf not needed, nothing perturbs the run but the profile's own clock reads).
 """
 import argparse
 import json
@@ -79,6 +85,32 @@ def stage_of(sym):
     return "other"
 
 
+ENGINE_STAGES = ["other", "submit", "reap", "complete", "load_table", "drop", "wake",
+                 "sync_wait"]
+
+
+def print_engine(a, run):
+    ns = {st: run.get(f"stage_{st}_ns", 0) for st in ENGINE_STAGES}
+    total = sum(ns.values())
+    reads = run.get("cold_reads_reaped", 0)
+    if total == 0:
+        sys.exit("cold-profile: the run reported no stage profile (a build before "
+                 "--profile-stages?)")
+    print(f"engine profile, coldmix {a.mode}/{a.scheduler} cold-pct {a.cold_pct}: "
+          f"{run['txn_per_s']:.0f} txn/s, {reads} cold reads reaped by the worker in "
+          f"{run.get('cold_reaps', 0)} passes, {run.get('cold_reads_issued', 0)} issued")
+    print(f"{'stage':34s} {'share':>7s} {'us per cold read':>18s}")
+    path = 0
+    for st in ENGINE_STAGES:
+        per = ns[st] / reads / 1000 if reads else float("nan")
+        print(f"{st.replace('_', ' '):34s} {100 * ns[st] / total:6.1f}% {per:18.2f}")
+        if st != "other":
+            path += ns[st]
+    per = path / reads / 1000 if reads else float("nan")
+    print(f"{'storage path (all but other)':34s} {100 * path / total:6.1f}% {per:18.2f}")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default="build/release/bin/braid-bench")
@@ -91,8 +123,12 @@ def main():
     ap.add_argument("--cold-records", default="1000000")
     ap.add_argument("--freq", type=int, default=4000)
     ap.add_argument("--top", type=int, default=0)
+    ap.add_argument("--engine", action="store_true")
+    ap.add_argument("--no-perf", action="store_true")
     a = ap.parse_args()
-    if shutil.which("perf") is None:
+    if a.no_perf:
+        a.engine = True
+    if not a.no_perf and shutil.which("perf") is None:
         sys.exit("cold-profile: perf is not installed (apt-get install linux-perf)")
     if not os.access(a.bin, os.X_OK):
         sys.exit(f"cold-profile: {a.bin} is not an executable (make release)")
@@ -103,10 +139,20 @@ def main():
     cmd = [a.bin, "coldmix", "--dir", a.dir, "--hot-records", a.hot_records, "--cold-records",
            a.cold_records, "--cold-pct", a.cold_pct, "--cache-cold", "off", "--mode", a.mode,
            "--scheduler", a.scheduler, "--seconds", str(a.seconds), "--json", js]
-    subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(a.freq), "-o", data,
-                    "--"] + cmd, check=True, stdout=subprocess.DEVNULL)
+    if a.engine:
+        cmd.append("--profile-stages")
+    if a.no_perf:
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    else:
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(a.freq), "-o", data,
+                        "--"] + cmd, check=True, stdout=subprocess.DEVNULL)
     shutil.rmtree(a.dir, ignore_errors=True)
     run = json.loads(open(js).read().splitlines()[-1])
+    if a.engine:
+        print_engine(a, run)
+    if a.no_perf:
+        shutil.rmtree(work, ignore_errors=True)
+        return
     # The worker is the thread with the most samples inside the run's window: the run is the
     # last `run_s` seconds before the last sample (the load comes before it).
     out = subprocess.run(["perf", "script", "-i", data, "-F", "tid,time,ip,sym"],

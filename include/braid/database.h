@@ -243,7 +243,25 @@ struct ExecStats {
   std::uint64_t teams = 0;
   std::uint64_t team_members = 0;
   std::uint32_t max_passed_over = 0;
+  // The storage path of the workers: cold reads they issued, the completion passes that found
+  // some of them back, and the reads those passes completed (their ratio: reads reaped at once).
+  std::uint64_t cold_reads_issued = 0;
+  std::uint64_t cold_reaps = 0;
+  std::uint64_t cold_reads_reaped = 0;
+  // With ExecOptions::profile_storage: the workers' wall time in each stage of the storage path,
+  // in ns, each stage exclusive of those inside it; the figures add up to the time the profile
+  // was on. In order: other (outside the storage path), submit (request prepared and handed to
+  // the kernel), reap (completion passes, less the completions), complete (verify, decode,
+  // version built and installed), load table (joining or leading a load, letting it go), drop
+  // (an uncached record turned cold again), wake (parked transactions made runnable), sync wait
+  // (a sequential mode's spin on its read). storage_stage_name() names them.
+  static constexpr int kStorageStages = 8;
+  std::uint64_t storage_stage_ns[kStorageStages] = {};
 };
+
+// The name of ExecStats::storage_stage_ns[i] ("other", "submit", "reap", "complete",
+// "load table", "drop", "wake", "sync wait"); "" out of range.
+const char* storage_stage_name(int i);
 
 // The secondary key of a record (see Database::create_index): fills `*out` and answers true, or
 // answers false when the record has no entry in the index. Called on every write of the table

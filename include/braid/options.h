@@ -81,6 +81,9 @@ struct ExecOptions {
   bool force_suspend = false;
   bool shuffle_resume = false;
   std::uint64_t seed = 1;
+  // Charge the workers' time to the stages of the storage path (ExecStats::storage_stage_ns):
+  // two clock reads per stage entered, so off unless asked for.
+  bool profile_storage = false;
 };
 
 // When a commit is acknowledged (docs/internals/durability.md).

@@ -4,6 +4,7 @@
 #include "engine/access.h"
 #include "engine/cold_fetch.h"
 #include "engine/cold_store.h"
+#include "engine/stage_profile.h"
 #include "engine/table.h"
 #include "engine/tx_state.h"
 #include "runtime/miss.h"
@@ -19,6 +20,7 @@ Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table&
 }
 
 void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e) {
+  const StageScope stage(Stage::kDrop);
   (void)env.db->cold()->drop(*slot, e, env.ctx);
 }
 

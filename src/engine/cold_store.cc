@@ -7,6 +7,7 @@
 #include <new>
 #include <thread>
 
+#include "engine/stage_profile.h"
 #include "engine/table.h"
 #include "mvcc/protocol.h"
 #include "storage/log_format.h"
@@ -104,6 +105,7 @@ ColdStore::~ColdStore() {
 ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t e,
                                 mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key) {
   BRAID_DASSERT(entry::is_cold(e));
+  const StageScope stage(Stage::kLoadTable);
   std::lock_guard<std::mutex> g(mutex_);
   // Under the mutex: a load is installed before it leaves active_, so an entry that still
   // holds `e` with no load in active_ has none in flight.
@@ -181,6 +183,7 @@ void ColdStore::fail(ColdLoad* l, Status why) {
 
 void ColdStore::complete(ColdLoad* l, std::int64_t result) {
   BRAID_ASSERT(l->pending());
+  const StageScope stage(Stage::kComplete);
   mvcc::Version* v = nullptr;
   if (!l->failure.is_ok()) {
     // prepare() failed: nothing was read
@@ -264,6 +267,7 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
 }
 
 void ColdStore::release(ColdLoad* l) {
+  const StageScope stage(Stage::kLoadTable);
   std::lock_guard<std::mutex> g(mutex_);
   BRAID_ASSERT(l->refs > 0);
   if (--l->refs == 0) {
@@ -311,10 +315,13 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
     } else if (m.lead) {
       read_sync(m.load);
     }
-    for (std::uint32_t spins = 0; m.load->pending(); ++spins) {
-      if (port != nullptr) port->poll();
-      if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), describe);
-      util::backoff(spins);
+    {
+      const StageScope stage(Stage::kSyncWait);
+      for (std::uint32_t spins = 0; m.load->pending(); ++spins) {
+        if (port != nullptr) port->poll();
+        if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), describe);
+        util::backoff(spins);
+      }
     }
     Status s = outcome(m.load);
     *installed = m.load->installed;
@@ -413,9 +420,14 @@ void ColdReader::service() {
 
 void ColdReader::reap() {
   // The channel's poll reaps the ring itself when nothing of ours is buffered yet.
+  const StageScope stage(Stage::kReap);
   storage::IoCompletion done[16];
   for (;;) {
     const std::size_t n = channel_->poll(done, 16, false);
+    if (n != 0) {
+      ++counters_.reaps;
+      counters_.reaped += n;
+    }
     for (std::size_t k = 0; k < n; ++k) {
       // The tag names the load and its generation; a load is reused only after its read
       // completed, so a tag that does not match is a bug, not a late completion.
@@ -428,6 +440,8 @@ void ColdReader::reap() {
 }
 
 void ColdReader::issue() {
+  if (backlog_.empty()) return;
+  const StageScope stage(Stage::kSubmit);
   std::size_t issued = 0;
   for (; issued < backlog_.size() && channel_->in_flight() < kMaxInFlight; ++issued) {
     ColdLoad* l = backlog_[issued];
@@ -439,6 +453,8 @@ void ColdReader::issue() {
       // our reads in flight to make room. With none in flight the ring refuses for good.
       if (channel_->in_flight() > 0) break;
       store_->complete(l, -EIO);
+    } else {
+      ++counters_.issued;
     }
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(issued));

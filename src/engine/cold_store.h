@@ -204,10 +204,10 @@ class ColdStore {
     std::uint64_t bytes = 0;
   };
   // Each record is verified (checksum, the size its entry gives, table `table`, a value, its
-  // key by hash) and then handed to `visit`, in file order. The first failure — a read error (IOError), a
-  // record that does not verify (Corruption naming file and offset) or a non-OK from `visit` —
-  // stops issuing; the reads in flight are collected and it is returned. Sorts `refs`. Any
-  // thread but a worker's (the wait blocks); the files named must not be deleted meanwhile.
+  // key by hash) and then handed to `visit`, in file order. The first failure — a read error
+  // (IOError), a record that does not verify (Corruption naming file and offset) or a non-OK from
+  // `visit` — stops issuing; the reads in flight are collected and it is returned. Sorts `refs`.
+  // Any thread but a worker's (the wait blocks); the files named must not be deleted meanwhile.
   using BulkVisit = std::function<Status(const BulkRecord&, const storage::RecordView&)>;
   Status read_in_file_order(std::vector<BulkRecord>* refs, std::uint32_t table,
                             const BulkOptions& options, const BulkVisit& visit, BulkStats* stats);
@@ -382,6 +382,14 @@ class ColdReader {
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
+  // Plain: the owning thread's (ExecStats publishes them).
+  struct Counters {
+    std::uint64_t issued = 0;  // reads handed to the kernel
+    std::uint64_t reaps = 0;   // completion passes that found reads back
+    std::uint64_t reaped = 0;  // reads those passes completed
+  };
+  const Counters& counters() const { return counters_; }
+
  private:
   void reap();
   void issue();
@@ -389,6 +397,7 @@ class ColdReader {
   ColdStore* store_;
   std::unique_ptr<storage::IoQueue> channel_;
   std::vector<ColdLoad*> backlog_;
+  Counters counters_;
 };
 
 }  // namespace braid::engine

@@ -125,6 +125,8 @@ void Worker::apply_exec(const ExecOptions& exec) {
   op_mode_ = exec_.mode == ExecMode::kAuto
                  ? (tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved)
                  : exec_.mode;
+  // The profile belongs to the worker's thread; the constructor's call leaves it to main().
+  if (current() == this) stages_.set_on(exec_.profile_storage);
 }
 
 void Worker::take_posted_run() {
@@ -209,6 +211,7 @@ void Worker::main() {
   ColdPort::set_current(this);
   if (options_.pin_workers) (void)runtime::pin_current_thread(index_);
   runtime::FrameAllocator::set_current(&frames_);
+  stages_.set_on(exec_.profile_storage);
   // kAuto's windows discount the time this thread waits preempted (opened on it, for it).
   const runtime::RunDelay run_delay;
   tuner_.set_wait_source(&run_delay);
@@ -268,6 +271,7 @@ void Worker::main() {
     sleeping_.store(false, std::memory_order_relaxed);
   }
   held_ = nullptr;
+  stages_.set_on(false);
   publish_stats();
   tuner_.set_wait_source(nullptr);
   runtime::FrameAllocator::set_current(nullptr);

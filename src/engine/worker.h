@@ -26,6 +26,7 @@
 #include "engine/database_impl.h"
 #include "engine/durability.h"
 #include "engine/op_env.h"
+#include "engine/stage_profile.h"
 #include "engine/tx_state.h"
 #include "runtime/frame_allocator.h"
 #include "runtime/mpsc_queue.h"
@@ -293,10 +294,14 @@ class Worker final : public ColdPort {
   // the next): the published figures add the current policy's.
   std::uint64_t old_teams_ = 0, old_team_members_ = 0;
   std::uint32_t old_max_passed_ = 0;
+  // ExecOptions::profile_storage: this worker's time by stage of the storage path.
+  StageProfile stages_;
   struct Published {
     std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
         frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0}, io_checks{0},
-        index_restarts{0}, index_backoff_ns{0}, teams{0}, team_members{0};
+        index_restarts{0}, index_backoff_ns{0}, teams{0}, team_members{0}, cold_reads_issued{0},
+        cold_reaps{0}, cold_reads_reaped{0};
+    std::atomic<std::uint64_t> stage_ns[ExecStats::kStorageStages] = {};
     std::atomic<std::uint32_t> auto_batch{0}, max_passed_over{0};
   };
   Published published_;

@@ -58,6 +58,7 @@ void Worker::service_cold() {
 }
 
 void Worker::wake_io_slots() {
+  const StageScope stage(Stage::kWake);
   for (std::uint32_t i = 0; i < options_.slots_per_worker && parked_io_ != 0; ++i) {
     if (states_[i] != sched::SlotState::kParkedIo) continue;
     detail::TxState& st = slots_[i].state;

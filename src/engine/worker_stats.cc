@@ -26,6 +26,17 @@ void Worker::publish_stats() {
                                 std::memory_order_relaxed);
   published_.max_passed_over.store(std::max(old_max_passed_, policy_->max_passed_over()),
                                    std::memory_order_relaxed);
+  if (reader_ != nullptr) {
+    const ColdReader::Counters& r = reader_->counters();
+    published_.cold_reads_issued.store(r.issued, std::memory_order_relaxed);
+    published_.cold_reaps.store(r.reaps, std::memory_order_relaxed);
+    published_.cold_reads_reaped.store(r.reaped, std::memory_order_relaxed);
+  }
+  std::uint64_t ns[ExecStats::kStorageStages] = {};
+  stages_.add_to(ns);
+  for (int i = 0; i < ExecStats::kStorageStages; ++i) {
+    published_.stage_ns[i].store(ns[i], std::memory_order_relaxed);
+  }
 }
 
 void Worker::add_stats(ExecStats* out) const {
@@ -46,6 +57,12 @@ void Worker::add_stats(ExecStats* out) const {
   out->index_backoff_ns += published_.index_backoff_ns.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
+  out->cold_reads_issued += published_.cold_reads_issued.load(std::memory_order_relaxed);
+  out->cold_reaps += published_.cold_reaps.load(std::memory_order_relaxed);
+  out->cold_reads_reaped += published_.cold_reads_reaped.load(std::memory_order_relaxed);
+  for (int i = 0; i < ExecStats::kStorageStages; ++i) {
+    out->storage_stage_ns[i] += published_.stage_ns[i].load(std::memory_order_relaxed);
+  }
 }
 
 }  // namespace braid::engine

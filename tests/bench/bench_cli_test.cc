@@ -704,13 +704,14 @@ TEST(BenchCli, TinyColdmixRunsEverySchedulerAndReadsTheColdTable) {
     std::system(("rm -rf " + dir + " " + json).c_str());
   }
   // The storage path's three structures (MosaicDB Fig. 11), storage-bound transactions only,
-  // their reads submitted by the kernel's polling thread (--sq-poll-cpu).
+  // their reads submitted by the kernel's polling thread (--sq-poll-cpu), with the engine's
+  // per-stage profile of the worker's time.
   const std::string dir = temp_path("db-coldmix-paths");
   std::system(("rm -rf " + dir).c_str());
   RunResult r =
       run("coldmix --hot-records 20000 --cold-records 2000 --cold-pct 100 --mode "
           "nested,interleaved --scheduler dual-queue --storage-path all --seconds 0.15 "
-          "--cache-cold off --sq-poll-cpu 0 --dir " +
+          "--cache-cold off --sq-poll-cpu 0 --profile-stages --dir " +
           dir + " --json " + json);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::vector<std::string> lines = json_lines(json);
@@ -724,7 +725,15 @@ TEST(BenchCli, TinyColdmixRunsEverySchedulerAndReadsTheColdTable) {
   for (const std::string& line : lines) {
     EXPECT_EQ(line.find("\"iops\":0,"), std::string::npos) << line;
     EXPECT_NE(line.find("\"sq_poll_cpu\":\"0\""), std::string::npos) << line;
+    expect_fields(line,
+                  {"\"cold_reads_issued\":", "\"cold_reads_reaped\":", "\"stage_submit_ns\":",
+                   "\"stage_complete_ns\":", "\"stage_sync_wait_ns\":", "\"stage_other_ns\":"});
+    // Every run read: the reads it completed took time to complete.
+    EXPECT_EQ(line.find("\"cold_reads_reaped\":0,"), std::string::npos) << line;
+    EXPECT_EQ(line.find("\"stage_complete_ns\":0,"), std::string::npos) << line;
   }
+  EXPECT_NE(r.out.find("stages, us per cold read: submit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("storage path"), std::string::npos) << r.out;
   std::system(("rm -rf " + dir + " " + json).c_str());
 }
 

@@ -639,6 +639,41 @@ TEST(ColdStore, AnUncachedTableReadsEveryGetFromStorage) {
   EXPECT_EQ(db->set_cache_reads(**foreign, false).code(), Code::kInvalidArgument);
 }
 
+// A database on the simulated disk for one worker with `slots` slots, checkpoints off, and
+// table "cold" bulk-loaded straight to storage with `n` records (values of round `round`).
+struct ColdDb {
+  std::unique_ptr<Database> db;
+  Table* cold = nullptr;
+};
+ColdDb open_with_cold_table(std::shared_ptr<storage::SimFileSystem> fs, std::uint32_t slots, int n,
+                            int round) {
+  Options o = test::wl_options(0);
+  o.workers = 1;
+  o.slots_per_worker = slots;
+  o.durability.checkpoint_log_bytes = 0;
+  auto opened = test::open_sim(o, std::move(fs));
+  EXPECT_TRUE(opened.is_ok()) << opened.status().to_string();
+  if (!opened.is_ok()) return {};
+  ColdDb out{std::move(opened).value(), nullptr};
+  out.cold = *out.db->create_table("cold");
+  int next = 0;
+  EXPECT_TRUE(out.db
+                  ->bulk_load(*out.cold,
+                              [&](std::string_view* k, std::string_view* v) {
+                                if (next == n) return false;
+                                static thread_local std::string key, value;
+                                key = key_of(next);
+                                value = value_of(next, round);
+                                ++next;
+                                *k = key;
+                                *v = value;
+                                return true;
+                              },
+                              {.keep_in_memory = false})
+                  .is_ok());
+  return out;
+}
+
 // MosaicDB §4.3: a storage-bound transaction must not hold memory-bound ones back. One
 // transaction reads a record of a table loaded straight to storage while the disk is stalled;
 // 200 read-only transactions on an in-memory table come after it. Under dual-queue all 200 end
@@ -655,16 +690,11 @@ struct StallRun {
 StallRun run_with_stalled_read(SchedulerPolicy policy) {
   constexpr int kHot = 200;
   auto fs = std::make_shared<storage::SimFileSystem>(41);
-  Options o = test::wl_options(0);
-  o.workers = 1;
-  o.slots_per_worker = 32;
-  o.durability.checkpoint_log_bytes = 0;
-  auto opened = test::open_sim(o, fs);
-  EXPECT_TRUE(opened.is_ok()) << opened.status().to_string();
-  if (!opened.is_ok()) return {};
-  std::unique_ptr<Database> db = std::move(opened).value();
+  ColdDb opened = open_with_cold_table(fs, 32, 64, 1);
+  if (opened.db == nullptr) return {};
+  std::unique_ptr<Database> db = std::move(opened.db);
+  Table* cold = opened.cold;
   Table* hot = *db->create_table("hot");
-  Table* cold = *db->create_table("cold");
   for (int i = 0; i < 64; ++i) {  // one record per transaction: the log buffer is small
     Result<Transaction> tx = db->begin();
     EXPECT_TRUE(tx.is_ok());
@@ -672,20 +702,6 @@ StallRun run_with_stalled_read(SchedulerPolicy policy) {
     Status s = tx->commit();
     EXPECT_TRUE(s.is_ok()) << s.to_string();
   }
-  int next = 0;
-  EXPECT_TRUE(db->bulk_load(*cold,
-                            [&](std::string_view* k, std::string_view* v) {
-                              if (next == 64) return false;
-                              static thread_local std::string key, value;
-                              key = key_of(next);
-                              value = value_of(next, 1);
-                              ++next;
-                              *k = key;
-                              *v = value;
-                              return true;
-                            },
-                            {.keep_in_memory = false})
-                  .is_ok());
 
   std::vector<int> ended;  // body indexes, in the order they ended (the worker's thread)
   std::atomic<bool> released{false};
@@ -747,6 +763,95 @@ TEST(ColdStore, AStorageBoundTransactionNeverStallsHotAdmissionsUnderDualQueue) 
   const StallRun pipe = run_with_stalled_read(SchedulerPolicy::kPipeline);
   EXPECT_TRUE(pipe.all_ok);
   EXPECT_EQ(pipe.hot_before_cold, 200u);  // one reader cannot fill the pipeline
+}
+
+// ExecOptions::profile_storage: a run whose transactions read a table loaded straight to
+// storage charges the worker's time to the storage path's stages, each read counted once as
+// issued and once as reaped; the stages add up to no more than the run took; and without the
+// profile nothing is charged. The coroutine modes park on their reads (wake); sequential spins
+// on its own (sync wait).
+struct ProfiledRun {
+  ExecStats stats;
+  std::uint64_t cold_reads = 0;
+  std::uint64_t elapsed_ns = 0;
+};
+
+ProfiledRun run_cold_reads(ExecMode mode, bool profile) {
+  constexpr int kCold = 48;
+  ColdDb c = open_with_cold_table(std::make_shared<storage::SimFileSystem>(43), 16, kCold, 2);
+  if (c.db == nullptr) return {};
+  std::unique_ptr<Database> db = std::move(c.db);
+  Table* cold = c.cold;
+  std::vector<testing::ListGenerator::Body> bodies;
+  for (int i = 0; i < kCold; ++i) {
+    bodies.push_back([&, i](Tx& tx) -> Task<Status> {
+      Result<std::string_view> r = co_await tx.get(*cold, key_of(i));
+      if (!r.is_ok()) co_return r.status();
+      if (*r != value_of(i, 2)) co_return Status::corruption("wrong cold value");
+      co_return Status::ok();
+    });
+  }
+  testing::ListGenerator gen(std::move(bodies));
+  TxnGenerator* gens[] = {&gen};
+  const ExecStats before = db->exec_stats();
+  const std::uint64_t reads_before = db->stats().cold_reads;
+  ExecOptions e = testing::exec_of(ExecCase{mode, SchedulerPolicy::kDualQueue}, 8);
+  e.profile_storage = profile;
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(db->run(gens, e).is_ok());
+  ProfiledRun out;
+  out.elapsed_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
+  for (Code code : gen.outcomes) EXPECT_EQ(code, Code::kOk);
+  const ExecStats after = db->exec_stats();
+  out.stats = after;
+  out.stats.cold_reads_issued -= before.cold_reads_issued;
+  out.stats.cold_reaps -= before.cold_reaps;
+  out.stats.cold_reads_reaped -= before.cold_reads_reaped;
+  for (int i = 0; i < ExecStats::kStorageStages; ++i) {
+    out.stats.storage_stage_ns[i] -= before.storage_stage_ns[i];
+  }
+  out.cold_reads = db->stats().cold_reads - reads_before;
+  return out;
+}
+
+std::uint64_t stage_ns(const ProfiledRun& r, std::string_view name) {
+  for (int i = 0; i < ExecStats::kStorageStages; ++i) {
+    if (name == storage_stage_name(i)) return r.stats.storage_stage_ns[i];
+  }
+  ADD_FAILURE() << "no stage named " << name;
+  return 0;
+}
+
+TEST(ColdStore, TheStorageProfileChargesEachStageOfAWorkersReads) {
+  for (ExecMode mode : {ExecMode::kInterleaved, ExecMode::kSequential}) {
+    SCOPED_TRACE(std::string(to_string(mode)));
+    const ProfiledRun r = run_cold_reads(mode, true);
+    EXPECT_EQ(r.cold_reads, 48u);  // every record once, no joins
+    EXPECT_EQ(r.stats.cold_reads_issued, r.cold_reads);
+    EXPECT_EQ(r.stats.cold_reads_reaped, r.cold_reads);
+    EXPECT_GE(r.stats.cold_reaps, 1u);
+    EXPECT_LE(r.stats.cold_reaps, r.cold_reads);
+    std::uint64_t sum = 0;
+    for (std::uint64_t ns : r.stats.storage_stage_ns) sum += ns;
+    EXPECT_LE(sum, r.elapsed_ns) << "the profile covers the run, no more";
+    for (const char* st : {"submit", "reap", "complete", "load table"}) {
+      EXPECT_GT(stage_ns(r, st), 0u) << st;
+    }
+    EXPECT_EQ(stage_ns(r, "drop"), 0u) << "the table caches its reads";
+    if (mode == ExecMode::kSequential) {
+      EXPECT_GT(stage_ns(r, "sync wait"), 0u);
+      EXPECT_EQ(stage_ns(r, "wake"), 0u) << "nothing parks";
+    } else {
+      EXPECT_GT(stage_ns(r, "wake"), 0u);
+      EXPECT_EQ(stage_ns(r, "sync wait"), 0u) << "nothing spins";
+    }
+    const ProfiledRun off = run_cold_reads(mode, false);
+    EXPECT_EQ(off.stats.cold_reads_issued, 48u) << "the counters are kept either way";
+    for (std::uint64_t ns : off.stats.storage_stage_ns) EXPECT_EQ(ns, 0u);
+  }
+  EXPECT_STREQ(storage_stage_name(ExecStats::kStorageStages), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ColdStoreModes, ::testing::ValuesIn(testing::all_cases()),
