@@ -98,7 +98,8 @@ def print_engine(a, run):
                  "--profile-stages?)")
     print(f"engine profile, coldmix {a.mode}/{a.scheduler} cold-pct {a.cold_pct}: "
           f"{run['txn_per_s']:.0f} txn/s, {reads} cold reads reaped by the worker in "
-          f"{run.get('cold_reaps', 0)} passes, {run.get('cold_reads_issued', 0)} issued")
+          f"{run.get('cold_reaps', 0)} passes, {run.get('cold_reads_issued', 0)} issued with "
+          f"{run.get('cold_read_submissions', 0)} kernel entries")
     print(f"{'stage':34s} {'share':>7s} {'us per cold read':>18s}")
     path = 0
     for st in ENGINE_STAGES:

@@ -243,9 +243,11 @@ struct ExecStats {
   std::uint64_t teams = 0;
   std::uint64_t team_members = 0;
   std::uint32_t max_passed_over = 0;
-  // The storage path of the workers: cold reads they issued, the completion passes that found
-  // some of them back, and the reads those passes completed (their ratio: reads reaped at once).
+  // The storage path of the workers: cold reads they issued and the kernel entries that issued
+  // them, the completion passes that found some back, and the reads those passes completed
+  // (the ratios: reads per submission, reads per reap).
   std::uint64_t cold_reads_issued = 0;
+  std::uint64_t cold_read_submissions = 0;
   std::uint64_t cold_reaps = 0;
   std::uint64_t cold_reads_reaped = 0;
   // With ExecOptions::profile_storage: the workers' wall time in each stage of the storage path,

@@ -75,6 +75,15 @@ struct ExecOptions {
   std::uint32_t team_size = 8;
   std::uint32_t team_wait = 2;
   StoragePath storage_path = StoragePath::kNested;
+  // A worker's cold reads wait to be issued together: up to `read_batch` go to the kernel with
+  // one entry (on a virtual machine one doorbell, an exit to the hypervisor, which can cost more
+  // worker time than the rest of the read), the oldest waiting at most `read_window_us`, and
+  // none once the worker has nothing else to run. A storage-bound transaction gives up a little
+  // latency, which the scheduler hides anyway, for worker time memory-bound ones get
+  // (docs/results.md, "Reads issued together"). read_batch 1: each read at once. Sequential
+  // modes wait for their own read, so it goes at once.
+  std::uint32_t read_batch = 8;
+  std::uint32_t read_window_us = 200;
   // Debug switches for tests: suspend at every awaiter even where the mode would not (the
   // transaction yields to the scheduler after each operation), and resume the open transactions
   // in a seeded random order instead of round-robin.

@@ -148,6 +148,16 @@ Status check_exec(const ExecOptions& e, const std::string& where) {
                                     std::to_string(static_cast<int>(e.storage_path)) +
                                     " is not a StoragePath");
   }
+  if (e.read_batch == 0 || e.read_batch > kMaxReadBatch) {
+    return Status::invalid_argument(where + "ExecOptions::read_batch must be 1.." +
+                                    std::to_string(kMaxReadBatch) + " (it is " +
+                                    std::to_string(e.read_batch) + ")");
+  }
+  if (e.read_window_us > kMaxReadWindowUs) {
+    return Status::invalid_argument(where + "ExecOptions::read_window_us must be at most " +
+                                    std::to_string(kMaxReadWindowUs) + " (it is " +
+                                    std::to_string(e.read_window_us) + ")");
+  }
   if (e.cold_check_every == 0) {
     return Status::invalid_argument(where + "ExecOptions::cold_check_every must be at least 1");
   }

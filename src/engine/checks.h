@@ -64,7 +64,12 @@ Status check_txn(const TxnOptions& txn, const std::string& where);
 // Every bound Options names, checked at open (options_check.cc).
 Status check_options(const Options& options);
 
-// The enums of ExecOptions (`where` prefixes the message).
+// ExecOptions::read_batch at most a worker's reads in flight (ColdReader::kMaxInFlight), and
+// read_window_us at most 100 ms: a read held longer is a stall, not a batch.
+inline constexpr std::uint32_t kMaxReadBatch = 64;
+inline constexpr std::uint32_t kMaxReadWindowUs = 100'000;
+
+// The enums and bounds of ExecOptions (`where` prefixes the message).
 Status check_exec(const ExecOptions& exec, const std::string& where);
 
 }  // namespace braid::engine

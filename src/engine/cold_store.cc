@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <thread>
 
 #include "engine/stage_profile.h"
 #include "engine/table.h"
@@ -19,10 +18,6 @@ namespace braid::engine {
 namespace entry = mvcc::entry;
 
 namespace {
-// A miss retries when the entry changed under it (installed, evicted again) or every load was
-// in use; past this many times something is wrong and the operation answers Busy.
-constexpr int kMaxMissRetries = 1 << 14;
-
 // The bytes to read for record `a`: O_DIRECT reads whole aligned blocks around it.
 struct Span {
   std::uint64_t start;
@@ -216,7 +211,6 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
   }
   if (result > 0)
     read_bytes_.fetch_add(static_cast<std::uint64_t>(result), std::memory_order_relaxed);
-  reads_.fetch_add(1, std::memory_order_relaxed);
   if (!l->failure.is_ok()) errors_.fetch_add(1, std::memory_order_relaxed);
   if (l->issued != std::chrono::steady_clock::time_point{}) {
     wait_ns_.fetch_add(
@@ -262,6 +256,10 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     BRAID_ASSERT(l->refs > 0);
     if (--l->refs == 0) free_.push_back(l->index);
   }
+  // Counted once the load is no longer pending, and released after it: a worker that sees
+  // the count move finds every read it counts finished (Worker::service_cold wakes its parked
+  // slots only when the count moved).
+  reads_.fetch_add(1, std::memory_order_release);
   // Freed by the thread that allocated it, outside the lock: it was never reachable.
   if (v != nullptr && !published) deps_.txns->free_version(ctx, v);
 }
@@ -301,12 +299,17 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
     return "waiting for the read of " + where(e) + " (table " + std::to_string(table) + "); " +
            std::to_string(completed_reads()) + " cold reads completed in all";
   };
-  for (int attempt = 0; attempt < kMaxMissRetries; ++attempt) {
+  // Every load in use: wait for one to come free, as any wait on another party's I/O does,
+  // watched and never given up. A load is freed by a read completing (and its waiters letting
+  // it go), which a worker may hold back to issue reads together (ExecOptions::read_window_us) or
+  // delay while the OS runs something else; a bound by count of tries gave up under load.
+  // The pool has a load for every transaction context (open.cc), so one comes free.
+  for (std::uint32_t spins = 0;; ++spins) {
     const Miss m = join(slot, e, ctx, table, key);
     if (m.busy) {
       if (port != nullptr) port->poll();
       watch.turn(completed_reads(), describe);
-      std::this_thread::yield();
+      util::backoff(spins);
       continue;
     }
     if (m.load == nullptr) return Status::ok();
@@ -328,7 +331,6 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
     release(m.load);
     return s;
   }
-  return Status::busy("cold read retried too often");
 }
 
 namespace {
@@ -408,14 +410,26 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
 }
 
 void ColdReader::submit(ColdLoad* load) {
+  if (backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
   backlog_.push_back(load);
-  issue();
+  if (backlog_.size() >= batch_) issue();
 }
 
-void ColdReader::service() {
+void ColdReader::configure(std::uint32_t batch, std::chrono::microseconds window) {
+  BRAID_ASSERT(batch >= 1);
+  BRAID_ASSERT(batch <= kMaxInFlight);
+  batch_ = batch;
+  window_ = window;
+}
+
+void ColdReader::service(bool force) {
   if (!busy()) return;
   reap();
-  issue();
+  if (backlog_.empty()) return;
+  if (force || backlog_.size() >= batch_ ||
+      std::chrono::steady_clock::now() - first_wait_ >= window_) {
+    issue();
+  }
 }
 
 void ColdReader::reap() {
@@ -442,6 +456,7 @@ void ColdReader::reap() {
 void ColdReader::issue() {
   if (backlog_.empty()) return;
   const StageScope stage(Stage::kSubmit);
+  const std::uint64_t issued_before = counters_.issued;
   std::size_t issued = 0;
   for (; issued < backlog_.size() && channel_->in_flight() < kMaxInFlight; ++issued) {
     ColdLoad* l = backlog_[issued];
@@ -458,6 +473,9 @@ void ColdReader::issue() {
     }
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(issued));
+  if (!backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
+  if (counters_.issued != issued_before) ++counters_.submissions;
+  (void)channel_->flush();
 }
 
 // ---- Bulk reads

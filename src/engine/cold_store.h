@@ -138,7 +138,9 @@ class ColdStore {
   storage::FileTable& files() { return files_; }
   std::uint64_t budget() const { return budget_; }
   // Reads completed so far, successful or not (what a wait on a read watches for progress).
-  std::uint64_t completed_reads() const { return reads_.load(std::memory_order_relaxed); }
+  // A load's read is counted after it stopped being pending: whoever reads a count sees every
+  // load it counts finished.
+  std::uint64_t completed_reads() const { return reads_.load(std::memory_order_acquire); }
 
   // ---- Loads ----
   struct Miss {
@@ -373,20 +375,29 @@ class ColdReader {
   ColdReader(const ColdReader&) = delete;
   ColdReader& operator=(const ColdReader&) = delete;
 
-  // Issues the read of `load`, which the caller leads (or queues it while the ring is full); a
-  // read that cannot be issued fails the load.
+  // Reads wait to be issued together (ExecOptions::read_batch, read_window_us): every
+  // submission writes the device's doorbell, which on a VM exits to the hypervisor, the largest
+  // single cost of a cold read in a worker's profile (ExecStats::storage_stage_ns). Up to
+  // `batch` go with one kernel entry; the oldest waits at most `window`, and none once the
+  // worker has nothing else to run. 1 <= batch <= kMaxInFlight.
+  void configure(std::uint32_t batch, std::chrono::microseconds window);
+  // Takes the read of `load`, which the caller leads, to issue with the next batch (or queues
+  // it while the ring is full); a read that cannot be issued fails the load.
   void submit(ColdLoad* load);
-  // Completes the reads that came back, then issues what waits. Cheap when nothing is pending.
-  void service();
+  // Completes the reads that came back, then issues what waits once enough waits, the oldest
+  // waited long enough, or `force` (the worker has nothing else to run, or a synchronous miss
+  // waits). Cheap when nothing is pending.
+  void service(bool force);
   bool busy() const { return channel_->in_flight() != 0 || !backlog_.empty(); }
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
   // Plain: the owning thread's (ExecStats publishes them).
   struct Counters {
-    std::uint64_t issued = 0;  // reads handed to the kernel
-    std::uint64_t reaps = 0;   // completion passes that found reads back
-    std::uint64_t reaped = 0;  // reads those passes completed
+    std::uint64_t issued = 0;       // reads handed to the kernel
+    std::uint64_t submissions = 0;  // kernel entries that handed them over
+    std::uint64_t reaps = 0;        // completion passes that found reads back
+    std::uint64_t reaped = 0;       // reads those passes completed
   };
   const Counters& counters() const { return counters_; }
 
@@ -397,6 +408,9 @@ class ColdReader {
   ColdStore* store_;
   std::unique_ptr<storage::IoQueue> channel_;
   std::vector<ColdLoad*> backlog_;
+  std::chrono::steady_clock::time_point first_wait_{};  // when the oldest in backlog_ came
+  std::uint32_t batch_ = 1;
+  std::chrono::microseconds window_{0};
   Counters counters_;
 };
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "engine/access.h"
+#include "engine/checks.h"
 #include "runtime/cpu.h"
 #include "runtime/run_delay.h"
 #include "util/assert.h"
@@ -55,6 +56,7 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
     reader_ = std::make_unique<ColdReader>(
         cold_, ring_->channel(storage::IoRing::kColdRead),
         std::size_t{options.slots_per_worker} * detail::TxState::kMaxIoWaits);
+    reader_->configure(exec_.read_batch, std::chrono::microseconds(exec_.read_window_us));
   }
   evict_ctx_ = db->eviction_context(index);
 }
@@ -96,6 +98,8 @@ void Worker::post_run(TxnGenerator* generator, const ExecOptions& exec,
   ring();
 }
 
+static_assert(kMaxReadBatch <= ColdReader::kMaxInFlight, "a batch is issued at once");
+
 void Worker::apply_exec(const ExecOptions& exec) {
   exec_ = exec;
   exec_.batch = std::clamp<std::uint32_t>(exec.batch, 1, options_.slots_per_worker);
@@ -125,6 +129,9 @@ void Worker::apply_exec(const ExecOptions& exec) {
   op_mode_ = exec_.mode == ExecMode::kAuto
                  ? (tuner_.batch() == 1 ? ExecMode::kSequential : ExecMode::kInterleaved)
                  : exec_.mode;
+  if (reader_ != nullptr) {
+    reader_->configure(exec_.read_batch, std::chrono::microseconds(exec_.read_window_us));
+  }
   // The profile belongs to the worker's thread; the constructor's call leaves it to main().
   if (current() == this) stages_.set_on(exec_.profile_storage);
 }

@@ -253,9 +253,10 @@ class Worker final : public ColdPort {
   // without a ring: then every read is synchronous).
   ColdStore* cold_ = nullptr;
   std::unique_ptr<ColdReader> reader_;
-  std::uint32_t parked_io_ = 0;    // slots in kParkedIo
-  std::uint32_t evict_ctx_ = 0;    // DatabaseImpl::eviction_context of this worker
-  std::uint32_t limbo_polls_ = 0;  // service_cold's calls under budget with a limbo
+  std::uint32_t parked_io_ = 0;                 // slots in kParkedIo
+  std::uint64_t woken_at_ = ~std::uint64_t{0};  // completed_reads() at the last wake pass
+  std::uint32_t evict_ctx_ = 0;                 // DatabaseImpl::eviction_context of this worker
+  std::uint32_t limbo_polls_ = 0;               // service_cold's calls under budget with a limbo
   // Each loop: completes returned reads, issues waiting ones, wakes slots, sweeps.
   void service_cold();
   void wake_io_slots();
@@ -300,7 +301,7 @@ class Worker final : public ColdPort {
     std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
         frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0}, io_checks{0},
         index_restarts{0}, index_backoff_ns{0}, teams{0}, team_members{0}, cold_reads_issued{0},
-        cold_reaps{0}, cold_reads_reaped{0};
+        cold_read_submissions{0}, cold_reaps{0}, cold_reads_reaped{0};
     std::atomic<std::uint64_t> stage_ns[ExecStats::kStorageStages] = {};
     std::atomic<std::uint32_t> auto_batch{0}, max_passed_over{0};
   };

@@ -23,14 +23,23 @@ void Worker::park(detail::TxState* tx, ColdLoad* load) {
 }
 
 void Worker::poll() {
-  if (reader_ != nullptr) reader_->service();
+  if (reader_ != nullptr) reader_->service(true);
 }
 
 void Worker::service_cold() {
   // Nothing in flight or waiting: nothing to complete (service_log reaped the ring already).
   const bool reading = reader_ != nullptr && reader_->busy();
-  if (reading) reader_->service();
-  if (parked_io_ != 0) wake_io_slots();
+  if (reading) reader_->service(live_ == waiting_slots_ + parked_io_);
+  // A parked slot becomes ready only when a read completes, here or on another thread: with
+  // no completion since the last pass there is nothing to find, and the pass (a look at every
+  // slot) would cost each round as much as a read's own completion.
+  if (parked_io_ != 0) {
+    const std::uint64_t done = cold_->completed_reads();
+    if (done != woken_at_) {
+      woken_at_ = done;
+      wake_io_slots();
+    }
+  }
   if (reading || parked_io_ != 0) {
     // Parked slots may wait on reads other threads lead: any completion is progress.
     cold_watch_.turn(cold_->completed_reads(), [&] {

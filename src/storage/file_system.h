@@ -63,6 +63,11 @@ class IoQueue {
   // completion wait in a loop, so each turn can check for a halt or a stall.
   virtual std::size_t poll(IoCompletion* out, std::size_t max, bool wait) = 0;
   virtual std::uint32_t in_flight() const = 0;
+  // Batching: once deferred, submit() only queues a request, and the next flush() or poll()
+  // hands every queued one to the device with one kernel entry (on a VM one doorbell, an exit
+  // to the hypervisor, instead of one per request). Queued requests count as in flight.
+  virtual void defer_submissions() {}
+  virtual Status flush() { return Status::ok(); }
 };
 
 class FileSystem {

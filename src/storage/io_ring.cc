@@ -48,6 +48,7 @@ class IoRing::Port final : public IoQueue {
   }
 
   std::uint32_t in_flight() const override { return in_flight_; }
+  Status flush() override { return ring_->queue_->flush(); }
 
   void deliver(const IoCompletion& c) {
     // Never more than in flight: each request completes once.
@@ -62,7 +63,10 @@ class IoRing::Port final : public IoQueue {
   std::vector<IoCompletion> ready_;  // routed here, not yet handed out (<= in_flight_)
 };
 
-IoRing::IoRing(std::unique_ptr<IoQueue> queue) : queue_(std::move(queue)) {}
+IoRing::IoRing(std::unique_ptr<IoQueue> queue) : queue_(std::move(queue)) {
+  // A loop's requests go with its one reap (or a client's flush): one kernel entry for all.
+  queue_->defer_submissions();
+}
 
 IoRing::~IoRing() {
   for (Port* p : ports_) BRAID_ASSERT(p == nullptr);  // channels go first

@@ -4,6 +4,8 @@
 // queue (one io_uring ring on the real backend) with the channel's id in the top bits of their tag;
 // the ring routes each completion back to the channel that submitted it.
 //
+// Requests wait in the ring's submission queue until a client's flush() or the next reap or
+// poll, so requests made together go with one kernel entry (the cold reader flushes its batch).
 // The worker reaps the ring once per scheduler loop (reap()); a channel's poll() then hands out
 // what was routed to it. A poll that finds nothing buffered reaps the ring once more, and a
 // waiting poll reaps until one of its own completions is back (completions of other channels

@@ -122,9 +122,23 @@ class UringQueue final : public IoQueue {
     io_uring_queue_exit(&ring_);
   }
 
+  void defer_submissions() override { deferred_ = true; }
+
+  Status flush() override {
+    if (io_uring_sq_ready(&ring_) == 0) return Status::ok();
+    const int e = io_uring_submit(&ring_);
+    // Whatever the kernel did not take stays queued for the next flush: a transient refusal
+    // (a full completion queue, no memory for a moment) is not the requests' failure.
+    if (e >= 0 || e == -EAGAIN || e == -EBUSY || e == -EINTR) return Status::ok();
+    broken_ = true;  // as a failed wait: its requests will never be reported
+    return Status::io_error(std::string("io_uring_submit: ") + std::strerror(-e));
+  }
+
   Status submit(const IoRequest& r) override {
     if (in_flight_ >= depth_) return Status::io_error("I/O queue full");
     using Op = IoRequest::Op;
+    // A write and its sync take two entries; the ring has room for twice the depth, so the
+    // entries a deferred queue holds never run out.
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) return Status::io_error("io_uring submission queue full");
     if (r.op == Op::kSync) {
@@ -148,13 +162,17 @@ class UringQueue final : public IoQueue {
       io_uring_sqe_set_data64(s2, r.user << 1);
       pending_writes_.push_back({r.user, 0});
     }
-    const int e = io_uring_submit(&ring_);
-    if (e < 0) return Status::io_error(std::string("io_uring_submit: ") + std::strerror(-e));
+    if (!deferred_) {
+      const int e = io_uring_submit(&ring_);
+      if (e < 0) return Status::io_error(std::string("io_uring_submit: ") + std::strerror(-e));
+    }
     ++in_flight_;
     return Status::ok();
   }
 
   std::size_t poll(IoCompletion* out, std::size_t max, bool wait) override {
+    // The queued requests go first (their kernel entry also runs the completions' task work).
+    if (deferred_) (void)flush();
     std::size_t n = 0;
     while (n < max && in_flight() > 0) {
       io_uring_cqe* cqe = nullptr;
@@ -212,6 +230,7 @@ class UringQueue final : public IoQueue {
   static constexpr long kWaitSliceNs = 100'000'000;
   UringQueue() = default;
   bool broken_ = false;
+  bool deferred_ = false;
   io_uring ring_{};
   bool ready_ = false;
   std::uint32_t depth_ = 0;

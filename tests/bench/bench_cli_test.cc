@@ -506,6 +506,8 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"coldmix --dir /tmp/x --scheduler fifo", "--scheduler"},
         Case{"coldmix --dir /tmp/x --cache-cold maybe", "--cache-cold"},
         Case{"coldmix --dir /tmp/x --sq-poll-cpu one", "--sq-poll-cpu takes off or a CPU"},
+        Case{"coldmix --dir /tmp/x --read-batch 0", "--read-batch"},
+        Case{"coldmix --dir /tmp/x --read-window-us 100001", "--read-window-us"},
         Case{"ycsb --sq-poll-cpu 0", "--sq-poll-cpu needs --dir"},
         Case{"ycsb --workload g", "--workload"},
         Case{"ycsb --engine sqlite", "--engine"},

@@ -776,7 +776,8 @@ struct ProfiledRun {
   std::uint64_t elapsed_ns = 0;
 };
 
-ProfiledRun run_cold_reads(ExecMode mode, bool profile) {
+ProfiledRun run_cold_reads(ExecMode mode, bool profile,
+                           std::uint32_t read_batch = ExecOptions{}.read_batch) {
   constexpr int kCold = 48;
   ColdDb c = open_with_cold_table(std::make_shared<storage::SimFileSystem>(43), 16, kCold, 2);
   if (c.db == nullptr) return {};
@@ -797,6 +798,7 @@ ProfiledRun run_cold_reads(ExecMode mode, bool profile) {
   const std::uint64_t reads_before = db->stats().cold_reads;
   ExecOptions e = testing::exec_of(ExecCase{mode, SchedulerPolicy::kDualQueue}, 8);
   e.profile_storage = profile;
+  e.read_batch = read_batch;
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_TRUE(db->run(gens, e).is_ok());
   ProfiledRun out;
@@ -807,6 +809,7 @@ ProfiledRun run_cold_reads(ExecMode mode, bool profile) {
   const ExecStats after = db->exec_stats();
   out.stats = after;
   out.stats.cold_reads_issued -= before.cold_reads_issued;
+  out.stats.cold_read_submissions -= before.cold_read_submissions;
   out.stats.cold_reaps -= before.cold_reaps;
   out.stats.cold_reads_reaped -= before.cold_reads_reaped;
   for (int i = 0; i < ExecStats::kStorageStages; ++i) {
@@ -831,6 +834,8 @@ TEST(ColdStore, TheStorageProfileChargesEachStageOfAWorkersReads) {
     EXPECT_EQ(r.cold_reads, 48u);  // every record once, no joins
     EXPECT_EQ(r.stats.cold_reads_issued, r.cold_reads);
     EXPECT_EQ(r.stats.cold_reads_reaped, r.cold_reads);
+    EXPECT_GE(r.stats.cold_read_submissions, 1u);
+    EXPECT_LE(r.stats.cold_read_submissions, r.stats.cold_reads_issued);
     EXPECT_GE(r.stats.cold_reaps, 1u);
     EXPECT_LE(r.stats.cold_reaps, r.cold_reads);
     std::uint64_t sum = 0;
@@ -852,6 +857,21 @@ TEST(ColdStore, TheStorageProfileChargesEachStageOfAWorkersReads) {
     for (std::uint64_t ns : off.stats.storage_stage_ns) EXPECT_EQ(ns, 0u);
   }
   EXPECT_STREQ(storage_stage_name(ExecStats::kStorageStages), "");
+}
+
+// ExecOptions::read_batch: a worker with many transactions parked on reads issues them several
+// to a kernel entry (never more than the batch); with a batch of 1, or in a sequential mode
+// (which waits for its own read), each read has its own.
+TEST(ColdStore, AWorkersReadsAreIssuedTogetherUpToTheBatch) {
+  const ProfiledRun batched = run_cold_reads(ExecMode::kInterleaved, false, 4);
+  EXPECT_EQ(batched.stats.cold_reads_issued, 48u);
+  EXPECT_LT(batched.stats.cold_read_submissions, batched.stats.cold_reads_issued);
+  EXPECT_GE(batched.stats.cold_read_submissions * 4, batched.stats.cold_reads_issued);
+  const ProfiledRun single = run_cold_reads(ExecMode::kInterleaved, false, 1);
+  EXPECT_EQ(single.stats.cold_reads_issued, 48u);
+  EXPECT_EQ(single.stats.cold_read_submissions, 48u);
+  const ProfiledRun sequential = run_cold_reads(ExecMode::kSequential, false, 8);
+  EXPECT_EQ(sequential.stats.cold_read_submissions, 48u);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ColdStoreModes, ::testing::ValuesIn(testing::all_cases()),

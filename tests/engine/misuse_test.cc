@@ -192,6 +192,11 @@ TEST(Misuse, SchedulerAndFlusherOptionsOutOfRangeAreRefused) {
   refused(open_with([](Options& o) { o.exec.team_admission = static_cast<SchedulerPolicy>(9); }),
           "team_admission");
   refused(open_with([](Options& o) { o.exec.team_size = 0; }), "team_size");
+  // The cold reads issued together: a batch of none, or more than a worker has in flight; a
+  // window past 100 ms.
+  refused(open_with([](Options& o) { o.exec.read_batch = 0; }), "read_batch");
+  refused(open_with([](Options& o) { o.exec.read_batch = 65; }), "read_batch");
+  refused(open_with([](Options& o) { o.exec.read_window_us = 100'001; }), "read_window_us");
   refused(open_with([](Options& o) {
             o.exec.scheduler = SchedulerPolicy::kTeam;
             o.exec.team_admission = SchedulerPolicy::kDualQueue;
@@ -206,6 +211,12 @@ TEST(Misuse, SchedulerAndFlusherOptionsOutOfRangeAreRefused) {
   e = ExecOptions{};
   e.scheduler = SchedulerPolicy::kTeam;
   e.team_size = 0;
+  EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
+  e = ExecOptions{};
+  e.read_batch = 0;
+  EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
+  e = ExecOptions{};
+  e.read_window_us = 1'000'000;
   EXPECT_EQ(db->run({}, e).code(), Code::kInvalidArgument);
 }
 
