@@ -41,7 +41,6 @@ class StageProfile {
   // Turns the profile on or off for the calling thread, which must own it. Turning it off
   // charges the time up to now.
   void set_on(bool on);
-  bool on() const { return on_; }
 
   Stage enter(Stage s) {
     const Stage prev = current_;
@@ -54,10 +53,7 @@ class StageProfile {
     current_ = prev;
   }
 
-  // Adds the charged time into `out` (ExecStats::storage_stage_ns, indexed by Stage).
-  void add_to(std::uint64_t* ns) const {
-    for (int i = 0; i < static_cast<int>(Stage::kCount); ++i) ns[i] += ns_[i];
-  }
+  // The time charged to `s` so far (ExecStats::storage_stage_ns[s]).
   std::uint64_t ns(Stage s) const { return ns_[static_cast<int>(s)]; }
 
  private:

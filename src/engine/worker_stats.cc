@@ -33,10 +33,8 @@ void Worker::publish_stats() {
     published_.cold_reaps.store(r.reaps, std::memory_order_relaxed);
     published_.cold_reads_reaped.store(r.reaped, std::memory_order_relaxed);
   }
-  std::uint64_t ns[ExecStats::kStorageStages] = {};
-  stages_.add_to(ns);
   for (int i = 0; i < ExecStats::kStorageStages; ++i) {
-    published_.stage_ns[i].store(ns[i], std::memory_order_relaxed);
+    published_.stage_ns[i].store(stages_.ns(static_cast<Stage>(i)), std::memory_order_relaxed);
   }
 }
 
