@@ -336,13 +336,16 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
     }
     std::printf(
         "\n    storage path %.2f us per cold read, %.1f %% of worker time; "
-        "%.2f reads per submission, %.2f per reap\n",
+        "%.2f reads per submission, %.2f per reap, %.0f %% into registered buffers\n",
         reads == 0 ? 0.0 : static_cast<double>(path_ns) / reads / 1000.0,
         100.0 * static_cast<double>(path_ns) / static_cast<double>(worker_ns),
         x.cold_read_submissions == 0 ? 0.0
                                      : static_cast<double>(x.cold_reads_issued) /
                                            static_cast<double>(x.cold_read_submissions),
-        x.cold_reaps == 0 ? 0.0 : reads / static_cast<double>(x.cold_reaps));
+        x.cold_reaps == 0 ? 0.0 : reads / static_cast<double>(x.cold_reaps),
+        x.cold_reads_issued == 0 ? 0.0
+                                 : 100.0 * static_cast<double>(x.cold_reads_registered) /
+                                       static_cast<double>(x.cold_reads_issued));
   }
   std::fflush(stdout);
   if (cfg.json == "none") return "";
@@ -371,6 +374,7 @@ std::string report(const Config& cfg, const Variant& v, const RunResult& r, std:
   o.add("peak_rss_mib", peak_rss_mib());
   o.add("cold_reads_issued", x.cold_reads_issued).add("cold_reaps", x.cold_reaps);
   o.add("cold_read_submissions", x.cold_read_submissions);
+  o.add("cold_reads_registered", x.cold_reads_registered);
   o.add("cold_reads_reaped", x.cold_reads_reaped);
   if (cfg.profile_stages) {
     for (int i = 0; i < ExecStats::kStorageStages; ++i) {

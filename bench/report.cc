@@ -274,6 +274,7 @@ ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
   d.team_members = after.team_members - before.team_members;
   d.cold_reads_issued = after.cold_reads_issued - before.cold_reads_issued;
   d.cold_read_submissions = after.cold_read_submissions - before.cold_read_submissions;
+  d.cold_reads_registered = after.cold_reads_registered - before.cold_reads_registered;
   d.cold_reaps = after.cold_reaps - before.cold_reaps;
   d.cold_reads_reaped = after.cold_reads_reaped - before.cold_reads_reaped;
   for (int i = 0; i < ExecStats::kStorageStages; ++i) {

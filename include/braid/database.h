@@ -245,8 +245,11 @@ struct ExecStats {
   std::uint32_t max_passed_over = 0;
   // The storage path of the workers: cold reads they issued and the kernel entries that issued
   // them, the completion passes that found some back, and the reads those passes completed
-  // (the ratios: reads per submission, reads per reap).
+  // (the ratios: reads per submission, reads per reap). Of the reads issued, those that went
+  // into the worker's registered buffers (pinned once, not per read; 0 where the backend or the
+  // locked-memory limit allows none).
   std::uint64_t cold_reads_issued = 0;
+  std::uint64_t cold_reads_registered = 0;
   std::uint64_t cold_read_submissions = 0;
   std::uint64_t cold_reaps = 0;
   std::uint64_t cold_reads_reaped = 0;

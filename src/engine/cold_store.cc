@@ -129,6 +129,8 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
   l.installed = 0;
   l.refs = 2;  // the caller's, and the read's (dropped when it completes)
   l.big = nullptr;
+  l.ring_buf = nullptr;
+  l.ring_buf_index = -1;
   l.file = {};
   l.skip = 0;
   l.in_flight.store(true, std::memory_order_relaxed);
@@ -168,6 +170,7 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
   r->offset = sp.start;
   r->out = l->data();
   r->len = static_cast<std::uint32_t>(sp.len);
+  r->fixed_buffer = l->big == nullptr && l->ring_buf != nullptr ? l->ring_buf_index : -1;
   l->issued = std::chrono::steady_clock::now();
   return true;
 }
@@ -407,6 +410,35 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
                        std::size_t backlog)
     : store_(store), channel_(std::move(channel)) {
   backlog_.reserve(backlog);
+  constexpr std::size_t kBytes = std::size_t{kMaxInFlight} * ColdLoad::kBufBytes;
+  buffers_.reset(static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, kBytes)));
+  if (buffers_ == nullptr) return;         // the loads' own buffers serve
+  std::memset(buffers_.get(), 0, kBytes);  // backed before the kernel pins it
+  free_buffers_.reserve(kMaxInFlight);
+  for (std::uint32_t i = kMaxInFlight; i-- > 0;) free_buffers_.push_back(i);
+  fixed_ = channel_->register_buffer(buffers_.get(), kBytes);
+}
+
+ColdReader::~ColdReader() {
+  // Reads still in flight name the block (the channel waits for them as it goes); once none
+  // do, the ring lets it go.
+  if (fixed_ >= 0 && channel_->in_flight() == 0) channel_->unregister_buffers();
+}
+
+char* ColdReader::take_buffer() {
+  if (free_buffers_.empty()) return nullptr;
+  const std::uint32_t i = free_buffers_.back();
+  free_buffers_.pop_back();
+  return buffers_.get() + std::size_t{i} * ColdLoad::kBufBytes;
+}
+
+void ColdReader::give_back(char* buffer) {
+  if (buffer == nullptr) return;
+  const auto off = static_cast<std::size_t>(buffer - buffers_.get());
+  BRAID_DASSERT(off % ColdLoad::kBufBytes == 0);
+  BRAID_ASSERT(off / ColdLoad::kBufBytes < kMaxInFlight);
+  BRAID_ASSERT(free_buffers_.size() < kMaxInFlight);
+  free_buffers_.push_back(static_cast<std::uint32_t>(off / ColdLoad::kBufBytes));
 }
 
 void ColdReader::submit(ColdLoad* load) {
@@ -447,7 +479,10 @@ void ColdReader::reap() {
       // completed, so a tag that does not match is a bug, not a late completion.
       ColdLoad* l = store_->load_at(static_cast<std::uint32_t>(done[k].user >> 32));
       BRAID_ASSERT(l->generation == static_cast<std::uint32_t>(done[k].user));
+      // Read before complete(): the load may be reused by another thread once it returns.
+      char* const lent = l->ring_buf;
       store_->complete(l, done[k].result);
+      give_back(lent);
     }
     if (n < 16) break;
   }
@@ -460,16 +495,27 @@ void ColdReader::issue() {
   std::size_t issued = 0;
   for (; issued < backlog_.size() && channel_->in_flight() < kMaxInFlight; ++issued) {
     ColdLoad* l = backlog_[issued];
+    // One buffer per read in flight, and at most kMaxInFlight are: one is free.
+    l->ring_buf = take_buffer();
+    l->ring_buf_index = l->ring_buf != nullptr ? fixed_ : -1;
+    char* const lent = l->ring_buf;
     storage::IoRequest r;
-    if (!store_->prepare(l, &r)) continue;  // failed and completed
+    if (!store_->prepare(l, &r)) {  // failed and completed
+      give_back(lent);
+      continue;
+    }
     r.user = (std::uint64_t{l->index} << 32) | l->generation;
     if (Status s = channel_->submit(r); !s.is_ok()) {
       // A full ring (the log's requests share it) is not the read's failure: it waits for
       // our reads in flight to make room. With none in flight the ring refuses for good.
+      l->ring_buf = nullptr;  // lent again when it is issued
+      l->ring_buf_index = -1;
+      give_back(lent);
       if (channel_->in_flight() > 0) break;
       store_->complete(l, -EIO);
     } else {
       ++counters_.issued;
+      if (r.fixed_buffer >= 0) ++counters_.registered;
     }
   }
   backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<std::ptrdiff_t>(issued));

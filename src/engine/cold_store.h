@@ -70,12 +70,19 @@ struct ColdLoad {
   std::uint32_t refs = 0;           // under ColdStore::mutex_
   char* buf = nullptr;              // kDirectAlign-aligned, kBufBytes
   char* big = nullptr;              // this read's own buffer when kBufBytes is too small
-  std::uint32_t skip = 0;           // where the record starts in the buffer
+  // A ColdReader's registered buffer (kBufBytes) lent for this read in place of `buf`; the
+  // reader takes it back once complete() copied the record out.
+  char* ring_buf = nullptr;
+  std::int32_t ring_buf_index = -1;  // its registration (IoRequest::fixed_buffer), or -1
+  std::uint32_t skip = 0;            // where the record starts in the buffer
   // Held from prepare() to complete() (FileTable::acquire); id < 0 while none is.
   storage::FileTable::Handle file;
   std::chrono::steady_clock::time_point issued;
 
-  char* data() { return big != nullptr ? big : buf; }
+  char* data() {
+    if (big != nullptr) return big;
+    return ring_buf != nullptr ? ring_buf : buf;
+  }
   bool pending() const { return in_flight.load(std::memory_order_acquire); }
 };
 
@@ -372,6 +379,7 @@ class ColdReader {
   // `backlog`: the most loads that can wait at once (the worker's slots times the loads one
   // transaction can wait on), reserved now so nothing allocates on a miss.
   ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> channel, std::size_t backlog);
+  ~ColdReader();
   ColdReader(const ColdReader&) = delete;
   ColdReader& operator=(const ColdReader&) = delete;
 
@@ -389,6 +397,8 @@ class ColdReader {
   // waits). Cheap when nothing is pending.
   void service(bool force);
   bool busy() const { return channel_->in_flight() != 0 || !backlog_.empty(); }
+  // Whether the ring took the reader's buffers (reads then skip pinning their pages).
+  bool buffers_registered() const { return fixed_ >= 0; }
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
@@ -398,12 +408,25 @@ class ColdReader {
     std::uint64_t submissions = 0;  // kernel entries that handed them over
     std::uint64_t reaps = 0;        // completion passes that found reads back
     std::uint64_t reaped = 0;       // reads those passes completed
+    std::uint64_t registered = 0;   // issued reads into the registered buffers
   };
   const Counters& counters() const { return counters_; }
 
  private:
   void reap();
   void issue();
+  // The reader's buffers: one per read in flight, in one block registered with the ring so
+  // the kernel pins them once, not on every read (the destination's page pinning was a
+  // measurable part of a read's submission). The block outlives the channel (declared first):
+  // the channel's destructor waits for reads still in flight.
+  char* take_buffer();
+  void give_back(char* buffer);
+  struct FreeBlock {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, FreeBlock> buffers_;
+  std::vector<std::uint32_t> free_buffers_;
+  std::int32_t fixed_ = -1;  // the block's registration, or -1: plain reads
 
   ColdStore* store_;
   std::unique_ptr<storage::IoQueue> channel_;

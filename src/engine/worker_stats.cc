@@ -30,6 +30,7 @@ void Worker::publish_stats() {
     const ColdReader::Counters& r = reader_->counters();
     published_.cold_reads_issued.store(r.issued, std::memory_order_relaxed);
     published_.cold_read_submissions.store(r.submissions, std::memory_order_relaxed);
+    published_.cold_reads_registered.store(r.registered, std::memory_order_relaxed);
     published_.cold_reaps.store(r.reaps, std::memory_order_relaxed);
     published_.cold_reads_reaped.store(r.reaped, std::memory_order_relaxed);
   }
@@ -58,6 +59,7 @@ void Worker::add_stats(ExecStats* out) const {
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
   out->cold_reads_issued += published_.cold_reads_issued.load(std::memory_order_relaxed);
   out->cold_read_submissions += published_.cold_read_submissions.load(std::memory_order_relaxed);
+  out->cold_reads_registered += published_.cold_reads_registered.load(std::memory_order_relaxed);
   out->cold_reaps += published_.cold_reaps.load(std::memory_order_relaxed);
   out->cold_reads_reaped += published_.cold_reads_reaped.load(std::memory_order_relaxed);
   for (int i = 0; i < ExecStats::kStorageStages; ++i) {

@@ -42,6 +42,9 @@ struct IoRequest {
   const char* data = nullptr;  // writes: must stay valid until the completion
   char* out = nullptr;         // kRead: `len` bytes, valid until the completion
   std::uint32_t len = 0;
+  // kRead: the buffer register_buffer() answered, which `out` lies within; -1: none. The
+  // kernel then skips pinning the destination's pages on every read.
+  std::int32_t fixed_buffer = -1;
   std::uint64_t user = 0;  // returned in the completion
 };
 
@@ -68,6 +71,15 @@ class IoQueue {
   // to the hypervisor, instead of one per request). Queued requests count as in flight.
   virtual void defer_submissions() {}
   virtual Status flush() { return Status::ok(); }
+  // Registers `len` bytes at `base` as a buffer reads may name (IoRequest::fixed_buffer),
+  // pinned once instead of per read. Answers its index, or -1 when the backend has no such
+  // thing or refused (the locked-memory limit, RLIMIT_MEMLOCK, counts it): reads then go as
+  // before. One registration per queue; it lasts until unregister_buffers() or the queue goes.
+  [[nodiscard]] virtual std::int32_t register_buffer(char* /*base*/, std::size_t /*len*/) {
+    return -1;
+  }
+  // Only with nothing in flight that names a registered buffer.
+  virtual void unregister_buffers() {}
 };
 
 class FileSystem {

@@ -49,6 +49,11 @@ class IoRing::Port final : public IoQueue {
 
   std::uint32_t in_flight() const override { return in_flight_; }
   Status flush() override { return ring_->queue_->flush(); }
+  // The ring's one registration goes to the channel that asks first (the cold reads).
+  std::int32_t register_buffer(char* base, std::size_t len) override {
+    return ring_->queue_->register_buffer(base, len);
+  }
+  void unregister_buffers() override { ring_->queue_->unregister_buffers(); }
 
   void deliver(const IoCompletion& c) {
     // Never more than in flight: each request completes once.

@@ -143,6 +143,11 @@ class UringQueue final : public IoQueue {
     if (sqe == nullptr) return Status::io_error("io_uring submission queue full");
     if (r.op == Op::kSync) {
       io_uring_prep_fsync(sqe, r.file, IORING_FSYNC_DATASYNC);
+    } else if (r.op == Op::kRead && r.fixed_buffer >= 0) {
+      BRAID_DASSERT(r.fixed_buffer == 0);  // the one registration
+      BRAID_DASSERT(r.out >= fixed_base_);
+      BRAID_DASSERT(r.out + r.len <= fixed_base_ + fixed_len_);
+      io_uring_prep_read_fixed(sqe, r.file, r.out, r.len, r.offset, r.fixed_buffer);
     } else if (r.op == Op::kRead) {
       io_uring_prep_read(sqe, r.file, r.out, r.len, r.offset);
     } else {
@@ -168,6 +173,22 @@ class UringQueue final : public IoQueue {
     }
     ++in_flight_;
     return Status::ok();
+  }
+
+  std::int32_t register_buffer(char* base, std::size_t len) override {
+    if (fixed_base_ != nullptr) return -1;
+    iovec v{base, len};
+    if (io_uring_register_buffers(&ring_, &v, 1) < 0) return -1;
+    fixed_base_ = base;
+    fixed_len_ = len;
+    return 0;
+  }
+
+  void unregister_buffers() override {
+    if (fixed_base_ == nullptr) return;
+    (void)io_uring_unregister_buffers(&ring_);
+    fixed_base_ = nullptr;
+    fixed_len_ = 0;
   }
 
   std::size_t poll(IoCompletion* out, std::size_t max, bool wait) override {
@@ -236,6 +257,8 @@ class UringQueue final : public IoQueue {
   std::uint32_t depth_ = 0;
   std::uint32_t in_flight_ = 0;
   std::deque<IoCompletion> pending_writes_;
+  char* fixed_base_ = nullptr;  // the registered buffer, if any
+  std::size_t fixed_len_ = 0;
 };
 
 class PosixFileSystem final : public FileSystem {
