@@ -36,7 +36,8 @@ class DualQueue final : public Policy {
       : ratio_cold_(e.cold_slots),
         ratio_hot_(std::max<std::uint32_t>(e.batch, 1)),
         every_(std::max<std::uint32_t>(e.cold_check_every, 1)),
-        member_(slots, Queue::kNone) {}
+        member_(slots, Queue::kNone),
+        cold_ready_(slots) {}
 
   SchedulerPolicy kind() const override { return SchedulerPolicy::kDualQueue; }
 
@@ -47,7 +48,7 @@ class DualQueue final : public Policy {
   std::uint32_t admit_target(std::uint32_t live, std::uint32_t capacity) override {
     hot_cap_ = capacity;
     cold_cap_ = cold_for(capacity);
-    promote();
+    promote(nullptr, nullptr);
     if (staging_ != 0 || hot_ >= hot_cap_) return 0;
     return live + (hot_cap_ - hot_);
   }
@@ -70,17 +71,11 @@ class DualQueue final : public Policy {
                             std::span<const std::uint32_t>) override {
     BRAID_DASSERT(states.size() == member_.size());  // the slot count it was made for
     const std::size_t n = member_.size();
-    // Reclassify by what each transaction did since the last round.
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto slot = static_cast<std::uint32_t>(i);
-      if (member_[i] == Queue::kCold && states[i] == SlotState::kParkedMemory) {
-        move(slot, Queue::kStaging);  // resumed, and suspended at memory: memory-bound again
-      } else if (member_[i] == Queue::kHot && states[i] == SlotState::kParkedIo &&
-                 cold_ < cold_cap_) {
-        move(slot, Queue::kCold);  // parked while the cold queue was full; there is room now
-      }
-    }
-    promote();
+    // One pass over the slots, which runs every round: reclassify each by what it did since
+    // the last round, list the hot queue's, and note the cold queue's that can run (listed
+    // only when the cold queue is looked at). Places the pass frees go to staged transactions
+    // after it.
+    promote(nullptr, nullptr);
     // Liveness: hot transactions can keep running without finishing — each waiting for a
     // free cold load (ColdFetch's kBusy) that only cold members, done with their reads but
     // never resumed to release them, would give back. Seen as a hang of the tiny-budget stress
@@ -88,20 +83,44 @@ class DualQueue final : public Policy {
     // at after kMaxRoundsWithoutCheck rounds without a look, whatever the hot queue does.
     if (++rounds_since_check_ >= kMaxRoundsWithoutCheck) check_cold_ = true;
     std::uint32_t count = 0;
+    std::uint32_t cold_ready = 0;
     bool hot_runnable = false;
     for (std::size_t i = 0; i < n; ++i) {
-      if (member_[i] != Queue::kHot) continue;
-      order[count++] = static_cast<std::uint32_t>(i);
-      hot_runnable = hot_runnable || resumable(states[i]);
+      const auto slot = static_cast<std::uint32_t>(i);
+      const Queue m = member_[i];
+      const SlotState st = states[i];
+      if (m == Queue::kHot) {
+        if (st == SlotState::kParkedIo && cold_ < cold_cap_) {
+          move(slot, Queue::kCold);  // parked while the cold queue was full; there is room now
+          continue;
+        }
+        order[count++] = slot;
+        hot_runnable = hot_runnable || resumable(st);
+      } else if (m == Queue::kCold) {
+        if (st == SlotState::kParkedMemory) {
+          // Resumed, and suspended at memory: memory-bound again. Straight back to hot when
+          // it has room and nobody is staged before it.
+          if (staging_ == 0 && hot_ < hot_cap_) {
+            move(slot, Queue::kHot);
+            order[count++] = slot;
+            hot_runnable = true;
+          } else {
+            move(slot, Queue::kStaging);
+          }
+        } else if (st == SlotState::kRunnable) {
+          cold_ready_[cold_ready++] = slot;
+        }
+      }
+    }
+    if (staging_ != 0 && hot_ < hot_cap_) {
+      const std::uint32_t before = count;
+      promote(order.data(), &count);
+      hot_runnable = hot_runnable || count != before;
     }
     if (check_cold_ || !hot_runnable) {
       check_cold_ = false;
       rounds_since_check_ = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (member_[i] == Queue::kCold && states[i] == SlotState::kRunnable) {
-          order[count++] = static_cast<std::uint32_t>(i);
-        }
-      }
+      for (std::uint32_t k = 0; k < cold_ready; ++k) order[count++] = cold_ready_[k];
     }
     return count;
   }
@@ -158,10 +177,13 @@ class DualQueue final : public Policy {
     member_[slot] = to;
   }
 
-  // Staged transactions take hot places before any new transaction does.
-  void promote() {
+  // Staged transactions take hot places before any new transaction does. Each promoted one
+  // is appended to `order` (at `*count`) when one is given.
+  void promote(std::uint32_t* order, std::uint32_t* count) {
     for (std::size_t i = 0; i < member_.size() && staging_ != 0 && hot_ < hot_cap_; ++i) {
-      if (member_[i] == Queue::kStaging) move(static_cast<std::uint32_t>(i), Queue::kHot);
+      if (member_[i] != Queue::kStaging) continue;
+      move(static_cast<std::uint32_t>(i), Queue::kHot);
+      if (order != nullptr) order[(*count)++] = static_cast<std::uint32_t>(i);
     }
   }
 
@@ -170,7 +192,8 @@ class DualQueue final : public Policy {
   const std::uint32_t every_;
   std::uint32_t hot_cap_ = 1;
   std::uint32_t cold_cap_ = 0;
-  std::vector<Queue> member_;  // per slot
+  std::vector<Queue> member_;              // per slot
+  std::vector<std::uint32_t> cold_ready_;  // order_round's scratch: runnable cold members
   std::uint32_t hot_ = 0, cold_ = 0, staging_ = 0;
   std::uint32_t hot_done_ = 0;  // hot completions since the cold queue was last looked at
   bool check_cold_ = false;
