@@ -66,15 +66,23 @@ for line in sys.stdin:
         hybrid-pipeline) s="-coro_scheduler=1 -coro_cold_tx_threshold=$BATCH" ;;
         *) echo "mosaic-coldpct: unknown MosaicDB variant $v" >&2; exit 2 ;;
       esac
-      rm -rf "${MLOG:?}"/*
-      log="$OUT/mosaicdb-$v-$pct-r$round.log"
-      # shellcheck disable=SC2086
-      w=$(python3 "$P/cpuwin.py" "$log" -- "$MO" -verbose=1 -log_data_dir="$MLOG" \
-        -node_memory_gb=$NODE_GB -ycsb_workload=C -ycsb_hot_table_size="$HOT" \
-        -ycsb_ops_per_tx=10 -ycsb_ops_per_hot_tx=10 -ycsb_cold_table_size="$COLD" \
-        -ycsb_cold_ops_per_tx=2 -ycsb_hot_tx_percent="$hot" -seconds="$RUN_S" -threads=1 \
-        -ycsb_read_tx_type=hybrid-coro -coro_batch_size=$BATCH $s)
-      tps=$(sed -n 's/.*agg_throughput=\([0-9]*\).*/\1/p' <<<"$w")
+      # MosaicDB sometimes dies before its window opens (SIGSEGV as it starts its worker):
+      # such a run is tried once more, and a second failure is recorded as 0 txn/s with its
+      # log kept, not taken for a measurement.
+      tps=
+      for try in 1 2; do
+        rm -rf "${MLOG:?}"/*
+        log="$OUT/mosaicdb-$v-$pct-r$round-t$try.log"
+        # shellcheck disable=SC2086
+        w=$(python3 "$P/cpuwin.py" "$log" -- "$MO" -verbose=1 -log_data_dir="$MLOG" \
+          -node_memory_gb=$NODE_GB -ycsb_workload=C -ycsb_hot_table_size="$HOT" \
+          -ycsb_ops_per_tx=10 -ycsb_ops_per_hot_tx=10 -ycsb_cold_table_size="$COLD" \
+          -ycsb_cold_ops_per_tx=2 -ycsb_hot_tx_percent="$hot" -seconds="$RUN_S" -threads=1 \
+          -ycsb_read_tx_type=hybrid-coro -coro_batch_size=$BATCH $s) || true
+        tps=$(sed -n 's/.*agg_throughput=\([0-9]*\).*/\1/p' <<<"$w")
+        [ -n "$tps" ] && break
+        echo "mosaic-coldpct: MosaicDB $v at $pct % failed (try $try): $(tail -n 1 "$log")" >&2
+      done
       emit mosaicdb "$v" "$pct" "$round" "${tps:-0}"
     done
   done
