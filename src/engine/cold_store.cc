@@ -130,7 +130,6 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
   l.refs = 2;  // the caller's, and the read's (dropped when it completes)
   l.big = nullptr;
   l.ring_buf = nullptr;
-  l.ring_buf_index = -1;
   l.file = {};
   l.skip = 0;
   l.in_flight.store(true, std::memory_order_relaxed);
@@ -170,7 +169,6 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
   r->offset = sp.start;
   r->out = l->data();
   r->len = static_cast<std::uint32_t>(sp.len);
-  r->fixed_buffer = l->big == nullptr && l->ring_buf != nullptr ? l->ring_buf_index : -1;
   l->issued = std::chrono::steady_clock::now();
   return true;
 }
@@ -496,20 +494,20 @@ void ColdReader::issue() {
   for (; issued < backlog_.size() && channel_->in_flight() < kMaxInFlight; ++issued) {
     ColdLoad* l = backlog_[issued];
     // One buffer per read in flight, and at most kMaxInFlight are: one is free.
-    l->ring_buf = take_buffer();
-    l->ring_buf_index = l->ring_buf != nullptr ? fixed_ : -1;
-    char* const lent = l->ring_buf;
+    char* const lent = take_buffer();
+    l->ring_buf = lent;
     storage::IoRequest r;
     if (!store_->prepare(l, &r)) {  // failed and completed
       give_back(lent);
       continue;
     }
+    // A record too big for it reads into its own buffer (prepare()), not the registered one.
+    if (lent != nullptr && r.out == lent) r.fixed_buffer = fixed_;
     r.user = (std::uint64_t{l->index} << 32) | l->generation;
     if (Status s = channel_->submit(r); !s.is_ok()) {
       // A full ring (the log's requests share it) is not the read's failure: it waits for
       // our reads in flight to make room. With none in flight the ring refuses for good.
       l->ring_buf = nullptr;  // lent again when it is issued
-      l->ring_buf_index = -1;
       give_back(lent);
       if (channel_->in_flight() > 0) break;
       store_->complete(l, -EIO);

@@ -73,8 +73,7 @@ struct ColdLoad {
   // A ColdReader's registered buffer (kBufBytes) lent for this read in place of `buf`; the
   // reader takes it back once complete() copied the record out.
   char* ring_buf = nullptr;
-  std::int32_t ring_buf_index = -1;  // its registration (IoRequest::fixed_buffer), or -1
-  std::uint32_t skip = 0;            // where the record starts in the buffer
+  std::uint32_t skip = 0;  // where the record starts in the buffer
   // Held from prepare() to complete() (FileTable::acquire); id < 0 while none is.
   storage::FileTable::Handle file;
   std::chrono::steady_clock::time_point issued;
@@ -397,8 +396,6 @@ class ColdReader {
   // waits). Cheap when nothing is pending.
   void service(bool force);
   bool busy() const { return channel_->in_flight() != 0 || !backlog_.empty(); }
-  // Whether the ring took the reader's buffers (reads then skip pinning their pages).
-  bool buffers_registered() const { return fixed_ >= 0; }
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
