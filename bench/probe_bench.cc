@@ -20,6 +20,7 @@
 #include "flags.h"
 #include "probe/binsearch.h"
 #include "probe/btree_probe.h"
+#include "probe/bwtree.h"
 #include "probe/hash_table.h"
 #include "report.h"
 #include "roof.h"
@@ -45,8 +46,10 @@ struct Config {
   std::string structure;
   std::vector<std::uint64_t> keys;
   std::uint32_t key_bytes;
-  std::uint64_t buckets;  // 0: from load factor
-  double load_factor;     // 0: fixed buckets
+  std::uint32_t delta_pct;  // bwtree: share of the keys inserted after the bulk load
+  std::uint32_t max_chain;  // bwtree: deltas on a node before it is consolidated
+  std::uint64_t buckets;    // 0: from load factor
+  double load_factor;       // 0: fixed buckets
   std::vector<std::string> techniques;
   std::vector<std::uint64_t> groups;  // empty: search
   std::string dist;
@@ -77,6 +80,17 @@ std::uint64_t scatter(std::uint64_t rank, std::uint64_t n) {
   return static_cast<std::uint64_t>((static_cast<unsigned __int128>(rank) * kPrime) % n);
 }
 
+// Thread t's probe inputs: key_of(rank) for each rank.
+template <typename K, typename KeyOf>
+void fill_probes(std::vector<std::vector<K>>* probes, std::uint32_t t,
+                 const std::vector<std::uint64_t>& ranks, KeyOf&& key_of) {
+  if (probes->size() <= t) probes->resize(t + 1);
+  std::vector<K>& mine = (*probes)[t];
+  mine.clear();
+  mine.reserve(ranks.size());
+  for (std::uint64_t r : ranks) mine.push_back(key_of(r));
+}
+
 // One structure loaded with keys, with per-thread probe inputs.
 class Target {
  public:
@@ -101,9 +115,7 @@ class HashTarget : public Target {
   }
   std::uint64_t bytes() const override { return table_.bytes(); }
   void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
-    if (probes_.size() <= t) probes_.resize(t + 1);
-    probes_[t].clear();
-    for (std::uint64_t r : ranks) probes_[t].push_back(key(r));
+    fill_probes(&probes_, t, ranks, key);
   }
   void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
            std::uint64_t* out) override {
@@ -136,10 +148,9 @@ class BinsearchTarget : public Target {
   Status build(std::uint64_t n) { return arr_.init(n); }
   std::uint64_t bytes() const override { return arr_.bytes(); }
   void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
-    if (probes_.size() <= t) probes_.resize(t + 1);
-    probes_[t].clear();
-    for (std::uint64_t r : ranks)
-      probes_[t].push_back(probe::SortedArray::key_at(scatter(r, arr_.size())));
+    fill_probes(&probes_, t, ranks, [&](std::uint64_t r) {
+      return probe::SortedArray::key_at(scatter(r, arr_.size()));
+    });
   }
   void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
            std::uint64_t* out) override {
@@ -181,14 +192,11 @@ class BTreeTarget : public Target {
   }
   std::uint64_t bytes() const override { return table_->index().node_count() * index::kNodeBytes; }
   void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
-    if (probes_.size() <= t) probes_.resize(t + 1);
-    probes_[t].clear();
-    const std::uint64_t n = records();
-    for (std::uint64_t r : ranks) {
+    fill_probes(&probes_, t, ranks, [&](std::uint64_t r) {
       std::uint64_t k;
-      make_key(scatter(r, n), 8, reinterpret_cast<char*>(&k));
-      probes_[t].push_back(k);
-    }
+      make_key(scatter(r, records()), 8, reinterpret_cast<char*>(&k));
+      return k;
+    });
   }
   void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
            std::uint64_t* out) override {
@@ -207,6 +215,108 @@ class BTreeTarget : public Target {
   std::unique_ptr<Database> db_;
   Table* table_ = nullptr;
   std::uint64_t records_ = 0;
+  std::vector<std::vector<std::uint64_t>> probes_;
+};
+
+// A Bw-tree of 8-byte keys (a bijective hash of 0..n-1, so inserts land all over the tree):
+// the first (100 - delta_pct) % bulk-loaded into base nodes, the rest inserted afterwards in
+// random key order, so a lookup meets the delta chains the inserts left (and the splits and
+// consolidations they caused).
+class BwTreeTarget : public Target {
+ public:
+  Status build(std::uint64_t n, std::uint32_t delta_pct, std::uint32_t max_chain) {
+    probe::BwOptions o;
+    o.max_chain = max_chain;
+    if (Status s = tree_.init(n, o); !s.is_ok()) return s;
+    const std::uint64_t loaded = n - n * delta_pct / 100;
+    {
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> kv(loaded);
+      for (std::uint64_t i = 0; i < loaded; ++i) kv[i] = {key(i), i};
+      std::sort(kv.begin(), kv.end());
+      std::vector<std::uint64_t> keys(loaded), values(loaded);
+      for (std::uint64_t i = 0; i < loaded; ++i) {
+        keys[i] = kv[i].first;
+        values[i] = kv[i].second;
+      }
+      if (Status s = tree_.bulk_load(keys, values); !s.is_ok()) return s;
+    }
+    for (std::uint64_t i = loaded; i < n; ++i) {
+      Result<bool> r = tree_.insert(key(i), i);
+      if (!r.is_ok()) return r.status();
+      BRAID_ASSERT(*r);  // keys are distinct
+    }
+    stats_ = tree_.stats();
+    return Status::ok();
+  }
+  std::uint64_t bytes() const override { return stats_.bytes; }
+  void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
+    fill_probes(&probes_, t, ranks, key);
+  }
+  void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
+           std::uint64_t* out) override {
+    probe::bwtree_probe(tree_, tech, std::span<const std::uint64_t>(probes_[t].data() + off, n),
+                        std::span<std::uint64_t>(out, n), group);
+  }
+  // What a lookup reads per level (index 0: leaves), means over a sample of thread 0's probes.
+  struct Visits {
+    std::vector<double> entries, deltas, bases;
+    double total(const std::vector<double>& v) const {
+      double t = 0;
+      for (double x : v) t += x;
+      return t;
+    }
+  };
+  Visits visits() const {
+    const std::uint32_t h = stats_.height;
+    Visits v{std::vector<double>(h, 0), std::vector<double>(h, 0), std::vector<double>(h, 0)};
+    const std::size_t sample = std::min<std::size_t>(probes_[0].size(), 65536);
+    for (std::size_t i = 0; i < sample; ++i) {
+      probe::BwLookup l(tree_, probes_[0][i]);
+      bool entry = false;
+      do {
+        if (l.at() == probe::BwLookup::At::kEntry) {
+          entry = true;
+          continue;
+        }
+        const std::uint32_t level = l.level();
+        if (entry) v.entries[level] += 1;
+        entry = false;
+        (l.at() == probe::BwLookup::At::kBase ? v.bases : v.deltas)[level] += 1;
+      } while (l.step());
+    }
+    const double per = 1.0 / static_cast<double>(std::max<std::size_t>(sample, 1));
+    for (std::uint32_t level = 0; level < h; ++level) {
+      v.entries[level] *= per;
+      v.deltas[level] *= per;
+      v.bases[level] *= per;
+    }
+    return v;
+  }
+  // Per level, root first: its mapping-table entries, its deltas and its base nodes, each base
+  // prefetched whole.
+  std::vector<PathStep> path() const override {
+    const Visits v = visits();
+    std::vector<PathStep> p;
+    for (std::uint32_t level = stats_.height; level-- > 0;) {
+      const auto pids = static_cast<double>(stats_.pids_per_level[level]);
+      p.push_back({pids * sizeof(probe::bw::Ref), v.entries[level]});
+      p.push_back({static_cast<double>(stats_.deltas_per_level[level] * sizeof(probe::bw::Delta)),
+                   v.deltas[level]});
+      p.push_back({pids * static_cast<double>(tree_.base_bytes()),
+                   v.bases[level] * static_cast<double>(tree_.base_bytes() / 64)});
+    }
+    return p;
+  }
+  const probe::BwTree::Stats& stats() const { return stats_; }
+  double mean_leaf_chain() const {
+    return static_cast<double>(stats_.leaf_deltas) /
+           static_cast<double>(std::max<std::uint64_t>(stats_.pids_per_level[0], 1));
+  }
+
+ private:
+  static std::uint64_t key(std::uint64_t i) { return util::mix64(i); }
+  probe::BwTree tree_;
+  probe::BwTree::Stats stats_;
   std::vector<std::vector<std::uint64_t>> probes_;
 };
 
@@ -317,7 +427,7 @@ Measured measure_engine(BTreeTarget& target, std::size_t group, double seconds, 
 
 std::uint64_t default_keys(const std::string& structure) {
   if (structure == "binsearch") return std::uint64_t{1} << 28;  // 1 GiB of 4-byte keys
-  if (structure == "btree") return 20'000'000;
+  if (structure == "btree" || structure == "bwtree") return 20'000'000;
   return 10'000'000;
 }
 
@@ -331,10 +441,13 @@ prefetch), gp (group prefetching), amac (a circular buffer of hand-written state
 coro (sequential code with prefetch + co_await, interleaved by BraidDB's Task runtime) and,
 for the B+-tree, engine (one-get transactions on the engine's interleaved path).
 
-  --structure S      hash | binsearch | btree (default hash)
+  --structure S      hash | binsearch | btree | bwtree (default hash)
   --keys LIST        keys to load, comma-separated sizes for a sweep (default: hash
-                     10000000, binsearch 268435456 = 1 GiB, btree 20000000)
-  --key-bytes B      hash keys: 4 | 8 (default 4; binsearch keys are 4 B, btree keys 8 B)
+                     10000000, binsearch 268435456 = 1 GiB, btree and bwtree 20000000)
+  --key-bytes B      hash keys: 4 | 8 (default 4; binsearch keys are 4 B, btree and bwtree 8 B)
+  --delta-pct P      bwtree: percent of the keys inserted after the bulk load, as delta
+                     records, so lookups meet delta chains (0..100, default 10)
+  --max-chain N      bwtree: deltas on a node before it is consolidated (1..1024, default 8)
   --buckets N        hash buckets (default 100000, as in the paper)
   --load-factor F    hash keys per bucket; sets the bucket count from --keys instead
   --technique LIST   naive,gp,amac,coro[,engine] (default all that apply)
@@ -361,9 +474,11 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   Flags flags;
   std::string err;
   if (!flags.parse(argc, argv, first, &err)) return err;
-  cfg->structure = flags.choice("structure", "hash", {"hash", "binsearch", "btree"});
+  cfg->structure = flags.choice("structure", "hash", {"hash", "binsearch", "btree", "bwtree"});
   cfg->keys = flags.u64_list("keys", {default_keys(cfg->structure)}, 1, std::uint64_t{1} << 31);
   cfg->key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 4, 4, 8));
+  cfg->delta_pct = static_cast<std::uint32_t>(flags.u64("delta-pct", 10, 0, 100));
+  cfg->max_chain = static_cast<std::uint32_t>(flags.u64("max-chain", 8, 1, 1024));
   cfg->buckets = flags.u64("buckets", 100'000, 1, std::uint64_t{1} << 32);
   cfg->load_factor = flags.has("load-factor") ? flags.f64("load-factor", 1, 0.001, 1e6) : 0;
   const std::string techs = flags.str(
@@ -395,6 +510,9 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   if (cfg->structure != "hash" && flags.has("key-bytes")) {
     return "--key-bytes is for --structure hash";
   }
+  if (cfg->structure != "bwtree" && (flags.has("delta-pct") || flags.has("max-chain"))) {
+    return "--delta-pct and --max-chain are for --structure bwtree";
+  }
   for (std::uint64_t k : cfg->keys) {
     if (cfg->structure == "hash" && cfg->key_bytes == 4 && k > (std::uint64_t{1} << 32)) {
       return "--keys " + std::to_string(k) + " exceeds what 4-byte keys can hold";
@@ -409,8 +527,9 @@ struct Built {
   std::uint64_t buckets = 0;  // hash only
   std::unique_ptr<Target> target;
   BTreeTarget* btree = nullptr;  // the target, for --structure btree (the engine technique)
-  double lines_per_probe = 0;    // estimated DRAM lines per lookup
-  double engine_lines = 0;       // the same for one engine get (btree only)
+  BwTreeTarget* bwtree = nullptr;
+  double lines_per_probe = 0;  // estimated DRAM lines per lookup
+  double engine_lines = 0;     // the same for one engine get (btree only)
 };
 
 // Load: builds the structure with `keys` keys and the probe inputs of `max_threads` threads.
@@ -438,6 +557,11 @@ int build(const Config& cfg, std::uint64_t keys, std::uint32_t max_threads, Buil
     auto t = std::make_unique<BinsearchTarget>();
     built = t->build(keys);
     b->target = std::move(t);
+  } else if (cfg.structure == "bwtree") {
+    auto t = std::make_unique<BwTreeTarget>();
+    built = t->build(keys, cfg.delta_pct, cfg.max_chain);
+    b->bwtree = t.get();
+    b->target = std::move(t);
   } else {
     auto t = std::make_unique<BTreeTarget>();
     double load_s = 0;
@@ -461,16 +585,29 @@ int build(const Config& cfg, std::uint64_t keys, std::uint32_t max_threads, Buil
   const double build_s = std::chrono::duration<double>(Clock::now() - build_start).count();
   b->lines_per_probe = estimate_lines(b->target->path());
   b->engine_lines = b->btree != nullptr ? estimate_lines(b->btree->engine_path()) : 0;
+  std::string detail;
+  if (cfg.structure == "hash") {
+    detail = ", " + std::to_string(cfg.key_bytes) + "-byte keys, " + with_commas(b->buckets) +
+             " buckets";
+  } else if (b->bwtree != nullptr) {
+    const probe::BwTree::Stats& st = b->bwtree->stats();
+    const BwTreeTarget::Visits v = b->bwtree->visits();
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  ", %u%% inserted after the load, %u levels, %s nodes, mean leaf chain %.2f "
+                  "(consolidated past %u); a lookup reads %.1f entries, %.1f deltas (%.1f on "
+                  "leaves), %.1f base nodes",
+                  cfg.delta_pct, st.height, with_commas(st.pids).c_str(),
+                  b->bwtree->mean_leaf_chain(), cfg.max_chain, v.total(v.entries),
+                  v.total(v.deltas), v.deltas[0], v.total(v.bases));
+    detail = buf;
+  }
   std::printf(
       "braid-bench probe: %s, %s keys (%.1f MiB)%s, %s; built in %.1f s; about %.1f "
       "DRAM lines per lookup\n",
       cfg.structure.c_str(), with_commas(keys).c_str(),
-      static_cast<double>(b->target->bytes()) / (1 << 20),
-      cfg.structure == "hash" ? (", " + std::to_string(cfg.key_bytes) + "-byte keys, " +
-                                 with_commas(b->buckets) + " buckets")
-                                    .c_str()
-                              : "",
-      cfg.dist.c_str(), build_s, b->lines_per_probe);
+      static_cast<double>(b->target->bytes()) / (1 << 20), detail.c_str(), cfg.dist.c_str(),
+      build_s, b->lines_per_probe);
   std::printf("  %-9s %7s %6s %14s %9s %14s %8s\n", "technique", "threads", "group", "probes_per_s",
               "vs_naive", "lines_per_s", "of_roof");
   return 0;
@@ -557,8 +694,19 @@ std::string report_row(const Config& cfg, const Built& b, const Row& r, const Me
   JsonObject o;
   o.add("bench", "probe").add("time", iso_time()).add("structure", cfg.structure);
   o.add("technique", r.name).add("keys", b.keys).add("bytes", b.target->bytes());
-  o.add("key_bytes", cfg.structure == "hash" ? cfg.key_bytes : cfg.structure == "btree" ? 8u : 4u);
+  o.add("key_bytes", cfg.structure == "hash"        ? cfg.key_bytes
+                     : cfg.structure == "binsearch" ? 4u
+                                                    : 8u);
   if (cfg.structure == "hash") o.add("buckets", b.buckets);
+  if (b.bwtree != nullptr) {
+    const probe::BwTree::Stats& st = b.bwtree->stats();
+    o.add("delta_pct", cfg.delta_pct).add("max_chain", cfg.max_chain);
+    o.add("mean_leaf_chain", b.bwtree->mean_leaf_chain()).add("height", st.height);
+    o.add("nodes", st.pids);
+    const BwTreeTarget::Visits v = b.bwtree->visits();
+    o.add("entries_per_lookup", v.total(v.entries)).add("deltas_per_lookup", v.total(v.deltas));
+    o.add("bases_per_lookup", v.total(v.bases));
+  }
   o.add("group", r.group).add_bool("group_searched", r.searched).add("threads", threads);
   o.add("dist", cfg.dist).add("theta", cfg.theta).add("seconds", cfg.seconds);
   o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat);

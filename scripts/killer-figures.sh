@@ -20,18 +20,23 @@
 #   11 the paper's Masstree figure, on BraidDB's B+-tree (2e7 keys, uniform and Zipf):
 #      (a) group size 1..64 on 1 thread, with the engine's interleaved path beside the
 #      techniques, (d) threads 1..N
+#   13 the paper's Bw-tree figure (25 M keys there, 2e7 here, 10 % of them inserted after the
+#      bulk load so lookups meet delta chains): (a) group size 1..64 on 1 thread, (b) the same
+#      on all threads, (c) group 12, threads 1..N; and (d), not in the paper: the share inserted
+#      after the load (0 = no deltas), group 16, 1 thread
 set -euo pipefail
 
 BIN=${BIN:-build/release/bin/braid-bench}
 BIN_GCC=${BIN_GCC:-build/gcc/bin/braid-bench}
 OUT=${OUT:-results/killer}
 SECONDS_PER=${SECONDS_PER:-0.5}
-FIGURES=${FIGURES:-"1 2 3 4 6 7 8 10 11"}
+FIGURES=${FIGURES:-"1 2 3 4 6 7 8 10 11 13"}
 CORES=$(nproc)
 THREADS=${THREADS:-$(seq -s, 1 "$CORES")}
 GROUPS_SWEEP=${GROUPS_SWEEP:-1,2,4,6,8,10,12,16,20,24,32,40,48,64}
 HASH_LARGE=${HASH_LARGE:-10000000}
 BTREE_KEYS=${BTREE_KEYS:-20000000}
+BW_DELTAS=${BW_DELTAS:-0,10,30}
 BIN_LARGE=$((1 << 28))      # 1 GiB of 4-byte keys
 BIN_SMALL=$((1 << 17))      # 0.5 MiB
 HASH_SMALL=130000           # the paper's small table (~0.5 MiB of keys)
@@ -91,6 +96,13 @@ for fig in $FIGURES; do
       for dist in uniform zipf; do
         probe 11 "$BIN" --structure btree --keys "$BTREE_KEYS" --dist "$dist" --technique $TECH,engine --group "$GROUPS_SWEEP"
         probe 11 "$BIN" --structure btree --keys "$BTREE_KEYS" --dist "$dist" --technique $TECH --group 16 --threads "$THREADS"
+      done ;;
+    13)
+      probe 13 "$BIN" --structure bwtree --keys "$BTREE_KEYS" --technique $TECH --group "$GROUPS_SWEEP"
+      probe 13 "$BIN" --structure bwtree --keys "$BTREE_KEYS" --technique $TECH --group "$GROUPS_SWEEP" --threads "$CORES"
+      probe 13 "$BIN" --structure bwtree --keys "$BTREE_KEYS" --technique $TECH --group 12 --threads "$THREADS"
+      for delta in ${BW_DELTAS//,/ }; do
+        probe 13 "$BIN" --structure bwtree --keys "$BTREE_KEYS" --technique $TECH --group 16 --delta-pct "$delta"
       done ;;
     *) echo "killer-figures: no figure $fig" >&2; exit 2 ;;
   esac

@@ -152,6 +152,32 @@ def probe_figures(d, save):
         save(fig, "kn-fig11.png")
 
 
+def bwtree_figure(d, save):
+    """Fig. 13: the Bw-tree, (a) group sweep on 1 thread, (b) on all threads, (c) threads at
+    group 12, all with 10 % of the keys inserted after the load; (d) that share swept."""
+    p = os.path.join(d, "kn-fig13.jsonl")
+    if not os.path.exists(p):
+        return
+    rows = load(p)
+    mps = lambda r: r["probes_per_s"] / 1e6
+    base = [r for r in rows if r.get("delta_pct") == 10]
+    most = max((r["threads"] for r in base), default=1)
+    fig, axes = plt.subplots(1, 4, figsize=(18, 3.8))
+    probe_panel(axes[0], [r for r in base if r["threads"] == 1], lambda r: r["group"], mps,
+                "Fig. 13a: Bw-tree 2e7 keys, 1 thread", "group size", "M lookups/s")
+    probe_panel(axes[1], [r for r in base if r["threads"] == most], lambda r: r["group"], mps,
+                f"Fig. 13b: Bw-tree, {most} threads", "group size", "M lookups/s")
+    probe_panel(axes[2], [r for r in base if r["group"] == 12 or r["technique"] == "naive"],
+                lambda r: r["threads"], lambda r: mps(r) / r["threads"],
+                "Fig. 13c: Bw-tree, group 12", "threads", "M lookups/s per thread")
+    probe_panel(axes[3], [r for r in rows if r["threads"] == 1 and
+                          (r["group"] == 16 or r["technique"] == "naive")],
+                lambda r: r["delta_pct"], mps, "Bw-tree: % of keys inserted after the load",
+                "% inserted (delta records)", "M lookups/s")
+    axes[0].legend(fontsize=7)
+    save(fig, "kn-fig13.png")
+
+
 def figures(d):
     made = []
     def save(fig, name):
@@ -217,6 +243,7 @@ def figures(d):
     if os.path.exists(p):
         tpcc_figure(load(p), save)
     probe_figures(d, save)
+    bwtree_figure(d, save)
     return made
 
 

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "index/btree.h"
+#include "probe/drive.h"
 #include "probe/probe.h"
 #include "runtime/cpu.h"
 #include "runtime/interleave.h"
@@ -58,51 +59,21 @@ inline void btree_probe(const index::BTree& tree, Technique tech,
       }
       return;
 
-    case Technique::kGp: {
-      // Lockstep by level: every lookup of the group reads its node of level k, then all
-      // prefetch their level k + 1. Uniform depth makes this GP's good case too.
-      std::optional<index::Lookup> l[runtime::kMaxGroup];
-      for (std::size_t base = 0; base < n; base += group) {
-        const std::size_t g = std::min(group, n - base);
-        for (std::size_t j = 0; j < g; ++j)
-          l[j].emplace(tree, key_view(keys[base + j]), index::NodeSearch::kBisect);
-        std::size_t left = g;
-        while (left != 0) {
-          for (std::size_t j = 0; j < g; ++j) {
-            if (!l[j]) continue;
-            if (l[j]->step()) {
-              runtime::prefetch_lines(l[j]->next(), index::kNodeBytes);
-            } else {
-              out[base + j] = answer(*l[j]);
-              l[j].reset();
-              --left;
-            }
-          }
-        }
-      }
-      return;
-    }
-
+    case Technique::kGp:
     case Technique::kAmac: {
-      // The stepper is already the hand-written state machine AMAC needs; the circular buffer
-      // holds G of them and refills a slot as soon as its lookup ends.
-      std::optional<index::Lookup> l[runtime::kMaxGroup];
-      std::size_t input[runtime::kMaxGroup];
-      std::size_t next = 0;
-      std::size_t finished = 0;
-      for (std::size_t j = 0; finished < n; j = j + 1 == group ? 0 : j + 1) {
-        if (!l[j]) {
-          if (next == n) continue;
-          input[j] = next++;
-          l[j].emplace(tree, key_view(keys[input[j]]), index::NodeSearch::kBisect);
-        }
-        if (l[j]->step()) {
-          runtime::prefetch_lines(l[j]->next(), index::kNodeBytes);
-        } else {
-          out[input[j]] = answer(*l[j]);
-          l[j].reset();
-          ++finished;
-        }
+      // The stepper is already the state machine AMAC needs; GP runs the levels in lockstep,
+      // and uniform depth makes this GP's good case too.
+      const auto start = [&](std::optional<index::Lookup>& l, std::size_t i) {
+        l.emplace(tree, key_view(keys[i]), index::NodeSearch::kBisect);
+      };
+      const auto prefetch = [](const index::Lookup& l) {
+        runtime::prefetch_lines(l.next(), index::kNodeBytes);
+      };
+      const auto done = [](const index::Lookup& l) { return answer(l); };
+      if (tech == Technique::kGp) {
+        drive_gp<index::Lookup>(n, group, start, prefetch, done, out);
+      } else {
+        drive_amac<index::Lookup>(n, group, start, prefetch, done, out);
       }
       return;
     }

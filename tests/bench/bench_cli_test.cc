@@ -258,7 +258,9 @@ TEST(BenchCli, TinyProbeRunsEveryStructure) {
   for (const char* args :
        {"--structure hash --keys 5000 --key-bytes 8 --load-factor 4 --dist zipf",
         "--structure binsearch --keys 100000 --threads 1,2 --repeat 2",
-        "--structure btree --keys 20000 --group 4", "--structure btree --keys 5000"}) {
+        "--structure btree --keys 20000 --group 4", "--structure btree --keys 5000",
+        "--structure bwtree --keys 20000 --delta-pct 30 --max-chain 2 --group 4",
+        "--structure bwtree --keys 3000 --threads 1,2"}) {
     RunResult r = run(std::string("probe --seconds 0.02 --search-seconds 0.005 --roof none "
                                   "--json none ") +
                       args);
@@ -471,6 +473,9 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"probe --key-bytes 6", "4 or 8"},
         Case{"probe --structure btree --key-bytes 4", "for --structure hash"},
         Case{"probe --keys 0", "--keys must be"},
+        Case{"probe --delta-pct 5", "for --structure bwtree"},
+        Case{"probe --structure bwtree --delta-pct 101", "--delta-pct must be"},
+        Case{"probe --structure bwtree --max-chain 0", "--max-chain must be"},
         Case{"roof --chains 3", "is not one of"},
         Case{"roof --pages 1g", "--pages must be"},
         Case{"roof --translation maybe", "--translation must be"},

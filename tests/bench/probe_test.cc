@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "index/btree.h"
 #include "probe/binsearch.h"
 #include "probe/btree_probe.h"
+#include "probe/bwtree.h"
 #include "probe/hash_table.h"
 #include "runtime/frame_allocator.h"
 #include "util/random.h"
@@ -185,6 +187,198 @@ TEST(ProbeDifferential, BTree) {
     btree_case(10, 100, seed);      // root only
     btree_case(5000, 4, seed);      // more coroutines than probes
   }
+}
+
+// The Bw-tree: a bulk load, then inserts and removes that grow delta chains, consolidate them and
+// split nodes at every level (tiny capacities make a few thousand keys a deep tree); after each
+// phase naive answers what a std::map says and every technique what naive says.
+void bwtree_case(const BwOptions& o, std::size_t load_n, std::size_t writes, std::uint64_t seed) {
+  const std::string what = "bwtree leaf " + std::to_string(o.leaf_capacity) + " inner " +
+                           std::to_string(o.inner_capacity) + " chain " +
+                           std::to_string(o.max_chain) + " load " + std::to_string(load_n) +
+                           " writes " + std::to_string(writes) + " seed " + std::to_string(seed);
+  util::Rng rng(seed);
+  BwTree tree;
+  ASSERT_TRUE(tree.init(load_n + writes, o).is_ok()) << what;
+  std::map<std::uint64_t, std::uint64_t> ref;
+  while (ref.size() < load_n) ref.emplace(rng.next() | 1, rng.uniform(std::uint64_t{1} << 40));
+  std::vector<std::uint64_t> keys, values;
+  for (const auto& [k, v] : ref) {
+    keys.push_back(k);
+    values.push_back(v);
+  }
+  ASSERT_TRUE(tree.bulk_load(keys, values).is_ok()) << what;
+  std::vector<std::uint64_t> present(keys);
+  std::vector<std::uint64_t> gone;  // removed keys: absent behind a delete delta, or consolidated
+  const auto check = [&](const std::string& phase) {
+    const std::vector<std::uint64_t> probes = make_probes(present, 3000, rng, [&](util::Rng& r) {
+      if (!gone.empty() && r.uniform(2) == 0) return gone[r.uniform(gone.size())];
+      return r.next() & ~std::uint64_t{1};
+    });
+    std::vector<std::uint64_t> naive(probes.size());
+    bwtree_probe(tree, Technique::kNaive, probes, naive, 1);
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      auto it = ref.find(probes[i]);
+      ASSERT_EQ(naive[i], it == ref.end() ? kNotFound : it->second) << what << " " << phase;
+    }
+    expect_all_agree(
+        probes, naive,
+        [&](Technique t, const std::vector<std::uint64_t>& k, std::vector<std::uint64_t>& out,
+            std::size_t g) { bwtree_probe(tree, t, k, out, g); },
+        what + " " + phase);
+  };
+  check("after the load");
+  // Writes: inserts of new keys (odd), removes of present ones, and refused duplicates.
+  std::size_t inserted = 0, removed = 0;
+  for (std::size_t w = 0; w < writes; ++w) {
+    const std::uint64_t dice = rng.uniform(10);
+    if (dice < 6 || present.empty()) {
+      // A removed key comes back now and then: a fresh insert delta over its delete delta.
+      const bool again = !gone.empty() && dice == 0;
+      const std::uint64_t k = again ? gone[rng.uniform(gone.size())] : rng.next() | 1;
+      const std::uint64_t v = rng.uniform(std::uint64_t{1} << 40);
+      Result<bool> r = tree.insert(k, v);
+      ASSERT_TRUE(r.is_ok()) << what;
+      ASSERT_EQ(*r, ref.emplace(k, v).second) << what;
+      if (*r) {
+        present.push_back(k);
+        ++inserted;
+      }
+    } else {
+      const std::size_t at = rng.uniform(present.size());
+      const std::uint64_t k = present[at];
+      if (dice == 9) {  // a present key again: refused
+        Result<bool> r = tree.insert(k, 7);
+        ASSERT_TRUE(r.is_ok()) << what;
+        ASSERT_FALSE(*r) << what;
+        continue;
+      }
+      Result<bool> r = tree.remove(k);
+      ASSERT_TRUE(r.is_ok()) << what;
+      ASSERT_TRUE(*r) << what;
+      ref.erase(k);
+      gone.push_back(k);
+      present[at] = present.back();
+      present.pop_back();
+      Result<bool> again = tree.remove(k);
+      ASSERT_TRUE(again.is_ok()) << what;
+      ASSERT_FALSE(*again) << what;
+      ++removed;
+    }
+  }
+  check("after the writes");
+  const BwTree::Stats st = tree.stats();
+  EXPECT_GT(inserted, 0u) << what;
+  EXPECT_GT(removed, 0u) << what;
+  // Chains stay bounded: a node is consolidated once it passes max_chain.
+  EXPECT_LE(st.deltas, st.pids * o.max_chain) << what;
+  if (writes > 20 * o.max_chain) EXPECT_GT(st.deltas, 0u) << what << " pids " << st.pids;
+  EXPECT_EQ(st.leaves + st.inners, st.pids) << what;
+}
+
+TEST(ProbeDifferential, BwTree) {
+  BwOptions tiny;
+  tiny.leaf_capacity = 4;
+  tiny.inner_capacity = 3;
+  tiny.max_chain = 2;
+  BwOptions paper;  // 1 KiB nodes, chains of up to 8
+  for (std::uint64_t seed : seeds()) {
+    bwtree_case(tiny, 50, 3000, seed);      // splits on every level, the root's included
+    bwtree_case(tiny, 0, 500, seed);        // from an empty leaf
+    bwtree_case(paper, 20000, 8000, seed);  // three levels, chains on the leaves
+    bwtree_case(paper, 10, 100, seed);      // root only
+  }
+}
+
+TEST(ProbeDifferential, BwTreeGrowsByInsertsAlone) {
+  BwOptions tiny;
+  tiny.leaf_capacity = 4;
+  tiny.inner_capacity = 3;
+  tiny.max_chain = 1;
+  BwTree tree;
+  ASSERT_TRUE(tree.init(2000, tiny).is_ok());
+  ASSERT_TRUE(tree.bulk_load({}, {}).is_ok());
+  EXPECT_EQ(tree.height(), 1u);
+  for (std::uint64_t k = 1; k <= 1000; ++k) {
+    Result<bool> r = tree.insert(k * 3, k);
+    ASSERT_TRUE(r.is_ok());
+    ASSERT_TRUE(*r);
+  }
+  // 1,000 keys in leaves of at most 4 and inner nodes of at most 3: at least 7 levels.
+  EXPECT_GE(tree.height(), 7u);
+  for (std::uint64_t k = 0; k <= 3003; ++k) {
+    ASSERT_EQ(tree.lookup(k), k % 3 == 0 && k >= 3 && k <= 3000 ? k / 3 : kNotFound) << k;
+  }
+}
+
+TEST(ProbeDifferential, BwTreeRefusesBadInput) {
+  BwTree tree;
+  BwOptions bad;
+  bad.max_chain = 0;
+  EXPECT_EQ(tree.init(10, bad).code(), Code::kInvalidArgument);
+  bad = BwOptions{};
+  bad.leaf_capacity = 1;
+  EXPECT_EQ(tree.init(10, bad).code(), Code::kInvalidArgument);
+  bad = BwOptions{};
+  bad.load_fill = 0;
+  EXPECT_EQ(tree.init(10, bad).code(), Code::kInvalidArgument);
+  ASSERT_TRUE(tree.init(10, BwOptions{}).is_ok());
+  const std::vector<std::uint64_t> keys = {5, 3}, values = {1, 2};
+  EXPECT_EQ(tree.bulk_load(keys, values).code(), Code::kInvalidArgument);
+}
+
+// Readers look up while the one writer inserts, consolidates and splits: every key loaded
+// before and every key whose insert finished before the lookup began is found with its value.
+// Under TSan this also checks that records are published before their references.
+TEST(ProbeDifferential, BwTreeReadersRunBesideTheWriter) {
+  const std::uint64_t seed = seeds()[0];
+  BwOptions o;
+  o.leaf_capacity = 8;
+  o.inner_capacity = 4;
+  o.max_chain = 3;
+  constexpr std::uint64_t kLoad = 2000, kInserts = 20000;
+  BwTree tree;
+  ASSERT_TRUE(tree.init(kLoad + kInserts, o).is_ok());
+  const auto key = [](std::uint64_t i) { return util::mix64(i); };
+  std::vector<std::uint64_t> keys, values;
+  {
+    std::map<std::uint64_t, std::uint64_t> m;
+    for (std::uint64_t i = 0; i < kLoad; ++i) m.emplace(key(i), i);
+    for (const auto& [k, v] : m) {
+      keys.push_back(k);
+      values.push_back(v);
+    }
+  }
+  ASSERT_EQ(keys.size(), kLoad);
+  ASSERT_TRUE(tree.bulk_load(keys, values).is_ok());
+  std::atomic<std::uint64_t> done{kLoad};  // keys 0..done-1 are in
+  std::atomic<std::uint64_t> wrong{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&, t] {
+      util::Rng rng(seed * 31 + static_cast<std::uint64_t>(t));
+      std::vector<std::uint64_t> probes(64), out(64), expect(64);
+      while (done.load(std::memory_order_acquire) < kLoad + kInserts) {
+        const std::uint64_t upto = done.load(std::memory_order_acquire);
+        for (std::size_t j = 0; j < probes.size(); ++j) {
+          const std::uint64_t i = rng.uniform(upto);
+          probes[j] = key(i);
+          expect[j] = i;
+        }
+        bwtree_probe(tree, t == 0 ? Technique::kCoro : Technique::kAmac, probes, out, 8);
+        for (std::size_t j = 0; j < probes.size(); ++j) wrong += out[j] != expect[j];
+      }
+    });
+  }
+  for (std::uint64_t i = kLoad; i < kLoad + kInserts; ++i) {
+    Result<bool> r = tree.insert(key(i), i);
+    ASSERT_TRUE(r.is_ok());
+    ASSERT_TRUE(*r);
+    done.store(i + 1, std::memory_order_release);
+  }
+  for (auto& th : readers) th.join();
+  EXPECT_EQ(wrong.load(), 0u);
+  EXPECT_GT(tree.height(), 3u);
 }
 
 // Coroutine frames come from the thread's allocator when one is current, and all return to it.
