@@ -281,6 +281,9 @@ class BwTreeTarget : public Target {
         const std::uint32_t level = l.level();
         if (entry) v.entries[level] += 1;
         entry = false;
+        // A value's step reads a slot of the base just searched: its line is counted as the
+        // base's (path() adds one line per base for it).
+        if (l.at() == probe::BwLookup::At::kValue) continue;
         (l.at() == probe::BwLookup::At::kBase ? v.bases : v.deltas)[level] += 1;
       } while (l.step());
     }
@@ -293,7 +296,7 @@ class BwTreeTarget : public Target {
     return v;
   }
   // Per level, root first: its mapping-table entries, its deltas and its base nodes, each base
-  // prefetched whole.
+  // prefetched as header and keys, then one line for the value or child the search chose.
   std::vector<PathStep> path() const override {
     const Visits v = visits();
     std::vector<PathStep> p;
@@ -303,7 +306,7 @@ class BwTreeTarget : public Target {
       p.push_back({static_cast<double>(stats_.deltas_per_level[level] * sizeof(probe::bw::Delta)),
                    v.deltas[level]});
       p.push_back({pids * static_cast<double>(tree_.base_bytes()),
-                   v.bases[level] * static_cast<double>(tree_.base_bytes() / 64)});
+                   v.bases[level] * static_cast<double>(tree_.base_prefetch_bytes() / 64 + 1)});
     }
     return p;
   }

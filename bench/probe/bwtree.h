@@ -229,6 +229,11 @@ class BwTree {
   }
   // Bytes a driver prefetches for a base node (the largest kind).
   std::size_t base_bytes() const { return base_bytes_; }
+  // The header and keys of a base node: what a search reads before it picks one value.
+  std::size_t base_prefetch_bytes() const {
+    return sizeof(bw::Base) +
+           sizeof(std::uint64_t) * std::max(options_.leaf_capacity, options_.inner_capacity);
+  }
   std::uint32_t height() const { return height_; }
   const BwOptions& options() const { return options_; }
   // The pid of a mapping-table entry (a lookup's next() at BwLookup::At::kEntry).
@@ -375,7 +380,10 @@ class BwTree {
 // a step, or not (naive).
 class BwLookup {
  public:
-  enum class At : std::uint8_t { kEntry, kDelta, kBase };
+  // kValue: the slot of a base node's values array the search chose (a leaf's value or an inner
+  // node's child), read in a step of its own so that a base's prefetch covers its header and keys
+  // only (9 lines of 16; the other values are never read).
+  enum class At : std::uint8_t { kEntry, kDelta, kBase, kValue };
 
   BwLookup(const BwTree& tree, std::uint64_t key) : tree_(&tree), key_(key) {
     to_entry(tree.root());
@@ -399,14 +407,25 @@ class BwLookup {
       const std::uint64_t* keys = b->keys();
       std::uint32_t below = 0;
       for (std::uint32_t i = 0; i < b->count; ++i) below += keys[i] < key_ ? 1 : 0;
-      if (b->kind == bw::Kind::kLeaf) {
-        if (below != b->count && keys[below] == key_) value_ = b->values()[below];
+      const bool hit = below != b->count && keys[below] == key_;
+      leaf_ = b->kind == bw::Kind::kLeaf;
+      if (leaf_ && !hit) return false;
+      // A leaf's match, or the last child whose low key is <= key (keys[0] is the node's low
+      // key: never above).
+      const std::uint32_t slot = hit ? below : below - 1;
+      BRAID_DASSERT(slot < b->count);
+      at_ = At::kValue;
+      next_ = b->values() + slot;
+      bytes_ = sizeof(std::uint64_t);
+      return true;
+    }
+    if (at_ == At::kValue) {
+      const std::uint64_t v = *static_cast<const std::uint64_t*>(next_);
+      if (leaf_) {
+        value_ = v;
         return false;
       }
-      // The last child whose low key is <= key (keys[0] is the node's low key: never above).
-      const std::uint32_t child = below != b->count && keys[below] == key_ ? below : below - 1;
-      BRAID_DASSERT(child < b->count);
-      to_entry(static_cast<std::uint32_t>(b->values()[child]));
+      to_entry(static_cast<std::uint32_t>(v));
       return true;
     }
     const bw::Delta* d = bw::as_delta(ref_);
@@ -436,11 +455,11 @@ class BwLookup {
   const void* next() const { return next_; }
   std::size_t next_bytes() const { return bytes_; }
   At at() const { return at_; }
-  // At a delta or a base: the level of the node it belongs to (0 for leaves). It reads the
-  // record: call it for statistics and the writer's descent, not on the measured path.
+  // At a delta, a base or a value: the level of the node it belongs to (0 for leaves). It reads
+  // the record: call it for statistics and the writer's descent, not on the measured path.
   std::uint32_t level() const {
     BRAID_ASSERT(at_ != At::kEntry);
-    return at_ == At::kBase ? bw::as_base(ref_)->level : bw::as_delta(ref_)->level;
+    return bw::is_base(ref_) ? bw::as_base(ref_)->level : bw::as_delta(ref_)->level;
   }
   // After the last step: the value, or kNotFound.
   std::uint64_t answer() const { return value_; }
@@ -457,7 +476,7 @@ class BwLookup {
     next_ = bw::address(r);
     if (bw::is_base(r)) {
       at_ = At::kBase;
-      bytes_ = tree_->base_bytes();
+      bytes_ = tree_->base_prefetch_bytes();
     } else {
       at_ = At::kDelta;
       bytes_ = sizeof(bw::Delta);
@@ -471,6 +490,7 @@ class BwLookup {
   const void* next_ = nullptr;
   std::size_t bytes_ = 0;
   std::uint32_t pid_ = 0;
+  bool leaf_ = false;  // at kValue: the slot is a leaf's value, not a child pid
   At at_ = At::kEntry;
 };
 
