@@ -17,8 +17,8 @@
 // The lookup is written once, as a stepper (BwLookup: one record per step, next() names what the
 // next step reads), and every technique drives that stepper, as btree_probe.h does for the
 // B+-tree. References in the mapping table and in a delta's `next` carry a tag bit for "base
-// node", so a driver prefetches a base whole and a delta as its one line before the step that
-// reads it.
+// node", so a driver prefetches a base's header and keys, or a delta's one line, before the step
+// that reads it.
 //
 // Concurrency: one writer at a time (the build), any number of readers concurrently with it.
 // Records are published by a release CAS and never change after. Replaced records are not
