@@ -272,7 +272,9 @@ void bwtree_case(const BwOptions& o, std::size_t load_n, std::size_t writes, std
   EXPECT_GT(removed, 0u) << what;
   // Chains stay bounded: a node is consolidated once it passes max_chain.
   EXPECT_LE(st.deltas, st.pids * o.max_chain) << what;
-  if (writes > 20 * o.max_chain) EXPECT_GT(st.deltas, 0u) << what << " pids " << st.pids;
+  if (writes > 20 * o.max_chain) {
+    EXPECT_GT(st.deltas, 0u) << what << " pids " << st.pids;
+  }
   EXPECT_EQ(st.leaves + st.inners, st.pids) << what;
 }
 
