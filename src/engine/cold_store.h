@@ -429,6 +429,8 @@ class ColdReader {
   std::unique_ptr<storage::IoQueue> channel_;
   std::vector<ColdLoad*> backlog_;
   std::chrono::steady_clock::time_point first_wait_{};  // when the oldest in backlog_ came
+  static constexpr std::uint32_t kWindowPolls = 4;
+  std::uint32_t window_polls_ = 0;
   std::uint32_t batch_ = 1;
   std::chrono::microseconds window_{0};
   Counters counters_;

@@ -17,6 +17,7 @@
 
 #include <braid/options.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -66,11 +67,21 @@ class StallWatch {
       return;
     }
     if (reported_) return;
+    // A clock read can cost a fast turn (a worker's round) as much as the rest of it. Turns
+    // that come fast read it sparsely, doubling the stride up to kMaxStride while less than
+    // kFastNs passes between reads; a slow turn reads it every time. A stall is then reported
+    // late by at most about kFastNs or kMaxStride fast turns.
+    if (since_ != 0 && ++skipped_ < stride_) return;
+    skipped_ = 0;
     const std::uint64_t now = now_ns();
     if (since_ == 0) {
       since_ = now;
+      last_read_ = now;
+      stride_ = 1;
       return;
     }
+    stride_ = now - last_read_ < kFastNs ? std::min(2 * stride_, kMaxStride) : 1;
+    last_read_ = now;
     if (now - since_ < monitor_->timeout_ns()) return;
     reported_ = true;
     monitor_->report(wait_, now - since_, detail());
@@ -86,8 +97,14 @@ class StallWatch {
                                           .count());
   }
 
+  static constexpr std::uint32_t kMaxStride = 64;
+  static constexpr std::uint64_t kFastNs = 1'000'000;
+
   StallMonitor* monitor_;
   const char* wait_;
+  std::uint32_t stride_ = 1;   // turns per clock read
+  std::uint32_t skipped_ = 0;  // turns since the last read
+  std::uint64_t last_read_ = 0;
   bool started_ = false;
   bool reported_ = false;
   std::uint64_t progress_ = 0;

@@ -45,6 +45,24 @@ TEST(StallWatch, ReportsOnceWhileProgressStandsStill) {
   EXPECT_TRUE(w.reported());
 }
 
+// Turns in a tight loop read the clock sparsely (a worker's round must not pay for one each
+// time) and still report the stall soon after the timeout.
+TEST(StallWatch, FastTurnsStillReportSoonAfterTheTimeout) {
+  Sink sink;
+  StallMonitor m(20, sink.fn());
+  StallWatch w(&m, "fast wait");
+  const auto detail = [] { return std::string(); };
+  const auto start = std::chrono::steady_clock::now();
+  while (sink.reports.empty() &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+    w.turn(3, detail);
+  }
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(sink.reports.size(), 1u);
+  EXPECT_GE(sink.reports[0].stalled_ms, 20u);
+  EXPECT_LT(waited, std::chrono::milliseconds(500));
+}
+
 TEST(StallWatch, ProgressEndsTheEpisode) {
   Sink sink;
   StallMonitor m(20, sink.fn());
