@@ -251,6 +251,7 @@ class BwTreeTarget : public Target {
   std::uint64_t bytes() const override { return stats_.bytes; }
   void set_probes(std::uint32_t t, const std::vector<std::uint64_t>& ranks) override {
     fill_probes(&probes_, t, ranks, key);
+    if (t == 0) visits_ = count_visits();
   }
   void run(std::uint32_t t, std::size_t off, std::size_t n, Technique tech, std::size_t group,
            std::uint64_t* out) override {
@@ -266,7 +267,9 @@ class BwTreeTarget : public Target {
       return t;
     }
   };
-  Visits visits() const {
+  // Counted once, on thread 0's probes (set_probes).
+  const Visits& visits() const { return visits_; }
+  Visits count_visits() const {
     const std::uint32_t h = stats_.height;
     Visits v{std::vector<double>(h, 0), std::vector<double>(h, 0), std::vector<double>(h, 0)};
     const std::size_t sample = std::min<std::size_t>(probes_[0].size(), 65536);
@@ -298,7 +301,7 @@ class BwTreeTarget : public Target {
   // Per level, root first: its mapping-table entries, its deltas and its base nodes, each base
   // prefetched as header and keys, then one line for the value or child the search chose.
   std::vector<PathStep> path() const override {
-    const Visits v = visits();
+    const Visits& v = visits_;
     std::vector<PathStep> p;
     for (std::uint32_t level = stats_.height; level-- > 0;) {
       const auto pids = static_cast<double>(stats_.pids_per_level[level]);
@@ -312,7 +315,7 @@ class BwTreeTarget : public Target {
   }
   const probe::BwTree::Stats& stats() const { return stats_; }
   double mean_leaf_chain() const {
-    return static_cast<double>(stats_.leaf_deltas) /
+    return static_cast<double>(stats_.deltas_per_level[0]) /
            static_cast<double>(std::max<std::uint64_t>(stats_.pids_per_level[0], 1));
   }
 
@@ -320,6 +323,7 @@ class BwTreeTarget : public Target {
   static std::uint64_t key(std::uint64_t i) { return util::mix64(i); }
   probe::BwTree tree_;
   probe::BwTree::Stats stats_;
+  Visits visits_;
   std::vector<std::vector<std::uint64_t>> probes_;
 };
 
@@ -594,7 +598,7 @@ int build(const Config& cfg, std::uint64_t keys, std::uint32_t max_threads, Buil
              " buckets";
   } else if (b->bwtree != nullptr) {
     const probe::BwTree::Stats& st = b->bwtree->stats();
-    const BwTreeTarget::Visits v = b->bwtree->visits();
+    const BwTreeTarget::Visits& v = b->bwtree->visits();
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   ", %u%% inserted after the load, %u levels, %s nodes, mean leaf chain %.2f "
@@ -706,7 +710,7 @@ std::string report_row(const Config& cfg, const Built& b, const Row& r, const Me
     o.add("delta_pct", cfg.delta_pct).add("max_chain", cfg.max_chain);
     o.add("mean_leaf_chain", b.bwtree->mean_leaf_chain()).add("height", st.height);
     o.add("nodes", st.pids);
-    const BwTreeTarget::Visits v = b.bwtree->visits();
+    const BwTreeTarget::Visits& v = b.bwtree->visits();
     o.add("entries_per_lookup", v.total(v.entries)).add("deltas_per_lookup", v.total(v.deltas));
     o.add("bases_per_lookup", v.total(v.bases));
   }

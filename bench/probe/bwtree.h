@@ -33,9 +33,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <limits>
-#include <memory>
 #include <new>
 #include <optional>
 #include <span>
@@ -113,10 +110,9 @@ class BwTree {
     std::uint64_t pids = 0;
     std::uint64_t leaves = 0;
     std::uint64_t inners = 0;
-    std::uint64_t deltas = 0;  // on the current chains
-    std::uint32_t height = 0;  // levels, leaves included
-    std::uint64_t bytes = 0;   // mapping table, current bases and deltas
-    std::uint64_t leaf_deltas = 0;
+    std::uint64_t deltas = 0;                     // on the current chains
+    std::uint32_t height = 0;                     // levels, leaves included
+    std::uint64_t bytes = 0;                      // mapping table, current bases and deltas
     std::vector<std::uint64_t> pids_per_level;    // [0] = leaves
     std::vector<std::uint64_t> deltas_per_level;  // [0] = on leaves
   };
@@ -227,7 +223,7 @@ class BwTree {
     BRAID_DASSERT(pid < pid_count_.load(std::memory_order_acquire));
     return map() + pid;
   }
-  // Bytes a driver prefetches for a base node (the largest kind).
+  // Bytes a base node takes (the largest kind).
   std::size_t base_bytes() const { return base_bytes_; }
   // The header and keys of a base node: what a search reads before it picks one value.
   std::size_t base_prefetch_bytes() const {
@@ -235,7 +231,6 @@ class BwTree {
            sizeof(std::uint64_t) * std::max(options_.leaf_capacity, options_.inner_capacity);
   }
   std::uint32_t height() const { return height_; }
-  const BwOptions& options() const { return options_; }
   // The pid of a mapping-table entry (a lookup's next() at BwLookup::At::kEntry).
   std::uint32_t pid_of(const void* entry) const {
     return static_cast<std::uint32_t>(static_cast<const Slot*>(entry) - map());
@@ -255,7 +250,6 @@ class BwTree {
       const bw::Base* b = bw::as_base(r);
       ++(b->kind == bw::Kind::kLeaf ? st.leaves : st.inners);
       st.deltas += deltas;
-      if (b->level == 0) st.leaf_deltas += deltas;
       BRAID_ASSERT(b->level < height_);
       ++st.pids_per_level[b->level];
       st.deltas_per_level[b->level] += deltas;
@@ -392,7 +386,7 @@ class BwLookup {
   // True while more steps are needed.
   bool step() {
     if (at_ == At::kEntry) {
-      to_record(tree_->slot(pid_)->load(std::memory_order_acquire));
+      to_record(static_cast<const std::atomic<bw::Ref>*>(next_)->load(std::memory_order_acquire));
       return true;
     }
     if (at_ == At::kBase) {
@@ -466,7 +460,6 @@ class BwLookup {
 
  private:
   void to_entry(std::uint32_t pid) {
-    pid_ = pid;
     at_ = At::kEntry;
     next_ = tree_->slot(pid);
     bytes_ = sizeof(bw::Ref);
@@ -489,7 +482,6 @@ class BwLookup {
   bw::Ref ref_ = 0;
   const void* next_ = nullptr;
   std::size_t bytes_ = 0;
-  std::uint32_t pid_ = 0;
   bool leaf_ = false;  // at kValue: the slot is a leaf's value, not a child pid
   At at_ = At::kEntry;
 };

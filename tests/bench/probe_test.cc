@@ -189,6 +189,15 @@ TEST(ProbeDifferential, BTree) {
   }
 }
 
+// Nodes small enough that a few keys make a deep tree: every level splits.
+BwOptions tiny_bw(std::uint32_t max_chain) {
+  BwOptions o;
+  o.leaf_capacity = 4;
+  o.inner_capacity = 3;
+  o.max_chain = max_chain;
+  return o;
+}
+
 // The Bw-tree: a bulk load, then inserts and removes that grow delta chains, consolidate them and
 // split nodes at every level (tiny capacities make a few thousand keys a deep tree); after each
 // phase naive answers what a std::map says and every technique what naive says.
@@ -279,10 +288,7 @@ void bwtree_case(const BwOptions& o, std::size_t load_n, std::size_t writes, std
 }
 
 TEST(ProbeDifferential, BwTree) {
-  BwOptions tiny;
-  tiny.leaf_capacity = 4;
-  tiny.inner_capacity = 3;
-  tiny.max_chain = 2;
+  const BwOptions tiny = tiny_bw(2);
   BwOptions paper;  // 1 KiB nodes, chains of up to 8
   for (std::uint64_t seed : seeds()) {
     bwtree_case(tiny, 50, 3000, seed);      // splits on every level, the root's included
@@ -293,12 +299,8 @@ TEST(ProbeDifferential, BwTree) {
 }
 
 TEST(ProbeDifferential, BwTreeGrowsByInsertsAlone) {
-  BwOptions tiny;
-  tiny.leaf_capacity = 4;
-  tiny.inner_capacity = 3;
-  tiny.max_chain = 1;
   BwTree tree;
-  ASSERT_TRUE(tree.init(2000, tiny).is_ok());
+  ASSERT_TRUE(tree.init(2000, tiny_bw(1)).is_ok());
   ASSERT_TRUE(tree.bulk_load({}, {}).is_ok());
   EXPECT_EQ(tree.height(), 1u);
   for (std::uint64_t k = 1; k <= 1000; ++k) {
@@ -334,12 +336,8 @@ TEST(ProbeDifferential, BwTreeRefusesBadInput) {
 // lookup is stepped by hand around the split, so the race the concurrent test can only hope to
 // hit happens every time.
 TEST(ProbeDifferential, BwTreeLookupFromBeforeASplitFollowsTheSideLink) {
-  BwOptions o;
-  o.leaf_capacity = 4;
-  o.inner_capacity = 3;
-  o.max_chain = 1;
   BwTree tree;
-  ASSERT_TRUE(tree.init(100, o).is_ok());
+  ASSERT_TRUE(tree.init(100, tiny_bw(1)).is_ok());
   const std::vector<std::uint64_t> keys = {10, 20, 30}, values = {1, 2, 3};
   ASSERT_TRUE(tree.bulk_load(keys, values).is_ok());
   ASSERT_EQ(tree.height(), 1u);
