@@ -430,6 +430,7 @@ class ColdReader {
   std::vector<ColdLoad*> backlog_;
   std::chrono::steady_clock::time_point first_wait_{};  // when the oldest in backlog_ came
   static constexpr std::uint32_t kWindowPolls = 4;
+  static_assert((kWindowPolls & (kWindowPolls - 1)) == 0, "service() masks by it");
   std::uint32_t window_polls_ = 0;
   std::uint32_t batch_ = 1;
   std::chrono::microseconds window_{0};
