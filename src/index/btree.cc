@@ -514,7 +514,9 @@ Node* BTree::new_node(std::uint8_t level) {
         if (c == nullptr) {
           c = std::aligned_alloc(kChunkBytes, kChunkBytes);
           BRAID_ASSERT(c != nullptr);  // out of memory: nothing sensible to do mid-split
-          ::madvise(c, kChunkBytes, MADV_HUGEPAGE);  // best effort
+          // Best effort. Without huge pages a small tree faults in only the 4 KiB pages it
+          // uses, not a zeroed 2 MiB page per tree (what a database opened many times pays).
+          if (pool_ == nullptr || pool_->huge_pages()) ::madvise(c, kChunkBytes, MADV_HUGEPAGE);
           chunks_.push_back(c);
         }
         chunk_cursor_ = static_cast<char*>(c);

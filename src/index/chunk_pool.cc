@@ -8,6 +8,7 @@ namespace braid::index {
 
 Status ChunkPool::init(std::size_t bytes, bool huge_pages) {
   BRAID_ASSERT(chunks_ == 0);
+  huge_pages_ = huge_pages;
   if (bytes == 0) return Status::ok();
   const std::size_t n = (bytes + kChunkBytes - 1) / kChunkBytes;
   if (Status s = arena_.reserve(n * kChunkBytes, huge_pages); !s.is_ok()) return s;

@@ -28,7 +28,9 @@ class ChunkPool {
   ChunkPool& operator=(const ChunkPool&) = delete;
 
   // Reserves `bytes` (rounded up to whole chunks) and makes them resident now. IOError, with
-  // the cause, when the memory cannot be had; the pool then hands out nothing.
+  // the cause, when the memory cannot be had; the pool then hands out nothing. `huge_pages`
+  // also tells the trees whether to ask for huge pages on the chunks they allocate themselves
+  // once the pool is spent (Options::huge_pages).
   Status init(std::size_t bytes, bool huge_pages);
 
   // A resident chunk not handed out before, or nullptr once every chunk is taken. Thread-safe.
@@ -36,10 +38,12 @@ class ChunkPool {
 
   std::size_t chunks() const { return chunks_; }
   std::size_t taken() const;
+  bool huge_pages() const { return huge_pages_; }
 
  private:
   util::VirtualArena arena_;
   std::size_t chunks_ = 0;
+  bool huge_pages_ = true;
   std::atomic<std::size_t> next_{0};
 };
 
