@@ -319,6 +319,12 @@ struct Options {
   // Any size is valid: one below what the open transactions touch evicts every record it may
   // as soon as it may (correct, and every access a cold read: the tests' setting).
   std::uint64_t memory_budget_bytes = 0;
+  // Cold records a scan reads ahead of the one it is at, in the coroutine modes on a worker:
+  // their reads are issued together and complete while the scan goes on with the records
+  // before them, which it still delivers in key order (Umbra's asynchronous scans). 0 or 1:
+  // one read at a time, each awaited before the next is issued. At most 16. The sequential
+  // modes and application threads read one at a time.
+  std::uint32_t scan_read_ahead = 16;
 
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).
   // Falls back quietly when the kernel refuses.

@@ -48,9 +48,12 @@ ColdFetch::Wait ColdFetch::step() {
       entry_ = e;  // its versions stay allocated while our snapshot pins the horizon
       return Wait::kNone;
     }
-    const ColdStore::Miss m = cold->join(slot_, e, env_.ctx, table_.id(), key_);
+    const ColdStore::Miss m = cold->join(slot_, e, env_.ctx, table_.id(), key_, ahead_);
     if (m.busy) return Wait::kBusy;  // every load is in use: let the others finish theirs
     if (m.load == nullptr) continue;
+    // Issued or joined: a later round runs when the scan is at this entry, its own miss,
+    // entitled to the reserve.
+    ahead_ = false;
     if (m.lead) env_.tx->port->submit(m.load);
     load_ = m.load;
     return step();  // pending (the usual case) answers kIo; a failed submit is done already

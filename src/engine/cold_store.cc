@@ -98,7 +98,8 @@ ColdStore::~ColdStore() {
 }
 
 ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t e,
-                                mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key) {
+                                mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key,
+                                bool ahead) {
   BRAID_DASSERT(entry::is_cold(e));
   const StageScope stage(Stage::kLoadTable);
   std::lock_guard<std::mutex> g(mutex_);
@@ -113,7 +114,7 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
       return {&l, false, false};
     }
   }
-  if (free_.empty()) return {nullptr, false, true};
+  if (free_.size() <= (ahead ? ahead_reserve_ : 0)) return {nullptr, false, true};
   const std::uint32_t i = free_.back();
   free_.pop_back();
   active_.push_back(i);

@@ -156,8 +156,14 @@ class ColdStore {
   };
   // A transaction met cold entry `e` in `slot` (of table `table`, key `key`). With a load, the
   // caller holds a reference to it until release().
+  // `ahead`: a read a scan issues before it needs it (ScanAhead). Those take only loads beyond
+  // the reserve (set_ahead_reserve), so a read-ahead never takes the load another
+  // transaction's current miss needs, and a scan that holds loads ahead never waits for one.
   Miss join(std::atomic<std::uint64_t>* slot, std::uint64_t e, mvcc::TxnContext* ctx,
-            std::uint32_t table, std::string_view key);
+            std::uint32_t table, std::string_view key, bool ahead = false);
+  // Loads kept for misses that are not reads ahead: every transaction context's one and the
+  // multi_get fan-outs.
+  void set_ahead_reserve(std::uint32_t loads) { ahead_reserve_ = loads; }
   // Drops a reference; the last one returns the load to the pool.
   void release(ColdLoad* l);
   // What a finished load means to a transaction that waited on it: OK (read the entry again)
@@ -273,6 +279,7 @@ class ColdStore {
   const std::uint64_t budget_;
   std::unique_ptr<ColdLoad[]> pool_;
   const std::uint32_t max_loads_;
+  std::uint32_t ahead_reserve_ = 0;
 
   std::mutex mutex_;
   std::vector<std::uint32_t> free_;    // pool indexes

@@ -144,10 +144,14 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
     poll.idle_ms = options_.durability.sq_poll_idle_ms;
     fs = storage::make_posix_file_system(uring, poll);
   }
-  // Loads in flight at once: one per transaction context, and a multi_get's fan-out on each.
-  const std::uint32_t loads = txns_.size() + options_.workers * kMultiGetWidth;
+  // Loads in flight at once: one per transaction context and a multi_get's fan-out on each
+  // worker (the misses), and one scan's reads ahead per worker beyond them (more scans reading
+  // ahead at once share those).
+  const std::uint32_t misses = txns_.size() + options_.workers * kMultiGetWidth;
+  const std::uint32_t loads = misses + options_.workers * options_.scan_read_ahead;
   cold_ = std::make_unique<ColdStore>(ColdStore::Deps{this, &txns_, &protocol_, &stalls_}, fs,
                                       loads, options_.memory_budget_bytes);
+  cold_->set_ahead_reserve(misses);
   durability_ = std::make_unique<Durability>(
       Durability::Deps{this, this, &txns_, &protocol_, cold_.get(), &stalls_, checkpoint_context()},
       options_, std::move(fs));

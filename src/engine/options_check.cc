@@ -123,6 +123,11 @@ Status check_options(const Options& o) {
   if (o.read_only && o.directory.empty()) {
     return Status::invalid_argument("Options::read_only needs Options::directory");
   }
+  if (o.scan_read_ahead > kMaxScanReadAhead) {
+    return Status::invalid_argument("Options::scan_read_ahead must be at most " +
+                                    std::to_string(kMaxScanReadAhead) + " (it is " +
+                                    std::to_string(o.scan_read_ahead) + ")");
+  }
   if (o.memory_budget_bytes != 0) {
     // Evicted records are read back from the log: there must be one.
     if (o.directory.empty()) {
