@@ -21,6 +21,8 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.l2_kib = flags.u64("l2-kib", 0, 0, std::uint64_t{1} << 20);
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
   d.reserve_gib = flags.u64("reserve-gib", 0, 0, std::uint64_t{1} << 20);
+  d.scan_read_ahead =
+      static_cast<std::uint32_t>(flags.u64("scan-read-ahead", Options{}.scan_read_ahead, 0, 16));
   d.sq_poll_cpu = flags.str("sq-poll-cpu", "off");
   return d;
 }
@@ -34,6 +36,7 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->prefault_version_bytes = db.prefault_mib << 20;
   options->prefault_index_bytes = db.prefault_index_mib << 20;
   options->l2_cache_bytes = db.l2_kib << 10;
+  options->scan_read_ahead = db.scan_read_ahead;
   if (db.reserve_gib != 0) {
     // Valgrind maps tens of GiB, not the engine's terabyte of versions and 32 GiB per table's
     // OIDs: scripts/profile-ops.sh runs with a small reservation.

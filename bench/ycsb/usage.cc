@@ -58,6 +58,8 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      evicted and read back from the directory (default 0: no bound)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
                      (default: 1024 for versions, 32 per table): small under valgrind
+  --scan-read-ahead N  cold records a scan reads ahead in the coroutine modes (0..16,
+                     Options::scan_read_ahead; default 16; 0 or 1: one read at a time)
   --load L           txn | bulk: load through transactions of 1000 inserts on --threads
                      threads, or with Database::bulk_load straight to storage (records kept
                      in memory up to the budget, the rest cold; needs --dir). Default: bulk

@@ -953,6 +953,32 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
   std::remove(json.c_str());
 }
 
+// Scans over cold records with their reads issued ahead (--scan-read-ahead) and one at a time:
+// both run, report it, and the run that reads ahead keeps more reads in flight.
+TEST(BenchCli, TinyColdScansReadAheadOrOneAtATime) {
+  const std::string json = temp_path("scan-ahead.jsonl");
+  const std::string dir = temp_path("db-scan-ahead");
+  std::remove(json.c_str());
+  for (const char* ahead : {"16", "0"}) {
+    std::system(("rm -rf " + dir).c_str());
+    RunResult r =
+        run(std::string("ycsb --records 40000 --value-bytes 64 --seconds 0.3 ") +
+            "--mode interleaved --batch 1 --read 0 --scan 100 --scan-length 50 --dir " + dir +
+            " --memory-budget-mib 1 --scan-read-ahead " + ahead + " --json " + json);
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  std::system(("rm -rf " + dir).c_str());
+  const std::vector<std::string> lines = json_lines(json);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("\"scan_read_ahead\":16"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\"scan_read_ahead\":0"), std::string::npos) << lines[1];
+  const double ahead_depth = json_number(lines[0], "io_depth");
+  const double single_depth = json_number(lines[1], "io_depth");
+  EXPECT_GT(ahead_depth, 2.0) << lines[0];
+  EXPECT_LE(single_depth, 1.01) << lines[1];
+  std::remove(json.c_str());
+}
+
 TEST(BenchCli, DurableYcsbThenBraidCheckAndStats) {
   const std::string json = temp_path("durable.jsonl");
   for (const char* commit : {"durable", "async"}) {
