@@ -75,6 +75,10 @@ class ScanAhead {
 
   // Read ahead at all: a depth of 0 or 1 is one read at a time.
   bool on() const { return depth_ > 1; }
+  // The scan met a cold record: it reads ahead from there on (until it ends). Before, it does
+  // not look at entries twice for nothing.
+  void arm() { armed_ = true; }
+  bool armed() const { return armed_; }
   // Entries of the batch looked at for issuing so far.
   std::size_t next() const { return next_; }
   // A new leaf batch. Precondition: nothing held.
@@ -134,6 +138,7 @@ class ScanAhead {
   static std::uint32_t bit(std::uint32_t c) { return std::uint32_t{1} << c; }
 
   const std::uint32_t depth_;
+  bool armed_ = false;
   std::size_t next_ = 0;
   std::uint32_t held_ = 0;
   std::uint32_t finished_ = 0;
