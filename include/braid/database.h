@@ -313,6 +313,36 @@ struct SubmitOptions {
   TxnOptions txn;
 };
 
+// One part of a morsel-driven scan (Database::scan_morsels): a key range [begin, end) of the
+// table (empty `end`: no upper bound). The views stay valid until scan_morsels returns.
+struct Morsel {
+  std::string_view begin;
+  std::string_view end;
+  std::uint32_t index = 0;  // 0-based, in key order
+  std::uint32_t count = 0;  // morsels in the scan
+};
+
+struct MorselOptions {
+  // How finely the range is cut: about this many morsels per worker (fewer for a small table;
+  // the cuts are index separators, so morsels hold similar numbers of records). More morsels
+  // balance the workers better; each costs a transaction. 1..kMaxMorselsPerWorker.
+  std::uint32_t morsels_per_worker = 16;
+  // Morsels in flight per worker at once (Umbra's I/O depth: each one a transaction whose
+  // cold reads the worker overlaps with the others'). 1..kMaxMorselDepth, and at most the
+  // worker's slots (Options::slots_per_worker).
+  std::uint32_t io_depth = 4;
+};
+inline constexpr std::uint32_t kMaxMorselDepth = 64;
+inline constexpr std::uint32_t kMaxMorselsPerWorker = 4096;
+
+// A morsel's body: called on a worker with a read-only transaction at the scan's snapshot and
+// the morsel to process (by value: the Task runs after the call returns). It reads the morsel
+// with tx.scan(table, morsel.begin, morsel.end, ...) and any other table (probes of an
+// index-nested-loop join) and folds what it reads into state of its own, per worker
+// (tx.worker()) so no two threads touch it; the caller merges the workers' states after
+// scan_morsels returns.
+using MorselFunction = std::function<Task<Status>(Tx& tx, Morsel morsel)>;
+
 // A bulk load's records (Database::bulk_load), one per call: sets *key and *value and answers
 // true, or answers false after the last. The views must stay valid until the next call.
 using BulkSource = FunctionRef<bool(std::string_view* key, std::string_view* value)>;
@@ -376,6 +406,18 @@ class Database {
 
   ExecStats exec_stats() const;
 
+  // Morsel-driven analytics (Umbra §3, HyPer's morsels): splits [begin, end) of `table` (empty
+  // `end`: no upper bound) into morsels and runs `fn` once per morsel on the workers, up to
+  // MorselOptions::io_depth morsels in flight per worker, each a read-only transaction at one
+  // snapshot common to all (taken at the call: the scan sees one consistent state, whatever
+  // commits meanwhile). Blocks the caller until every morsel ran. OK when every morsel
+  // answered OK; otherwise the first failure (morsels not yet started are skipped, those in
+  // flight finish). InvalidArgument for bad options, a range with begin >= end, a table of
+  // another database, or a call from a worker; Busy when every application-thread
+  // transaction is open (the scan holds one to keep its snapshot's versions alive).
+  [[nodiscard]] Status scan_morsels(Table& table, std::string_view begin, std::string_view end,
+                                    const MorselOptions& options, MorselFunction fn);
+
   // Writes a checkpoint now (on worker 0, beside its transactions) and waits for it to be
   // durable; the log segments it covers are deleted. InvalidArgument for an in-memory
   // database.
@@ -396,11 +438,13 @@ class Database {
   // on a table nobody writes.
   [[nodiscard]] Status bulk_load(Table& table, BulkSource next,
                                  const BulkLoadOptions& options = {});
-  // Whether records of `table` that a get reads back from storage stay in memory (the default)
-  // or turn cold again as soon as the reading transaction has them, so every get of a cold
-  // record is an I/O: MosaicDB's uncached cold store (§6.2), for a table read once in a long
-  // while or a benchmark that needs a steady stream of reads. Records written stay in memory
-  // until evicted; scans cache what they read. Not persistent: a reopened table caches.
+  // Whether records of `table` that a read (get, multi_get, scan) brings back from storage stay
+  // in memory (the default) or turn cold again as soon as the reading transaction has them, so
+  // every read of a cold record is an I/O: MosaicDB's uncached cold store (§6.2), for a table
+  // read once in a long while, an analytical scan that should leave memory as it found it, or
+  // a benchmark that needs a steady stream of reads. Records written stay in memory until
+  // evicted; a scan stopped early keeps the few records it had read ahead. Not persistent: a
+  // reopened table caches.
   // InvalidArgument for a table of another database.
   [[nodiscard]] Status set_cache_reads(Table& table, bool cache);
   DurabilityStats durability_stats() const;

@@ -36,6 +36,19 @@ void DatabaseImpl::configure(TxnContext* ctx, const TxnOptions& txn) const {
   ctx->read_only = txn.read_only;
 }
 
+void DatabaseImpl::share_snapshot(TxnContext* ctx, std::uint64_t snapshot) const {
+  BRAID_ASSERT(snapshot <= ctx->snapshot);
+  BRAID_ASSERT(ctx->reads.empty());
+  BRAID_ASSERT(ctx->writes.empty());
+  // The pin stays a clock value at or below the snapshot (mvcc/txn.h). Lowering it cannot
+  // expose a version already reclaimed: the caller's open transaction has held the horizon at
+  // or below `snapshot` since before this transaction began.
+  if (ctx->pin.load(std::memory_order_relaxed) > snapshot) {
+    ctx->pin.store(snapshot, std::memory_order_seq_cst);
+  }
+  ctx->snapshot = snapshot;
+}
+
 // ---- Commit and abort ---------------------------------------------------------------------------
 
 Status DatabaseImpl::serialization_failure() {

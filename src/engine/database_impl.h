@@ -90,6 +90,10 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   Result<Transaction> begin(const TxnOptions& txn = {});
   // Applies a transaction's options (isolation, read-only) to its fresh context.
   void configure(mvcc::TxnContext* ctx, const TxnOptions& txn) const;
+  // Moves a transaction that has not read anything yet back to an older snapshot, which a
+  // transaction the caller holds open keeps alive (its pin is at or below it): the morsels of
+  // one scan read one state (Database::scan_morsels).
+  void share_snapshot(mvcc::TxnContext* ctx, std::uint64_t snapshot) const;
   // The Conflict of a transaction SSN refused at commit.
   static Status serialization_failure();
   DatabaseStats stats() const;

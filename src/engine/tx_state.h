@@ -25,6 +25,8 @@ struct TxState {
   TxState() { tx.state_ = this; }
   TxState(const TxState&) = delete;
   TxState& operator=(const TxState&) = delete;
+  // The slot behind a Tx handle (the engine's own transaction bodies, e.g. a morsel's).
+  static TxState* of(Tx& tx) { return tx.state_; }
 
   engine::DatabaseImpl* db = nullptr;
   engine::Worker* worker = nullptr;

@@ -1168,6 +1168,83 @@ std::vector<std::size_t> BTree::level_sizes() const {
 
 namespace {
 
+// One inner node's separators and children, read optimistically: false when the node was
+// locked or changed under the read (the copy is then discarded).
+struct InnerCopy {
+  std::vector<std::string> keys;
+  std::vector<const Node*> children;
+};
+BRAID_OPTIMISTIC bool copy_inner(const Node* n, InnerCopy* out) {
+  const std::uint64_t v = n->lock.read_version();
+  if (OptLock::is_locked(v)) return false;
+  if (racy(n->level) == 0) return n->lock.validate(v);  // a leaf: nothing to copy
+  const unsigned count = racy_count(n);
+  char buf[kMaxKey + sizeof(std::uint64_t)];
+  out->children.push_back(racy(n->leftmost));
+  for (unsigned i = 0; i < count; ++i) {
+    const std::uint32_t len = copy_key(n, count, i, buf);
+    out->keys.emplace_back(buf, len);
+    out->children.push_back(child_at(n, count, i + 1));
+  }
+  return n->lock.validate(v);
+}
+
+}  // namespace
+
+std::vector<std::string> BTree::split_keys(std::string_view begin, std::string_view end,
+                                           std::size_t want) const {
+  // Bounded: a level of more nodes than this is not read (the one above it splits finely
+  // enough for any sensible `want`), and a read that loses to writers this often gives up.
+  constexpr std::size_t kMaxFrontier = 1 << 16;
+  constexpr int kMaxAttempts = 64;
+  std::vector<std::string> keys;
+  if (want == 0) return keys;
+  const auto inside = [&](const std::string& k) {
+    return k > begin && (end.empty() || std::string_view(k) < end);
+  };
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    std::vector<const Node*> level{root_.load(std::memory_order_acquire)};
+    bool torn = false;
+    std::vector<std::string> found;
+    for (;;) {
+      InnerCopy copy;
+      for (const Node* n : level) {
+        if (!copy_inner(n, &copy)) {
+          torn = true;
+          break;
+        }
+      }
+      if (torn) break;
+      std::vector<std::string> in_range;
+      for (std::string& k : copy.keys) {
+        if (inside(k)) in_range.push_back(std::move(k));
+      }
+      // Nodes read at different moments of a concurrent split can disagree on order.
+      std::sort(in_range.begin(), in_range.end());
+      in_range.erase(std::unique(in_range.begin(), in_range.end()), in_range.end());
+      if (!in_range.empty() || copy.children.empty()) found = std::move(in_range);
+      // Enough, or the next level down is the leaves (no separators), or too wide to read.
+      const Node* below = copy.children.empty() ? nullptr : copy.children.front();
+      if (found.size() >= want || below == nullptr || racy(below->level) == 0 ||
+          copy.children.size() > kMaxFrontier) {
+        break;
+      }
+      level = std::move(copy.children);
+    }
+    if (torn) continue;
+    if (found.size() <= want) return found;
+    // Thin evenly: the i-th of `want` picks lie at (i + 1) / (want + 1) of the list.
+    for (std::size_t i = 0; i < want; ++i) {
+      keys.push_back(std::move(found[(i + 1) * found.size() / (want + 1)]));
+    }
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    return keys;
+  }
+  return keys;
+}
+
+namespace {
+
 struct CheckCtx {
   std::size_t keys = 0;
   int leaf_depth = -1;

@@ -523,6 +523,15 @@ class BTree {
   }
   // Nodes per level, root first. Single-threaded callers only (tools and benchmarks: it reads
   // every inner node).
+  // Keys that cut [begin, end) (empty `end`: no upper bound) into parts of similar size, for
+  // splitting a scan into morsels: the separators of the highest inner level that holds at least
+  // `want` of them inside the range (all of the lowest inner level's when none does; none for a
+  // tree that is one leaf). Sorted, distinct, each strictly inside the range; at most `want`,
+  // thinned evenly. Safe beside writers: every node is read optimistically and validated, and
+  // a read that keeps losing to them answers fewer keys (any sorted set of keys splits a range
+  // correctly; only the balance suffers).
+  std::vector<std::string> split_keys(std::string_view begin, std::string_view end,
+                                      std::size_t want) const;
   std::vector<std::size_t> level_sizes() const;
 
  private:

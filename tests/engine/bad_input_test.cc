@@ -165,6 +165,10 @@ TEST(BadInput, OptionsAreValidated) {
               o.durability.log_segment_bytes = std::uint64_t{512} << 20;
             }),
             Code::kInvalidArgument);
+  // A scan's reads ahead are bounded (a fixed array per scan); 0 and the bound itself are fine.
+  EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 17; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 16; }), Code::kOk);
+  EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 0; }), Code::kOk);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
@@ -150,6 +151,63 @@ TEST(BTree, AscendingLoadFillsNodesAndSplitsRoot) {
   EXPECT_GE(t.height(), 3u);
   // Append splits keep leaves nearly full: 41 slots per leaf at most.
   EXPECT_LT(t.node_count(), static_cast<std::size_t>(n / 35));
+}
+
+// Morsel boundaries: split_keys cuts a range at separators into parts of similar size, every
+// key strictly inside the range, sorted, at most the number asked for.
+TEST(BTree, SplitKeysCutARangeIntoSimilarParts) {
+  BTree t;
+  std::uint64_t ex;
+  const int n = 100000;
+  const auto key = [](int i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "k%07d", i);
+    return std::string(buf);
+  };
+  EXPECT_TRUE(t.split_keys("", "", 8).empty()) << "an empty tree is one leaf";
+  util::Rng rng(7);
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  for (int i = n - 1; i > 0; --i) std::swap(order[i], order[rng.uniform(i + 1)]);
+  for (int i : order) ASSERT_TRUE(t.insert_if_absent(key(i), i, &ex));
+  EXPECT_TRUE(t.split_keys("", "", 0).empty());
+  struct Case {
+    int lo, hi;  // hi == n: no upper bound
+    std::size_t want;
+  };
+  for (const Case c : {Case{0, n, 15}, Case{0, n, 1}, Case{0, n, 300}, Case{20000, 60000, 7},
+                       Case{50000, n, 31}, Case{100, 160, 4}}) {
+    SCOPED_TRACE(std::to_string(c.lo) + ".." + std::to_string(c.hi) + " want " +
+                 std::to_string(c.want));
+    const std::string begin = c.lo == 0 ? std::string() : key(c.lo);
+    const std::string end = c.hi == n ? std::string() : key(c.hi);
+    const std::vector<std::string> cuts = t.split_keys(begin, end, c.want);
+    ASSERT_LE(cuts.size(), c.want);
+    for (std::size_t i = 0; i < cuts.size(); ++i) {
+      ASSERT_GT(cuts[i], begin);
+      if (!end.empty()) {
+        ASSERT_LT(cuts[i], end);
+      }
+      if (i > 0) {
+        ASSERT_LT(cuts[i - 1], cuts[i]);
+      }
+    }
+    const int keys = c.hi - c.lo;
+    if (keys < 41 * 4) continue;  // a few leaves: whatever separators there are
+    // A wide range gets what it asked for (within a quarter, thinning rounds), and no part is
+    // more than 3x the mean.
+    ASSERT_GE(cuts.size() * 4, c.want * 3);
+    std::vector<int> edges{c.lo};
+    for (std::string k : cuts) {
+      k.resize(8, '0');  // separators may be cut short: the keys below "k00123" number 12300
+      edges.push_back(std::stoi(k.substr(1)));
+    }
+    edges.push_back(c.hi);
+    const double mean = static_cast<double>(keys) / static_cast<double>(edges.size() - 1);
+    for (std::size_t i = 1; i < edges.size(); ++i) {
+      EXPECT_LE(edges[i] - edges[i - 1], 3 * mean) << "part " << i - 1;
+    }
+  }
 }
 
 // Trees take their node chunks from a shared pool (Options::prefault_index_bytes) while it
