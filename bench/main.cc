@@ -7,6 +7,7 @@
 #include "contention.h"
 #include "probe_bench.h"
 #include "roof.h"
+#include "scan.h"
 #include "steps.h"
 #include "tpcc/tpcc.h"
 #include "ycsb/ycsb.h"
@@ -22,6 +23,8 @@ commands:
   roof     the machine's memory-level-parallelism roof (random line fetches per second)
   coldmix  hot and cold tables: storage-bound transactions among memory-bound ones, by
            scheduler (MosaicDB's microbenchmarks)
+  scan     analytics over cold data: a Q1-like aggregate and a Q14-like index-nested-loop
+           join on morsels, synchronous or asynchronous reads (Umbra's micro-benchmarks)
   churn    a constant live set under churn (keys inserted and removed): memory, index and
            directory per round
   contention single-insert transactions into one hot leaf, 1..N workers (oversubscribed
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
       {"roof", braid::bench::roof_main, braid::bench::roof_usage},
       {"coldmix", braid::bench::coldmix_main, braid::bench::coldmix_usage},
       {"churn", braid::bench::churn_main, braid::bench::churn_usage},
+      {"scan", braid::bench::scan_main, braid::bench::scan_usage},
       {"contention", braid::bench::contention_main, braid::bench::contention_usage},
       {"steps", braid::bench::steps_main, braid::bench::steps_usage}};
   for (const Command& c : commands) {

@@ -514,6 +514,15 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"coldmix --dir /tmp/x --read-batch 0", "--read-batch"},
         Case{"coldmix --dir /tmp/x --read-window-us 100001", "--read-window-us"},
         Case{"ycsb --sq-poll-cpu 0", "--sq-poll-cpu needs --dir"},
+        Case{"scan", "scan needs --dir"},
+        Case{"scan --dir /tmp/x --memory-budget-mib 4", "no --memory-budget-mib"},
+        Case{"scan --dir /tmp/x --query q2", "--query must be"},
+        Case{"scan --dir /tmp/x --query q1,q14", "process of its own"},
+        Case{"scan --dir /tmp/x --io sync --io-depth 4", "--io-depth must be 1"},
+        Case{"scan --dir /tmp/x --io-depth 65", "--io-depth must be"},
+        Case{"scan --dir /tmp/x --io maybe", "--io must be"},
+        Case{"scan --dir /tmp/x --cached-pct 101", "--cached-pct must be"},
+        Case{"scan --dir /tmp/x --row-bytes 8", "--row-bytes must be"},
         Case{"ycsb --workload g", "--workload"},
         Case{"ycsb --engine sqlite", "--engine"},
         Case{"ycsb --engine lmdb --mode interleaved", "applies to --engine braid only"},
@@ -976,6 +985,51 @@ TEST(BenchCli, TinyColdScansReadAheadOrOneAtATime) {
   const double single_depth = json_number(lines[1], "io_depth");
   EXPECT_GT(ahead_depth, 2.0) << lines[0];
   EXPECT_LE(single_depth, 1.01) << lines[1];
+  std::remove(json.c_str());
+}
+
+// Umbra's micro-benchmarks at tiny size: q1 and q14, each with both kinds of I/O. Every row is
+// read, the answers agree between sync and async (one snapshot, the same data), cold reads
+// happen at the cached share asked for, and async keeps more than one read in flight.
+TEST(BenchCli, TinyScanQueriesSyncAndAsync) {
+  const std::string json = temp_path("scan.jsonl");
+  const std::string dir = temp_path("db-scan");
+  std::remove(json.c_str());
+  for (const char* query : {"q1", "q14"}) {
+    for (const char* io : {"sync", "async"}) {
+      std::system(("rm -rf " + dir).c_str());
+      RunResult r = run(std::string("scan --rows 20000 --repeat 1 --cached-pct 50 --threads 2 ") +
+                        "--query " + query + " --io " + io + " --q14-days 300 --dir " + dir +
+                        " --json " + json);
+      ASSERT_EQ(r.code, 0) << r.out;
+      EXPECT_NE(r.out.find("rows_per_s"), std::string::npos) << r.out;
+    }
+  }
+  std::system(("rm -rf " + dir).c_str());
+  const std::vector<std::string> lines = json_lines(json);
+  ASSERT_EQ(lines.size(), 4u);
+  for (const std::string& l : lines) {
+    for (const char* field :
+         {"\"query\"", "\"io\"", "\"threads\":2", "\"io_depth\"", "\"cached_pct\":50",
+          "\"rows_per_s\"", "\"iops\"", "\"read_mib_per_s\""}) {
+      EXPECT_NE(l.find(field), std::string::npos) << field << " in " << l;
+    }
+    EXPECT_EQ(json_number(l, "rows"), 20000.0) << l;
+    EXPECT_GT(json_number(l, "cold_reads"), 0.0) << l;
+  }
+  // q1 reads about half of lineitem from storage; q14 half of its lookups.
+  EXPECT_GT(json_number(lines[0], "cold_reads"), 6000.0) << lines[0];
+  EXPECT_LT(json_number(lines[0], "cold_reads"), 14000.0) << lines[0];
+  // The same sums, added up in another order (workers, morsels).
+  for (int q : {0, 2}) {
+    const double a = json_number(lines[q], "answer");
+    EXPECT_GT(a, 0.0) << lines[q];
+    EXPECT_NEAR(a, json_number(lines[q + 1], "answer"), 1e-6 * a) << lines[q];
+  }
+  EXPECT_GT(json_number(lines[2], "lookups"), 1000.0) << lines[2];
+  EXPECT_EQ(json_number(lines[2], "lookups"), json_number(lines[2], "matches")) << lines[2];
+  EXPECT_LE(json_number(lines[0], "mean_io_depth"), 2.05) << "two sync workers";
+  EXPECT_GT(json_number(lines[1], "mean_io_depth"), 2.5) << lines[1];
   std::remove(json.c_str());
 }
 
