@@ -26,6 +26,8 @@ run_examples() {  # dir
   "$1/bank_coroutines" 2 3000 2
   rm -rf "$work/db"
   "$1/durable_reopen" "$work/db"
+  rm -rf "$work/db"
+  "$1/sales_report" "$work/db" 20000 2
 }
 
 say "examples against the installed package (find_package(BraidDB CONFIG))"
