@@ -32,8 +32,10 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
   --txns N           instead: each worker runs N transactions (a fixed amount of work, for
                      valgrind: scripts/icache.sh)
   --mix M            tpcc | tpcc-r | tpcc-h | all (these three), or one type alone: new-order |
-                     payment | order-status | delivery | stock-level | q2; or a comma-separated
-                     list (default tpcc)
+                     payment | order-status | delivery | stock-level | q2 | q1; or a
+                     comma-separated list (default tpcc)
+  --ch-query Q       tpcc-h's analytical 10 %: q2 (CoroBase's Q2*, default), q1 (Q1*: one
+                     district's order lines summed by line number, a read-only scan) or both
   --mode M           sequential | prefetch | nested | interleaved | auto | hybrid | all, or a
                      comma-separated list (default interleaved); hybrid = interleaved with
                      multi_get in NewOrder, StockLevel and Q2*
@@ -145,6 +147,7 @@ struct Config {
   bool rehearse;  // TpccRunConfig::rehearse
   bool delivery_hint;
   std::uint32_t suppliers;
+  ChQueries ch;
   bool verify;
   std::uint64_t seed;
   std::string json;
@@ -211,6 +214,8 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->rehearse = flags.u64("rehearse", 0, 0, 1) != 0;
   cfg->delivery_hint = flags.u64("delivery-hint", 1, 0, 1) != 0;
   cfg->suppliers = static_cast<std::uint32_t>(flags.u64("suppliers", 100, 1, 10000));
+  const std::string ch = flags.choice("ch-query", "q2", {"q2", "q1", "both"});
+  cfg->ch = ch == "q1" ? ChQueries::kQ1 : ch == "both" ? ChQueries::kBoth : ChQueries::kQ2;
   cfg->verify = flags.u64("verify", 0, 0, 1) != 0;
   cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
   cfg->json = flags.str("json", "results/braid-bench.jsonl");
@@ -322,6 +327,7 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const Varian
   run->mix = mix_of(mix);
   run->hybrid = cfg.hybrid || mode == "hybrid";
   run->suppliers = cfg.suppliers;
+  run->ch = cfg.ch;
   run->delivery_hint = cfg.delivery_hint;
   run->exec.mode = exec_mode_of(mode);
   (void)parse_scheduler(v.scheduler, &run->exec.scheduler);  // parse_name_list checked it
@@ -430,6 +436,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   f.aborts.add_to(o, r.completed() + r.aborts());
   o.add("warehouses", cfg.scale.warehouses).add("items", cfg.scale.items);
   o.add("customers", cfg.scale.customers).add("suppliers", cfg.suppliers);
+  o.add("ch_query", cfg.ch == ChQueries::kQ1 ? "q1" : cfg.ch == ChQueries::kBoth ? "both" : "q2");
   o.add("records", s.records).add("threads", cfg.threads).add("seconds", cfg.seconds);
   o.add("commit", cfg.db.dir.empty() ? std::string("none") : cfg.db.commit);
   o.add("log_flusher", cfg.db.log_flusher).add("sq_poll_cpu", cfg.db.sq_poll_cpu);

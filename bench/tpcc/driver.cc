@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -18,8 +19,9 @@ using namespace tpcc;  // NOLINT(google-build-using-namespace): the schema's own
 const char* mix_name(TpccMix mix) { return util::enum_name(mix, kTpccMixNames, "tpcc"); }
 
 const char* type_name(TpccType t) {
-  static constexpr const char* kNames[] = {"NewOrder", "Payment",    "OrderStatus",
-                                           "Delivery", "StockLevel", "Q2*"};
+  static constexpr const char* kNames[] = {"NewOrder",   "Payment", "OrderStatus", "Delivery",
+                                           "StockLevel", "Q2*",     "Q1*"};
+  static_assert(std::size(kNames) == kTpccTypes);
   return t < kTpccTypes ? kNames[t] : "?";
 }
 
@@ -56,7 +58,10 @@ TpccType TpccTypeSource::draw() {
     case TpccMix::kTpccR:
       return r < 50 ? kStockLevel : kOrderStatus;
     case TpccMix::kTpccH:  // CoroBase §5.2: 10 % Q2*, 40 / 38 / 4 / 4 / 4
-      if (r < 10) return kQuery2;
+      if (r < 10) {
+        if (ch_ == ChQueries::kBoth) return r < 5 ? kQuery2 : kQuery1;
+        return ch_ == ChQueries::kQ1 ? kQuery1 : kQuery2;
+      }
       if (r < 50) return kNewOrder;
       if (r < 88) return kPayment;
       if (r < 92) return kOrderStatus;

@@ -39,7 +39,7 @@ class TpccGenerator : public TxnGenerator {
         origin_(next_origin(workers) + worker),
         rng_(cfg.seed * 0x9E3779B97F4A7C15ull + worker),
         types_(cfg.mix, (cfg.seed ^ 0x7970655f6f726472ull) * 0x9E3779B97F4A7C15ull + worker,
-               cfg.type_deck),
+               cfg.type_deck, cfg.ch),
         stop_(stop),
         out_(out) {
     for (std::uint32_t w = 1; w <= s.warehouses; ++w) {
@@ -77,7 +77,7 @@ class TpccGenerator : public TxnGenerator {
     // bodies read rehearsal_ at their end, and finished() attributes its latency by it.
     BRAID_ASSERT(!cfg_.rehearse || open() == 0);
     // Q2* restocks what it finds low (CoroBase §5.2): not read-only.
-    const bool reads_only = type == kOrderStatus || type == kStockLevel;
+    const bool reads_only = type == kOrderStatus || type == kStockLevel || type == kQuery1;
     if (Status s =
             tx.configure(TxnOptions::with(cfg_.isolation, cfg_.declare_read_only && reads_only));
         !s.is_ok()) {
@@ -99,8 +99,11 @@ class TpccGenerator : public TxnGenerator {
       case kStockLevel:
         *task = stock_level(tx);
         break;
-      default:
+      case kQuery2:
         *task = query2(tx);
+        break;
+      default:
+        *task = query1(tx);
         break;
     }
     return true;
@@ -247,6 +250,7 @@ class TpccGenerator : public TxnGenerator {
   // (supplier s supplies items s+1, s+1+10000, ... as in CH-benCHmark's mod-10000 mapping);
   // stock under the threshold is joined with its item and restocked.
   Task<Status> query2(Tx& tx);
+  Task<Status> query1(Tx& tx);
 
   const TpccTables& t_;
   const TpccScale& s_;

@@ -240,8 +240,8 @@ Status tpcc_load(Database& db, const TpccScale& scale, std::uint32_t loaders, st
   return Status::ok();
 }
 
-TpccTypeSource::TpccTypeSource(TpccMix mix, std::uint64_t seed, std::uint32_t deck)
-    : mix_(mix), deck_size_(deck), rng_(seed) {
+TpccTypeSource::TpccTypeSource(TpccMix mix, std::uint64_t seed, std::uint32_t deck, ChQueries ch)
+    : mix_(mix), ch_(ch), deck_size_(deck), rng_(seed) {
   BRAID_ASSERT(deck <= kMaxDeck);
   deck_.reserve(deck);
 }

@@ -35,11 +35,12 @@ enum class TpccMix : std::uint8_t {
   kDeliveryOnly,
   kStockLevelOnly,
   kQuery2Only,
+  kQuery1Only,
 };
-inline constexpr const char* kTpccMixNames[] = {"tpcc",      "tpcc-r",      "tpcc-h",
-                                                "new-order", "payment",     "order-status",
-                                                "delivery",  "stock-level", "q2"};
-static_assert(util::names_every(kTpccMixNames, TpccMix::kQuery2Only));
+inline constexpr const char* kTpccMixNames[] = {
+    "tpcc",         "tpcc-r",   "tpcc-h",      "new-order", "payment",
+    "order-status", "delivery", "stock-level", "q2",        "q1"};
+static_assert(util::names_every(kTpccMixNames, TpccMix::kQuery1Only));
 inline constexpr std::size_t kTpccStandardMixes = 3;  // "all" runs these
 const char* mix_name(TpccMix mix);
 
@@ -51,10 +52,16 @@ enum TpccType : std::uint8_t {
   kDelivery,
   kStockLevel,
   kQuery2,
+  kQuery1,
   kTpccTypes
 };
-static_assert(static_cast<int>(TpccMix::kQuery2Only) - static_cast<int>(TpccMix::kNewOrderOnly) ==
-              kQuery2 - kNewOrder);
+static_assert(static_cast<int>(TpccMix::kQuery1Only) - static_cast<int>(TpccMix::kNewOrderOnly) ==
+              kQuery1 - kNewOrder);
+
+// TPC-CH's analytical transactions in the tpcc-h mix (its 10 %): CoroBase's Q2* (restocks what
+// it finds low), a Q1* (CH-benCHmark Q1 over one district's order lines: a scan, read-only),
+// or both, half each.
+enum class ChQueries : std::uint8_t { kQ2, kQ1, kBoth };
 const char* type_name(TpccType t);
 
 // Warehouse ids are 2 bytes in the keys (tpcc.cc, "Primary keys").
@@ -108,6 +115,7 @@ struct TpccRunConfig {
   // district's first key, the reclaimed new-order keys gone from the index).
   bool delivery_hint = true;
   std::uint32_t suppliers = 100;  // suppliers one Q2* visits
+  ChQueries ch = ChQueries::kQ2;  // tpcc-h's analytical share
   ExecOptions exec;
   double seconds = 1;
   // Stop after this many transactions per worker instead (0: run for `seconds`).
@@ -140,12 +148,14 @@ struct TpccRunConfig {
 class TpccTypeSource {
  public:
   static constexpr std::uint32_t kMaxDeck = 4096;
-  TpccTypeSource(TpccMix mix, std::uint64_t seed, std::uint32_t deck);
+  TpccTypeSource(TpccMix mix, std::uint64_t seed, std::uint32_t deck,
+                 ChQueries ch = ChQueries::kQ2);
   TpccType next();
 
  private:
   TpccType draw();
   TpccMix mix_;
+  ChQueries ch_;
   std::uint32_t deck_size_;  // 0: the drawn order
   util::Rng rng_;
   std::vector<TpccType> deck_;  // drained from deck_pos_

@@ -145,10 +145,12 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
     fs = storage::make_posix_file_system(uring, poll);
   }
   // Loads in flight at once: one per transaction context and a multi_get's fan-out on each
-  // worker (the misses), and one scan's reads ahead per worker beyond them (more scans reading
-  // ahead at once share those).
+  // worker (the misses), and reads ahead beyond them: kScansAhead scans' worth per worker,
+  // which the scans reading ahead at once share (morsels: several per worker). One scan's
+  // worth capped a worker at about 15 reads in flight whatever the number of its scans.
+  constexpr std::uint32_t kScansAhead = 4;
   const std::uint32_t misses = txns_.size() + options_.workers * kMultiGetWidth;
-  const std::uint32_t loads = misses + options_.workers * options_.scan_read_ahead;
+  const std::uint32_t loads = misses + options_.workers * kScansAhead * options_.scan_read_ahead;
   cold_ = std::make_unique<ColdStore>(ColdStore::Deps{this, &txns_, &protocol_, &stalls_}, fs,
                                       loads, options_.memory_budget_bytes);
   cold_->set_ahead_reserve(misses);

@@ -481,6 +481,7 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"roof --translation maybe", "--translation must be"},
         Case{"roof --mib 0", "--mib must be"},
         Case{"tpcc --mix tpcc-x", "--mix must be one of"},
+        Case{"tpcc --ch-query q3", "--ch-query must be one of"},
         Case{"tpcc --mode plain", "--mode must be one of"},
         Case{"tpcc --warehouses 1 --threads 2", "fewer than --threads"},
         Case{"tpcc --warehouses 0", "--warehouses must be"},

@@ -75,6 +75,8 @@ void run_every_mix(const testing::ExecCase& exec, Isolation iso) {
       cfg.mix = mix;
       cfg.hybrid = hybrid;
       cfg.suppliers = 40;
+      // TPC-CH's analytical share: Q2* alone, and with hybrid Q1* beside it (both).
+      cfg.ch = hybrid ? ChQueries::kBoth : ChQueries::kQ2;
       cfg.exec = testing::exec_of(exec, 4, 5);
       cfg.max_txns_per_worker = 150;
       cfg.seed = 9;
@@ -101,6 +103,11 @@ void run_every_mix(const testing::ExecCase& exec, Isolation iso) {
       }
       if (mix == TpccMix::kTpccH) {
         EXPECT_GT(r.type[kQuery2].commits, 0u);
+        if (hybrid) {
+          EXPECT_GT(r.type[kQuery1].commits, 0u);
+        } else {
+          EXPECT_EQ(r.type[kQuery1].commits, 0u);
+        }
       }
       expect_consistent(l);
     }
