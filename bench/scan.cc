@@ -239,11 +239,39 @@ struct Q14Agg {
   std::uint64_t rows = 0, matches = 0, lookups = 0;
 };
 
+// Bulk-loads rows 0..n-1 of `bytes` each straight to storage (nothing kept in memory):
+// `fill(i, value)` writes row i's value.
+Status load_cold(Database& db, Table& t, std::uint64_t n, std::uint32_t bytes, const char* label,
+                 FunctionRef<void(std::uint64_t, char*)> fill) {
+  std::atomic<std::uint64_t> done{0};
+  Progress progress(label, "rows", &done, n);
+  std::vector<char> value(bytes, '\0');
+  char key[kKeyBytes];
+  std::uint64_t i = 0;
+  return db.bulk_load(t,
+                      [&](std::string_view* k, std::string_view* v) {
+                        if (i == n) return false;
+                        make_key(i, kKeyBytes, key);
+                        fill(i, value.data());
+                        *k = {key, kKeyBytes};
+                        *v = {value.data(), value.size()};
+                        if (++i % 4096 == 0) done.store(i, std::memory_order_relaxed);
+                        return true;
+                      },
+                      {.keep_in_memory = false});
+}
+
+// A query's morsels (parse_config left --io-depth at 1 under sync).
+MorselOptions morsel_options(const Config& cfg) {
+  MorselOptions mo;
+  mo.io_depth = cfg.io_depth;
+  mo.morsels_per_worker = cfg.morsels_per_worker;
+  return mo;
+}
+
 Status run_q1(Database& db, Table& lineitem, const Config& cfg, Round* r) {
   std::vector<Q1Agg> aggs(cfg.threads);
-  MorselOptions mo;
-  mo.io_depth = cfg.io == "async" ? cfg.io_depth : 1;
-  mo.morsels_per_worker = cfg.morsels_per_worker;
+  const MorselOptions mo = morsel_options(cfg);
   Status s = db.scan_morsels(lineitem, "", "", mo, [&](Tx& tx, Morsel m) -> Task<Status> {
     Q1Agg& a = aggs[tx.worker()];
     co_return co_await tx.scan(lineitem, m.begin, m.end, 0,
@@ -284,9 +312,7 @@ Status run_q1(Database& db, Table& lineitem, const Config& cfg, Round* r) {
 
 Status run_q14(Database& db, Table& lineitem, Table& part, const Config& cfg, Round* r) {
   std::vector<Q14Agg> aggs(cfg.threads);
-  MorselOptions mo;
-  mo.io_depth = cfg.io == "async" ? cfg.io_depth : 1;
-  mo.morsels_per_worker = cfg.morsels_per_worker;
+  const MorselOptions mo = morsel_options(cfg);
   // TPC-H's month, or a window that wide around it (all of it: every row probes).
   const std::uint32_t q14_first =
       cfg.q14_days >= kShipDays ? 0 : std::min(kQ14First, kShipDays - cfg.q14_days);
@@ -432,8 +458,7 @@ int scan_main(int argc, char** argv, int first) {
   }
   const bool async = cfg.io == "async";
   Options options;
-  if (std::string e = bench_options(cfg.threads, async ? cfg.io_depth : 1, cfg.db, &options);
-      !e.empty()) {
+  if (std::string e = bench_options(cfg.threads, cfg.io_depth, cfg.db, &options); !e.empty()) {
     std::fprintf(stderr, "braid-bench scan: %s\n", e.c_str());
     return 2;
   }
@@ -449,43 +474,15 @@ int scan_main(int argc, char** argv, int first) {
     return 1;
   }
   const auto t0 = Clock::now();
-  Status s;
-  {
-    std::atomic<std::uint64_t> done{0};
-    Progress progress("loading lineitem", "rows", &done, cfg.rows);
-    std::vector<char> value(cfg.row_bytes, '\0');
-    char key[kKeyBytes];
-    std::uint64_t i = 0;
-    s = db->bulk_load(**lineitem,
-                      [&](std::string_view* k, std::string_view* v) {
-                        if (i == cfg.rows) return false;
-                        make_key(i, kKeyBytes, key);
-                        encode_row(row_of(i, cfg.parts), value.data());
-                        *k = {key, kKeyBytes};
-                        *v = {value.data(), value.size()};
-                        if (++i % 4096 == 0) done.store(i, std::memory_order_relaxed);
-                        return true;
-                      },
-                      {.keep_in_memory = false});
-  }
+  Status s = load_cold(*db, **lineitem, cfg.rows, cfg.row_bytes, "loading lineitem",
+                       [&](std::uint64_t i, char* v) { encode_row(row_of(i, cfg.parts), v); });
   if (s.is_ok()) {
-    std::vector<char> value(cfg.part_bytes, ' ');
-    char key[kKeyBytes];
-    std::uint64_t i = 0;
-    s = db->bulk_load(**part,
-                      [&](std::string_view* k, std::string_view* v) {
-                        if (i == cfg.parts) return false;
-                        make_key(i, kKeyBytes, key);
-                        const char* type =
-                            promo_part(i) ? "PROMO BRUSHED STEEL" : "STANDARD POLISHED TIN";
-                        std::memset(value.data(), ' ', value.size());
-                        std::memcpy(value.data(), type, std::min(value.size(), std::strlen(type)));
-                        *k = {key, kKeyBytes};
-                        *v = {value.data(), value.size()};
-                        ++i;
-                        return true;
-                      },
-                      {.keep_in_memory = false});
+    s = load_cold(
+        *db, **part, cfg.parts, cfg.part_bytes, "loading part", [&](std::uint64_t i, char* v) {
+          const char* type = promo_part(i) ? "PROMO BRUSHED STEEL" : "STANDARD POLISHED TIN";
+          std::memset(v, ' ', cfg.part_bytes);
+          std::memcpy(v, type, std::min<std::size_t>(cfg.part_bytes, std::strlen(type)));
+        });
   }
   const bool q14 = cfg.queries.front() == "q14";
   // What is in memory: q1 wants --cached-pct of lineitem's pages, q14 all of lineitem and
