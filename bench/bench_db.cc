@@ -21,8 +21,8 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.l2_kib = flags.u64("l2-kib", 0, 0, std::uint64_t{1} << 20);
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
   d.reserve_gib = flags.u64("reserve-gib", 0, 0, std::uint64_t{1} << 20);
-  d.scan_read_ahead =
-      static_cast<std::uint32_t>(flags.u64("scan-read-ahead", Options{}.scan_read_ahead, 0, 16));
+  d.scan_read_ahead = static_cast<std::uint32_t>(
+      flags.u64("scan-read-ahead", Options{}.scan_read_ahead, 0, kMaxScanReadAhead));
   d.sq_poll_cpu = flags.str("sq-poll-cpu", "off");
   return d;
 }
@@ -104,7 +104,8 @@ ColdFigures ColdFigures::of(const DatabaseStats& before, const DatabaseStats& af
     f.hit_ratio = 1 - std::min(1.0, static_cast<double>(misses) / static_cast<double>(accesses));
   }
   if (seconds > 0) {
-    f.cold_reads_per_s = static_cast<double>(reads) / seconds;
+    f.cold_reads_per_s = static_cast<double>(after.cold_read_ios - before.cold_read_ios) / seconds;
+    f.cold_records_per_s = static_cast<double>(reads) / seconds;
     f.cold_read_bytes_per_s =
         static_cast<double>(after.cold_read_bytes - before.cold_read_bytes) / seconds;
     f.io_depth =

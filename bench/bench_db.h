@@ -46,9 +46,10 @@ std::unique_ptr<Database> open_bench_db(const Options& options);
 // number of record accesses the run made (a miss is a cold read led or joined).
 struct ColdFigures {
   double hit_ratio = 1;
-  double cold_reads_per_s = 0;
+  double cold_reads_per_s = 0;    // storage reads (an extent of neighbouring records is one)
+  double cold_records_per_s = 0;  // records those reads brought back
   double cold_read_bytes_per_s = 0;
-  double io_depth = 0;  // mean cold reads in flight (Little's law: total wait / run time)
+  double io_depth = 0;  // mean storage reads in flight (Little's law: total wait / run time)
   std::uint64_t evictions = 0;
   static ColdFigures of(const DatabaseStats& before, const DatabaseStats& after,
                         std::uint64_t accesses, double seconds);

@@ -223,7 +223,8 @@ struct Round {
   std::uint64_t matches = 0;  // rows that passed the filter
   std::uint64_t lookups = 0;  // q14: part lookups
   double iops = 0, read_mib_per_s = 0, io_depth = 0;
-  std::uint64_t cold_reads = 0;
+  std::uint64_t cold_reads = 0;     // records read back
+  std::uint64_t cold_read_ios = 0;  // the storage reads that brought them
   double answer = 0;  // q1: sum of charges over every group; q14: promo revenue share (%)
 };
 
@@ -444,7 +445,7 @@ device on every round (the tables do not cache reads).
                       probe; 2526: every row probes, the lookups dominate, as in Umbra)
   --morsels-per-worker M  how finely a scan is cut (default 16)
   --repeat R          rounds of each query (default 3)
-  --scan-read-ahead N cold records a scan reads ahead (Options::scan_read_ahead, default 16)
+  --scan-read-ahead N cold records a scan reads ahead (Options::scan_read_ahead, 0..32, default 32)
   --seed N            random seed of the cached pages (default 1)
   --json FILE         append one line per round (default results/braid-bench.jsonl;
                       'none' to skip)
@@ -548,6 +549,7 @@ int scan_main(int argc, char** argv, int first) {
       const DatabaseStats after = db->stats();
       const ColdFigures f = ColdFigures::of(before, after, 0, r.seconds);
       r.cold_reads = after.cold_reads - before.cold_reads;
+      r.cold_read_ios = after.cold_read_ios - before.cold_read_ios;
       r.iops = f.cold_reads_per_s;
       r.read_mib_per_s = f.cold_read_bytes_per_s / (1 << 20);
       r.io_depth = f.io_depth;
@@ -566,6 +568,7 @@ int scan_main(int argc, char** argv, int first) {
       o.add("rows_per_s", rows_per_s).add("lookups_per_s", lookups_per_s);
       o.add("iops", r.iops).add("read_mib_per_s", r.read_mib_per_s);
       o.add("mean_io_depth", r.io_depth).add("cold_reads", r.cold_reads);
+      o.add("cold_read_ios", r.cold_read_ios);
       o.add("seconds", r.seconds).add("rows", r.rows).add("matches", r.matches);
       o.add("lookups", r.lookups).add("answer", r.answer);
       o.add("in_memory_pct", in_memory).add("rows_total", cfg.rows).add("parts", cfg.parts);
@@ -585,7 +588,8 @@ int scan_main(int argc, char** argv, int first) {
   }
   std::printf(
       "  rows_per_s: lineitem rows read per second; lookups/s: q14's part probes; iops: "
-      "cold reads per second; depth: mean reads in flight\n");
+      "storage reads per second (an extent of neighbouring records is one); depth: mean reads in "
+      "flight\n");
   if (cfg.repeat > 1) print_rounds_summary(labels, rates, "rows/s (q1), lookups/s (q14)");
   std::printf("  peak RSS %.1f MiB\n", peak_rss_mib());
   return 0;

@@ -109,6 +109,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
   o.add("scan_read_ahead", cfg.db.scan_read_ahead);
   o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);
+  o.add("cold_records_per_s", m.cold.cold_records_per_s);
   o.add("cold_read_bytes_per_s", m.cold.cold_read_bytes_per_s);
   o.add("evictions", m.cold.evictions).add("live_version_bytes", st.live_version_bytes);
   o.add("index_nodes", st.index_nodes);

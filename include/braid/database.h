@@ -169,8 +169,12 @@ struct DatabaseStats {
   std::uint64_t commit_clock = 0;
   // The cold store (Options::memory_budget_bytes).
   std::uint64_t memory_budget_bytes = 0;
-  std::uint64_t cold_reads = 0;       // records read back from storage (each one I/O)
-  std::uint64_t cold_read_bytes = 0;  // bytes those reads transferred
+  std::uint64_t cold_reads = 0;  // records read back from storage
+  // Storage reads that brought them: neighbouring records a scan meets are read together, as
+  // one extent (so cold_reads / cold_read_ios is the records per read), and the bytes they
+  // transferred.
+  std::uint64_t cold_read_ios = 0;
+  std::uint64_t cold_read_bytes = 0;
   std::uint64_t cold_read_joins = 0;  // misses that waited for a read already in flight
   std::uint64_t cold_read_errors =
       0;                         // reads that failed (I/O error or a record that did not verify)

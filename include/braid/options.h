@@ -322,9 +322,11 @@ struct Options {
   // Cold records a scan reads ahead of the one it is at, in the coroutine modes on a worker:
   // their reads are issued together and complete while the scan goes on with the records
   // before them, which it still delivers in key order (Umbra's asynchronous scans). 0 or 1:
-  // one read at a time, each awaited before the next is issued. At most 16. The sequential
-  // modes and application threads read one at a time.
-  std::uint32_t scan_read_ahead = 16;
+  // one read at a time, each awaited before the next is issued. At most kMaxScanReadAhead. The
+  // window is refilled once half of it was read, its reads handed over together, so records
+  // next to each other on storage are read as one extent (up to half the window's records per
+  // read). The sequential modes and application threads read one at a time.
+  std::uint32_t scan_read_ahead = 32;
 
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).
   // Falls back quietly when the kernel refuses.
@@ -357,5 +359,7 @@ inline constexpr std::size_t kMaxKeyBytes = 255;
 inline constexpr std::size_t kMaxValueBytes = 64 * 1024;
 inline constexpr std::size_t kMaxTableNameBytes = 128;
 inline constexpr std::size_t kMaxIndexesPerTable = 8;
+// Options::scan_read_ahead at most this: the fetches a scan keeps in flight live in its frame.
+inline constexpr std::uint32_t kMaxScanReadAhead = 32;
 
 }  // namespace braid

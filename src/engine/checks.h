@@ -69,9 +69,6 @@ Status check_options(const Options& options);
 inline constexpr std::uint32_t kMaxReadBatch = 64;
 inline constexpr std::uint32_t kMaxReadWindowUs = 100'000;
 
-// Options::scan_read_ahead at most what a scan keeps (ScanAhead::kMax, engine/cold_fetch.h).
-inline constexpr std::uint32_t kMaxScanReadAhead = 16;
-
 // The enums and bounds of ExecOptions (`where` prefixes the message).
 Status check_exec(const ExecOptions& exec, const std::string& where);
 

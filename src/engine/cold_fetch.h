@@ -66,7 +66,7 @@ class ColdFetch {
 // storage: a scan that meets no cold record pays a few words, not kMax constructions.
 class ScanAhead {
  public:
-  static constexpr std::uint32_t kMax = 16;
+  static constexpr std::uint32_t kMax = 32;
 
   explicit ScanAhead(std::uint32_t depth) : depth_(depth < kMax ? depth : kMax) {}
   ScanAhead(const ScanAhead&) = delete;
@@ -90,6 +90,14 @@ class ScanAhead {
   // looked at again.
   void catch_up(std::size_t at) {
     if (next_ < at) next_ = at;
+  }
+  // While the scan is at entry `at` (after catch_up(at)): whether to refill the window now.
+  // It is refilled once half of it was consumed, not an entry at a time: a refill's reads go to
+  // the ring together (ColdPort::plug), so neighbouring records among them are one extent, and
+  // a refill of depth/2 records reads what one record at a time would read in as many reads.
+  bool refill_due(std::size_t at) const {
+    BRAID_DASSERT(next_ >= at);
+    return next_ - at <= depth_ / 2;
   }
   // While the scan is at entry `at` of `n` (after catch_up(at)): whether entry next() is
   // inside the window.
@@ -135,16 +143,17 @@ class ScanAhead {
 
  private:
   static std::uint32_t cell(std::size_t k) { return static_cast<std::uint32_t>(k % kMax); }
-  static std::uint32_t bit(std::uint32_t c) { return std::uint32_t{1} << c; }
+  static std::uint64_t bit(std::uint32_t c) { return std::uint64_t{1} << c; }
 
   const std::uint32_t depth_;
   bool armed_ = false;
   std::size_t next_ = 0;
-  std::uint32_t held_ = 0;
-  std::uint32_t finished_ = 0;
+  std::uint64_t held_ = 0;
+  std::uint64_t finished_ = 0;
   alignas(ColdFetch) unsigned char cells_[kMax][sizeof(ColdFetch)];
 };
-static_assert(ScanAhead::kMax <= 32, "held_ and finished_ are 32-bit masks");
+static_assert(ScanAhead::kMax <= 64, "held_ and finished_ are 64-bit masks");
+static_assert(ScanAhead::kMax == kMaxScanReadAhead, "Options::scan_read_ahead fits a scan");
 
 // Suspends the transaction on a pending load: the slot parks (kParkedIo) and the worker makes
 // it runnable when the load is back, without resuming it to ask (unless the policy resumes

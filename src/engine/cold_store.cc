@@ -78,6 +78,7 @@ ColdStore::ColdStore(Deps deps, std::shared_ptr<storage::FileSystem> fs, std::ui
       pool_(std::make_unique<ColdLoad[]>(max_loads)),
       max_loads_(max_loads) {
   BRAID_ASSERT(max_loads > 0);
+  BRAID_ASSERT(max_loads < (1u << 23));  // a load's tag stays below ColdReader::kExtentTag
   free_.reserve(max_loads);
   active_.reserve(max_loads);
   for (std::uint32_t i = max_loads; i-- > 0;) {
@@ -178,7 +179,7 @@ void ColdStore::fail(ColdLoad* l, Status why) {
   if (l->failure.is_ok()) l->failure = std::move(why);
 }
 
-void ColdStore::complete(ColdLoad* l, std::int64_t result) {
+void ColdStore::complete(ColdLoad* l, std::int64_t result, std::int64_t io_bytes) {
   BRAID_ASSERT(l->pending());
   const StageScope stage(Stage::kComplete);
   mvcc::Version* v = nullptr;
@@ -211,10 +212,19 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result) {
     // were too late to open): not a failure — the waiters read the entry again.
     l->failure = Status::ok();
   }
-  if (result > 0)
-    read_bytes_.fetch_add(static_cast<std::uint64_t>(result), std::memory_order_relaxed);
-  if (!l->failure.is_ok()) errors_.fetch_add(1, std::memory_order_relaxed);
-  if (l->issued != std::chrono::steady_clock::time_point{}) {
+  if (io_bytes >= 0) {
+    ios_.fetch_add(1, std::memory_order_relaxed);
+    read_bytes_.fetch_add(static_cast<std::uint64_t>(io_bytes), std::memory_order_relaxed);
+  }
+  // A read that failed is one error however many records it carried (the load that counts
+  // the read counts it); a record that does not verify is one of its own.
+  if (!l->failure.is_ok() && (io_bytes >= 0 || result >= 0))
+    errors_.fetch_add(1, std::memory_order_relaxed);
+  // The time in flight is the storage read's: counted once per read, so its sum over time is
+  // the mean number of reads in flight, an extent's loads counted as the one read they are.
+  if (io_bytes < 0) {
+    l->issued = {};
+  } else if (l->issued != std::chrono::steady_clock::time_point{}) {
     wait_ns_.fetch_add(
         static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                        std::chrono::steady_clock::now() - l->issued)
@@ -379,6 +389,7 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
   Status s = fs_->read(h->id, sp.start, sp.len, buf, &got);
   files_.release(a.segment);
   reads_.fetch_add(1, std::memory_order_relaxed);
+  ios_.fetch_add(1, std::memory_order_relaxed);
   read_bytes_.fetch_add(got, std::memory_order_relaxed);
   storage::RecordView rv;
   if (s.is_ok()) s = verify(e, buf + sp.skip, got < sp.skip ? 0 : got - sp.skip, table, key, &rv);
@@ -394,6 +405,7 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
 void ColdStore::add_stats(DatabaseStats* out) const {
   out->memory_budget_bytes = budget_;
   out->cold_reads = reads_.load(std::memory_order_relaxed);
+  out->cold_read_ios = ios_.load(std::memory_order_relaxed);
   out->cold_read_bytes = read_bytes_.load(std::memory_order_relaxed);
   out->cold_read_joins = joins_.load(std::memory_order_relaxed);
   out->cold_read_errors = errors_.load(std::memory_order_relaxed);
@@ -416,6 +428,15 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
   free_buffers_.reserve(kMaxInFlight);
   for (std::uint32_t i = kMaxInFlight; i-- > 0;) free_buffers_.push_back(i);
   fixed_ = channel_->register_buffer(buffers_.get(), kBytes);
+  constexpr std::size_t kExtentBlock = std::size_t{kExtents} * kExtentBytes;
+  extent_block_.reset(static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, kExtentBlock)));
+  if (extent_block_ == nullptr) return;  // every load is read alone
+  extents_ = std::make_unique<Extent[]>(kExtents);
+  free_extents_.reserve(kExtents);
+  for (std::uint32_t i = kExtents; i-- > 0;) {
+    extents_[i].buf = extent_block_.get() + std::size_t{i} * kExtentBytes;
+    free_extents_.push_back(i);
+  }
 }
 
 ColdReader::~ColdReader() {
@@ -443,7 +464,12 @@ void ColdReader::give_back(char* buffer) {
 void ColdReader::submit(ColdLoad* load) {
   if (backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
   backlog_.push_back(load);
-  if (backlog_.size() >= batch_) issue();
+  if (plugged_ == 0 && backlog_.size() >= batch_) issue();
+}
+
+void ColdReader::unplug() {
+  BRAID_ASSERT(plugged_ > 0);
+  if (--plugged_ == 0 && backlog_.size() >= batch_) issue();
 }
 
 void ColdReader::configure(std::uint32_t batch, std::chrono::microseconds window) {
@@ -478,6 +504,10 @@ void ColdReader::reap() {
       counters_.reaped += n;
     }
     for (std::size_t k = 0; k < n; ++k) {
+      if ((done[k].user & kExtentTag) != 0) {
+        complete_extent(static_cast<std::uint32_t>(done[k].user), done[k].result);
+        continue;
+      }
       // The tag names the load and its generation; a load is reused only after its read
       // completed, so a tag that does not match is a bug, not a late completion.
       ColdLoad* l = store_->load_at(static_cast<std::uint32_t>(done[k].user >> 32));
@@ -491,13 +521,113 @@ void ColdReader::reap() {
   }
 }
 
+std::size_t ColdReader::neighbours(std::size_t first) const {
+  if (free_extents_.empty()) return 1;
+  // Planned on whole blocks, what an O_DIRECT read covers; a buffered file reads less.
+  const entry::ColdAddress a = entry::cold(backlog_[first]->entry);
+  const Span s = span_of(a, true);
+  if (s.len > ColdLoad::kBufBytes) return 1;  // a big record reads into its own buffer
+  std::uint64_t lo = s.start, hi = s.start + s.len;
+  std::size_t n = 1;
+  for (std::size_t k = first + 1; k < backlog_.size() && n < kExtentMembers; ++k, ++n) {
+    if (backlog_[k] == nullptr) break;
+    const entry::ColdAddress b = entry::cold(backlog_[k]->entry);
+    if (b.segment != a.segment) break;
+    const Span t = span_of(b, true);
+    if (t.len > ColdLoad::kBufBytes) break;
+    // Near what the extent covers, on either side (a reverse scan comes down the file).
+    if (t.start > hi + kExtentGap || t.start + t.len + kExtentGap < lo) break;
+    const std::uint64_t nlo = std::min(lo, t.start), nhi = std::max(hi, t.start + t.len);
+    if (nhi - nlo > kExtentBytes) break;
+    lo = nlo;
+    hi = nhi;
+  }
+  return n;
+}
+
+bool ColdReader::issue_extent(std::size_t first, std::size_t n) {
+  BRAID_ASSERT(!free_extents_.empty());
+  BRAID_ASSERT(n <= kExtentMembers);
+  const std::uint32_t xi = free_extents_.back();
+  Extent& x = extents_[xi];
+  x.loads = 0;
+  std::uint64_t lo = UINT64_MAX, hi = 0;
+  storage::FileId file = -1;
+  for (std::size_t k = first; k < first + n; ++k) {
+    ColdLoad* l = backlog_[k];
+    l->ring_buf = nullptr;
+    storage::IoRequest r;
+    if (!store_->prepare(l, &r)) {  // failed and completed: not to be issued again
+      backlog_[k] = nullptr;
+      continue;
+    }
+    BRAID_DASSERT(l->big == nullptr);  // neighbours() admits no record that needs one
+    BRAID_DASSERT(file < 0 || file == r.file);
+    file = r.file;
+    x.load[x.loads] = l;
+    x.at[x.loads] = r.offset;
+    ++x.loads;
+    lo = std::min(lo, r.offset);
+    hi = std::max(hi, r.offset + r.len);
+  }
+  if (x.loads == 0) return true;
+  BRAID_ASSERT(hi - lo <= kExtentBytes);
+  x.start = lo;
+  storage::IoRequest r;
+  r.op = storage::IoRequest::Op::kRead;
+  r.file = file;
+  r.offset = lo;
+  r.out = x.buf;
+  r.len = static_cast<std::uint32_t>(hi - lo);
+  r.user = kExtentTag | xi;
+  if (Status s = channel_->submit(r); !s.is_ok()) {
+    // As for one load (issue()): a full ring makes the loads wait, prepared, for room.
+    if (channel_->in_flight() > 0) return false;
+    for (std::uint32_t j = 0; j < x.loads; ++j) store_->complete(x.load[j], -EIO);
+    return true;
+  }
+  free_extents_.pop_back();
+  ++counters_.issued;
+  ++counters_.extents;
+  counters_.extent_loads += x.loads;
+  return true;
+}
+
+void ColdReader::complete_extent(std::uint32_t index, std::int64_t result) {
+  BRAID_ASSERT(index < kExtents);
+  Extent& x = extents_[index];
+  BRAID_ASSERT(x.loads > 0);
+  for (std::uint32_t j = 0; j < x.loads; ++j) {
+    ColdLoad* l = x.load[j];
+    const std::uint64_t off = x.at[j] - x.start;
+    // Its bytes are where its own read would have put them: complete() verifies from there.
+    l->ring_buf = x.buf + off;
+    std::int64_t mine = result;
+    if (result >= 0)
+      mine = result > static_cast<std::int64_t>(off) ? result - static_cast<std::int64_t>(off) : 0;
+    // The first load counts the read; complete() may hand the load to another thread.
+    store_->complete(l, mine, j == 0 ? std::max<std::int64_t>(result, 0) : -1);
+  }
+  x.loads = 0;
+  free_extents_.push_back(index);
+}
+
 void ColdReader::issue() {
   if (backlog_.empty()) return;
   const StageScope stage(Stage::kSubmit);
   const std::uint64_t issued_before = counters_.issued;
   std::size_t issued = 0;
-  for (; issued < backlog_.size() && channel_->in_flight() < kMaxInFlight; ++issued) {
-    ColdLoad* l = backlog_[issued];
+  while (issued < backlog_.size() && channel_->in_flight() < kMaxInFlight) {
+    if (backlog_[issued] == nullptr) {  // completed by an extent's prepare() that failed
+      ++issued;
+      continue;
+    }
+    if (const std::size_t n = neighbours(issued); n > 1) {
+      if (!issue_extent(issued, n)) break;
+      issued += n;
+      continue;
+    }
+    ColdLoad* l = backlog_[issued++];
     // One buffer per read in flight, and at most kMaxInFlight are: one is free.
     char* const lent = take_buffer();
     l->ring_buf = lent;
@@ -514,7 +644,10 @@ void ColdReader::issue() {
       // our reads in flight to make room. With none in flight the ring refuses for good.
       l->ring_buf = nullptr;  // lent again when it is issued
       give_back(lent);
-      if (channel_->in_flight() > 0) break;
+      if (channel_->in_flight() > 0) {
+        --issued;
+        break;
+      }
       store_->complete(l, -EIO);
     } else {
       ++counters_.issued;
@@ -681,7 +814,9 @@ bool BulkRead::step(storage::IoQueue& queue, bool wait) {
       ++head_;
     }
     if (head_ == issued_ && (!status_.is_ok() || refs_ == nullptr || next_ == refs_->size())) {
-      store_->reads_.fetch_add(stats_.reads - counted_reads_, std::memory_order_relaxed);
+      store_->reads_.fetch_add(stats_.records - counted_records_, std::memory_order_relaxed);
+      store_->ios_.fetch_add(stats_.reads - counted_reads_, std::memory_order_relaxed);
+      counted_records_ = stats_.records;
       counted_reads_ = stats_.reads;
       if (!status_.is_ok() && !error_counted_) {
         store_->errors_.fetch_add(1, std::memory_order_relaxed);

@@ -100,6 +100,12 @@ class ColdPort {
   virtual void poll() = 0;
   // Whether reads go through a ring (a coroutine can suspend on them); false: read in place.
   virtual bool has_ring() const = 0;
+  // Between plug() and unplug(), submit() only collects: a scan that issues a run of reads at
+  // once hands them over together, so records that lie next to each other on storage are read
+  // as one extent (ColdReader) rather than split by the read batch (the block layer's plugging).
+  // Nested calls count; no-ops without a ring.
+  virtual void plug() = 0;
+  virtual void unplug() = 0;
 
   // The calling thread's port (its worker's), or null on an application thread.
   static ColdPort* current();
@@ -266,7 +272,10 @@ class ColdStore {
   // read. False: the file cannot be read; the load has failed (complete() was called).
   bool prepare(ColdLoad* l, storage::IoRequest* r);
   // The read came back with `result` (bytes, or -errno): verify, install, publish, wake.
-  void complete(ColdLoad* l, std::int64_t result);
+  // `io_bytes`: what the storage read transferred, counted as one read with its time in
+  // flight; -1 when the record came with a read another load counted (an extent's).
+  void complete(ColdLoad* l, std::int64_t result, std::int64_t io_bytes);
+  void complete(ColdLoad* l, std::int64_t result) { complete(l, result, result > 0 ? result : 0); }
   ColdLoad* load_at(std::uint32_t index) { return &pool_[index]; }
   void read_sync(ColdLoad* l);
   void fail(ColdLoad* l, Status why);
@@ -298,8 +307,10 @@ class ColdStore {
   std::mutex noted_mutex_;
   std::vector<std::uint64_t> noted_;  // file numbers, sorted and unique per merge
 
-  std::atomic<std::uint64_t> reads_{0}, read_bytes_{0}, joins_{0}, errors_{0}, evictions_{0},
-      wait_ns_{0}, drops_{0};
+  // reads_: records read back (loads completed, and the bulk reads' records); ios_: the
+  // storage reads that carried them (an extent of neighbours is one).
+  std::atomic<std::uint64_t> reads_{0}, ios_{0}, read_bytes_{0}, joins_{0}, errors_{0},
+      evictions_{0}, wait_ns_{0}, drops_{0};
 };
 
 // One bulk pass over many cold records (ColdStore::read_in_file_order): sorted by address,
@@ -366,7 +377,8 @@ class BulkRead {
   std::uint64_t head_ = 0, issued_ = 0;  // extents handed out, extents issued
   std::uint32_t in_flight_ = 0;          // requests in the queue
   std::uint64_t completions_ = 0;
-  std::uint64_t counted_reads_ = 0;  // of stats_.reads, added to the store's count
+  std::uint64_t counted_reads_ = 0;    // of stats_.reads, added to the store's count
+  std::uint64_t counted_records_ = 0;  // of stats_.records, likewise
   bool error_counted_ = false;
   Status status_;
   ColdStore::BulkStats stats_;
@@ -381,6 +393,17 @@ class BulkRead {
 class ColdReader {
  public:
   static constexpr std::uint32_t kMaxInFlight = 64;
+  // Loads that follow each other in the backlog and whose records lie within kExtentGap of each
+  // other in one file are read as one extent of at most kExtentBytes (Umbra's scans read
+  // contiguous runs, not records): a bulk load or a checkpoint writes a key range contiguously,
+  // so a scan's cold records come in file order, tens to a 4 KiB block. The reads are larger
+  // and far fewer, and a block is read once per extent, not once per record in it. kExtents
+  // extents are in flight at once; past that, loads are read one by one. The sizes are measured
+  // choices (docs/results.md, "Extents").
+  static constexpr std::uint32_t kExtentBytes = 128u << 10;
+  static constexpr std::uint32_t kExtentGap = 16u << 10;
+  static constexpr std::uint32_t kExtents = 8;
+  static constexpr std::uint32_t kExtentMembers = 64;
 
   // `backlog`: the most loads that can wait at once (the worker's slots times the loads one
   // transaction can wait on), reserved now so nothing allocates on a miss.
@@ -402,23 +425,36 @@ class ColdReader {
   // waited long enough, or `force` (the worker has nothing else to run, or a synchronous miss
   // waits). Cheap when nothing is pending.
   void service(bool force);
+  // ColdPort::plug(): while plugged, submit() collects without issuing.
+  void plug() { ++plugged_; }
+  void unplug();
   bool busy() const { return channel_->in_flight() != 0 || !backlog_.empty(); }
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
   // Plain: the owning thread's (ExecStats publishes them).
   struct Counters {
-    std::uint64_t issued = 0;       // reads handed to the kernel
-    std::uint64_t submissions = 0;  // kernel entries that handed them over
-    std::uint64_t reaps = 0;        // completion passes that found reads back
-    std::uint64_t reaped = 0;       // reads those passes completed
-    std::uint64_t registered = 0;   // issued reads into the registered buffers
+    std::uint64_t issued = 0;        // reads handed to the kernel
+    std::uint64_t submissions = 0;   // kernel entries that handed them over
+    std::uint64_t reaps = 0;         // completion passes that found reads back
+    std::uint64_t reaped = 0;        // reads those passes completed
+    std::uint64_t registered = 0;    // issued reads into the registered buffers
+    std::uint64_t extents = 0;       // issued reads that carried more than one load
+    std::uint64_t extent_loads = 0;  // the loads those carried
   };
   const Counters& counters() const { return counters_; }
 
  private:
   void reap();
   void issue();
+  // The loads from backlog_[first] on that one extent can carry (1: read it alone).
+  std::size_t neighbours(std::size_t first) const;
+  // Issues backlog_[first, first + n) as one extent. False: the ring is full (they wait).
+  bool issue_extent(std::size_t first, std::size_t n);
+  void complete_extent(std::uint32_t index, std::int64_t result);
+  // Below the ring's channel bits (storage::IoQueue tags are 56 bits); a load's tag is its
+  // index (under 2^23) and generation.
+  static constexpr std::uint64_t kExtentTag = std::uint64_t{1} << 55;
   // The reader's buffers: one per read in flight, in one block registered with the ring so
   // the kernel pins them once, not on every read (the destination's page pinning was a
   // measurable part of a read's submission). The block outlives the channel (declared first):
@@ -431,6 +467,18 @@ class ColdReader {
   std::unique_ptr<char, FreeBlock> buffers_;
   std::vector<std::uint32_t> free_buffers_;
   std::int32_t fixed_ = -1;  // the block's registration, or -1: plain reads
+  // The extents' buffers (kExtents of kExtentBytes), before the channel for the same reason.
+  struct Extent {
+    char* buf = nullptr;  // in extent_block_
+    std::uint64_t start = 0;
+    std::uint32_t loads = 0;
+    ColdLoad* load[kExtentMembers] = {};
+    std::uint64_t at[kExtentMembers] = {};  // where each load's read starts in the file
+  };
+  std::unique_ptr<char, FreeBlock> extent_block_;
+  std::unique_ptr<Extent[]> extents_;
+  std::vector<std::uint32_t> free_extents_;
+  std::uint32_t plugged_ = 0;
 
   ColdStore* store_;
   std::unique_ptr<storage::IoQueue> channel_;

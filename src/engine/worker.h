@@ -118,6 +118,12 @@ class Worker final : public ColdPort {
   // load this worker leads).
   void poll() override;
   bool has_ring() const override { return reader_ != nullptr; }
+  void plug() override {
+    if (reader_ != nullptr) reader_->plug();
+  }
+  void unplug() override {
+    if (reader_ != nullptr) reader_->unplug();
+  }
   // The worker whose thread this is (null on other threads).
   static Worker* current();
   const DatabaseImpl* db() const { return db_; }

@@ -166,8 +166,8 @@ TEST(BadInput, OptionsAreValidated) {
             }),
             Code::kInvalidArgument);
   // A scan's reads ahead are bounded (a fixed array per scan); 0 and the bound itself are fine.
-  EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 17; }), Code::kInvalidArgument);
-  EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 16; }), Code::kOk);
+  EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 33; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 32; }), Code::kOk);
   EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 0; }), Code::kOk);
 }
 
