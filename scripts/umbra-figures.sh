@@ -3,7 +3,9 @@
 # its own process (a fresh database: load, cache --cached-pct, run); the variants of a figure
 # run round-robin --repeat times, so rounds alternate in one window.
 #   fig5  q1, 60 % cached: --threads 1,2,4,8 by sync and async at io depths 1,4,16,64
-#   fig6  q1, 2 workers (the cores): cached 0..100 %, sync against async at depth 64
+#   fig6  q1, 2 workers (the cores): cached 0..100 %, sync against async at depth $FIG6_DEPTH
+#         (8 morsels per worker: with extents, more scans at once share the loads more thinly
+#         and read fewer records per read; docs/results.md, "Extents")
 #   fig8  q14 with every lineitem row probing (--q14-days 2526), 60 % of the parts cached:
 #         --threads 1,2,4,8,16 by sync and async at depth 64 (lookups per second)
 # plus fio on the same file system: 4 KiB random and sequential reads at depths 1 to 64.
@@ -16,6 +18,7 @@ ROWS=${ROWS:-600000}
 Q14_ROWS=${Q14_ROWS:-300000}
 PARTS=${PARTS:-1000000}
 REPEAT=${REPEAT:-3}
+FIG6_DEPTH=${FIG6_DEPTH:-8}
 FIGS=${FIGS:-"fig5 fig6 fig8 fio"}
 mkdir -p "$OUT" "$DIR"
 run() {  # figure, flags...
@@ -43,7 +46,7 @@ for fig in $FIGS; do
         for p in 0 20 40 60 80 90 100; do
           run fig6 --query q1 --rows "$ROWS" --cached-pct "$p" --threads 2 --io sync
           run fig6 --query q1 --rows "$ROWS" --cached-pct "$p" --threads 2 --io async \
-            --io-depth 64
+            --io-depth "$FIG6_DEPTH"
         done
       done ;;
     fig8)
