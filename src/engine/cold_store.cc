@@ -588,8 +588,6 @@ bool ColdReader::issue_extent(std::size_t first, std::size_t n) {
   }
   free_extents_.pop_back();
   ++counters_.issued;
-  ++counters_.extents;
-  counters_.extent_loads += x.loads;
   return true;
 }
 
@@ -602,9 +600,8 @@ void ColdReader::complete_extent(std::uint32_t index, std::int64_t result) {
     const std::uint64_t off = x.at[j] - x.start;
     // Its bytes are where its own read would have put them: complete() verifies from there.
     l->ring_buf = x.buf + off;
-    std::int64_t mine = result;
-    if (result >= 0)
-      mine = result > static_cast<std::int64_t>(off) ? result - static_cast<std::int64_t>(off) : 0;
+    const std::int64_t mine =
+        result < 0 ? result : std::max<std::int64_t>(result - static_cast<std::int64_t>(off), 0);
     // The first load counts the read; complete() may hand the load to another thread.
     store_->complete(l, mine, j == 0 ? std::max<std::int64_t>(result, 0) : -1);
   }

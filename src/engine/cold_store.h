@@ -398,10 +398,11 @@ class ColdReader {
   // contiguous runs, not records): a bulk load or a checkpoint writes a key range contiguously,
   // so a scan's cold records come in file order, tens to a 4 KiB block. The reads are larger
   // and far fewer, and a block is read once per extent, not once per record in it. kExtents
-  // extents are in flight at once; past that, loads are read one by one. The sizes are measured
-  // choices (docs/results.md, "Extents").
+  // extents are in flight at once; past that, loads are read one by one. The sizes were not
+  // tuned: a scan's refill (half its window, at most 16 records) stays far below the cap, and
+  // the gap is the bulk readers' (BulkOptions::gap_bytes).
   static constexpr std::uint32_t kExtentBytes = 128u << 10;
-  static constexpr std::uint32_t kExtentGap = 16u << 10;
+  static constexpr std::uint32_t kExtentGap = ColdStore::BulkOptions{}.gap_bytes;
   static constexpr std::uint32_t kExtents = 8;
   static constexpr std::uint32_t kExtentMembers = 64;
 
@@ -434,13 +435,11 @@ class ColdReader {
 
   // Plain: the owning thread's (ExecStats publishes them).
   struct Counters {
-    std::uint64_t issued = 0;        // reads handed to the kernel
-    std::uint64_t submissions = 0;   // kernel entries that handed them over
-    std::uint64_t reaps = 0;         // completion passes that found reads back
-    std::uint64_t reaped = 0;        // reads those passes completed
-    std::uint64_t registered = 0;    // issued reads into the registered buffers
-    std::uint64_t extents = 0;       // issued reads that carried more than one load
-    std::uint64_t extent_loads = 0;  // the loads those carried
+    std::uint64_t issued = 0;       // reads handed to the kernel
+    std::uint64_t submissions = 0;  // kernel entries that handed them over
+    std::uint64_t reaps = 0;        // completion passes that found reads back
+    std::uint64_t reaped = 0;       // reads those passes completed
+    std::uint64_t registered = 0;   // issued reads into the registered buffers
   };
   const Counters& counters() const { return counters_; }
 
