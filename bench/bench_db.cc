@@ -23,6 +23,8 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.reserve_gib = flags.u64("reserve-gib", 0, 0, std::uint64_t{1} << 20);
   d.scan_read_ahead = static_cast<std::uint32_t>(
       flags.u64("scan-read-ahead", Options{}.scan_read_ahead, 0, kMaxScanReadAhead));
+  d.scan_extent_kib = static_cast<std::uint32_t>(flags.u64(
+      "scan-extent-kib", Options{}.scan_extent_bytes >> 10, 0, kMaxScanExtentBytes >> 10));
   d.sq_poll_cpu = flags.str("sq-poll-cpu", "off");
   return d;
 }
@@ -37,6 +39,11 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->prefault_index_bytes = db.prefault_index_mib << 20;
   options->l2_cache_bytes = db.l2_kib << 10;
   options->scan_read_ahead = db.scan_read_ahead;
+  if (db.scan_extent_kib % 4 != 0) {
+    return "--scan-extent-kib takes a multiple of 4 (whole blocks), not " +
+           std::to_string(db.scan_extent_kib);
+  }
+  options->scan_extent_bytes = db.scan_extent_kib << 10;
   if (db.reserve_gib != 0) {
     // Valgrind maps tens of GiB, not the engine's terabyte of versions and 32 GiB per table's
     // OIDs: scripts/profile-ops.sh runs with a small reservation.

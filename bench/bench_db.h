@@ -27,6 +27,7 @@ struct DbFlags {
   std::uint64_t reserve_gib = 0;         // Options::max_version_bytes, in GiB (0: the default)
   std::uint64_t memory_budget_mib = 0;   // Options::memory_budget_bytes, in MiB (0: none)
   std::uint32_t scan_read_ahead = 16;    // Options::scan_read_ahead
+  std::uint32_t scan_extent_kib = 128;   // Options::scan_extent_bytes, in KiB
   std::string sq_poll_cpu = "off";       // off | a CPU (DurabilityOptions::sq_poll_cpu)
 
   static DbFlags parse(Flags& flags);

@@ -446,6 +446,8 @@ device on every round (the tables do not cache reads).
   --morsels-per-worker M  how finely a scan is cut (default 16)
   --repeat R          rounds of each query (default 3)
   --scan-read-ahead N cold records a scan reads ahead (Options::scan_read_ahead, 0..32, default 32)
+  --scan-extent-kib K a scan's own extents, for records it meets in file order
+                      (Options::scan_extent_bytes; 0: record by record, default 128)
   --seed N            random seed of the cached pages (default 1)
   --json FILE         append one line per round (default results/braid-bench.jsonl;
                       'none' to skip)
@@ -576,7 +578,9 @@ int scan_main(int argc, char** argv, int first) {
       o.add("q14_days", cfg.q14_days)
           .add("page_rows", cfg.page_rows)
           .add("morsels_per_worker", cfg.morsels_per_worker);
-      o.add("scan_read_ahead", cfg.db.scan_read_ahead).add("dir", cfg.db.dir);
+      o.add("scan_read_ahead", cfg.db.scan_read_ahead)
+          .add("scan_extent_kib", cfg.db.scan_extent_kib)
+          .add("dir", cfg.db.dir);
       o.add("seed", cfg.seed).add("rep", rep).add("repeat", cfg.repeat).add("load_s", load_s);
       o.add("peak_rss_mib", peak_rss_mib());
       o.add_object("machine", machine_description());

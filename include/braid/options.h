@@ -327,6 +327,17 @@ struct Options {
   // next to each other on storage are read as one extent (up to half the window's records per
   // read). The sequential modes and application threads read one at a time.
   std::uint32_t scan_read_ahead = 32;
+  // Bytes a scan reads at once from a file whose records it meets in file order (a bulk load
+  // or a checkpoint writes a key range contiguously): the scan reads the file itself, one
+  // extent of this size after the other, the next issued once it is halfway through the
+  // current one, and takes its records from there: one read per extent, each block read once,
+  // no load or version per record (Umbra's scans read pages, not tuples). Only scans at a
+  // snapshot (not serializable) of a table that does not cache reads (Database::set_cache_reads)
+  // read this way, in the coroutine modes on a worker with scan_read_ahead above 1; a scan
+  // whose records turn out scattered goes back to reading them one by one. 0: never; else a
+  // multiple of 4096 up to kMaxScanExtentBytes. Each worker keeps up to kScanExtentsPerWorker
+  // buffers of this size, allocated on first use.
+  std::uint32_t scan_extent_bytes = 128u << 10;
 
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).
   // Falls back quietly when the kernel refuses.
@@ -361,5 +372,8 @@ inline constexpr std::size_t kMaxTableNameBytes = 128;
 inline constexpr std::size_t kMaxIndexesPerTable = 8;
 // Options::scan_read_ahead at most this: the fetches a scan keeps in flight live in its frame.
 inline constexpr std::uint32_t kMaxScanReadAhead = 32;
+// Options::scan_extent_bytes at most this; each worker holds at most kScanExtentsPerWorker.
+inline constexpr std::uint32_t kMaxScanExtentBytes = 4u << 20;
+inline constexpr std::uint32_t kScanExtentsPerWorker = 32;
 
 }  // namespace braid

@@ -5,11 +5,14 @@
 // algorithm. BRAID_COLD_DRIVE is the one driver loop both expand.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <string>
 #include <string_view>
 
 #include "engine/cold_store.h"
@@ -154,6 +157,288 @@ class ScanAhead {
 };
 static_assert(ScanAhead::kMax <= 64, "held_ and finished_ are 64-bit masks");
 static_assert(ScanAhead::kMax == kMaxScanReadAhead, "Options::scan_read_ahead fits a scan");
+
+// A scan's own extents (Options::scan_extent_bytes): a scan that meets cold records lying in file
+// order reads the file itself, an extent of `bytes` at a time, and takes each record from
+// there (verified as a load's read is), without a load, a version or a read per record (Umbra
+// §3: a scan reads pages, not tuples). The extent after the one it reads from is issued once the
+// scan is halfway through it (backwards for a reverse scan), so the next read is in flight while
+// the scan works; consecutive extents do not overlap, so every block is read once, and a record
+// that straddles two is put together from both. A record in no extent the scan holds is a jump:
+// a new extent starts at it. Jumps in a row whose extents served at most one record each mean the
+// records are scattered (updated since the load, moved by checkpoints out of order): from then on
+// the scan reads record by record (ScanAhead). Used only where a scan may take a record's value
+// without installing it: a snapshot scan (a serializable one registers the versions it read) of
+// a table that does not cache reads. Visibility: a cold entry's record was committed before every
+// snapshot active when it went cold (eviction's rule), and the scan read the entry after its
+// own snapshot began, so the record is the version the snapshot sees; a load would install the
+// same. Single-threaded: the scan's worker's.
+class ScanExtents {
+ public:
+  // Extents held at once: the one being read from, the next in flight, and one a straddling
+  // record or a jump needs beside them.
+  static constexpr std::uint32_t kMax = 3;
+  static constexpr std::uint32_t kMaxJumps = 4;
+  // An extent after a jump is this long, and each one read on is twice the last, up to the
+  // scan's extent size (the kernel's read-ahead ramp): a scan of a few records, or of scattered
+  // ones, reads little more than a load would, and a long run reaches full extents at once.
+  static constexpr std::uint64_t kFirstBytes = 16u << 10;
+
+  enum class Step : std::uint8_t {
+    kServed,  // *rv views the record in an extent, valid until the next step()
+    kWait,    // an extent is in flight: park on wait() (IoPark) and step again
+    kAlone,   // read this record the usual way (a load)
+    kFailed,  // *status: the read failed (IOError) or the record does not verify (Corruption)
+  };
+
+  // `bytes` 0: off (scan_extent_bytes 0, or a scan that may not read this way).
+  ScanExtents(ColdPort* port, ColdStore* store, std::uint32_t bytes, bool reverse)
+      : port_(port), store_(store), bytes_(bytes), reverse_(reverse) {}
+  ScanExtents(const ScanExtents&) = delete;
+  ScanExtents& operator=(const ScanExtents&) = delete;
+  ~ScanExtents() { BRAID_ASSERT(count_ == 0); }  // the scan ran finish() to its end
+
+  bool on() const { return bytes_ != 0; }
+
+  // The scan's last leaf: it needs nothing of `file` past byte `end` (before byte `end`, in
+  // reverse), so no extent reads there: a morsel does not read into the next morsel's records.
+  void bound(std::uint32_t file, std::uint64_t end) {
+    bounded_ = true;
+    bound_file_ = file;
+    bound_ = reverse_ ? end / storage::kDirectAlign * storage::kDirectAlign
+                      : storage::round_up(end, storage::kDirectAlign);
+  }
+
+  // The record of cold entry `e` (table `table`, primary key `key`).
+  Step step(std::uint64_t e, std::uint32_t table, std::string_view key, storage::RecordView* rv,
+            Status* status) {
+    BRAID_DASSERT(on());
+    const mvcc::entry::ColdAddress a = mvcc::entry::cold(e);
+    const std::uint64_t lo = a.offset;
+    const std::uint64_t hi = a.offset + a.size;
+    int i = find(a.segment, lo);
+    if (i < 0) {
+      i = jump(a.segment, lo, hi);
+      if (i == kWaitCell) return wait_on(blocked_);
+      if (i < 0) return Step::kAlone;
+    }
+    Held& x = held_[i];
+    if (x.load->pending()) return wait_on(x.load);
+    if (x.load->extent_got < 0) return failed(x, status);
+    const std::uint64_t got_end = x.start + static_cast<std::uint64_t>(x.load->extent_got);
+    const char* data = x.load->data();
+    const char* p = nullptr;
+    if (hi <= got_end) {
+      p = data + (lo - x.start);
+    } else {
+      // The file ended before the record (a load reports what is wrong), or it straddles x
+      // and the extent after it.
+      const std::uint64_t x_end = x.start + x.len;
+      if (got_end < x_end) return Step::kAlone;
+      int j = find(a.segment, x_end);
+      if (j < 0) {
+        j = issue(a.segment, x_end, above(a.segment, x_end, x_end + window_), i);
+        if (j == kWaitCell) return wait_on(blocked_);
+        if (j < 0) return Step::kAlone;
+      }
+      Held& y = held_[j];
+      if (y.load->pending()) return wait_on(y.load);
+      if (y.load->extent_got < 0) return failed(y, status);
+      const std::uint64_t rest = hi - x_end;
+      if (static_cast<std::uint64_t>(y.load->extent_got) < rest) return Step::kAlone;
+      joined_.assign(data + (lo - x.start), x_end - lo);
+      joined_.append(y.load->data(), rest);
+      p = joined_.data();
+    }
+    if (Status bad = ColdStore::verify_record(e, p, hi - lo, table, key, rv); !bad.is_ok()) {
+      *status = std::move(bad);
+      return Step::kFailed;
+    }
+    ++x.served;
+    ++since_jump_;
+    read_on(i, lo);
+    return Step::kServed;
+  }
+  ColdLoad* wait() const { return wait_; }
+
+  // The scan ends: a pending extent to park on (then call again), or null once every extent
+  // is released.
+  ColdLoad* finish() {
+    for (std::uint32_t k = 0; k < kMax; ++k) {
+      if (held_[k].load == nullptr) continue;
+      if (held_[k].load->pending()) return held_[k].load;
+      release(k);
+    }
+    return nullptr;
+  }
+
+ private:
+  struct Held {
+    ColdLoad* load = nullptr;  // null: the cell is free
+    std::uint32_t file = 0;
+    std::uint64_t start = 0;
+    std::uint32_t len = 0;
+    std::uint32_t served = 0;
+    std::uint64_t age = 0;  // issue order: the oldest is let go first
+  };
+  static constexpr int kWaitCell = -2;  // issue(): every cell is in flight, wait for blocked_
+
+  // The extent holding byte `at` of `file` (as issued; it may have come back short).
+  int find(std::uint32_t file, std::uint64_t at) const {
+    for (std::uint32_t k = 0; k < kMax; ++k) {
+      const Held& h = held_[k];
+      if (h.load != nullptr && h.file == file && h.start <= at && at < h.start + h.len) {
+        return static_cast<int>(k);
+      }
+    }
+    return -1;
+  }
+  // Where an extent from `at` up must end so as not to overlap one held: `limit` or lower.
+  std::uint64_t above(std::uint32_t file, std::uint64_t at, std::uint64_t limit) const {
+    for (const Held& h : held_) {
+      if (h.load != nullptr && h.file == file && h.start >= at) limit = std::min(limit, h.start);
+    }
+    return limit;
+  }
+  // Where an extent ending at `at` must start so as not to overlap one held: `limit` or higher.
+  std::uint64_t below(std::uint32_t file, std::uint64_t at, std::uint64_t limit) const {
+    for (const Held& h : held_) {
+      const std::uint64_t end = h.start + h.len;
+      if (h.load != nullptr && h.file == file && end <= at) limit = std::max(limit, end);
+    }
+    return limit;
+  }
+  Step wait_on(ColdLoad* l) {
+    BRAID_DASSERT(l != nullptr);
+    wait_ = l;
+    return Step::kWait;
+  }
+  Step failed(const Held& h, Status* status) {
+    *status =
+        Status::io_error("cold read of file " + std::to_string(h.file) + " at offset " +
+                         std::to_string(h.start) + " (" + std::to_string(h.len) +
+                         " bytes) failed: " + std::strerror(static_cast<int>(-h.load->extent_got)));
+    return Step::kFailed;
+  }
+  // Record [lo, hi) of `file` lies in no extent held: an extent from its first block on (down
+  // from its last, in reverse). The cell, -1 to read the record alone, or kWaitCell.
+  int jump(std::uint32_t file, std::uint64_t lo, std::uint64_t hi) {
+    const std::uint64_t first = lo / storage::kDirectAlign * storage::kDirectAlign;
+    const std::uint64_t last = storage::round_up(hi, storage::kDirectAlign);
+    if (last - first > bytes_) return -1;  // a record bigger than an extent
+    const bool scattered = jumped_ && since_jump_ <= 1;
+    if (scattered && jumps_ + 1 >= kMaxJumps) {
+      off();
+      return -1;
+    }
+    // Held extents end at block boundaries, so none overlaps [first, last) below lo.
+    window_ = std::min<std::uint64_t>(bytes_, std::max(kFirstBytes, last - first));
+    std::uint64_t start = first;
+    std::uint64_t end = above(file, lo, first + window_);
+    if (reverse_) {
+      end = above(file, lo, last);
+      start = below(file, first, last > window_ ? last - window_ : 0);
+    }
+    BRAID_DASSERT(start <= first);
+    BRAID_DASSERT(end > lo);
+    const int cell = issue(file, start, end, -1);
+    if (cell < 0) return cell;
+    jumps_ = scattered ? jumps_ + 1 : 0;
+    jumped_ = true;
+    since_jump_ = 0;
+    return cell;
+  }
+  // The read ahead: the scan is at byte `at` of extent i; once it is halfway through it, the
+  // extent after it (before it, in reverse) is issued unless one is held there already.
+  void read_on(int i, std::uint64_t at) {
+    const Held& x = held_[i];
+    const std::uint64_t half = x.start + x.len / 2;
+    const std::uint64_t x_end = x.start + x.len;
+    if (!reverse_) {
+      if (at < half || x.load->extent_got != static_cast<std::int64_t>(x.len)) return;
+      if (find(x.file, x_end) >= 0) return;
+      window_ = std::min<std::uint64_t>(bytes_, window_ * 2);
+      (void)issue(x.file, x_end, above(x.file, x_end, x_end + window_), i);
+    } else {
+      if (at >= half || x.start == 0 || find(x.file, x.start - 1) >= 0) return;
+      window_ = std::min<std::uint64_t>(bytes_, window_ * 2);
+      const std::uint64_t from = below(x.file, x.start, x.start > window_ ? x.start - window_ : 0);
+      (void)issue(x.file, from, x.start, i);
+    }
+  }
+  // Issues bytes [start, end) of `file` into a free cell, letting the oldest finished extent
+  // other than `keep` go if none is free. -1 when the port said no (no buffer, load or ring
+  // room); kWaitCell when every other cell is in flight (blocked_: the oldest).
+  int issue(std::uint32_t file, std::uint64_t start, std::uint64_t end, int keep) {
+    if (bounded_ && file == bound_file_) {
+      if (reverse_) {
+        start = std::max(start, bound_);
+      } else {
+        end = std::min(end, bound_);
+      }
+      if (start >= end) return -1;
+    }
+    BRAID_DASSERT(start < end);
+    BRAID_DASSERT(end - start <= bytes_);
+    int cell = -1;
+    for (std::uint32_t k = 0; k < kMax && cell < 0; ++k) {
+      if (held_[k].load == nullptr) cell = static_cast<int>(k);
+    }
+    if (cell < 0) {
+      int oldest = -1;
+      for (std::uint32_t k = 0; k < kMax; ++k) {
+        if (static_cast<int>(k) == keep) continue;
+        if (oldest < 0 || held_[k].age < held_[oldest].age) oldest = static_cast<int>(k);
+      }
+      BRAID_ASSERT(oldest >= 0);
+      if (held_[oldest].load->pending()) {
+        blocked_ = held_[oldest].load;
+        return kWaitCell;
+      }
+      release(static_cast<std::uint32_t>(oldest));
+      cell = oldest;
+    }
+    ColdLoad* l = port_->read_extent(file, start, static_cast<std::uint32_t>(end - start));
+    if (l == nullptr) return -1;
+    Held& h = held_[cell];
+    h.load = l;
+    h.file = file;
+    h.start = start;
+    h.len = static_cast<std::uint32_t>(end - start);
+    h.served = 0;
+    h.age = ++ages_;
+    ++count_;
+    return cell;
+  }
+  void release(std::uint32_t k) {
+    Held& h = held_[k];
+    BRAID_ASSERT(h.load != nullptr);
+    if (h.served != 0) store_->count_extent_records(h.served);
+    port_->release_extent(h.load);
+    h.load = nullptr;
+    --count_;
+  }
+  // Scattered records: every later record is read alone. The extents held stay until finish().
+  void off() { bytes_ = 0; }
+
+  ColdPort* const port_;
+  ColdStore* const store_;
+  std::uint32_t bytes_;
+  const bool reverse_;
+  Held held_[kMax];
+  std::uint32_t count_ = 0;
+  std::uint64_t ages_ = 0;
+  ColdLoad* wait_ = nullptr;
+  ColdLoad* blocked_ = nullptr;
+  std::uint64_t window_ = kFirstBytes;  // the length of the next extent read on
+  bool bounded_ = false;
+  std::uint32_t bound_file_ = 0;
+  std::uint64_t bound_ = 0;
+  bool jumped_ = false;
+  std::uint32_t since_jump_ = 0;  // records served since the last jump
+  std::uint32_t jumps_ = 0;       // jumps in a row after which at most one record was served
+  std::string joined_;            // a record that straddles two extents, put together
+};
 
 // Suspends the transaction on a pending load: the slot parks (kParkedIo) and the worker makes
 // it runnable when the load is back, without resuming it to ask (unless the policy resumes

@@ -276,6 +276,59 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result, std::int64_t io_bytes
   if (v != nullptr && !published) deps_.txns->free_version(ctx, v);
 }
 
+ColdLoad* ColdStore::take_private() {
+  const StageScope stage(Stage::kLoadTable);
+  std::lock_guard<std::mutex> g(mutex_);
+  if (free_.size() <= ahead_reserve_) return nullptr;
+  const std::uint32_t i = free_.back();
+  free_.pop_back();
+  ColdLoad& l = pool_[i];
+  BRAID_DASSERT(l.refs == 0);
+  ++l.generation;
+  l.slot = nullptr;
+  l.entry = 0;
+  l.ctx = nullptr;
+  l.failure = Status::ok();
+  l.installed = 0;
+  l.refs = 1;  // the scan's: the read itself holds none, the scan waits for it before release
+  l.big = nullptr;
+  l.ring_buf = nullptr;
+  l.file = {};
+  l.skip = 0;
+  l.extent_got = 0;
+  l.in_flight.store(true, std::memory_order_relaxed);
+  return &l;
+}
+
+void ColdStore::complete_private(ColdLoad* l, std::int64_t result) {
+  BRAID_ASSERT(l->pending());
+  BRAID_ASSERT(l->slot == nullptr);
+  l->extent_got = result;
+  ios_.fetch_add(1, std::memory_order_relaxed);
+  if (result < 0) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    read_bytes_.fetch_add(static_cast<std::uint64_t>(result), std::memory_order_relaxed);
+  }
+  wait_ns_.fetch_add(
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - l->issued)
+                                     .count()),
+      std::memory_order_relaxed);
+  if (l->file.id >= 0) {
+    files_.release(l->extent_file);
+    l->file = {};
+  }
+  l->in_flight.store(false, std::memory_order_release);
+  extents_done_.fetch_add(1, std::memory_order_release);
+}
+
+Status ColdStore::verify_record(std::uint64_t e, const char* p, std::uint64_t got,
+                                std::uint32_t table, std::string_view key,
+                                storage::RecordView* rv) {
+  return verify(e, p, got, table, key, rv);
+}
+
 void ColdStore::release(ColdLoad* l) {
   const StageScope stage(Stage::kLoadTable);
   std::lock_guard<std::mutex> g(mutex_);
@@ -461,6 +514,81 @@ void ColdReader::give_back(char* buffer) {
   free_buffers_.push_back(static_cast<std::uint32_t>(off / ColdLoad::kBufBytes));
 }
 
+void ColdReader::configure_extents(std::uint32_t bytes) {
+  BRAID_ASSERT(scan_block_ == nullptr);  // before the first extent
+  BRAID_ASSERT(bytes % storage::kDirectAlign == 0);
+  scan_bytes_ = bytes;
+}
+
+ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) {
+  BRAID_ASSERT(len > 0);
+  BRAID_ASSERT(len <= scan_bytes_);
+  BRAID_ASSERT(start % storage::kDirectAlign == 0);
+  BRAID_ASSERT(len % storage::kDirectAlign == 0);
+  if (scan_block_ == nullptr) {
+    // A failed allocation is not retried on every record: the scans read record by record.
+    if (scan_bytes_ == 0) return nullptr;
+    const std::size_t bytes = std::size_t{kScanExtentsPerWorker} * scan_bytes_;
+    scan_block_.reset(static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, bytes)));
+    if (scan_block_ == nullptr) {
+      scan_bytes_ = 0;
+      return nullptr;
+    }
+    free_scan_.reserve(kScanExtentsPerWorker);
+    for (std::uint32_t i = kScanExtentsPerWorker; i-- > 0;) free_scan_.push_back(i);
+  }
+  if (free_scan_.empty() || channel_->in_flight() >= kMaxInFlight) return nullptr;
+  ColdLoad* l = store_->take_private();
+  if (l == nullptr) return nullptr;
+  Result<storage::FileTable::Handle> h = store_->files().acquire(segment);
+  if (!h.is_ok()) {  // a checkpoint deleted it after moving its records: they are read anew
+    l->in_flight.store(false, std::memory_order_relaxed);
+    store_->release(l);
+    return nullptr;
+  }
+  const std::uint32_t bi = free_scan_.back();
+  l->file = *h;
+  l->extent_file = segment;
+  l->extent_start = start;
+  l->extent_len = len;
+  l->ring_buf = scan_block_.get() + std::size_t{bi} * scan_bytes_;
+  l->issued = std::chrono::steady_clock::now();
+  storage::IoRequest r;
+  r.op = storage::IoRequest::Op::kRead;
+  r.file = h->id;
+  r.offset = start;
+  r.out = l->ring_buf;
+  r.len = len;
+  r.user = kScanExtentTag | l->index;
+  if (Status s = channel_->submit(r); !s.is_ok()) {
+    // A full ring (the log's requests share it): the scan reads its record the usual way.
+    l->ring_buf = nullptr;
+    store_->files().release(segment);
+    l->file = {};
+    l->in_flight.store(false, std::memory_order_relaxed);
+    store_->release(l);
+    return nullptr;
+  }
+  free_scan_.pop_back();
+  ++counters_.issued;
+  ++counters_.submissions;
+  (void)channel_->flush();
+  return l;
+}
+
+void ColdReader::release_extent(ColdLoad* l) {
+  BRAID_ASSERT(!l->pending());
+  BRAID_ASSERT(l->slot == nullptr);
+  if (l->ring_buf != nullptr) {
+    const auto off = static_cast<std::size_t>(l->ring_buf - scan_block_.get());
+    BRAID_DASSERT(off % scan_bytes_ == 0);
+    BRAID_ASSERT(off / scan_bytes_ < kScanExtentsPerWorker);
+    free_scan_.push_back(static_cast<std::uint32_t>(off / scan_bytes_));
+    l->ring_buf = nullptr;
+  }
+  store_->release(l);
+}
+
 void ColdReader::submit(ColdLoad* load) {
   if (backlog_.empty()) first_wait_ = std::chrono::steady_clock::now();
   backlog_.push_back(load);
@@ -504,6 +632,11 @@ void ColdReader::reap() {
       counters_.reaped += n;
     }
     for (std::size_t k = 0; k < n; ++k) {
+      if ((done[k].user & kScanExtentTag) == kScanExtentTag) {
+        store_->complete_private(store_->load_at(static_cast<std::uint32_t>(done[k].user)),
+                                 done[k].result);
+        continue;
+      }
       if ((done[k].user & kExtentTag) != 0) {
         complete_extent(static_cast<std::uint32_t>(done[k].user), done[k].result);
         continue;

@@ -77,6 +77,12 @@ struct ColdLoad {
   // Held from prepare() to complete() (FileTable::acquire); id < 0 while none is.
   storage::FileTable::Handle file;
   std::chrono::steady_clock::time_point issued;
+  // A scan's extent (ColdPort::read_extent) has no slot: bytes [extent_start, extent_start +
+  // extent_len) of file `extent_file` read into `ring_buf`; extent_got: bytes back, or -errno.
+  std::uint32_t extent_file = 0;
+  std::uint32_t extent_len = 0;
+  std::uint64_t extent_start = 0;
+  std::int64_t extent_got = 0;
 
   char* data() {
     if (big != nullptr) return big;
@@ -106,6 +112,15 @@ class ColdPort {
   // Nested calls count; no-ops without a ring.
   virtual void plug() = 0;
   virtual void unplug() = 0;
+  // A scan's own read of bytes [start, start + len) of file `segment` (ScanExtents), into a
+  // buffer of this thread's reader; it completes on this thread's loop as a load's read does,
+  // so the scan parks on the load returned (pending() until then). Null when no buffer or load
+  // is free, the file cannot be opened or the ring has no room: the scan reads its record the
+  // usual way. `start` and `len` are multiples of storage::kDirectAlign, len at most
+  // Options::scan_extent_bytes. release_extent() once its bytes are no longer used (not while
+  // pending). Only with a ring.
+  virtual ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) = 0;
+  virtual void release_extent(ColdLoad* extent) = 0;
 
   // The calling thread's port (its worker's), or null on an application thread.
   static ColdPort* current();
@@ -152,7 +167,9 @@ class ColdStore {
   // Reads completed so far, successful or not (what a wait on a read watches for progress).
   // A load's read is counted after it stopped being pending: whoever reads a count sees every
   // load it counts finished.
-  std::uint64_t completed_reads() const { return reads_.load(std::memory_order_acquire); }
+  std::uint64_t completed_reads() const {
+    return reads_.load(std::memory_order_acquire) + extents_done_.load(std::memory_order_acquire);
+  }
 
   // ---- Loads ----
   struct Miss {
@@ -170,6 +187,19 @@ class ColdStore {
   // Loads kept for misses that are not reads ahead: every transaction context's one and the
   // multi_get fan-outs.
   void set_ahead_reserve(std::uint32_t loads) { ahead_reserve_ = loads; }
+  // A load of the caller's own for a scan's extent (ColdReader::read_extent): never in active_,
+  // so nobody joins it, and taken only beyond the reserve, as reads ahead are. Null when none
+  // is free. The caller's reference is dropped by release().
+  ColdLoad* take_private();
+  // A scan's extent read came back (`result`: bytes, or -errno): counted as one storage read,
+  // its file let go, the load no longer pending.
+  void complete_private(ColdLoad* l, std::int64_t result);
+  // Checks a record a scan took from its own extent, as a load's read is checked (checksum, the
+  // size its entry `e` gives, table, a value, key): Corruption naming file and offset.
+  static Status verify_record(std::uint64_t e, const char* p, std::uint64_t got,
+                              std::uint32_t table, std::string_view key, storage::RecordView* rv);
+  // Records scans took from their extents: read back, as a load's record is.
+  void count_extent_records(std::uint64_t n) { reads_.fetch_add(n, std::memory_order_relaxed); }
   // Drops a reference; the last one returns the load to the pool.
   void release(ColdLoad* l);
   // What a finished load means to a transaction that waited on it: OK (read the entry again)
@@ -311,6 +341,7 @@ class ColdStore {
   // storage reads that carried them (an extent of neighbours is one).
   std::atomic<std::uint64_t> reads_{0}, ios_{0}, read_bytes_{0}, joins_{0}, errors_{0},
       evictions_{0}, wait_ns_{0}, drops_{0};
+  std::atomic<std::uint64_t> extents_done_{0};  // scans' extent reads back (a wake-up's signal)
 };
 
 // One bulk pass over many cold records (ColdStore::read_in_file_order): sorted by address,
@@ -430,6 +461,12 @@ class ColdReader {
   void plug() { ++plugged_; }
   void unplug();
   bool busy() const { return channel_->in_flight() != 0 || !backlog_.empty(); }
+  // ColdPort::read_extent() and release_extent(). The buffers (kScanExtentsPerWorker of
+  // `bytes`, configure_extents) are allocated on the first extent, not before: most workers
+  // never scan cold data.
+  void configure_extents(std::uint32_t bytes);
+  ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len);
+  void release_extent(ColdLoad* l);
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
@@ -454,6 +491,8 @@ class ColdReader {
   // Below the ring's channel bits (storage::IoQueue tags are 56 bits); a load's tag is its
   // index (under 2^23) and generation.
   static constexpr std::uint64_t kExtentTag = std::uint64_t{1} << 55;
+  // A scan's extent: its load's index in the low 32 bits.
+  static constexpr std::uint64_t kScanExtentTag = kExtentTag | (std::uint64_t{1} << 54);
   // The reader's buffers: one per read in flight, in one block registered with the ring so
   // the kernel pins them once, not on every read (the destination's page pinning was a
   // measurable part of a read's submission). The block outlives the channel (declared first):
@@ -477,6 +516,10 @@ class ColdReader {
   std::unique_ptr<char, FreeBlock> extent_block_;
   std::unique_ptr<Extent[]> extents_;
   std::vector<std::uint32_t> free_extents_;
+  // Scans' extents (read_extent): kScanExtentsPerWorker buffers of scan_bytes_ each.
+  std::unique_ptr<char, FreeBlock> scan_block_;
+  std::vector<std::uint32_t> free_scan_;
+  std::uint32_t scan_bytes_ = 0;
   std::uint32_t plugged_ = 0;
 
   ColdStore* store_;

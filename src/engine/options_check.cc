@@ -128,6 +128,11 @@ Status check_options(const Options& o) {
                                     std::to_string(kMaxScanReadAhead) + " (it is " +
                                     std::to_string(o.scan_read_ahead) + ")");
   }
+  if (o.scan_extent_bytes % 4096 != 0 || o.scan_extent_bytes > kMaxScanExtentBytes) {
+    return Status::invalid_argument("Options::scan_extent_bytes must be a multiple of 4096 up to " +
+                                    std::to_string(kMaxScanExtentBytes) + " (it is " +
+                                    std::to_string(o.scan_extent_bytes) + ")");
+  }
   if (o.memory_budget_bytes != 0) {
     // Evicted records are read back from the log: there must be one.
     if (o.directory.empty()) {

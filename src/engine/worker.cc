@@ -57,6 +57,7 @@ Worker::Worker(DatabaseImpl* db, std::uint32_t index, const Options& options)
         cold_, ring_->channel(storage::IoRing::kColdRead),
         std::size_t{options.slots_per_worker} * detail::TxState::kMaxIoWaits);
     reader_->configure(exec_.read_batch, std::chrono::microseconds(exec_.read_window_us));
+    reader_->configure_extents(options.scan_extent_bytes);
   }
   evict_ctx_ = db->eviction_context(index);
 }

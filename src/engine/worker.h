@@ -124,6 +124,14 @@ class Worker final : public ColdPort {
   void unplug() override {
     if (reader_ != nullptr) reader_->unplug();
   }
+  ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) override {
+    BRAID_ASSERT(reader_ != nullptr);
+    return reader_->read_extent(segment, start, len);
+  }
+  void release_extent(ColdLoad* extent) override {
+    BRAID_ASSERT(reader_ != nullptr);
+    reader_->release_extent(extent);
+  }
   // The worker whose thread this is (null on other threads).
   static Worker* current();
   const DatabaseImpl* db() const { return db_; }

@@ -169,6 +169,11 @@ TEST(BadInput, OptionsAreValidated) {
   EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 33; }), Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 32; }), Code::kOk);
   EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 0; }), Code::kOk);
+  EXPECT_EQ(bad([](Options& o) { o.scan_extent_bytes = 4095; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.scan_extent_bytes = kMaxScanExtentBytes + 4096; }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.scan_extent_bytes = kMaxScanExtentBytes; }), Code::kOk);
+  EXPECT_EQ(bad([](Options& o) { o.scan_extent_bytes = 0; }), Code::kOk);
 }
 
 }  // namespace
