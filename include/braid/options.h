@@ -329,7 +329,7 @@ struct Options {
   std::uint32_t scan_read_ahead = 32;
   // Bytes a scan reads at once from a file whose records it meets in file order (a bulk load
   // or a checkpoint writes a key range contiguously): the scan reads the file itself, one
-  // extent of this size after the other, the next issued once it is halfway through the
+  // extent of this size after the other, the next issued as soon as it reads from the
   // current one, and takes its records from there: one read per extent, each block read once,
   // no load or version per record (Umbra's scans read pages, not tuples). Only scans at a
   // snapshot (not serializable) of a table that does not cache reads (Database::set_cache_reads)

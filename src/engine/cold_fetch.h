@@ -161,13 +161,13 @@ static_assert(ScanAhead::kMax == kMaxScanReadAhead, "Options::scan_read_ahead fi
 // A scan's own extents (Options::scan_extent_bytes): a scan that meets cold records lying in file
 // order reads the file itself, an extent of `bytes` at a time, and takes each record from
 // there (verified as a load's read is), without a load, a version or a read per record (Umbra
-// §3: a scan reads pages, not tuples). The extent after the one it reads from is issued once the
-// scan is halfway through it (backwards for a reverse scan), so the next read is in flight while
-// the scan works; consecutive extents do not overlap, so every block is read once, and a record
-// that straddles two is put together from both. A record in no extent the scan holds is a jump:
-// a new extent starts at it. Jumps in a row whose extents served at most one record each mean the
-// records are scattered (updated since the load, moved by checkpoints out of order): from then on
-// the scan reads record by record (ScanAhead). Used only where a scan may take a record's value
+// §3: a scan reads pages, not tuples). The extent after the one it reads from is issued as soon
+// as the scan takes a record from it (backwards for a reverse scan), so the next read is in
+// flight while the scan works; consecutive extents do not overlap, so every block is read once, and
+// a record that straddles two is put together from both. A record in no extent the scan holds is a
+// jump: a new extent starts at it. Jumps in a row whose extents served at most one record each mean
+// the records are scattered (updated since the load, moved by checkpoints out of order): from then
+// on the scan reads record by record (ScanAhead). Used only where a scan may take a record's value
 // without installing it: a snapshot scan (a serializable one registers the versions it read) of
 // a table that does not cache reads. Visibility: a cold entry's record was committed before every
 // snapshot active when it went cold (eviction's rule), and the scan read the entry after its
@@ -280,6 +280,7 @@ class ScanExtents {
     std::uint32_t len = 0;
     std::uint32_t served = 0;
     std::uint64_t age = 0;  // issue order: the oldest is let go first
+    bool jumped = false;    // started by a jump, not read on from its neighbour
   };
   static constexpr int kWaitCell = -2;  // issue(): every cell is in flight, wait for blocked_
 
@@ -343,24 +344,31 @@ class ScanExtents {
     BRAID_DASSERT(end > lo);
     const int cell = issue(file, start, end, -1);
     if (cell < 0) return cell;
+    held_[cell].jumped = true;
     jumps_ = scattered ? jumps_ + 1 : 0;
     jumped_ = true;
     since_jump_ = 0;
     return cell;
   }
-  // The read ahead: the scan is at byte `at` of extent i; once it is halfway through it, the
-  // extent after it (before it, in reverse) is issued unless one is held there already.
+  // The read ahead: the scan took the record at byte `at` of extent i, and the extent after it
+  // (before it, in reverse) is issued now unless it is held already, so one read per scan is in
+  // flight while the scan works through this one. Issuing it only halfway through, or keeping
+  // two extents ahead, was slower (docs/results.md, "A scan's own extents"). An extent a jump
+  // started waits for the scan to get halfway: a scan that goes back and forth between two
+  // regions of a file would otherwise read on from each after every jump.
   void read_on(int i, std::uint64_t at) {
     const Held& x = held_[i];
-    const std::uint64_t half = x.start + x.len / 2;
-    const std::uint64_t x_end = x.start + x.len;
+    // An extent that came back short ended its file: nothing lies past it.
+    if (x.load->extent_got != static_cast<std::int64_t>(x.len)) return;
+    const std::uint64_t mid = x.start + x.len / 2;
+    if (x.jumped && (reverse_ ? at >= mid : at < mid)) return;
     if (!reverse_) {
-      if (at < half || x.load->extent_got != static_cast<std::int64_t>(x.len)) return;
+      const std::uint64_t x_end = x.start + x.len;
       if (find(x.file, x_end) >= 0) return;
       window_ = std::min<std::uint64_t>(bytes_, window_ * 2);
       (void)issue(x.file, x_end, above(x.file, x_end, x_end + window_), i);
     } else {
-      if (at >= half || x.start == 0 || find(x.file, x.start - 1) >= 0) return;
+      if (x.start == 0 || find(x.file, x.start - 1) >= 0) return;
       window_ = std::min<std::uint64_t>(bytes_, window_ * 2);
       const std::uint64_t from = below(x.file, x.start, x.start > window_ ? x.start - window_ : 0);
       (void)issue(x.file, from, x.start, i);
@@ -406,6 +414,7 @@ class ScanExtents {
     h.start = start;
     h.len = static_cast<std::uint32_t>(end - start);
     h.served = 0;
+    h.jumped = false;
     h.age = ++ages_;
     ++count_;
     return cell;
