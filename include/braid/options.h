@@ -327,16 +327,17 @@ struct Options {
   // next to each other on storage are read as one extent (up to half the window's records per
   // read). The sequential modes and application threads read one at a time.
   std::uint32_t scan_read_ahead = 32;
-  // Bytes a scan reads at once from a file whose records it meets in file order (a bulk load
-  // or a checkpoint writes a key range contiguously): the scan reads the file itself, one
-  // extent of this size after the other, the next issued as soon as it reads from the
-  // current one, and takes its records from there: one read per extent, each block read once,
-  // no load or version per record (Umbra's scans read pages, not tuples). Only scans at a
-  // snapshot (not serializable) of a table that does not cache reads (Database::set_cache_reads)
-  // read this way, in the coroutine modes on a worker with scan_read_ahead above 1; a scan
-  // whose records turn out scattered goes back to reading them one by one. 0: never; else a
-  // multiple of 4096 up to kMaxScanExtentBytes. Each worker keeps up to kScanExtentsPerWorker
-  // buffers of this size, allocated on first use.
+  // The most bytes a scan reads at once when it reads cold records itself. From its first cold
+  // record on, a scan looks a few index leaves ahead, groups the cold records there that lie
+  // close together in one file (a bulk load or a checkpoint writes a key range contiguously)
+  // into runs of at most this size, and reads each run with one read, a few runs ahead of
+  // where it is; it takes the records from there, each block read once, with no load or
+  // version per record (Umbra's scans read pages, not tuples). Records cached in memory
+  // between two runs are not read. Only scans at a snapshot (not serializable) of a table that
+  // does not cache reads (Database::set_cache_reads) read this way, in the coroutine modes on
+  // a worker with scan_read_ahead above 1. 0: never; else a multiple of 4096 up to
+  // kMaxScanExtentBytes. Each worker keeps up to kScanExtentsPerWorker buffers of this size,
+  // allocated on first use.
   std::uint32_t scan_extent_bytes = 128u << 10;
 
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).

@@ -158,31 +158,45 @@ class ScanAhead {
 static_assert(ScanAhead::kMax <= 64, "held_ and finished_ are 64-bit masks");
 static_assert(ScanAhead::kMax == kMaxScanReadAhead, "Options::scan_read_ahead fits a scan");
 
-// A scan's own extents (Options::scan_extent_bytes): a scan that meets cold records lying in file
-// order reads the file itself, an extent of `bytes` at a time, and takes each record from
-// there (verified as a load's read is), without a load, a version or a read per record (Umbra
-// §3: a scan reads pages, not tuples). The extent after the one it reads from is issued as soon
-// as the scan takes a record from it (backwards for a reverse scan), so the next read is in
-// flight while the scan works; consecutive extents do not overlap, so every block is read once, and
-// a record that straddles two is put together from both. A record in no extent the scan holds is a
-// jump: a new extent starts at it. Jumps in a row whose extents served at most one record each mean
-// the records are scattered (updated since the load, moved by checkpoints out of order): from then
-// on the scan reads record by record (ScanAhead). Used only where a scan may take a record's value
-// without installing it: a snapshot scan (a serializable one registers the versions it read) of
-// a table that does not cache reads. Visibility: a cold entry's record was committed before every
-// snapshot active when it went cold (eviction's rule), and the scan read the entry after its
-// own snapshot began, so the record is the version the snapshot sees; a load would install the
-// same. Single-threaded: the scan's worker's.
+// A scan's own extents (Options::scan_extent_bytes): a scan that meets cold records reads the
+// file itself, in extents planned from the index, and takes each record from there (verified as
+// a load's read is), without a load, a version or a read per record (Umbra §3: a scan reads
+// pages, not tuples).
+//
+// The plan: from its first cold record on, the scan walks its range a few leaves ahead of
+// itself (a second cursor) and hands each cold entry it finds, in scan order, to plan(). Cold
+// records that lie close together in one file (a bulk load or a checkpoint writes a key range
+// contiguously) join one run, up to `bytes`; a gap of hot records wider than kGapBytes (their
+// own copies on storage, which the scan does not need) ends the run, so a partly cached range
+// reads its cold records and skips the rest: one read per run instead of the whole file. A
+// run that reaches `bytes` ends at a block boundary and the next starts there, so runs never
+// overlap and every block is read once; a record that straddles two runs is put together from
+// both. Scattered records (updated since the load, or a secondary index's order) make runs of
+// one record each, a load's read without the load.
+//
+// The reads: the run the scan is in and the runs after it, up to kAhead of them and `bytes`
+// past it, are in flight (one full extent ahead of a contiguous scan, several small ones
+// ahead of a scattered or partly cached one). A record in no run (it turned cold after the
+// plan looked, or the port had no buffer) is read the usual way.
+//
+// Used only where a scan may take a record's value without installing it: a snapshot scan (a
+// serializable one registers the versions it read) of a table that does not cache reads.
+// Visibility: a cold entry's record was committed before every snapshot active when it went
+// cold (eviction's rule), and the scan read the entry after its own snapshot began, so the
+// record is the version the snapshot sees; a load would install the same. The plan decides
+// only which bytes are read, never what the scan delivers. Single-threaded: the scan's
+// worker's.
 class ScanExtents {
  public:
-  // Extents held at once: the one being read from, the next in flight, and one a straddling
-  // record or a jump needs beside them.
-  static constexpr std::uint32_t kMax = 3;
-  static constexpr std::uint32_t kMaxJumps = 4;
-  // An extent after a jump is this long, and each one read on is twice the last, up to the
-  // scan's extent size (the kernel's read-ahead ramp): a scan of a few records, or of scattered
-  // ones, reads little more than a load would, and a long run reaches full extents at once.
-  static constexpr std::uint64_t kFirstBytes = 16u << 10;
+  static constexpr std::uint32_t kRuns = 32;  // runs planned and not yet passed, at most
+  static constexpr std::uint32_t kAhead = 4;  // runs in flight past the scan's, at most
+  // Hot bytes between two cold records that one read still spans. One read costs about two
+  // blocks of transfer on the devices measured (docs/results.md), so a read that reads through
+  // a gap of up to two blocks is cheaper than two reads.
+  static constexpr std::uint64_t kGapBytes = 2 * storage::kDirectAlign;
+  // Index entries the plan may look at past the scan's position: a bound on the second
+  // cursor's work where the range holds few cold records.
+  static constexpr std::uint64_t kPlanEntries = 4096;
 
   enum class Step : std::uint8_t {
     kServed,  // *rv views the record in an extent, valid until the next step()
@@ -196,58 +210,106 @@ class ScanExtents {
       : port_(port), store_(store), bytes_(bytes), reverse_(reverse) {}
   ScanExtents(const ScanExtents&) = delete;
   ScanExtents& operator=(const ScanExtents&) = delete;
-  ~ScanExtents() { BRAID_ASSERT(count_ == 0); }  // the scan ran finish() to its end
+  ~ScanExtents() { BRAID_ASSERT(loads_ == 0); }  // the scan ran finish() to its end
 
   bool on() const { return bytes_ != 0; }
 
-  // The scan's last leaf: it needs nothing of `file` past byte `end` (before byte `end`, in
-  // reverse), so no extent reads there: a morsel does not read into the next morsel's records.
-  void bound(std::uint32_t file, std::uint64_t end) {
-    bounded_ = true;
-    bound_file_ = file;
-    bound_ = reverse_ ? end / storage::kDirectAlign * storage::kDirectAlign
-                      : storage::round_up(end, storage::kDirectAlign);
+  // Planning. The scan arms the plan at its first cold record, then, while wants_plan(), hands
+  // over the cold entries past what it planned, in scan order, and plan_end() at its range's end.
+  bool armed() const { return armed_; }
+  void arm() {
+    BRAID_DASSERT(on());
+    armed_ = true;
+  }
+  bool wants_plan() const {
+    return armed_ && !planned_all_ && tail_ - head_ < kRuns - 1 && tail_ - at_ < kAhead + 2;
+  }
+  void plan(std::uint64_t e) {
+    BRAID_DASSERT(armed_);
+    BRAID_DASSERT(!planned_all_);
+    const mvcc::entry::ColdAddress a = mvcc::entry::cold(e);
+    const std::uint64_t first = a.offset / storage::kDirectAlign * storage::kDirectAlign;
+    const std::uint64_t last = storage::round_up(a.offset + a.size, storage::kDirectAlign);
+    if (last - first > bytes_) return;  // bigger than an extent: read alone
+    if (open_ && cur_.file == a.segment) {
+      if (!reverse_ && first >= cur_.start && first <= cur_.end + kGapBytes) {
+        if (last <= cur_.end) return;
+        if (last - cur_.start <= bytes_) {
+          cur_.end = last;
+          return;
+        }
+        const std::uint64_t from = cur_.end;  // the record may straddle: the next run tiles on
+        close();
+        open(a.segment, std::max(first, from), last);
+        return;
+      }
+      if (reverse_ && last <= cur_.end && last + kGapBytes >= cur_.start) {
+        if (first >= cur_.start) return;
+        if (cur_.end - first <= bytes_) {
+          cur_.start = first;
+          return;
+        }
+        const std::uint64_t to = cur_.start;
+        close();
+        open(a.segment, first, std::min(last, to));
+        return;
+      }
+    }
+    close();
+    open(a.segment, first, last);
+  }
+  void plan_end() {
+    close();
+    planned_all_ = true;
   }
 
   // The record of cold entry `e` (table `table`, primary key `key`).
   Step step(std::uint64_t e, std::uint32_t table, std::string_view key, storage::RecordView* rv,
             Status* status) {
-    BRAID_DASSERT(on());
+    BRAID_DASSERT(armed_);
     const mvcc::entry::ColdAddress a = mvcc::entry::cold(e);
     const std::uint64_t lo = a.offset;
     const std::uint64_t hi = a.offset + a.size;
-    int i = find(a.segment, lo);
-    if (i < 0) {
-      i = jump(a.segment, lo, hi);
-      if (i == kWaitCell) return wait_on(blocked_);
-      if (i < 0) return Step::kAlone;
+    // The run holding the record's first byte in scan order (its last byte, in reverse).
+    std::uint32_t k = find(a.segment, reverse_ ? hi - 1 : lo);
+    if (k == kNone && open_ && holds(cur_, a.segment, reverse_ ? hi - 1 : lo) && room()) {
+      close();  // the scan caught up with the plan
+      k = tail_ - 1;
     }
-    Held& x = held_[i];
+    if (k == kNone) return Step::kAlone;
+    // Runs before it are passed: their records were taken, or turned hot since the plan.
+    for (; head_ < k; ++head_) {
+      Run& p = run(head_);
+      if (p.load != nullptr && p.load->pending()) return wait_on(p.load);
+      release(p);
+    }
+    at_ = k;
+    issue_ahead();
+    Run& x = run(k);
+    if (x.load == nullptr) return Step::kAlone;  // no buffer, load or ring room for it
     if (x.load->pending()) return wait_on(x.load);
     if (x.load->extent_got < 0) return failed(x, status);
-    const std::uint64_t got_end = x.start + static_cast<std::uint64_t>(x.load->extent_got);
-    const char* data = x.load->data();
     const char* p = nullptr;
-    if (hi <= got_end) {
-      p = data + (lo - x.start);
+    if (lo >= x.start && hi <= x.start + got(x)) {
+      p = x.load->data() + (lo - x.start);
     } else {
-      // The file ended before the record (a load reports what is wrong), or it straddles x
-      // and the extent after it.
-      const std::uint64_t x_end = x.start + x.len;
-      if (got_end < x_end) return Step::kAlone;
-      int j = find(a.segment, x_end);
-      if (j < 0) {
-        j = issue(a.segment, x_end, above(a.segment, x_end, x_end + window_), i);
-        if (j == kWaitCell) return wait_on(blocked_);
-        if (j < 0) return Step::kAlone;
-      }
-      Held& y = held_[j];
+      // The file ended before the record (a load reports what is wrong), or the record
+      // straddles this run and the next one in scan order, which tiles on from it.
+      if (k + 1 == tail_ && open_ && room()) close();  // the rest is in the run being planned
+      if (k + 1 == tail_ || got(x) != x.len()) return Step::kAlone;
+      Run& y = run(k + 1);
+      const bool tiled = y.file == x.file && (reverse_ ? y.end == x.start : y.start == x.end);
+      if (!tiled) return Step::kAlone;
+      if (y.load == nullptr) return Step::kAlone;
       if (y.load->pending()) return wait_on(y.load);
       if (y.load->extent_got < 0) return failed(y, status);
-      const std::uint64_t rest = hi - x_end;
-      if (static_cast<std::uint64_t>(y.load->extent_got) < rest) return Step::kAlone;
-      joined_.assign(data + (lo - x.start), x_end - lo);
-      joined_.append(y.load->data(), rest);
+      const Run& low = reverse_ ? y : x;
+      const Run& high = reverse_ ? x : y;
+      if (lo < low.start || got(low) != low.len() || hi - high.start > got(high)) {
+        return Step::kAlone;
+      }
+      joined_.assign(low.load->data() + (lo - low.start), low.end - lo);
+      joined_.append(high.load->data(), hi - high.start);
       p = joined_.data();
     }
     if (Status bad = ColdStore::verify_record(e, p, hi - lo, table, key, rv); !bad.is_ok()) {
@@ -255,8 +317,6 @@ class ScanExtents {
       return Step::kFailed;
     }
     ++x.served;
-    ++since_jump_;
-    read_on(i, lo);
     return Step::kServed;
   }
   ColdLoad* wait() const { return wait_; }
@@ -264,189 +324,124 @@ class ScanExtents {
   // The scan ends: a pending extent to park on (then call again), or null once every extent
   // is released.
   ColdLoad* finish() {
-    for (std::uint32_t k = 0; k < kMax; ++k) {
-      if (held_[k].load == nullptr) continue;
-      if (held_[k].load->pending()) return held_[k].load;
-      release(k);
+    for (; head_ < tail_; ++head_) {
+      Run& r = run(head_);
+      if (r.load != nullptr && r.load->pending()) return r.load;
+      release(r);
     }
+    BRAID_ASSERT(loads_ == 0);
     return nullptr;
   }
 
  private:
-  struct Held {
-    ColdLoad* load = nullptr;  // null: the cell is free
+  struct Run {
+    ColdLoad* load = nullptr;  // null: not issued (or refused)
     std::uint32_t file = 0;
-    std::uint64_t start = 0;
-    std::uint32_t len = 0;
     std::uint32_t served = 0;
-    std::uint64_t age = 0;  // issue order: the oldest is let go first
-    bool jumped = false;    // started by a jump, not read on from its neighbour
+    std::uint64_t start = 0;  // [start, end): whole blocks of `file`
+    std::uint64_t end = 0;
+    std::uint32_t len() const { return static_cast<std::uint32_t>(end - start); }
   };
-  static constexpr int kWaitCell = -2;  // issue(): every cell is in flight, wait for blocked_
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
-  // The extent holding byte `at` of `file` (as issued; it may have come back short).
-  int find(std::uint32_t file, std::uint64_t at) const {
-    for (std::uint32_t k = 0; k < kMax; ++k) {
-      const Held& h = held_[k];
-      if (h.load != nullptr && h.file == file && h.start <= at && at < h.start + h.len) {
-        return static_cast<int>(k);
+  Run& run(std::uint32_t pos) { return runs_[pos % kRuns]; }
+  static bool holds(const Run& r, std::uint32_t file, std::uint64_t at) {
+    return r.file == file && r.start <= at && at < r.end;
+  }
+  static std::uint64_t got(const Run& r) { return static_cast<std::uint64_t>(r.load->extent_got); }
+  // The run from the scan's on holding byte `at` of `file`, or kNone.
+  std::uint32_t find(std::uint32_t file, std::uint64_t at) {
+    for (std::uint32_t pos = at_; pos < tail_; ++pos) {
+      if (holds(run(pos), file, at)) return pos;
+    }
+    return kNone;
+  }
+  void open(std::uint32_t file, std::uint64_t start, std::uint64_t end) {
+    BRAID_DASSERT(start < end);
+    BRAID_DASSERT(end - start <= bytes_);
+    cur_ = Run{nullptr, file, 0, start, end};
+    open_ = true;
+  }
+  bool room() const { return tail_ - head_ < kRuns; }
+  // The open run is complete: it joins the runs the scan will read (wants_plan() kept room).
+  void close() {
+    if (!open_) return;
+    BRAID_ASSERT(tail_ - head_ < kRuns);
+    run(tail_++) = cur_;
+    open_ = false;
+  }
+  // Issues the scan's run and those after it, up to kAhead and `bytes` past it. Runs before next_
+  // are issued (or passed); a call that finds nothing to issue and nothing refused is not repeated
+  // until the scan moves on to another run or the plan grows.
+  void issue_ahead() {
+    if (idle_at_ == at_ && idle_tail_ == tail_) return;
+    next_ = std::max(next_, at_);
+    std::uint64_t past = 0;
+    for (std::uint32_t pos = at_ + 1; pos < next_; ++pos) past += run(pos).len();
+    bool refused = false;
+    std::uint64_t issued = 0;
+    while (next_ < tail_ && next_ <= at_ + kAhead && (next_ == at_ || past < bytes_)) {
+      Run& r = run(next_);
+      BRAID_DASSERT(r.load == nullptr);
+      r.load = port_->read_extent(r.file, r.start, r.len());
+      if (r.load == nullptr) {  // no buffer, load or ring room: tried again at the next step
+        refused = true;
+        break;
       }
+      ++loads_;
+      issued += r.len();
+      if (next_ != at_) past += r.len();
+      ++next_;
     }
-    return -1;
-  }
-  // Where an extent from `at` up must end so as not to overlap one held: `limit` or lower.
-  std::uint64_t above(std::uint32_t file, std::uint64_t at, std::uint64_t limit) const {
-    for (const Held& h : held_) {
-      if (h.load != nullptr && h.file == file && h.start >= at) limit = std::min(limit, h.start);
+    // Small reads wait for the worker's reap, which sends all of its round's reads with one
+    // kernel entry. Half an extent or more goes at once: a scan of contiguous cold records
+    // takes hundreds of records from the extent it holds without suspending, so the reap
+    // would come only when it needs the next one, and the read ahead would not be ahead.
+    if (issued * 2 >= bytes_) port_->flush_extents();
+    if (!refused) {
+      idle_at_ = at_;
+      idle_tail_ = tail_;
     }
-    return limit;
-  }
-  // Where an extent ending at `at` must start so as not to overlap one held: `limit` or higher.
-  std::uint64_t below(std::uint32_t file, std::uint64_t at, std::uint64_t limit) const {
-    for (const Held& h : held_) {
-      const std::uint64_t end = h.start + h.len;
-      if (h.load != nullptr && h.file == file && end <= at) limit = std::max(limit, end);
-    }
-    return limit;
   }
   Step wait_on(ColdLoad* l) {
     BRAID_DASSERT(l != nullptr);
     wait_ = l;
     return Step::kWait;
   }
-  Step failed(const Held& h, Status* status) {
-    *status =
-        Status::io_error("cold read of file " + std::to_string(h.file) + " at offset " +
-                         std::to_string(h.start) + " (" + std::to_string(h.len) +
-                         " bytes) failed: " + std::strerror(static_cast<int>(-h.load->extent_got)));
+  Step failed(const Run& r, Status* status) {
+    *status = Status::io_error("cold read of " + ColdStore::describe(r.file, r.start, r.len()) +
+                               " failed: " + std::strerror(static_cast<int>(-r.load->extent_got)));
     return Step::kFailed;
   }
-  // Record [lo, hi) of `file` lies in no extent held: an extent from its first block on (down
-  // from its last, in reverse). The cell, -1 to read the record alone, or kWaitCell.
-  int jump(std::uint32_t file, std::uint64_t lo, std::uint64_t hi) {
-    const std::uint64_t first = lo / storage::kDirectAlign * storage::kDirectAlign;
-    const std::uint64_t last = storage::round_up(hi, storage::kDirectAlign);
-    if (last - first > bytes_) return -1;  // a record bigger than an extent
-    const bool scattered = jumped_ && since_jump_ <= 1;
-    if (scattered && jumps_ + 1 >= kMaxJumps) {
-      off();
-      return -1;
-    }
-    // Held extents end at block boundaries, so none overlaps [first, last) below lo.
-    window_ = std::min<std::uint64_t>(bytes_, std::max(kFirstBytes, last - first));
-    std::uint64_t start = first;
-    std::uint64_t end = above(file, lo, first + window_);
-    if (reverse_) {
-      end = above(file, lo, last);
-      start = below(file, first, last > window_ ? last - window_ : 0);
-    }
-    BRAID_DASSERT(start <= first);
-    BRAID_DASSERT(end > lo);
-    const int cell = issue(file, start, end, -1);
-    if (cell < 0) return cell;
-    held_[cell].jumped = true;
-    jumps_ = scattered ? jumps_ + 1 : 0;
-    jumped_ = true;
-    since_jump_ = 0;
-    return cell;
+  void release(Run& r) {
+    if (r.load == nullptr) return;
+    BRAID_ASSERT(!r.load->pending());
+    if (r.served != 0) store_->count_extent_records(r.served);
+    port_->release_extent(r.load);
+    r.load = nullptr;
+    --loads_;
   }
-  // The read ahead: the scan took the record at byte `at` of extent i, and the extent after it
-  // (before it, in reverse) is issued now unless it is held already, so one read per scan is in
-  // flight while the scan works through this one. Issuing it only halfway through, or keeping
-  // two extents ahead, was slower (docs/results.md, "A scan's own extents"). An extent a jump
-  // started waits for the scan to get halfway: a scan that goes back and forth between two
-  // regions of a file would otherwise read on from each after every jump.
-  void read_on(int i, std::uint64_t at) {
-    const Held& x = held_[i];
-    // An extent that came back short ended its file: nothing lies past it.
-    if (x.load->extent_got != static_cast<std::int64_t>(x.len)) return;
-    const std::uint64_t mid = x.start + x.len / 2;
-    if (x.jumped && (reverse_ ? at >= mid : at < mid)) return;
-    if (!reverse_) {
-      const std::uint64_t x_end = x.start + x.len;
-      if (find(x.file, x_end) >= 0) return;
-      window_ = std::min<std::uint64_t>(bytes_, window_ * 2);
-      (void)issue(x.file, x_end, above(x.file, x_end, x_end + window_), i);
-    } else {
-      if (x.start == 0 || find(x.file, x.start - 1) >= 0) return;
-      window_ = std::min<std::uint64_t>(bytes_, window_ * 2);
-      const std::uint64_t from = below(x.file, x.start, x.start > window_ ? x.start - window_ : 0);
-      (void)issue(x.file, from, x.start, i);
-    }
-  }
-  // Issues bytes [start, end) of `file` into a free cell, letting the oldest finished extent
-  // other than `keep` go if none is free. -1 when the port said no (no buffer, load or ring
-  // room); kWaitCell when every other cell is in flight (blocked_: the oldest).
-  int issue(std::uint32_t file, std::uint64_t start, std::uint64_t end, int keep) {
-    if (bounded_ && file == bound_file_) {
-      if (reverse_) {
-        start = std::max(start, bound_);
-      } else {
-        end = std::min(end, bound_);
-      }
-      if (start >= end) return -1;
-    }
-    BRAID_DASSERT(start < end);
-    BRAID_DASSERT(end - start <= bytes_);
-    int cell = -1;
-    for (std::uint32_t k = 0; k < kMax && cell < 0; ++k) {
-      if (held_[k].load == nullptr) cell = static_cast<int>(k);
-    }
-    if (cell < 0) {
-      int oldest = -1;
-      for (std::uint32_t k = 0; k < kMax; ++k) {
-        if (static_cast<int>(k) == keep) continue;
-        if (oldest < 0 || held_[k].age < held_[oldest].age) oldest = static_cast<int>(k);
-      }
-      BRAID_ASSERT(oldest >= 0);
-      if (held_[oldest].load->pending()) {
-        blocked_ = held_[oldest].load;
-        return kWaitCell;
-      }
-      release(static_cast<std::uint32_t>(oldest));
-      cell = oldest;
-    }
-    ColdLoad* l = port_->read_extent(file, start, static_cast<std::uint32_t>(end - start));
-    if (l == nullptr) return -1;
-    Held& h = held_[cell];
-    h.load = l;
-    h.file = file;
-    h.start = start;
-    h.len = static_cast<std::uint32_t>(end - start);
-    h.served = 0;
-    h.jumped = false;
-    h.age = ++ages_;
-    ++count_;
-    return cell;
-  }
-  void release(std::uint32_t k) {
-    Held& h = held_[k];
-    BRAID_ASSERT(h.load != nullptr);
-    if (h.served != 0) store_->count_extent_records(h.served);
-    port_->release_extent(h.load);
-    h.load = nullptr;
-    --count_;
-  }
-  // Scattered records: every later record is read alone. The extents held stay until finish().
-  void off() { bytes_ = 0; }
 
   ColdPort* const port_;
   ColdStore* const store_;
-  std::uint32_t bytes_;
+  const std::uint32_t bytes_;
   const bool reverse_;
-  Held held_[kMax];
-  std::uint32_t count_ = 0;
-  std::uint64_t ages_ = 0;
+  bool armed_ = false;
+  bool planned_all_ = false;
+  bool open_ = false;
+  Run cur_;  // the run the plan is growing (open_)
+  // Runs in scan order, by position: [head_, tail_) planned and not yet released; the scan is
+  // in at_ (head_ <= at_; those before it go once their reads are back).
+  Run runs_[kRuns];
+  std::uint32_t head_ = 0;
+  std::uint32_t at_ = 0;
+  std::uint32_t tail_ = 0;
+  std::uint32_t next_ = 0;  // the first run not yet issued
+  std::uint32_t loads_ = 0;
+  std::uint32_t idle_at_ = kNone;  // at_ and tail_ when issue_ahead() last found nothing to do
+  std::uint32_t idle_tail_ = kNone;
   ColdLoad* wait_ = nullptr;
-  ColdLoad* blocked_ = nullptr;
-  std::uint64_t window_ = kFirstBytes;  // the length of the next extent read on
-  bool bounded_ = false;
-  std::uint32_t bound_file_ = 0;
-  std::uint64_t bound_ = 0;
-  bool jumped_ = false;
-  std::uint32_t since_jump_ = 0;  // records served since the last jump
-  std::uint32_t jumps_ = 0;       // jumps in a row after which at most one record was served
-  std::string joined_;            // a record that straddles two extents, put together
+  std::string joined_;  // a record that straddles two runs, put together
 };
 
 // Suspends the transaction on a pending load: the slot parks (kParkedIo) and the worker makes

@@ -33,8 +33,20 @@ Span span_of(const entry::ColdAddress& a, bool direct) {
 
 std::string where(std::uint64_t e) {
   const entry::ColdAddress a = entry::cold(e);
-  return "file " + std::to_string(a.segment) + " at offset " + std::to_string(a.offset) + " (" +
-         std::to_string(a.size) + " bytes)";
+  return ColdStore::describe(a.segment, a.offset, a.size);
+}
+// A read of `len` bytes of `file` from `offset` into `out`, tagged `tag` (an extent's: a scan's
+// own or a batch of neighbouring loads).
+storage::IoRequest read_of(storage::FileId file, std::uint64_t offset, char* out, std::uint32_t len,
+                           std::uint64_t tag) {
+  storage::IoRequest r;
+  r.op = storage::IoRequest::Op::kRead;
+  r.file = file;
+  r.offset = offset;
+  r.out = out;
+  r.len = len;
+  r.user = tag;
+  return r;
 }
 // The checks that need no key: whole, checksum, the size its entry gives, table, a value.
 Status verify_at(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t table,
@@ -119,23 +131,33 @@ ColdStore::Miss ColdStore::join(std::atomic<std::uint64_t>* slot, std::uint64_t 
   const std::uint32_t i = free_.back();
   free_.pop_back();
   active_.push_back(i);
-  ColdLoad& l = pool_[i];
-  BRAID_DASSERT(l.refs == 0);
-  ++l.generation;
+  // The caller's reference, and the read's (dropped when it completes).
+  ColdLoad& l = take(i, 2);
   l.slot = slot;
   l.entry = e;
   l.table = table;
   l.ctx = ctx;
   l.key.assign(key);
+  return {&l, true, false};
+}
+
+ColdLoad& ColdStore::take(std::uint32_t i, std::uint32_t refs) {
+  ColdLoad& l = pool_[i];
+  BRAID_DASSERT(l.refs == 0);
+  ++l.generation;
+  l.slot = nullptr;
+  l.entry = 0;
+  l.ctx = nullptr;
   l.failure = Status::ok();
   l.installed = 0;
-  l.refs = 2;  // the caller's, and the read's (dropped when it completes)
+  l.refs = refs;
   l.big = nullptr;
   l.ring_buf = nullptr;
   l.file = {};
   l.skip = 0;
+  l.extent_got = 0;
   l.in_flight.store(true, std::memory_order_relaxed);
-  return {&l, true, false};
+  return l;
 }
 
 bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
@@ -276,28 +298,19 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result, std::int64_t io_bytes
   if (v != nullptr && !published) deps_.txns->free_version(ctx, v);
 }
 
+std::string ColdStore::describe(std::uint32_t segment, std::uint64_t offset, std::uint64_t bytes) {
+  return "file " + std::to_string(segment) + " at offset " + std::to_string(offset) + " (" +
+         std::to_string(bytes) + " bytes)";
+}
+
 ColdLoad* ColdStore::take_private() {
   const StageScope stage(Stage::kLoadTable);
   std::lock_guard<std::mutex> g(mutex_);
   if (free_.size() <= ahead_reserve_) return nullptr;
   const std::uint32_t i = free_.back();
   free_.pop_back();
-  ColdLoad& l = pool_[i];
-  BRAID_DASSERT(l.refs == 0);
-  ++l.generation;
-  l.slot = nullptr;
-  l.entry = 0;
-  l.ctx = nullptr;
-  l.failure = Status::ok();
-  l.installed = 0;
-  l.refs = 1;  // the scan's: the read itself holds none, the scan waits for it before release
-  l.big = nullptr;
-  l.ring_buf = nullptr;
-  l.file = {};
-  l.skip = 0;
-  l.extent_got = 0;
-  l.in_flight.store(true, std::memory_order_relaxed);
-  return &l;
+  // The scan's reference: the read itself holds none, the scan waits for it before release.
+  return &take(i, 1);
 }
 
 void ColdStore::complete_private(ColdLoad* l, std::int64_t result) {
@@ -553,14 +566,9 @@ ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, st
   l->extent_len = len;
   l->ring_buf = scan_block_.get() + std::size_t{bi} * scan_bytes_;
   l->issued = std::chrono::steady_clock::now();
-  storage::IoRequest r;
-  r.op = storage::IoRequest::Op::kRead;
-  r.file = h->id;
-  r.offset = start;
-  r.out = l->ring_buf;
-  r.len = len;
-  r.user = kScanExtentTag | l->index;
-  if (Status s = channel_->submit(r); !s.is_ok()) {
+  if (Status s =
+          channel_->submit(read_of(h->id, start, l->ring_buf, len, kScanExtentTag | l->index));
+      !s.is_ok()) {
     // A full ring (the log's requests share it): the scan reads its record the usual way.
     l->ring_buf = nullptr;
     store_->files().release(segment);
@@ -571,9 +579,12 @@ ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, st
   }
   free_scan_.pop_back();
   ++counters_.issued;
+  return l;
+}
+
+void ColdReader::flush_extents() {
   ++counters_.submissions;
   (void)channel_->flush();
-  return l;
 }
 
 void ColdReader::release_extent(ColdLoad* l) {
@@ -706,13 +717,8 @@ bool ColdReader::issue_extent(std::size_t first, std::size_t n) {
   if (x.loads == 0) return true;
   BRAID_ASSERT(hi - lo <= kExtentBytes);
   x.start = lo;
-  storage::IoRequest r;
-  r.op = storage::IoRequest::Op::kRead;
-  r.file = file;
-  r.offset = lo;
-  r.out = x.buf;
-  r.len = static_cast<std::uint32_t>(hi - lo);
-  r.user = kExtentTag | xi;
+  const storage::IoRequest r =
+      read_of(file, lo, x.buf, static_cast<std::uint32_t>(hi - lo), kExtentTag | xi);
   if (Status s = channel_->submit(r); !s.is_ok()) {
     // As for one load (issue()): a full ring makes the loads wait, prepared, for room.
     if (channel_->in_flight() > 0) return false;

@@ -118,8 +118,11 @@ class ColdPort {
   // is free, the file cannot be opened or the ring has no room: the scan reads its record the
   // usual way. `start` and `len` are multiples of storage::kDirectAlign, len at most
   // Options::scan_extent_bytes. release_extent() once its bytes are no longer used (not while
-  // pending). Only with a ring.
+  // pending). Only with a ring. The read waits in the ring's submission queue for the worker's
+  // next reap, which hands over every read its round made with one kernel entry (each entry is
+  // a doorbell, an exit to the hypervisor on a VM), or for flush_extents().
   virtual ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) = 0;
+  virtual void flush_extents() = 0;
   virtual void release_extent(ColdLoad* extent) = 0;
 
   // The calling thread's port (its worker's), or null on an application thread.
@@ -191,6 +194,8 @@ class ColdStore {
   // so nobody joins it, and taken only beyond the reserve, as reads ahead are. Null when none
   // is free. The caller's reference is dropped by release().
   ColdLoad* take_private();
+  // "file N at offset M (L bytes)": where an error message says a read went.
+  static std::string describe(std::uint32_t segment, std::uint64_t offset, std::uint64_t bytes);
   // A scan's extent read came back (`result`: bytes, or -errno): counted as one storage read,
   // its file let go, the load no longer pending.
   void complete_private(ColdLoad* l, std::int64_t result);
@@ -298,6 +303,8 @@ class ColdStore {
  private:
   friend class ColdReader;
   friend class BulkRead;
+  // Free load i made ready for a new read, held by `refs` (under mutex_).
+  ColdLoad& take(std::uint32_t i, std::uint32_t refs);
   // The leader's read request (the reader sets the tag); may be called again for the same
   // read. False: the file cannot be read; the load has failed (complete() was called).
   bool prepare(ColdLoad* l, storage::IoRequest* r);
@@ -466,6 +473,7 @@ class ColdReader {
   // never scan cold data.
   void configure_extents(std::uint32_t bytes);
   ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len);
+  void flush_extents();
   void release_extent(ColdLoad* l);
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }

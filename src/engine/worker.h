@@ -128,6 +128,10 @@ class Worker final : public ColdPort {
     BRAID_ASSERT(reader_ != nullptr);
     return reader_->read_extent(segment, start, len);
   }
+  void flush_extents() override {
+    BRAID_ASSERT(reader_ != nullptr);
+    reader_->flush_extents();
+  }
   void release_extent(ColdLoad* extent) override {
     BRAID_ASSERT(reader_ != nullptr);
     reader_->release_extent(extent);

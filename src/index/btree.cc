@@ -1082,13 +1082,14 @@ std::uint32_t BTree::rebalance_level(const SearchKey& k, std::uint32_t level) {
 
 ScanLeaf::ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite,
                    std::string_view begin, std::string_view end, bool reverse, LeafBatch* out,
-                   NodeSearch search)
+                   NodeSearch search, bool keys)
     : key_(from_infinite ? SearchKey::plus_infinity() : SearchKey(from)),
       descent_(tree, key_, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true, 0,
                search),
       begin_(begin),
       end_(end),
       reverse_(reverse),
+      keys_(keys),
       out_(out) {}
 
 BRAID_OPTIMISTIC bool ScanLeaf::step() {
@@ -1107,11 +1108,23 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
     bool exact;
     const unsigned lb = lower_bound(leaf, count, key_, descent_.search(), &exact);
     bool stopped = false;  // hit the far end of the range inside this leaf
+    // The leaf's keys lie in [lower fence, upper fence): a fence inside the range spares every
+    // entry the compare with the range's far end (a whole leaf of a long scan does).
+    const FenceKey& far = reverse_ ? descent_.lower_fence() : descent_.upper_fence();
+    const bool check = reverse_ ? !begin_.empty() && !(far.present && far.view() >= begin_)
+                                : !end_.empty() && !(far.present && far.view() <= end_);
     auto emit = [&](unsigned i) {
+      if (!keys_ && !check) {
+        out->entries.push_back({0, 0, racy(leaf->tails(count)[i].value)});
+        return true;
+      }
       const std::uint32_t len = copy_key(leaf, count, i, buf);
       const std::string_view key(buf, len);
-      if (!reverse_ && !end_.empty() && key >= end_) return false;
-      if (reverse_ && key < begin_) return false;
+      if (check && (reverse_ ? key < begin_ : key >= end_)) return false;
+      if (!keys_) {
+        out->entries.push_back({0, 0, racy(leaf->tails(count)[i].value)});
+        return true;
+      }
       out->entries.push_back(
           {static_cast<std::uint32_t>(out->keys.size()), len, racy(leaf->tails(count)[i].value)});
       out->keys.append(key);

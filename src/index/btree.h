@@ -395,11 +395,13 @@ class BTree;
 
 // One leaf of a range scan as a stepper (see BTree::scan_leaf for the arguments): while step()
 // answers true, next() is the node the next step reads. The key views must outlive it.
+// `keys` false: the batch's entries carry values only (empty keys; `next` is still set), for a
+// caller that looks at where entries lead and not at their keys.
 class ScanLeaf {
  public:
   ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite, std::string_view begin,
            std::string_view end, bool reverse, LeafBatch* out,
-           NodeSearch search = NodeSearch::kCount);
+           NodeSearch search = NodeSearch::kCount, bool keys = true);
   ScanLeaf(const ScanLeaf&) = delete;
   ScanLeaf& operator=(const ScanLeaf&) = delete;
 
@@ -416,6 +418,7 @@ class ScanLeaf {
   std::string_view begin_;
   std::string_view end_;
   bool reverse_;
+  bool keys_;
   LeafBatch* out_;
 };
 

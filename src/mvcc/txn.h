@@ -228,6 +228,7 @@ struct alignas(64) TxnContext {
   std::vector<IndexAdd> index_adds;
   std::string index_keys;
   index::LeafBatch scan_batch;   // scan scratch: keys copied out of a leaf
+  index::LeafBatch plan_batch;   // the same for the leaves a scan plans its reads from
   RecentRead recent_read;        // cleared at begin
   std::vector<Retired> limbo;    // survives across occupants of this context
   std::size_t limbo_sealed = 0;  // limbo[0, limbo_sealed) carry their clock
