@@ -214,12 +214,19 @@ class ScanExtents {
 
   bool on() const { return bytes_ != 0; }
 
-  // Planning. The scan arms the plan at its first cold record, then, while wants_plan(), hands
-  // over the cold entries past what it planned, in scan order, and plan_end() at its range's end.
+  // Planning. The scan starts the plan at its first cold record (restart()), then, while
+  // wants_plan(), hands over the cold entries past what it planned, in scan order, and
+  // plan_end() at its range's end.
   bool armed() const { return armed_; }
-  void arm() {
+  // The plan starts anew from the scan's position: the runs planned so far are passed (each is
+  // released once its read is back, as the scan moves on).
+  void restart() {
     BRAID_DASSERT(on());
     armed_ = true;
+    planned_all_ = false;
+    open_ = false;
+    at_ = tail_;
+    idle_at_ = kNone;
   }
   bool wants_plan() const {
     return armed_ && !planned_all_ && tail_ - head_ < kRuns - 1 && tail_ - at_ < kAhead + 2;
