@@ -11,7 +11,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +21,7 @@
 #include "engine/op_env.h"
 #include "engine/table.h"
 #include "engine/tx_state.h"
+#include "index/btree.h"
 #include "runtime/miss.h"
 
 namespace braid::engine {
@@ -222,6 +225,7 @@ class ScanExtents {
   // released once its read is back, as the scan moves on).
   void restart() {
     BRAID_DASSERT(on());
+    if (plan_ == nullptr) plan_ = std::make_unique<Plan>();
     armed_ = true;
     planned_all_ = false;
     open_ = false;
@@ -264,6 +268,14 @@ class ScanExtents {
     }
     close();
     open(a.segment, first, last);
+  }
+  // The plan's cursor over its next leaf (index::ScanLeaf's arguments), to be driven.
+  index::ScanLeaf& plan_leaf(const index::BTree& tree, std::string_view from,
+                             std::string_view begin, std::string_view end, index::LeafBatch* out) {
+    BRAID_DASSERT(armed_);
+    plan_->leaf.reset();
+    return plan_->leaf.emplace(tree, from, false, begin, end, reverse_, out,
+                               index::NodeSearch::kCount, /*keys=*/false);
   }
   void plan_end() {
     close();
@@ -331,6 +343,10 @@ class ScanExtents {
   // The scan ends: a pending extent to park on (then call again), or null once every extent
   // is released.
   ColdLoad* finish() {
+    if (plan_ == nullptr) {
+      BRAID_ASSERT(loads_ == 0);
+      return nullptr;
+    }
     for (; head_ < tail_; ++head_) {
       Run& r = run(head_);
       if (r.load != nullptr && r.load->pending()) return r.load;
@@ -351,7 +367,7 @@ class ScanExtents {
   };
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
-  Run& run(std::uint32_t pos) { return runs_[pos % kRuns]; }
+  Run& run(std::uint32_t pos) { return plan_->runs[pos % kRuns]; }
   static bool holds(const Run& r, std::uint32_t file, std::uint64_t at) {
     return r.file == file && r.start <= at && at < r.end;
   }
@@ -439,7 +455,14 @@ class ScanExtents {
   Run cur_;  // the run the plan is growing (open_)
   // Runs in scan order, by position: [head_, tail_) planned and not yet released; the scan is
   // in at_ (head_ <= at_; those before it go once their reads are back).
-  Run runs_[kRuns];
+  // The runs and the plan's leaf cursor live on the heap, allocated when the scan meets its
+  // first cold record: a coroutine frame holds every local of the scan at once, and these
+  // would take it past the frame allocator's largest class.
+  struct Plan {
+    Run runs[kRuns];
+    std::optional<index::ScanLeaf> leaf;
+  };
+  std::unique_ptr<Plan> plan_;
   std::uint32_t head_ = 0;
   std::uint32_t at_ = 0;
   std::uint32_t tail_ = 0;
