@@ -8,8 +8,10 @@
 #         and read fewer records per read; docs/results.md, "Extents")
 #   fig8  q14 with every lineitem row probing (--q14-days 2526), 60 % of the parts cached:
 #         --threads 1,2,4,8,16 by sync and async at depth 64 (lookups per second)
-# plus fio on the same file system: 4 KiB random and sequential reads at depths 1 to 64.
-# Writes $OUT/<fig>.jsonl, $OUT/fio-qd<D>.json and $OUT/fio-seq-qd<D>.json; plot with scripts/umbra-plot.py $OUT.
+# plus fio on the same file system: 4 KiB random and sequential reads at depths 1 to 64 (the
+# lookups' reads), and 128 KiB sequential reads at depths 8 and 32 (a scan's extents).
+# Writes $OUT/<fig>.jsonl, $OUT/fio-qd<D>.json, $OUT/fio-seq-qd<D>.json and
+# $OUT/fio-seq128k-qd<D>.json; plot with scripts/umbra-plot.py $OUT.
 set -euo pipefail
 BIN=${BIN:-build/release/bin/braid-bench}
 OUT=${OUT:-results/umbra}
@@ -20,12 +22,14 @@ PARTS=${PARTS:-1000000}
 REPEAT=${REPEAT:-3}
 FIG6_DEPTH=${FIG6_DEPTH:-8}
 FIGS=${FIGS:-"fig5 fig6 fig8 fio"}
+SCAN_ARGS=${SCAN_ARGS:-}  # more braid-bench scan flags for every run, e.g. "--page-rows 32"
 mkdir -p "$OUT" "$DIR"
 run() {  # figure, flags...
   local fig=$1
   shift
   rm -rf "$DIR/db"
-  "$BIN" scan --dir "$DIR/db" --repeat 1 --json "$OUT/$fig.jsonl" "$@" | grep -E '^  q1'
+  # shellcheck disable=SC2086  # SCAN_ARGS is a list of flags
+  "$BIN" scan --dir "$DIR/db" --repeat 1 --json "$OUT/$fig.jsonl" $SCAN_ARGS "$@" | grep -E '^  q1'
 }
 for fig in $FIGS; do
   case $fig in
@@ -74,6 +78,11 @@ for fig in $FIGS; do
         fio --name=seqread --filename="$DIR/fio.dat" --size=1G --rw=read --bs=4k \
           --direct=1 --iodepth="$qd" --ioengine=io_uring --runtime=8 --time_based \
           --output-format=json --output="$OUT/fio-seq-qd$qd.json"
+      done
+      for qd in 8 32; do
+        fio --name=seqread128k --filename="$DIR/fio.dat" --size=1G --rw=read --bs=128k \
+          --direct=1 --iodepth="$qd" --ioengine=io_uring --runtime=8 --time_based \
+          --output-format=json --output="$OUT/fio-seq128k-qd$qd.json"
       done
       rm -f "$DIR/fio.dat" ;;
     *) echo "umbra-figures: unknown figure $fig" >&2; exit 2 ;;

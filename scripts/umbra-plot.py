@@ -4,10 +4,12 @@
 Usage: scripts/umbra-plot.py DIR   (reads DIR/fig5.jsonl, fig6.jsonl, fig8.jsonl, fio-qd*.json;
 writes DIR/fig5.png, fig6.png, fig8.png and prints each figure's medians as a table)
 
-Every point is the median over the rounds, with the min and max as an error bar. fio's 4 KiB
-random-read IOPS on the same file system is drawn on each figure, converted to the figure's
-unit: rows/s a worker would reach if every row were one such read (fig5, fig6: the cold rows'
-share of the rows), lookups/s (fig8: the cold lookups' share).
+Every point is the median over the rounds, with the min and max as an error bar. The device's
+own figure from fio on the same file system is drawn on each, converted to the figure's unit:
+fig5 and fig6 (scans, which read extents in file order) the rows/s at which fio's best 128 KiB
+sequential bandwidth would deliver the bytes the async runs read per row (a ceiling per cached
+share in fig6); fig8 (point lookups) fio's best 4 KiB random-read IOPS over the cold lookups'
+share.
 """
 import glob
 import json
@@ -28,16 +30,27 @@ def load(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def fio_iops(out, prefix="fio-qd"):
-    """{queue depth: IOPS} from <prefix><D>.json (random reads; fio-seq-qd: sequential)."""
+def fio_read(out, prefix="fio-qd", field="iops"):
+    """{queue depth: read `field`} from <prefix><D>.json (fio-qd: 4 KiB random reads; fio-seq-qd:
+    4 KiB sequential; fio-seq128k-qd: 128 KiB sequential)."""
     got = {}
     for path in glob.glob(os.path.join(out, prefix + "*.json")):
         qd = int(os.path.basename(path)[len(prefix):-len(".json")])
         with open(path) as f:
             text = f.read()
         text = text[text.index("{"):]  # fio may print notes before its JSON
-        got[qd] = json.loads(text)["jobs"][0]["read"]["iops"]
+        got[qd] = json.loads(text)["jobs"][0]["read"][field]
     return got
+
+
+def rows_per_byte(rows):
+    """{cached_pct: median rows per byte read from storage} over the async runs that read."""
+    groups = {}
+    for r in rows:
+        if r["io"] == "async" and r.get("read_mib_per_s", 0) > 0:
+            groups.setdefault(r["cached_pct"], []).append(
+                r["rows_per_s"] / (r["read_mib_per_s"] * 2**20))
+    return {pct: statistics.median(v) for pct, v in groups.items()}
 
 
 def series(rows, key_fn, x_field, y_field):
@@ -71,18 +84,16 @@ def table(title, data, fmt="%.0f"):
         print("  %-18s %s" % (label, cells))
 
 
-def per_thread_figure(out, name, rows, field, best_fio, log_y, ylabel, title):
-    """Figs. 5 and 8: `field` per thread by threads, one line per kind of I/O, and fio's best
-    IOPS as the rate every worker together would reach if each cold row or lookup were one
-    such read; prints the per-thread and the total medians."""
+def per_thread_figure(out, name, rows, field, ceiling, ceiling_label, log_y, ylabel, title):
+    """Figs. 5 and 8: `field` per thread by threads, one line per kind of I/O, and `ceiling`:
+    the rate all workers together would reach at the device's fio figure; prints the
+    per-thread and the total medians."""
     per_thread = [dict(r, per_thread=r[field] / r["threads"]) for r in rows]
     data = series(per_thread, label_of, "threads", "per_thread")
     fig, ax = plt.subplots(figsize=(7, 4.5))
     draw(ax, data, 1e3)
-    cold = 1 - statistics.median(r["cached_pct"] for r in rows) / 100
-    if best_fio and cold > 0:
-        ax.axhline(best_fio / cold / 1e3, color="grey", linestyle="--",
-                   label="fio 4 KiB randread, best depth (all workers)")
+    if ceiling:
+        ax.axhline(ceiling / 1e3, color="grey", linestyle="--", label=ceiling_label)
     ax.set_xscale("log", base=2)
     if log_y:
         ax.set_yscale("log")
@@ -101,13 +112,19 @@ def main():
         print(__doc__)
         return 2
     out = sys.argv[1]
-    fio = fio_iops(out)
+    fio = fio_read(out)
     best_fio = max(fio.values()) if fio else None
+    seq128 = fio_read(out, "fio-seq128k-qd", "bw_bytes")
+    best_bw = max(seq128.values()) if seq128 else None
+    bw_label = "fio 128 KiB sequential, best depth, over the bytes read per row"
 
     fig5 = load(os.path.join(out, "fig5.jsonl"))
     if fig5:
-        per_thread_figure(out, "fig5", fig5, "rows_per_s", best_fio, False,
-                          "rows/s per thread (thousands)", "q1, 60 % cached (Umbra Fig. 5)")
+        per_byte = rows_per_byte(fig5)
+        ceiling = best_bw * statistics.median(per_byte.values()) if best_bw and per_byte else None
+        per_thread_figure(out, "fig5", fig5, "rows_per_s", ceiling, bw_label + " (all workers)",
+                          False, "rows/s per thread (thousands)",
+                          "q1, 60 % cached (Umbra Fig. 5)")
 
     fig6 = load(os.path.join(out, "fig6.jsonl"))
     if fig6:
@@ -119,9 +136,13 @@ def main():
         if async_zero:
             ax.axhline(async_zero[0][1] / 1e3, color="black", linestyle=":",
                        label="async, nothing cached")
-        if best_fio:
-            ax.axhline(best_fio / 1e3, color="grey", linestyle="--",
-                       label="fio 4 KiB randread, best depth (one read per row)")
+        per_byte = rows_per_byte(fig6)
+        if best_bw and per_byte:
+            xs = sorted(per_byte)
+            ax.plot(xs, [best_bw * per_byte[x] / 1e3 for x in xs], color="grey",
+                    linestyle="--", marker="x", label=bw_label)
+            print("fig6: device ceiling rows/s, by cached %: " +
+                  ", ".join("%s: %.0f" % (x, best_bw * per_byte[x]) for x in xs))
         ax.set_yscale("log")
         ax.set_xlabel("cached (%)")
         ax.set_ylabel("rows/s (thousands)")
@@ -133,17 +154,23 @@ def main():
 
     fig8 = load(os.path.join(out, "fig8.jsonl"))
     if fig8:
-        per_thread_figure(out, "fig8", fig8, "lookups_per_s", best_fio, True,
-                          "lookups/s per thread (thousands)",
+        cold = 1 - statistics.median(r["cached_pct"] for r in fig8) / 100
+        ceiling = best_fio / cold if best_fio and cold > 0 else None
+        per_thread_figure(out, "fig8", fig8, "lookups_per_s", ceiling,
+                          "fio 4 KiB randread, best depth, over the cold lookups' share "
+                          "(all workers)", True, "lookups/s per thread (thousands)",
                           "q14 probes, 60 % of lookups cached (Umbra Fig. 8)")
 
     if fio:
         print("fio 4 KiB randread IOPS by depth: " +
               ", ".join("%d: %.0f" % (qd, fio[qd]) for qd in sorted(fio)))
-    seq = fio_iops(out, "fio-seq-qd")
+    seq = fio_read(out, "fio-seq-qd")
     if seq:
         print("fio 4 KiB sequential read IOPS by depth: " +
               ", ".join("%d: %.0f" % (qd, seq[qd]) for qd in sorted(seq)))
+    if seq128:
+        print("fio 128 KiB sequential read MiB/s by depth: " +
+              ", ".join("%d: %.0f" % (qd, seq128[qd] / 2**20) for qd in sorted(seq128)))
     return 0
 
 
