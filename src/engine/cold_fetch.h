@@ -167,7 +167,7 @@ static_assert(ScanAhead::kMax == kMaxScanReadAhead, "Options::scan_read_ahead fi
 // pages, not tuples).
 //
 // The plan: from its first cold record on, the scan walks its range a few leaves ahead of
-// itself (a second cursor) and hands each cold entry it finds, in scan order, to plan(). Cold
+// itself (a second cursor, plan_ahead()) and plans each cold entry it finds, in scan order. Cold
 // records that lie close together in one file (a bulk load or a checkpoint writes a key range
 // contiguously) join one run, up to `bytes`; a gap of hot records wider than kGapBytes (their
 // own copies on storage, which the scan does not need) ends the run, so a partly cached range
@@ -217,75 +217,70 @@ class ScanExtents {
 
   bool on() const { return bytes_ != 0; }
 
-  // Planning. The scan starts the plan at its first cold record (restart()), then, while
-  // wants_plan(), hands over the cold entries past what it planned, in scan order, and
-  // plan_end() at its range's end.
-  bool armed() const { return armed_; }
-  // The plan starts anew from the scan's position: the runs planned so far are passed (each is
-  // released once its read is back, as the scan moves on).
-  void restart() {
+  // Planning. At each cold record it meets, the scan calls restart() when behind() (its first
+  // cold record, or it caught up with the plan: the records of the runs planned turned hot
+  // before it came, or a stretch of cached records longer than the plan's reach ended), then
+  // drives the plan's cursor while plan_ahead() hands it one.
+  bool planning() const { return plan_ != nullptr; }
+  // `pos`: the record's place in the scan (entries before it, over every leaf).
+  bool behind(std::uint64_t pos) const { return plan_ == nullptr || plan_->planned <= pos; }
+  // The plan starts anew at entry `i` of the scan's leaf `batch` (place `pos`), with a copy of
+  // that leaf in `plan_batch` (a buffer that outlives the scan); the runs planned so far are
+  // passed (each is released once its read is back, as the scan moves on).
+  void restart(const index::LeafBatch& batch, std::size_t i, std::uint64_t pos,
+               index::LeafBatch* plan_batch) {
     BRAID_DASSERT(on());
+    BRAID_DASSERT(i < batch.entries.size());
     if (plan_ == nullptr) plan_ = std::make_unique<Plan>();
-    armed_ = true;
+    Plan& p = *plan_;
+    p.leaf.reset();
+    p.batch = plan_batch;
+    p.batch->copy_entries_of(batch);  // the plan needs no keys
+    p.pos = i;
+    p.planned = pos;
     planned_all_ = false;
     open_ = false;
     at_ = tail_;
     idle_at_ = kNone;
   }
-  bool wants_plan() const {
-    return armed_ && !planned_all_ && tail_ - head_ < kRuns - 1 && tail_ - at_ < kAhead + 2;
-  }
-  void plan(std::uint64_t e) {
-    BRAID_DASSERT(armed_);
-    BRAID_DASSERT(!planned_all_);
-    const mvcc::entry::ColdAddress a = mvcc::entry::cold(e);
-    const std::uint64_t first = a.offset / storage::kDirectAlign * storage::kDirectAlign;
-    const std::uint64_t last = storage::round_up(a.offset + a.size, storage::kDirectAlign);
-    if (last - first > bytes_) return;  // bigger than an extent: read alone
-    if (open_ && cur_.file == a.segment) {
-      if (!reverse_ && first >= cur_.start && first <= cur_.end + kGapBytes) {
-        if (last <= cur_.end) return;
-        if (last - cur_.start <= bytes_) {
-          cur_.end = last;
-          return;
-        }
-        const std::uint64_t from = cur_.end;  // the record may straddle: the next run tiles on
-        close();
-        open(a.segment, std::max(first, from), last);
-        return;
-      }
-      if (reverse_ && last <= cur_.end && last + kGapBytes >= cur_.start) {
-        if (first >= cur_.start) return;
-        if (cur_.end - first <= bytes_) {
-          cur_.start = first;
-          return;
-        }
-        const std::uint64_t to = cur_.start;
-        close();
-        open(a.segment, first, std::min(last, to));
-        return;
-      }
+  // Plans the cold entries after the plan's position while it has room, up to `limit` entries
+  // past the scan's place `pos`; `entry_of(value)` is the OID entry an index value names.
+  // Answers the plan's cursor when the plan needs its next leaf (drive it, then call again;
+  // `tree`, `begin` and `end` are the scan's), or null when the plan goes no further now.
+  template <typename EntryOf>
+  index::ScanLeaf* plan_ahead(std::uint64_t pos, std::uint64_t limit, const index::BTree& tree,
+                              std::string_view begin, std::string_view end, EntryOf&& entry_of) {
+    BRAID_DASSERT(planning());
+    Plan& p = *plan_;
+    index::LeafBatch& pb = *p.batch;
+    if (p.leaf.has_value()) {  // the leaf handed out last was driven: its entries are in pb
+      p.leaf.reset();
+      p.pos = 0;
     }
-    close();
-    open(a.segment, first, last);
-  }
-  // The plan's cursor over its next leaf (index::ScanLeaf's arguments), to be driven.
-  index::ScanLeaf& plan_leaf(const index::BTree& tree, std::string_view from,
-                             std::string_view begin, std::string_view end, index::LeafBatch* out) {
-    BRAID_DASSERT(armed_);
-    plan_->leaf.reset();
-    return plan_->leaf.emplace(tree, from, false, begin, end, reverse_, out,
+    while (!planned_all_ && tail_ - head_ < kRuns - 1 && tail_ - at_ < kAhead + 2 &&
+           p.planned - pos < limit) {
+      if (p.pos == pb.entries.size()) {
+        if (!pb.has_next) {
+          close();
+          planned_all_ = true;
+          break;
+        }
+        p.from.swap(pb.next);
+        return &p.leaf.emplace(tree, p.from, false, begin, end, reverse_, &pb,
                                index::NodeSearch::kCount, /*keys=*/false);
-  }
-  void plan_end() {
-    close();
-    planned_all_ = true;
+      }
+      const std::uint64_t e = entry_of(pb.entries[p.pos].value);
+      ++p.pos;
+      ++p.planned;
+      if (mvcc::entry::is_cold(e)) plan(e);
+    }
+    return nullptr;
   }
 
   // The record of cold entry `e` (table `table`, primary key `key`).
   Step step(std::uint64_t e, std::uint32_t table, std::string_view key, storage::RecordView* rv,
             Status* status) {
-    BRAID_DASSERT(armed_);
+    BRAID_DASSERT(planning());
     const mvcc::entry::ColdAddress a = mvcc::entry::cold(e);
     const std::uint64_t lo = a.offset;
     const std::uint64_t hi = a.offset + a.size;
@@ -386,12 +381,47 @@ class ScanExtents {
     open_ = true;
   }
   bool room() const { return tail_ - head_ < kRuns; }
-  // The open run is complete: it joins the runs the scan will read (wants_plan() kept room).
+  // The open run is complete: it joins the runs the scan will read (plan_ahead() kept room).
   void close() {
     if (!open_) return;
     BRAID_ASSERT(tail_ - head_ < kRuns);
     run(tail_++) = cur_;
     open_ = false;
+  }
+  // Cold entry `e`, next in scan order, joins the open run or opens the next one.
+  void plan(std::uint64_t e) {
+    BRAID_DASSERT(planning());
+    BRAID_DASSERT(!planned_all_);
+    const mvcc::entry::ColdAddress a = mvcc::entry::cold(e);
+    const std::uint64_t first = a.offset / storage::kDirectAlign * storage::kDirectAlign;
+    const std::uint64_t last = storage::round_up(a.offset + a.size, storage::kDirectAlign);
+    if (last - first > bytes_) return;  // bigger than an extent: read alone
+    if (open_ && cur_.file == a.segment) {
+      if (!reverse_ && first >= cur_.start && first <= cur_.end + kGapBytes) {
+        if (last <= cur_.end) return;
+        if (last - cur_.start <= bytes_) {
+          cur_.end = last;
+          return;
+        }
+        const std::uint64_t from = cur_.end;  // the record may straddle: the next run tiles on
+        close();
+        open(a.segment, std::max(first, from), last);
+        return;
+      }
+      if (reverse_ && last <= cur_.end && last + kGapBytes >= cur_.start) {
+        if (first >= cur_.start) return;
+        if (cur_.end - first <= bytes_) {
+          cur_.start = first;
+          return;
+        }
+        const std::uint64_t to = cur_.start;
+        close();
+        open(a.segment, first, std::min(last, to));
+        return;
+      }
+    }
+    close();
+    open(a.segment, first, last);
   }
   // Issues the scan's run and those after it, up to kAhead and `bytes` past it. Runs before next_
   // are issued (or passed); a call that finds nothing to issue and nothing refused is not repeated
@@ -449,7 +479,6 @@ class ScanExtents {
   ColdStore* const store_;
   const std::uint32_t bytes_;
   const bool reverse_;
-  bool armed_ = false;
   bool planned_all_ = false;
   bool open_ = false;
   Run cur_;  // the run the plan is growing (open_)
@@ -460,7 +489,14 @@ class ScanExtents {
   // would take it past the frame allocator's largest class.
   struct Plan {
     Run runs[kRuns];
-    std::optional<index::ScanLeaf> leaf;
+    // The plan's cursor: its leaf (TxnContext::plan_batch, values only), the next entry of it
+    // to plan, the key its next leaf starts at, and the entries planned from the scan's start
+    // (kept at most the caller's limit past the scan's place).
+    index::LeafBatch* batch = nullptr;
+    std::size_t pos = 0;
+    std::string from;
+    std::uint64_t planned = 0;
+    std::optional<index::ScanLeaf> leaf;  // while the caller drives it
   };
   std::unique_ptr<Plan> plan_;
   std::uint32_t head_ = 0;

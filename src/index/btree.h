@@ -389,6 +389,13 @@ struct LeafBatch {
     next.clear();
     has_next = false;
   }
+  // `other`'s entries and continuation without its keys, as a keyless step leaves a batch.
+  void copy_entries_of(const LeafBatch& other) {
+    entries = other.entries;
+    keys.clear();
+    next = other.next;
+    has_next = other.has_next;
+  }
 };
 
 class BTree;
