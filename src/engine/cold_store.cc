@@ -169,7 +169,7 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
     if (!h.is_ok()) {
       fail(l, Status::io_error(std::string(h.status().message()) + " (cold record at " +
                                where(l->entry) + ")"));
-      complete(l, 0);
+      complete(l, 0, kNoRead);
       return false;
     }
     l->file = *h;
@@ -184,7 +184,7 @@ bool ColdStore::prepare(ColdLoad* l, storage::IoRequest* r) {
     if (l->big == nullptr) {
       fail(l,
            Status::io_error("cannot allocate a buffer for the cold record at " + where(l->entry)));
-      complete(l, 0);
+      complete(l, 0, kNoRead);
       return false;
     }
   }
@@ -742,7 +742,7 @@ void ColdReader::complete_extent(std::uint32_t index, std::int64_t result) {
     const std::int64_t mine =
         result < 0 ? result : std::max<std::int64_t>(result - static_cast<std::int64_t>(off), 0);
     // The first load counts the read; complete() may hand the load to another thread.
-    store_->complete(l, mine, j == 0 ? std::max<std::int64_t>(result, 0) : -1);
+    store_->complete(l, mine, j == 0 ? std::max<std::int64_t>(result, 0) : ColdStore::kNoRead);
   }
   x.loads = 0;
   free_extents_.push_back(index);

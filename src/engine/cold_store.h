@@ -310,7 +310,9 @@ class ColdStore {
   bool prepare(ColdLoad* l, storage::IoRequest* r);
   // The read came back with `result` (bytes, or -errno): verify, install, publish, wake.
   // `io_bytes`: what the storage read transferred, counted as one read with its time in
-  // flight; -1 when the record came with a read another load counted (an extent's).
+  // flight; kNoRead when the load made no read of its own (the record came with a read another
+  // load counted, an extent's; or the read never started: its file would not open).
+  static constexpr std::int64_t kNoRead = -1;
   void complete(ColdLoad* l, std::int64_t result, std::int64_t io_bytes);
   void complete(ColdLoad* l, std::int64_t result) { complete(l, result, result > 0 ? result : 0); }
   ColdLoad* load_at(std::uint32_t index) { return &pool_[index]; }

@@ -1090,6 +1090,45 @@ ColdDb open_with_cold_table(std::shared_ptr<storage::FileSystem> fs, std::uint32
   return out;
 }
 
+// A cold record whose file cannot be opened (gone from the directory) fails its read with
+// IOError, through the application API and a worker alike. No storage read was made, so none
+// is counted; each failed load is one error.
+TEST(ColdStore, ARecordWhoseFileIsGoneFailsWithoutCountingARead) {
+  auto fs = std::make_shared<storage::SimFileSystem>(53);
+  ColdDb c = open_with_cold_table(fs, 4, 32, 1);
+  ASSERT_NE(c.cold, nullptr);
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs->list("/db", &names).is_ok());
+  int parts = 0;
+  for (const std::string& name : names) {
+    std::uint64_t number = 0;
+    if (!storage::parse_part_file_name(name, &number)) continue;
+    ASSERT_TRUE(fs->remove("/db/" + name).is_ok());
+    ++parts;
+  }
+  ASSERT_GT(parts, 0);
+  const DatabaseStats before = c.db->stats();
+  {
+    Result<Transaction> tx = c.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    Result<std::string_view> r = tx->get(*c.cold, key_of(3));
+    EXPECT_EQ(r.status().code(), Code::kIOError) << r.status().to_string();
+  }
+  std::vector<testing::ListGenerator::Body> bodies;
+  bodies.push_back([&](Tx& tx) -> Task<Status> {
+    Result<std::string_view> r = co_await tx.get(*c.cold, key_of(5));
+    co_return r.status();
+  });
+  testing::ListGenerator gen(std::move(bodies));
+  TxnGenerator* gens[] = {&gen};
+  (void)c.db->run(gens, testing::exec_of({ExecMode::kInterleaved, SchedulerPolicy::kBatch}, 4));
+  EXPECT_EQ(gen.outcomes, std::vector<Code>{Code::kIOError});
+  const DatabaseStats after = c.db->stats();
+  EXPECT_EQ(after.cold_read_ios, before.cold_read_ios);
+  EXPECT_EQ(after.cold_read_bytes, before.cold_read_bytes);
+  EXPECT_EQ(after.cold_read_errors - before.cold_read_errors, 2u);
+}
+
 // MosaicDB §4.3: a storage-bound transaction must not hold memory-bound ones back. One
 // transaction reads a record of a table loaded straight to storage while the disk is stalled;
 // 200 read-only transactions on an in-memory table come after it. Under dual-queue all 200 end
