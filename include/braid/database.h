@@ -172,7 +172,7 @@ struct DatabaseStats {
   std::uint64_t cold_reads = 0;  // records read back from storage
   // Storage reads that brought them: neighbouring records a scan meets are read together, as
   // one extent (so cold_reads / cold_read_ios is the records per read), and the bytes they
-  // transferred.
+  // transferred. A read that never started (its file would not open) is an error, not a read.
   std::uint64_t cold_read_ios = 0;
   std::uint64_t cold_read_bytes = 0;
   std::uint64_t cold_read_joins = 0;  // misses that waited for a read already in flight
