@@ -21,6 +21,9 @@ struct PeerConfig {
   std::uint64_t records = 0;
   std::uint32_t key_bytes = 8;
   std::uint32_t value_bytes = 8;
+  // RocksDB: the one cache (block cache, index and filter blocks, memtables charged to it) and
+  // direct reads, so the cache is all the memory its data takes; 0: sized to hold the data.
+  std::uint64_t cache_bytes = 0;
 };
 
 // One application thread's handle. Between begin and commit/abort it holds one transaction:

@@ -2,13 +2,15 @@
 // snapshot read (every get and scan at one snapshot); an updating one is an optimistic
 // transaction with a snapshot, validated at commit (Busy -> Conflict: first committer wins,
 // as snapshot isolation). Async commit writes the WAL without syncing it; durable syncs it.
-// The block cache is sized to hold the loaded data, so the runs measure an in-memory store.
+// By default the block cache is sized to hold the loaded data, so the runs measure an in-memory
+// store; PeerConfig::cache_bytes bounds it instead (one cache for everything, direct reads).
 #include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/optimistic_transaction_db.h>
 #include <rocksdb/utilities/transaction.h>
 #include <rocksdb/version.h>
+#include <rocksdb/write_buffer_manager.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -129,13 +131,30 @@ class Rocks final : public PeerEngine {
     rocksdb::Options o;
     o.create_if_missing = true;
     o.error_if_exists = true;
-    // A cache that holds every block of the loaded data (with room for index and filters).
     rocksdb::BlockBasedTableOptions t;
-    const std::uint64_t data = c.records * (c.key_bytes + c.value_bytes + 32);
-    t.block_cache =
-        rocksdb::NewLRUCache(std::max<std::uint64_t>(2 * data, std::uint64_t{64} << 20));
     t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
     t.cache_index_and_filter_blocks = true;
+    if (c.cache_bytes == 0) {
+      // A cache that holds every block of the loaded data (with room for index and filters).
+      const std::uint64_t data = c.records * (c.key_bytes + c.value_bytes + 32);
+      t.block_cache =
+          rocksdb::NewLRUCache(std::max<std::uint64_t>(2 * data, std::uint64_t{64} << 20));
+    } else {
+      // The bound a user of an embedded store under a memory limit sets: one LRU cache of
+      // cache_bytes, with the memtables' memory charged to it (a quarter of it at most, two
+      // memtables), index and filter blocks in it (the first level's pinned, as RocksDB's
+      // tuning guide advises), and reads that bypass the page cache, which would otherwise
+      // hold the data outside the bound and outside the process's RSS.
+      t.block_cache = rocksdb::NewLRUCache(c.cache_bytes);
+      t.pin_l0_filter_and_index_blocks_in_cache = true;
+      const std::uint64_t memtables = std::max<std::uint64_t>(c.cache_bytes / 4, 512 << 10);
+      o.write_buffer_manager =
+          std::make_shared<rocksdb::WriteBufferManager>(memtables, t.block_cache);
+      o.write_buffer_size = memtables / 2;
+      o.max_write_buffer_number = 2;
+      o.use_direct_reads = true;
+      o.use_direct_io_for_flush_and_compaction = true;
+    }
     o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
     const rocksdb::Status s = rocksdb::OptimisticTransactionDB::Open(o, c.dir, &db_);
     return s.ok() ? Status::ok() : rocks_error(("open " + c.dir).c_str(), s);

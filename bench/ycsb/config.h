@@ -70,6 +70,9 @@ struct Config {
   std::vector<std::uint32_t> batches;  // --batch, one or a list (swept for interleaving modes)
   bool multi_get;
   std::string load;  // "txn" | "bulk"
+  // --engine rocksdb: one cache of this many MiB holds the block cache, the index and filter
+  // blocks and the memtables, and reads bypass the page cache (0: a cache that holds the data).
+  std::uint64_t cache_mib;
   DbFlags db;
 };
 

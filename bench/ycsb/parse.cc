@@ -47,6 +47,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   cfg->key_bytes = static_cast<std::uint32_t>(flags.u64("key-bytes", 8, 4, kMaxKeyBytes));
   cfg->hashed_keys = flags.choice("key-order", "ordered", {"ordered", "hashed"}) == "hashed";
   cfg->value_bytes = static_cast<std::uint32_t>(flags.u64("value-bytes", 8, 0, kMaxValueBytes));
+  cfg->cache_mib = flags.u64("cache-mib", 0, 1, std::uint64_t{1} << 30);
   cfg->seed = flags.u64("seed", 1, 0, ~std::uint64_t{0});
   cfg->json = flags.str("json", "results/braid-bench.jsonl");
   cfg->roof = flags.str("roof", "results/roof.json");
@@ -87,6 +88,13 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
     return "--key-order hashed cannot --load bulk (a bulk load takes keys in ascending order)";
   }
   if (cfg->multi_get && cfg->read != 100) return "--multi-get 1 needs a read-only mix (--read 100)";
+  if (flags.has("cache-mib") && cfg->engine != "rocksdb") {
+    return cfg->engine == "braid"
+               ? std::string(
+                     "--cache-mib applies to --engine rocksdb; BraidDB's bound is "
+                     "--memory-budget-mib")
+               : std::string("--cache-mib applies to --engine rocksdb only");
+  }
   if (cfg->engine != "braid") {
     for (const char* f :
          {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load", "log-flusher",

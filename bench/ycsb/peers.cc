@@ -35,6 +35,7 @@ int peer_main(const Config& cfg) {
   pc.records = cfg.records;
   pc.key_bytes = cfg.key_bytes;
   pc.value_bytes = cfg.value_bytes;
+  pc.cache_bytes = cfg.cache_mib << 20;
   Result<std::unique_ptr<PeerEngine>> opened = open_peer(cfg.engine, pc);
   if (!opened.is_ok()) {
     std::fprintf(stderr, "braid-bench ycsb: --engine %s: %s\n", cfg.engine.c_str(),
@@ -82,7 +83,7 @@ int peer_main(const Config& cfg) {
     o.add("bench", "ycsb").add("time", iso_time());
     o.add("engine", engine.name()).add("engine_version", engine.version());
     add_run_fields(o, cfg, m, f, rep, load_s);
-    o.add("commit", cfg.db.commit).add("dir", dir);
+    o.add("commit", cfg.db.commit).add("dir", dir).add("cache_mib", cfg.cache_mib);
     o.add_object("machine", machine_description());
     if (std::string e = append_json_line(cfg.json, o); !e.empty()) {
       std::fprintf(stderr, "braid-bench: %s\n", e.c_str());

@@ -54,6 +54,11 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --l2-kib K         the per-core cache the trees are sized against (Options::l2_cache_bytes;
                      default 0: the machine's L2; valgrind reports 256 KiB, so
                      scripts/profile-ops.sh passes the host's)
+  --cache-mib M      --engine rocksdb: one cache of M MiB for data blocks, index and filter
+                     blocks and the memtables (charged to it), reads bypassing the page
+                     cache (O_DIRECT), so M bounds what its data holds in memory, as
+                     --memory-budget-mib does BraidDB's (default: a cache that holds the
+                     data, reads through the page cache)
   --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
                      evicted and read back from the directory (default 0: no bound)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
