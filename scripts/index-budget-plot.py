@@ -5,7 +5,8 @@ share of BraidDB's in-memory peak RSS. A table on stdout, $OUT/index-budget.png.
 
   /usr/bin/python3 scripts/index-budget-plot.py results/index-budget [PNG]
 
-Each point is the median of the runs at that bound (one per sweep round).
+Each point is the median of the runs at that bound, each run's last round (the ones before it
+warm the caches).
 """
 import json
 import os
@@ -25,6 +26,7 @@ def bound_mib(r):
 
 def main(out, png):
     rows = [json.loads(l) for l in open(os.path.join(out, "sweep.jsonl")) if l.strip()]
+    rows = [r for r in rows if r["rep"] == r["repeat"] - 1]
     values = sorted({r["value_bytes"] for r in rows})
     fig, axes = plt.subplots(2, len(values), figsize=(6 * len(values), 8), squeeze=False)
     for col, v in enumerate(values):
