@@ -203,10 +203,10 @@ class ScanExtents {
   // Cached entries in a row after which the plan stops looking ahead until the scan catches
   // up: a long cached stretch would be walked twice (once by the plan, once by the scan) only
   // to find where the next cold run starts, and the scan finds that itself and plans anew
-  // there (restart()); the read of that run is then issued when the scan reaches it, and the
-  // worker's other morsels run while it is in flight. At 80 % cached q1 this took the plan from 3.9
-  // to 1.9 % of the worker, 1.06x rows/s (docs/results.md). A cold run is still planned to its end
-  // however long it is, so a range of cold records keeps its reads ahead.
+  // there (catch_up()); the read of that run is then issued when the scan reaches it, and the
+  // worker's other morsels run while it is in flight (docs/results.md, "The plan stops in a
+  // cached stretch"). A cold run is still planned to its end however long it is, so a range of
+  // cold records keeps its reads ahead.
   static constexpr std::uint32_t kHotStretch = 64;
 
   enum class Step : std::uint8_t {
@@ -225,20 +225,20 @@ class ScanExtents {
 
   bool on() const { return bytes_ != 0; }
 
-  // Planning. At each cold record it meets, the scan calls restart() when behind() (its first
-  // cold record, or it caught up with the plan: the records of the runs planned turned hot
-  // before it came, or a stretch of cached records longer than the plan's reach ended), then
-  // drives the plan's cursor while plan_ahead() hands it one.
+  // Planning. At each cold record it meets, the scan calls catch_up(), then drives the plan's
+  // cursor while plan_ahead() hands it one.
   bool planning() const { return plan_ != nullptr; }
-  // `pos`: the record's place in the scan (entries before it, over every leaf).
-  bool behind(std::uint64_t pos) const { return plan_ == nullptr || plan_->planned <= pos; }
-  // The plan starts anew at entry `i` of the scan's leaf `batch` (place `pos`), with a copy of
-  // that leaf in `plan_batch` (a buffer that outlives the scan); the runs planned so far are
-  // passed (each is released once its read is back, as the scan moves on).
-  void restart(const index::LeafBatch& batch, std::size_t i, std::uint64_t pos,
-               index::LeafBatch* plan_batch) {
+  // The scan is at entry `i` of its leaf `batch`, place `pos` (entries before it, over every
+  // leaf). When the plan is behind it (the scan's first cold record, or it caught up with the
+  // plan: the records of the runs planned turned hot before it came, or the plan stopped in a
+  // cached stretch the scan then crossed), the plan starts anew there, with a copy of that leaf
+  // in `plan_batch` (a buffer that outlives the scan); the runs planned so far are passed (each
+  // is released once its read is back, as the scan moves on).
+  void catch_up(const index::LeafBatch& batch, std::size_t i, std::uint64_t pos,
+                index::LeafBatch* plan_batch) {
     BRAID_DASSERT(on());
     BRAID_DASSERT(i < batch.entries.size());
+    if (plan_ != nullptr && plan_->planned > pos) return;
     if (plan_ == nullptr) plan_ = std::make_unique<Plan>();
     Plan& p = *plan_;
     p.leaf.reset();
