@@ -146,10 +146,11 @@ class Rocks final : public PeerEngine {
       // memtables), index and filter blocks in it (the first level's pinned, as RocksDB's
       // tuning guide advises), and reads that bypass the page cache, which would otherwise
       // hold the data outside the bound and outside the process's RSS.
-      // Shards of at least 8 MiB (RocksDB's default makes 64 of a cache this small): a shard
-      // must hold a table file's whole filter block (megabytes at 8-byte values), or with
-      // two threads the two evict each other's and every get reads it again from the disk
-      // (2 M records under 48 MiB: 757 txn/s on 2 threads with 64 shards, 103 K with 4).
+      // Shards of at least 8 MiB. RocksDB's default cuts even a small cache into 64 shards,
+      // and then two threads ran at a hundredth of one (2 M records under 48 MiB: 757 txn/s
+      // on 2 threads against 21 K on 1; with 4 shards 91 K and 43 K). The likely cause: a
+      // table file's filter and index blocks (megabytes with 8-byte values) do not fit one
+      // shard, so they are read from the disk again and again.
       int shard_bits = 0;
       while (shard_bits < 6 && (c.cache_bytes >> (shard_bits + 1)) >= (std::uint64_t{8} << 20)) {
         ++shard_bits;
