@@ -253,7 +253,8 @@ class ScanExtents {
     idle_at_ = kNone;
   }
   // Plans the cold entries after the plan's position while it has room, up to `limit` entries
-  // past the scan's place `pos`; `entry_of(value)` is the OID entry an index value names.
+  // past the scan's place `pos` and kHotStretch cached entries past the last cold one;
+  // `entry_of(value)` is the OID entry an index value names.
   // Answers the plan's cursor when the plan needs its next leaf (drive it, then call again;
   // `tree`, `begin` and `end` are the scan's), or null when the plan goes no further now.
   template <typename EntryOf>
