@@ -203,6 +203,9 @@ struct DurabilityStats {
   std::uint64_t log_segments = 0;
   std::uint64_t checkpoints = 0;
   std::uint64_t last_checkpoint_cts = 0;
+  // Parts of the previous checkpoint deleted while the next one was still being written
+  // (DurabilityOptions::checkpoint_part_bytes).
+  std::uint64_t checkpoint_parts_passed = 0;
   std::uint64_t durable_clock = 0;  // every commit at or below it is on disk
   std::uint64_t generation = 0;     // log generation (one per recovery that replayed a log)
   bool halted = false;
@@ -210,6 +213,7 @@ struct DurabilityStats {
   // What opening the database recovered.
   double recovery_seconds = 0;
   std::uint64_t recovered_checkpoint_records = 0;
+  bool recovered_checkpoint_under_way = false;  // a checkpoint's manifest written mid-way
   std::uint64_t recovered_transactions = 0;
   std::uint64_t recovered_writes = 0;
   std::uint64_t recovery_log_bytes = 0;

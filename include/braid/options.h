@@ -150,6 +150,14 @@ struct DurabilityOptions {
   // starts a new segment, so the next checkpoint frees all the log written before it.
   std::uint32_t checkpoint_log_percent = 50;
   std::uint64_t checkpoint_log_min_bytes = std::uint64_t{16} << 20;
+  // A checkpoint writes parts of about this size (at least 4 KiB; 0: as large as log
+  // segments). Each part is synced as soon as it is written, and once one is durable, a
+  // manifest of the checkpoint under way lets the previous checkpoint's parts that hold only
+  // keys before it go: the directory holds one checkpoint and a part or two, not two
+  // checkpoints. Each such manifest costs two directory syncs and a file sync. Without a
+  // memory budget only: under one, evictions may point into any part until the checkpoint
+  // ends, and the previous checkpoint stays whole until then.
+  std::uint64_t checkpoint_part_bytes = std::uint64_t{8} << 20;
   // Committed transactions one worker may hold waiting for durability; past it the worker
   // admits no new transaction until acknowledgements drain.
   std::uint32_t max_commit_waiters = 1u << 14;

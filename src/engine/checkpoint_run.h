@@ -53,6 +53,7 @@ struct CheckpointRun {
   std::uint64_t first_cookie = 1;
   std::vector<std::uint64_t> keep;                   // files a fixup could not move everyone out of
   std::map<std::uint64_t, std::uint64_t> ref_bytes;  // per older part: bytes referred to
+  std::size_t passed = 0;                            // durable parts pass_parts looked at
 
   // The records to copy out of log segments, read together: at the first one the scan meets
   // that is not staged, the records of that kind in the rest of the batch and in the leaves

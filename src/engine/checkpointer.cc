@@ -123,6 +123,8 @@ Status Durability::start_checkpoint() {
   ckpt_scanned_.store(0, std::memory_order_relaxed);
   storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
   storage::CheckpointConfig config = part_config();
+  if (options_.memory_budget_bytes == 0)
+    config.part_target = options_.durability.checkpoint_part_bytes;
   storage::FileTable* files = &deps_.cold->files();
   config.created = [this, files](std::uint64_t n, const std::string& path) {
     files->add(n, path);
@@ -201,8 +203,67 @@ namespace {
 constexpr std::chrono::milliseconds kRollWait{10};
 }  // namespace
 
+Status Durability::pass_parts() {
+  CheckpointRun& c = *ckpt_;
+  // Under a budget an eviction may point a record into any part until the run ends (the
+  // gate's noting covers only the end); at open the previous checkpoint is another
+  // generation's, whose logs the manifest could not name.
+  if (!last_ckpt_.known || !open_ || options_.memory_budget_bytes != 0 ||
+      options_.durability.checkpoint_part_bytes == 0) {
+    return Status::ok();
+  }
+  // Until the whole checkpoint's manifest is on its way (it replaces this one).
+  if (!c.writer->before_manifest()) return Status::ok();
+  // A manifest under way vouches that every commit up to its snapshot is in the logs (they
+  // replay from the previous checkpoint's start, and the new parts already hold the state at
+  // the snapshot for the keys before the frontier): not before that is durable.
+  if (durable_clock() < c.cts) return Status::ok();
+  const std::size_t durable = c.writer->durable_parts();
+  if (durable <= c.passed) return Status::ok();
+  c.passed = durable;
+  const std::uint32_t table = c.writer->part_last_table(durable - 1);
+  const std::string& key = c.writer->part_last_key(durable - 1);
+  LastCheckpoint next;
+  next.known = true;
+  next.base = last_ckpt_.base;
+  next.base.parts.clear();
+  std::vector<std::uint64_t> passed;
+  for (std::size_t i = 0; i < last_ckpt_.base.parts.size(); ++i) {
+    const storage::CkptPart& p = last_ckpt_.base.parts[i];
+    const std::uint32_t t = last_ckpt_.last_table[i];
+    // Wholly before the frontier: every key it holds is in the durable new parts (or was
+    // removed before the snapshot). And no reference of this run, no cold entry a fixup could
+    // not move, names it: without a budget nothing else can point into it.
+    const bool before = t < table || (t == table && last_ckpt_.last_key[i].compare(key) <= 0);
+    if (before && c.ref_bytes.count(p.file) == 0 && c.writer->live().count(p.file) == 0 &&
+        std::find(c.keep.begin(), c.keep.end(), p.file) == c.keep.end()) {
+      passed.push_back(p.file);
+      continue;
+    }
+    next.base.parts.push_back(p);
+    next.last_table.push_back(t);
+    next.last_key.push_back(last_ckpt_.last_key[i]);
+  }
+  if (passed.empty()) return Status::ok();
+  if (Status s = c.writer->write_under_way(durable, next.base); !s.is_ok()) return s;
+  last_ckpt_ = std::move(next);
+  for (std::uint64_t file : passed) {
+    // A failed unlink leaves a file the next open finds unneeded.
+    const auto it = unowned_files_.find(file);
+    if (it != unowned_files_.end()) {
+      (void)fs_->remove(dir_ + "/" + it->second);
+      unowned_files_.erase(it);
+    }
+    deps_.cold->files().forget(file);
+    parts_.erase(file);
+    parts_passed_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return Status::ok();
+}
+
 Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
   CheckpointRun& c = *ckpt_;
+  if (Status s = pass_parts(); !s.is_ok()) return s;
   const bool homes = options_.memory_budget_bytes != 0;  // only eviction reads them
   while (c.scanning && budget > 0) {
     if (!wait && !c.writer->ready()) return false;
@@ -412,6 +473,17 @@ void Durability::end_checkpoint(const Status& s) {
       part.live = r == c.ref_bytes.end() ? 0 : r->second;
     }
     for (const storage::CkptPart& p : c.writer->parts()) parts_[p.file] = {p.bytes, p.bytes};
+    last_ckpt_ = {};
+    last_ckpt_.known = true;
+    last_ckpt_.base = {c.seq,
+                       c.cts,
+                       c.starts,
+                       c.writer->parts(),
+                       {c.writer->live().begin(), c.writer->live().end()}};
+    for (std::size_t i = 0; i < c.writer->parts().size(); ++i) {
+      last_ckpt_.last_table.push_back(c.writer->part_last_table(i));
+      last_ckpt_.last_key.push_back(c.writer->part_last_key(i));
+    }
     ckpt_live_bytes_ = 0;
     for (const auto& [number, part] : parts_) ckpt_live_bytes_ += part.live;
     // At open the old generation goes only once the catalog names the new one.

@@ -189,6 +189,10 @@ class Durability {
   Status delete_unneeded(const std::vector<std::uint64_t>& keep);
   Status start_checkpoint();
   Result<bool> advance_checkpoint(bool wait, std::uint32_t budget);
+  // Once another part of the running checkpoint is durable: the previous checkpoint's parts
+  // that hold only records before it, and that nothing refers to, go, after a manifest of the
+  // checkpoint under way that no longer names them is durable.
+  Status pass_parts();
   void end_checkpoint(const Status& s);
   // Worker 0, each loop: reaps and submits the application threads' log when it holds
   // records not yet durable, and retires its segments (without waiting for its mutex).
@@ -257,6 +261,17 @@ class Durability {
   };
   std::map<std::uint64_t, PartUse> parts_;
   std::vector<std::uint64_t> last_live_;
+  // The newest durable checkpoint as a manifest under way names it, and the last record of
+  // each of its parts: known once this process wrote one (the open's, then worker 0's), all
+  // in the current generation.
+  struct LastCheckpoint {
+    bool known = false;
+    storage::CheckpointBase base;
+    std::vector<std::uint32_t> last_table;  // per part of base.parts
+    std::vector<std::string> last_key;
+  };
+  LastCheckpoint last_ckpt_;
+  std::atomic<std::uint64_t> parts_passed_{0};
 
   storage::RecoveryReport recovery_;
   std::uint64_t recovered_writes_ = 0;

@@ -34,6 +34,11 @@ Status check_options(const Options& o) {
     return Status::invalid_argument(
         "Options::durability.log_segment_bytes must be at least 64 KiB and the log buffer size");
   }
+  if (d.checkpoint_part_bytes != 0 && (d.checkpoint_part_bytes < (std::uint64_t{4} << 10) ||
+                                       d.checkpoint_part_bytes > storage::kMaxColdOffset)) {
+    return Status::invalid_argument(
+        "Options::durability.checkpoint_part_bytes must be 0 (off) or 4 KiB..256 MiB");
+  }
   if (d.flusher_thread && (d.flusher_interval_us == 0 || d.flusher_interval_us > 1'000'000)) {
     return Status::invalid_argument(
         "Options::durability.flusher_interval_us must be 1..1000000 with a flusher thread");

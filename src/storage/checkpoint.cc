@@ -9,9 +9,12 @@
 namespace braid::storage {
 
 namespace {
-// Buffers are tags 0 and 1; queues keep 63 bits of a tag.
+// Buffers are tags 0 and 1; a part's sync is kPartSyncTag + its index; queues keep 63 bits of
+// a tag.
 constexpr std::uint64_t kManifestTag = 2;
-constexpr std::uint64_t kSyncTag = 7;
+constexpr std::uint64_t kManifestSyncTag = 3;
+constexpr std::uint64_t kPartSyncTag = 1u << 16;
+bool is_sync(std::uint64_t tag) { return tag == kManifestSyncTag || tag >= kPartSyncTag; }
 
 std::string io_failure(bool manifest, const char* what, const std::string& path,
                        std::int64_t result) {
@@ -65,7 +68,7 @@ CheckpointWriter::~CheckpointWriter() {
     IoCompletion c[4];
     const std::size_t n = queue_->poll(c, 4, true);  // none: a timed-out wait; wait again
     for (std::size_t i = 0; i < n; ++i) {
-      if (c[i].user == kSyncTag) {
+      if (is_sync(c[i].user)) {
         if (syncs_in_flight_ > 0) --syncs_in_flight_;
       } else if (writes_in_flight_ > 0) {
         --writes_in_flight_;
@@ -79,8 +82,10 @@ CheckpointWriter::~CheckpointWriter() {
 Status CheckpointWriter::place_chunk() {
   // A new part when a whole chunk might not fit the current one: every record's offset is
   // then final when it is added.
-  if (files_.empty() ||
+  if (files_.empty() || close_part_ ||
       part_offset_ + kChunkHeaderBytes + config_.chunk_bytes > config_.part_bytes) {
+    if (!files_.empty()) files_.back().closed = true;
+    close_part_ = false;
     const std::uint64_t number = config_.new_file();
     const std::string path = config_.dir + "/" + part_file_name(number);
     Result<FileId> f = fs_->open(path, {.create = true});
@@ -100,7 +105,7 @@ Status CheckpointWriter::place_chunk() {
 }
 
 Status CheckpointWriter::make_room(std::uint32_t need) {
-  if (placed_ && used_ + need > config_.chunk_bytes) {
+  if (placed_ && (used_ + need > config_.chunk_bytes || close_part_)) {
     if (Status s = submit_chunk(); !s.is_ok()) return s;
     while (busy_[active_]) {
       if (Status s = reap(true); !s.is_ok()) return s;
@@ -125,11 +130,11 @@ Status CheckpointWriter::submit_write(int buffer, FileId file, std::uint64_t off
   return Status::ok();
 }
 
-Status CheckpointWriter::submit_sync(FileId file) {
+Status CheckpointWriter::submit_sync(FileId file, std::uint64_t tag) {
   IoRequest r;
   r.op = IoRequest::Op::kSync;
   r.file = file;
-  r.user = kSyncTag;
+  r.user = tag;
   if (Status s = queue_->submit(r); !s.is_ok()) return s;
   ++syncs_in_flight_;
   return Status::ok();
@@ -150,6 +155,8 @@ Status CheckpointWriter::submit_chunk() {
     return s;
   }
   busy_[active_] = true;
+  buffer_part_[active_] = files_.size() - 1;
+  ++files_.back().writes;
   part_offset_ += len;
   part.bytes = part_offset_;
   part.records += count_;
@@ -166,12 +173,18 @@ Status CheckpointWriter::reap(bool wait) {
   IoCompletion c[4];
   const std::size_t n = queue_->poll(c, 4, wait);
   for (std::size_t i = 0; i < n; ++i) {
-    if (c[i].user == kSyncTag) {
+    if (is_sync(c[i].user)) {
       --syncs_in_flight_;
+      const bool part = c[i].user >= kPartSyncTag;
+      if (part) {
+        Part& f = files_[c[i].user - kPartSyncTag];
+        f.syncing = false;
+        f.synced = c[i].result >= 0;
+      }
       if (c[i].result < 0 && failure_.is_ok()) {
-        failure_ = Status::io_error(io_failure(config_.manifest, "sync of",
-                                               config_.manifest ? manifest_path_ : config_.dir,
-                                               c[i].result));
+        failure_ = Status::io_error(io_failure(
+            config_.manifest, "sync of",
+            part ? files_[c[i].user - kPartSyncTag].path : manifest_path_ + ".new", c[i].result));
       }
       continue;
     }
@@ -187,16 +200,18 @@ Status CheckpointWriter::reap(bool wait) {
     --writes_in_flight_;
     if (c[i].user == kManifestTag) {
       if (c[i].result < 0 && failure_.is_ok()) {
-        failure_ = Status::io_error(io_failure(true, "write to", manifest_path_, c[i].result));
+        failure_ =
+            Status::io_error(io_failure(true, "write to", manifest_path_ + ".new", c[i].result));
       }
       continue;
     }
     busy_[c[i].user] = false;
-    // A failed chunk is not retried: this checkpoint fails and the previous one stays in
+    Part& part = files_[buffer_part_[c[i].user]];
+    --part.writes;
+    // A failed chunk is not retried: this checkpoint fails and the last manifest stays in
     // force (the next attempt starts over).
     if (c[i].result < 0 && failure_.is_ok()) {
-      failure_ = Status::io_error(
-          io_failure(config_.manifest, "write to", files_.back().path, c[i].result));
+      failure_ = Status::io_error(io_failure(config_.manifest, "write to", part.path, c[i].result));
     }
     auto& pending = pending_[c[i].user];
     if (failure_.is_ok() && config_.written) {
@@ -204,7 +219,32 @@ Status CheckpointWriter::reap(bool wait) {
     }
     pending.clear();
   }
+  if (failure_.is_ok() && phase_ == Phase::kData) failure_ = sync_closed();
   return failure_;
+}
+
+Status CheckpointWriter::sync_closed() {
+  for (std::size_t i = durable_; i < files_.size() && syncs_in_flight_ < kSyncsInFlight; ++i) {
+    Part& f = files_[i];
+    if (!f.closed || f.writes > 0 || f.syncing || f.synced) continue;
+    if (Status s = submit_sync(f.file, kPartSyncTag + i); !s.is_ok()) return s;
+    f.syncing = true;
+  }
+  return Status::ok();
+}
+
+std::size_t CheckpointWriter::durable_parts() {
+  while (durable_ < files_.size() && files_[durable_].synced) ++durable_;
+  return durable_;
+}
+
+void CheckpointWriter::note_last(std::uint32_t table, std::string_view key) {
+  Part& f = files_.back();
+  f.last_table = table;
+  f.last_key.assign(key);
+  if (config_.part_target != 0 && part_offset_ + kChunkHeaderBytes + used_ >= config_.part_target) {
+    close_part_ = true;
+  }
 }
 
 bool CheckpointWriter::ready() {
@@ -228,6 +268,7 @@ Result<std::uint64_t> CheckpointWriter::add(std::uint32_t table, std::string_vie
   used_ += need;
   ++count_;
   ++records_;
+  note_last(table, key);
   return address;
 }
 
@@ -244,38 +285,105 @@ Status CheckpointWriter::add_ref(std::uint32_t table, std::string_view key, std:
   used_ += need;
   ++count_;
   ++records_;
+  note_last(table, key);
+  return Status::ok();
+}
+
+std::string CheckpointWriter::manifest_image(const CkptHeader& header,
+                                             const std::vector<LogStart>& starts,
+                                             const std::vector<CkptPart>& parts,
+                                             std::set<std::uint64_t> live,
+                                             const std::string& frontier) const {
+  std::string head;
+  append(&head, header);
+  for (const LogStart& st : starts) append(&head, st);
+  std::string list;
+  std::uint64_t records = 0;
+  for (const CkptPart& p : parts) {
+    append(&list, p);
+    records += p.records;
+    live.erase(p.file);  // the manifest's parts are not "outside" it
+  }
+  std::string outside;
+  for (std::uint64_t f : live) append(&outside, f);
+  const CkptTrailer t{header.seq, records, parts.size(), live.size()};
+  std::string trailer;
+  append(&trailer, t);
+  std::string image;
+  std::uint64_t index = 0;
+  put_chunk(&image, kCkptHeaderMagic, 0, index++, header.seq, head);
+  put_chunk(&image, kCkptPartsMagic, static_cast<std::uint32_t>(parts.size()), index++, header.seq,
+            list);
+  put_chunk(&image, kCkptLiveMagic, static_cast<std::uint32_t>(live.size()), index++, header.seq,
+            outside);
+  if (!frontier.empty()) put_chunk(&image, kCkptFrontierMagic, 0, index++, header.seq, frontier);
+  put_chunk(&image, kCkptTrailerMagic, 0, index, header.seq, trailer);
+  return image;
+}
+
+Status CheckpointWriter::publish(const std::string& image) {
+  const std::string tmp = manifest_path_ + ".new";
+  Result<FileId> f = fs_->open(tmp, {.create = true});
+  if (!f.is_ok()) return f.status();
+  Status s = fs_->truncate(*f, 0);
+  if (s.is_ok()) s = fs_->write(*f, 0, image.data(), image.size());
+  if (s.is_ok()) s = fs_->sync(*f);
+  fs_->close(*f);
+  // The parts' names are durable before a manifest naming them can be.
+  if (s.is_ok()) s = fs_->sync_dir(config_.dir);
+  if (s.is_ok()) s = fs_->rename(tmp, manifest_path_);
+  if (s.is_ok()) s = fs_->sync_dir(config_.dir);
+  return s;
+}
+
+Status CheckpointWriter::write_under_way(std::size_t parts, const CheckpointBase& base) {
+  if (!failure_.is_ok()) return failure_;
+  BRAID_ASSERT(before_manifest());
+  BRAID_ASSERT(parts >= 1);
+  BRAID_ASSERT(parts <= durable_parts());
+  BRAID_ASSERT(base.seq < header_.seq);
+  // The header is the previous checkpoint's position (the logs replay from there); the
+  // frontier says how far the new parts reach.
+  CkptHeader h = header_;
+  h.cts = base.cts;
+  h.logs = static_cast<std::uint32_t>(base.starts.size());
+  std::vector<CkptPart> list(parts_.begin(), parts_.begin() + static_cast<std::ptrdiff_t>(parts));
+  list.insert(list.end(), base.parts.begin(), base.parts.end());
+  std::set<std::uint64_t> live = live_;
+  live.insert(base.live.begin(), base.live.end());
+  const Part& last = files_[parts - 1];
+  const CkptFrontier f{base.seq, header_.cts, parts, last.last_table,
+                       static_cast<std::uint32_t>(last.last_key.size())};
+  std::string frontier;
+  append(&frontier, f);
+  frontier += last.last_key;
+  if (Status s = publish(manifest_image(h, base.starts, list, std::move(live), frontier));
+      !s.is_ok()) {
+    failure_ = s;
+    return s;
+  }
   return Status::ok();
 }
 
 Status CheckpointWriter::write_manifest() {
-  std::string header;
-  append(&header, header_);
-  for (const LogStart& st : starts_) append(&header, st);
-  std::string parts;
-  for (const CkptPart& p : parts_) append(&parts, p);
-  // Parts of this checkpoint are not "outside" it.
+  manifest_image_ = manifest_image(header_, starts_, parts_, live_, {});
   for (const CkptPart& p : parts_) live_.erase(p.file);
-  std::string live;
-  for (std::uint64_t f : live_) append(&live, f);
-  const CkptTrailer t{header_.seq, records_, parts_.size(), live_.size()};
-  std::string trailer;
-  append(&trailer, t);
-  manifest_image_.clear();
-  put_chunk(&manifest_image_, kCkptHeaderMagic, 0, 0, header_.seq, header);
-  put_chunk(&manifest_image_, kCkptPartsMagic, static_cast<std::uint32_t>(parts_.size()), 1,
-            header_.seq, parts);
-  put_chunk(&manifest_image_, kCkptLiveMagic, static_cast<std::uint32_t>(live_.size()), 2,
-            header_.seq, live);
-  put_chunk(&manifest_image_, kCkptTrailerMagic, 0, 3, header_.seq, trailer);
-  Result<FileId> f = fs_->open(manifest_path_, {.create = true});
+  Result<FileId> f = fs_->open(manifest_path_ + ".new", {.create = true});
   if (!f.is_ok()) return f.status();
   manifest_ = *f;
   if (Status s = fs_->truncate(manifest_, 0); !s.is_ok()) return s;
-  // The parts' names (and the slot's, on the first checkpoints) are durable before the
-  // manifest that depends on them can be.
+  // The parts' names are durable before the manifest that depends on them can be.
   if (Status s = fs_->sync_dir(config_.dir); !s.is_ok()) return s;
   return submit_write(static_cast<int>(kManifestTag), manifest_, 0, manifest_image_.data(),
                       static_cast<std::uint32_t>(manifest_image_.size()));
+}
+
+Status CheckpointWriter::rename_manifest() {
+  fs_->close(manifest_);
+  manifest_ = -1;
+  Status s = fs_->rename(manifest_path_ + ".new", manifest_path_);
+  if (s.is_ok()) s = fs_->sync_dir(config_.dir);
+  return s;
 }
 
 Result<bool> CheckpointWriter::finish(bool wait) {
@@ -303,16 +411,17 @@ Result<bool> CheckpointWriter::finish(bool wait) {
       case Phase::kSyncParts:
       case Phase::kSyncManifest:
         // A few at a time: a load may have many parts, and the queue is short.
-        while (phase_ == Phase::kSyncParts && next_sync_ < files_.size() &&
-               syncs_in_flight_ < kSyncsInFlight) {
-          if (Status s = submit_sync(files_[next_sync_++].file); !s.is_ok()) return s;
+        if (phase_ == Phase::kSyncParts) {
+          for (Part& f : files_) f.closed = true;
+          if (Status s = sync_closed(); !s.is_ok()) return s;
         }
         if (syncs_in_flight_ > 0) {
           if (Status s = reap(wait); !s.is_ok()) return s;
           if (syncs_in_flight_ > 0) return false;
         }
-        if (phase_ == Phase::kSyncParts && next_sync_ < files_.size()) break;
+        if (phase_ == Phase::kSyncParts && durable_parts() < files_.size()) break;
         if (phase_ == Phase::kSyncManifest) {
+          if (Status s = rename_manifest(); !s.is_ok()) return s;
           phase_ = Phase::kDone;
           return true;
         }
@@ -329,7 +438,7 @@ Result<bool> CheckpointWriter::finish(bool wait) {
           if (Status s = reap(wait); !s.is_ok()) return s;
           if (writes_in_flight_ > 0) return false;
         }
-        if (Status s = submit_sync(manifest_); !s.is_ok()) return s;
+        if (Status s = submit_sync(manifest_, kManifestSyncTag); !s.is_ok()) return s;
         phase_ = Phase::kSyncManifest;
         break;
       }

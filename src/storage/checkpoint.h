@@ -35,6 +35,19 @@ struct CheckpointConfig {
   // False: parts only (a bulk load, Database::bulk_load). finish() stops once the parts and
   // their directory entries are durable; a later checkpoint refers to their records.
   bool manifest = true;
+  // A part is closed once it holds this many bytes (0: parts fill up to part_bytes), and
+  // synced as soon as its writes are done, so the parts become durable one by one while the
+  // scan goes on (durable_parts()).
+  std::uint64_t part_target = 0;
+};
+
+// The previous checkpoint, as a manifest of a checkpoint under way names it (log_format.h).
+struct CheckpointBase {
+  std::uint64_t seq = 0;
+  std::uint64_t cts = 0;
+  std::vector<LogStart> starts;
+  std::vector<CkptPart> parts;      // its parts still present
+  std::vector<std::uint64_t> live;  // files outside it that its references need
 };
 
 class CheckpointWriter {
@@ -56,9 +69,22 @@ class CheckpointWriter {
   // A reference to the record's newest version at cold entry `entry` (a log segment or an
   // older part): its file joins the live set.
   Status add_ref(std::uint32_t table, std::string_view key, std::uint64_t entry);
-  // After the last add: writes the last chunk, syncs the parts, writes and syncs the manifest.
+  // After the last add: writes the last chunk, syncs the parts, writes and syncs the manifest
+  // (into a new file renamed over its slot: a slot holds a whole manifest or the one before).
   // Call until it answers true (done) or an error; with `wait`, blocks on the device meanwhile.
   Result<bool> finish(bool wait);
+
+  // Parts from the first on that are closed and durable (their directory entries too once a
+  // manifest names them), and the last record each one holds.
+  std::size_t durable_parts();
+  std::uint32_t part_last_table(std::size_t part) const { return files_[part].last_table; }
+  const std::string& part_last_key(std::size_t part) const { return files_[part].last_key; }
+  // Publishes, synchronously, the manifest of this checkpoint under way: its first `parts`
+  // durable parts, then `base`'s. Once it is durable, the previous checkpoint's parts it no
+  // longer names may go.
+  Status write_under_way(std::size_t parts, const CheckpointBase& base);
+  // Until finish() starts on the whole manifest (after it, write_under_way may not be called).
+  bool before_manifest() const { return phase_ == Phase::kData || phase_ == Phase::kSyncParts; }
 
   std::uint64_t records() const { return records_; }
   std::uint64_t bytes() const { return bytes_; }
@@ -72,6 +98,12 @@ class CheckpointWriter {
     std::uint64_t number;
     std::string path;
     FileId file;
+    std::uint32_t writes = 0;  // chunk writes in flight
+    bool closed = false;       // no chunk will be added
+    bool syncing = false;
+    bool synced = false;
+    std::uint32_t last_table = 0;
+    std::string last_key;
   };
   // Room for one more record of `need` bytes in the active chunk; places a new chunk (and a
   // new part when the chunk might not fit the current one).
@@ -80,9 +112,18 @@ class CheckpointWriter {
   Status submit_chunk();
   Status submit_write(int buffer, FileId file, std::uint64_t offset, const char* data,
                       std::uint32_t len);
-  Status submit_sync(FileId file);
+  Status submit_sync(FileId file, std::uint64_t tag);
   Status reap(bool wait);
+  // Syncs closed parts whose writes are done, a few at a time.
+  Status sync_closed();
+  void note_last(std::uint32_t table, std::string_view key);
+  std::string manifest_image(const CkptHeader& header, const std::vector<LogStart>& starts,
+                             const std::vector<CkptPart>& parts, std::set<std::uint64_t> live,
+                             const std::string& frontier) const;
+  // Writes `image` into the slot's new file synchronously, and renames it over the slot.
+  Status publish(const std::string& image);
   Status write_manifest();
+  Status rename_manifest();
 
   FileSystem* fs_;
   IoQueue* queue_;
@@ -94,6 +135,8 @@ class CheckpointWriter {
   bool busy_[2] = {false, false};
   IoRequest requests_[3];  // each buffer's write and the manifest's, advanced past short writes
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pending_[2];  // (cookie, address)
+  std::size_t buffer_part_[2] = {0, 0};  // the part each buffer's write goes to
+  bool close_part_ = false;              // the part reached part_target: the next chunk opens one
   int active_ = 0;
   bool placed_ = false;  // the active chunk has its part and offset
   std::uint32_t used_ = 0;
@@ -109,8 +152,8 @@ class CheckpointWriter {
   std::uint32_t writes_in_flight_ = 0;
   std::uint32_t syncs_in_flight_ = 0;
   static constexpr std::uint32_t kSyncsInFlight = 2;
-  std::size_t next_sync_ = 0;  // files_[next_sync_] is the next part to sync
-  FileId manifest_ = -1;
+  std::size_t durable_ = 0;  // parts [0, durable_) are synced
+  FileId manifest_ = -1;     // the new manifest file (manifest_path_ + ".new")
   std::string manifest_image_;
   Status failure_;
 };

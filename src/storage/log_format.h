@@ -159,14 +159,24 @@ bool parse_log_file_name(std::string_view name, LogName* out);
 //             chunk indexes from 0 within the part; every chunk carries the checkpoint's seq.
 //   manifest: the header chunk (CkptHeader, then `logs` LogStarts), the parts chunk (CkptPart
 //             per part, in order), the live chunk (u64 numbers of the files outside the
-//             checkpoint that its kRef records point into), the trailer (CkptTrailer).
+//             checkpoint that its kRef records point into), for a checkpoint under way the
+//             frontier chunk (CkptFrontier, then its key), the trailer (CkptTrailer).
 // A manifest is valid when every chunk checks and the trailer matches it; its parts are
 // verified as they are read (they were durable before the manifest was written).
-inline constexpr std::uint32_t kCkptHeaderMagic = 0x31484b43u;   // "CKH1"
-inline constexpr std::uint32_t kCkptDataMagic = 0x31444b43u;     // "CKD1"
-inline constexpr std::uint32_t kCkptPartsMagic = 0x31504b43u;    // "CKP1"
-inline constexpr std::uint32_t kCkptLiveMagic = 0x314c4b43u;     // "CKL1"
-inline constexpr std::uint32_t kCkptTrailerMagic = 0x31544b43u;  // "CKT1"
+//
+// A checkpoint under way (a manifest with a frontier chunk) lets a checkpoint delete the
+// previous one's parts as it passes them, so the directory never holds two whole checkpoints:
+// its first `new_parts` parts are the new checkpoint's, durable, holding every record up to
+// the frontier (table, key) as of commit `cts`; the other parts are the previous checkpoint's
+// (seq `base_seq`), whose records up to the frontier do not count. The header is the previous
+// checkpoint's cts and log starts: the logs replay from there, and a write at or before the
+// frontier with a timestamp at or below the frontier's `cts` is already in the new parts.
+inline constexpr std::uint32_t kCkptHeaderMagic = 0x31484b43u;    // "CKH1"
+inline constexpr std::uint32_t kCkptDataMagic = 0x31444b43u;      // "CKD1"
+inline constexpr std::uint32_t kCkptPartsMagic = 0x31504b43u;     // "CKP1"
+inline constexpr std::uint32_t kCkptLiveMagic = 0x314c4b43u;      // "CKL1"
+inline constexpr std::uint32_t kCkptTrailerMagic = 0x31544b43u;   // "CKT1"
+inline constexpr std::uint32_t kCkptFrontierMagic = 0x31464b43u;  // "CKF1"
 inline constexpr std::uint32_t kChunkHeaderBytes = 32;
 
 struct ChunkHeader {
@@ -214,6 +224,15 @@ struct CkptPart {
   std::uint64_t chunks;
 };
 static_assert(sizeof(CkptPart) == 32);
+
+struct CkptFrontier {
+  std::uint64_t base_seq;   // the previous checkpoint's: its parts' chunks carry it
+  std::uint64_t cts;        // the new checkpoint's snapshot
+  std::uint64_t new_parts;  // the first new_parts parts are the new checkpoint's
+  std::uint32_t table;      // the frontier: the last record the new parts hold
+  std::uint32_t key_len;    // the key follows
+};
+static_assert(sizeof(CkptFrontier) == 32);
 
 struct CkptTrailer {
   std::uint64_t seq;

@@ -433,11 +433,10 @@ Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& cata
 Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
   *info = {};
   info->bytes = img.size();
-  // The manifest's four chunks, in order.
-  constexpr std::uint32_t kMagics[] = {kCkptHeaderMagic, kCkptPartsMagic, kCkptLiveMagic,
-                                       kCkptTrailerMagic};
+  // The manifest's chunks, in order: header, parts, live, the frontier of a checkpoint under
+  // way (only there), trailer.
   std::size_t at = 0;
-  for (std::uint32_t i = 0; i < 4; ++i) {
+  for (std::uint32_t i = 0;; ++i) {
     if (img.size() - at < kChunkHeaderBytes) {
       info->problem = at == img.size() ? "no trailer (torn)" : "truncated chunk header";
       return Status::ok();
@@ -448,13 +447,20 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
       info->problem = "bad chunk " + std::to_string(i) + " at offset " + std::to_string(at);
       return Status::ok();
     }
-    if (c.magic != kMagics[i]) {
+    const bool frontier = i == 3 && c.magic == kCkptFrontierMagic;
+    const std::uint32_t expect = i == 0     ? kCkptHeaderMagic
+                                 : i == 1   ? kCkptPartsMagic
+                                 : i == 2   ? kCkptLiveMagic
+                                 : frontier ? kCkptFrontierMagic
+                                            : kCkptTrailerMagic;
+    if (c.magic != expect || i > (info->under_way ? 4u : 3u)) {
       info->problem = "chunk out of place";
       return Status::ok();
     }
     const char* p = img.data() + at + kChunkHeaderBytes;
-    switch (i) {
-      case 0: {
+    bool last = false;
+    switch (c.magic) {
+      case kCkptHeaderMagic: {
         if (c.len < sizeof(std::uint32_t)) {
           info->problem = "bad header chunk";
           return Status::ok();
@@ -484,7 +490,7 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
         }
         break;
       }
-      case 1:
+      case kCkptPartsMagic:
         if (c.len != std::uint64_t{c.count} * sizeof(CkptPart)) {
           info->problem = "bad parts chunk";
           return Status::ok();
@@ -493,7 +499,7 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
           info->parts.push_back(load<CkptPart>(p + k * sizeof(CkptPart)));
         }
         break;
-      case 2:
+      case kCkptLiveMagic:
         if (c.len != std::uint64_t{c.count} * sizeof(std::uint64_t)) {
           info->problem = "bad live-file chunk";
           return Status::ok();
@@ -502,12 +508,30 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
           info->live.push_back(load<std::uint64_t>(p + k * sizeof(std::uint64_t)));
         }
         break;
+      case kCkptFrontierMagic: {
+        if (c.len < sizeof(CkptFrontier)) {
+          info->problem = "bad frontier chunk";
+          return Status::ok();
+        }
+        info->frontier = load<CkptFrontier>(p);
+        const CkptFrontier& f = info->frontier;
+        if (c.len != sizeof(CkptFrontier) + std::uint64_t{f.key_len} || f.key_len > kMaxKeyBytes ||
+            f.new_parts > info->parts.size() || f.base_seq >= info->header.seq ||
+            f.cts < info->header.cts) {
+          info->problem = "bad frontier chunk";
+          return Status::ok();
+        }
+        info->frontier_key.assign(p + sizeof(CkptFrontier), f.key_len);
+        info->under_way = true;
+        break;
+      }
       default:
         if (c.len != sizeof(CkptTrailer)) {
           info->problem = "bad trailer chunk";
           return Status::ok();
         }
         info->trailer = load<CkptTrailer>(p);
+        last = true;
         break;
     }
     if (c.seq != info->header.seq) {
@@ -515,6 +539,7 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
       return Status::ok();
     }
     at += chunk_bytes(c.len);
+    if (last) break;
   }
   std::uint64_t records = 0;
   for (const CkptPart& part : info->parts) records += part.records;
@@ -528,12 +553,23 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
   return Status::ok();
 }
 
+bool CheckpointInfo::past_frontier(std::uint32_t table, std::string_view key) const {
+  if (!under_way) return true;
+  if (table != frontier.table) return table > frontier.table;
+  return key.compare(frontier_key) > 0;
+}
+
 Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const CheckpointInfo& info,
-                             Applier* apply, util::ProgressMeter* meter) {
+                             Applier* apply, util::ProgressMeter* meter, std::uint64_t* applied) {
   BRAID_ASSERT(info.valid);
+  if (applied != nullptr) *applied = 0;
   std::string buf;
   std::uint64_t records_before = 0;  // in the parts before this one
-  for (const CkptPart& part : info.parts) {
+  for (std::size_t index = 0; index < info.parts.size(); ++index) {
+    const CkptPart& part = info.parts[index];
+    // Under way: the previous checkpoint's parts count only past the frontier.
+    const bool base = info.under_way && index >= info.frontier.new_parts;
+    const std::uint64_t seq = base ? info.frontier.base_seq : info.header.seq;
     const std::string path = dir + "/" + part_file_name(part.file);
     Result<FileId> f = fs.open(path, {});
     if (!f.is_ok()) {
@@ -552,7 +588,7 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
       if (!s.is_ok()) break;
       const auto h = load<ChunkHeader>(h_bytes);
       if (got != kChunkHeaderBytes || h.magic != kCkptDataMagic || h.index != chunk ||
-          h.seq != info.header.seq || h.len > part.bytes) {
+          h.seq != seq || h.len > part.bytes) {
         s = corrupt(at(path, off), "bad checkpoint chunk header");
         break;
       }
@@ -577,6 +613,11 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
         const std::uint64_t record_off = off + static_cast<std::uint64_t>(p - buf.data());
         p += w.size;
         if (apply == nullptr) continue;
+        if (base && !info.past_frontier(w.table, w.key)) continue;
+        if (!base && info.under_way && info.past_frontier(w.table, w.key)) {
+          s = corrupt(at(path, off), "a record past the frontier of the checkpoint under way");
+          break;
+        }
         if (w.op == WriteOp::kRef) {
           const auto e = load<std::uint64_t>(w.value.data());
           if (!is_cold(e)) {
@@ -588,6 +629,7 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
           s = apply->put(w.table, w.key, w.value, w.cts, address_of(part.file, record_off, w.size));
         }
         if (!s.is_ok()) break;
+        if (applied != nullptr) ++*applied;
       }
       if (s.is_ok() && p != end) s = corrupt(at(path, off), "chunk longer than its records");
       records += h.count;
@@ -671,6 +713,34 @@ struct LogFile {
 };
 
 // Whether a log file holds any whole block (an unreadable one counts as holding data).
+// The logs after a checkpoint under way: a write at or before the frontier with a timestamp
+// at or below the new checkpoint's is in its parts already (and the previous checkpoint's copy
+// was not applied), so it is skipped; everything else replays as after a whole checkpoint.
+class PastFrontier final : public Applier {
+ public:
+  PastFrontier(const CheckpointInfo& c, Applier* to) : c_(c), to_(to) {}
+  Status put(std::uint32_t table, std::string_view key, std::string_view value, std::uint64_t cts,
+             std::uint64_t address) override {
+    if (covered(table, key, cts)) return Status::ok();
+    return to_->put(table, key, value, cts, address);
+  }
+  Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) override {
+    if (covered(table, key, cts)) return Status::ok();
+    return to_->remove(table, key, cts);
+  }
+  Status ref(std::uint32_t table, std::string_view key, std::uint64_t entry) override {
+    return to_->ref(table, key, entry);
+  }
+  void checkpoint_applied() override { to_->checkpoint_applied(); }
+
+ private:
+  bool covered(std::uint32_t table, std::string_view key, std::uint64_t cts) const {
+    return cts <= c_.frontier.cts && !c_.past_frontier(table, key);
+  }
+  const CheckpointInfo& c_;
+  Applier* to_;
+};
+
 bool holds_block(FileSystem& fs, const std::string& path) {
   std::string img;
   return !read_file(fs, path, &img).is_ok() || block_after(img, 0);
@@ -833,19 +903,28 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
 
   std::uint64_t base = base_clock;
   std::vector<LogStart> starts;
+  std::unique_ptr<PastFrontier> past;  // the logs' applier after a checkpoint under way
+  Applier* log_apply = &apply;
   if (chosen >= 0) {
     const CheckpointInfo& c = slots[chosen];
     util::ProgressMeter meter(progress, "recovery: checkpoint", "records", c.trailer.records);
-    if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter); !s.is_ok()) return s;
+    if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter, &r->checkpoint_records);
+        !s.is_ok()) {
+      return s;
+    }
     apply.checkpoint_applied();
     meter.finish();
     r->checkpoint = true;
     r->checkpoint_seq = c.header.seq;
     r->checkpoint_cts = c.header.cts;
-    r->checkpoint_records = c.trailer.records;
+    r->checkpoint_under_way = c.under_way;
     r->generation = c.header.generation;
     base = c.header.cts;
     starts = c.starts;
+    if (c.under_way) {
+      past = std::make_unique<PastFrontier>(c, &apply);
+      log_apply = past.get();
+    }
   }
   // The logs that continue the checkpoint; everything else present is obsolete.
   std::vector<std::unique_ptr<LogCursor>> logs;
@@ -905,7 +984,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
       if (Status d = min->stop(std::string(s.message())); !d.is_ok()) return d;
       continue;
     }
-    if (Status s = min->apply(&apply); !s.is_ok()) return s;
+    if (Status s = min->apply(log_apply); !s.is_ok()) return s;
     ++r->txns_replayed;
     if (r->txns_replayed % 1024 == 0 && meter.enabled()) meter.update(bytes_read());
     ++next;
@@ -935,6 +1014,18 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   meter.set_total(std::max(log_bytes, bytes_read()));
   meter.finish();
   r->cutoff = next - 1;
+  if (chosen >= 0 && slots[chosen].under_way && r->cutoff < slots[chosen].frontier.cts) {
+    // Its new parts hold the state at its snapshot for the keys before the frontier, the logs
+    // the rest: with commits below the snapshot missing, no prefix of the commit order can be
+    // put together (salvage neither). It was written once they were all durable.
+    std::string what = dir + "/" + checkpoint_file_name(static_cast<std::uint32_t>(chosen)) +
+                       " is checkpoint #" + std::to_string(slots[chosen].header.seq) +
+                       " under way, written once every commit up to " +
+                       std::to_string(slots[chosen].frontier.cts) +
+                       " was durable, but the logs end at commit " + std::to_string(r->cutoff);
+    for (const std::string& t : r->torn) what += "; a log ends in a bad block: " + t;
+    return Status::corruption(what);
+  }
   std::string acked_where;
   for (auto& c : logs) {
     if (c->acked() > r->acked) {

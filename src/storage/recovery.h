@@ -65,7 +65,8 @@ struct RecoveryReport {
   bool checkpoint = false;  // a valid checkpoint was loaded
   std::uint64_t checkpoint_seq = 0;
   std::uint64_t checkpoint_cts = 0;
-  std::uint64_t checkpoint_records = 0;
+  std::uint64_t checkpoint_records = 0;    // applied from its parts
+  bool checkpoint_under_way = false;       // the manifest of a checkpoint under way
   std::uint32_t checkpoint_fallbacks = 0;  // slots present but torn or corrupt
   std::uint64_t generation = 0;            // the log generation replayed
   std::uint64_t max_generation = 0;        // the highest generation of any file present
@@ -107,6 +108,13 @@ struct CheckpointInfo {
   std::vector<std::uint64_t> live;  // files outside the checkpoint its references need
   CkptTrailer trailer{};
   std::uint64_t bytes = 0;
+  // A checkpoint under way (log_format.h): its frontier, past which the previous
+  // checkpoint's parts and the logs from the header's starts hold the state.
+  bool under_way = false;
+  CkptFrontier frontier{};
+  std::string frontier_key;
+  // Whether (table, key) lies past the frontier (always, for a whole checkpoint).
+  bool past_frontier(std::uint32_t table, std::string_view key) const;
 };
 // Validates a checkpoint manifest image (log_format.h); Corruption only for another format
 // version, otherwise `valid` and `problem` say.
@@ -115,8 +123,11 @@ Status read_checkpoint(std::string_view image, CheckpointInfo* info);
 // checkpoint's seq, the manifest's counts) and, with `apply`, applying the records as it goes:
 // the parts were durable before the manifest, so any mismatch is Corruption naming the part.
 // `meter`, when given, counts records.
+// `applied`, when given, receives the records applied (a checkpoint under way skips the
+// previous checkpoint's records up to its frontier).
 Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const CheckpointInfo& info,
-                             Applier* apply, util::ProgressMeter* meter = nullptr);
+                             Applier* apply, util::ProgressMeter* meter = nullptr,
+                             std::uint64_t* applied = nullptr);
 
 // Statistics of one log segment image without applying it (tools, fuzzing).
 struct SegmentScan {

@@ -181,7 +181,7 @@ void enumerate_crashes(const Options& o, std::uint64_t stride, const char* label
   const std::uint64_t ops = full->ops();
   Sampling sample = sampling();
   sample.stride *= stride;
-  std::uint64_t points = 0, states = 0, failures = 0, checked_twice = 0;
+  std::uint64_t points = 0, states = 0, failures = 0, checked_twice = 0, under_way = 0;
   std::uint64_t tried[kFileDamages] = {}, refused[kFileDamages] = {}, torn[kFileDamages] = {};
   for (std::uint64_t k = 1; k <= ops; k += sample.stride) {
     ++points;
@@ -218,6 +218,7 @@ void enumerate_crashes(const Options& o, std::uint64_t stride, const char* label
         ++failures;
         continue;
       }
+      if (stats.recovered_checkpoint_under_way) ++under_way;
       if (m < r.acked) {  // only a flipped last block, and never silently: a torn tail there
         ++torn[f];
         bool named = false;
@@ -243,11 +244,12 @@ void enumerate_crashes(const Options& o, std::uint64_t stride, const char* label
   }
   std::printf(
       "crash-state enumeration%s: %llu of %llu crash points x %d of %d variants (%d power-loss "
-      "damages, %d file damages) = %llu crash states, %llu failures (%llu recovered twice)\n",
+      "damages, %d file damages) = %llu crash states, %llu failures (%llu recovered twice, "
+      "%llu from a checkpoint under way)\n",
       label, static_cast<unsigned long long>(points), static_cast<unsigned long long>(ops),
       sample.variants, kVariants, SimFileSystem::kDamageKinds, kFileDamages - 1,
       static_cast<unsigned long long>(states), static_cast<unsigned long long>(failures),
-      static_cast<unsigned long long>(checked_twice));
+      static_cast<unsigned long long>(checked_twice), static_cast<unsigned long long>(under_way));
   EXPECT_EQ(failures, 0u);
   EXPECT_EQ(refused[0], 0u);  // without file damage, every crash state opens
   EXPECT_EQ(torn[0], 0u);     // ... with every acknowledged commit
@@ -290,6 +292,74 @@ Options serializable_options(std::uint64_t checkpoint_bytes) {
 
 TEST(Crash, EveryCrashPointEveryDamageSerializable) {
   enumerate_crashes(serializable_options(kEnumCheckpointBytes), 4, " serializable");
+}
+
+// Checkpoints that pass the previous one's parts (DurabilityOptions::checkpoint_part_bytes):
+// 2,400 keys of short values, so a checkpoint scans for several steps, writes dozens of 4 KiB
+// parts and publishes manifests under way between the steps. A crash anywhere recovers every
+// acknowledged commit, whether from a manifest under way or a whole one.
+constexpr int kPassKeys = 2400;
+constexpr int kPassTxns = 3600;
+std::string pass_key(int k) {
+  char b[16];
+  std::snprintf(b, sizeof b, "p%05d", k);
+  return b;
+}
+std::string pass_value(int i) {
+  return std::string(static_cast<std::size_t>(8 + i % 24), static_cast<char>('a' + i % 26)) +
+         std::to_string(i);
+}
+Task<Status> pass_txn(Tx& tx, Table* t, int i) {
+  if (Status s = co_await tx.put(*t, pass_key(i % kPassKeys), pass_value(i)); !s.is_ok()) {
+    co_return s;
+  }
+  if (i % 3 == 0) {
+    Status s = co_await tx.remove(*t, pass_key((7 * i + 5) % kPassKeys));
+    if (!s.is_ok() && s != Code::kNotFound) co_return s;
+  }
+  co_return co_await tx.put(*t, "last", std::to_string(i));
+}
+std::map<std::string, std::string> pass_model(int m) {
+  std::map<std::string, std::string> s;
+  for (int i = 0; i < m; ++i) {
+    s[pass_key(i % kPassKeys)] = pass_value(i);
+    if (i % 3 == 0) s.erase(pass_key((7 * i + 5) % kPassKeys));
+    s["last"] = std::to_string(i);
+  }
+  return s;
+}
+
+TEST(Crash, CrashesWhileACheckpointPassesThePreviousOnesParts) {
+  const Options o = wl_options(48 << 10);
+  const Workload w{pass_txn, pass_model};
+  auto full = std::make_shared<SimFileSystem>(seed());
+  const WlRun run = wl_run(full, kPassTxns, o, w);
+  ASSERT_EQ(run.acked, kPassTxns);
+  EXPECT_GT(run.parts_passed, 0u);
+  EXPECT_EQ(wl_verify(full, kPassTxns, o, "clean", false, nullptr, w), kPassTxns);
+  // Crash points spread over the run (about 300 of them, fewer under the sanitizers).
+  const std::uint64_t ops = full->ops();
+  const std::uint64_t stride = std::max<std::uint64_t>(1, ops / 300) * sampling().stride;
+  std::uint64_t states = 0, under_way = 0;
+  for (std::uint64_t k = stride / 2 + 1; k <= ops; k += stride) {
+    auto fs = std::make_shared<SimFileSystem>(seed());
+    fs->crash_after(k);
+    const WlRun r = wl_run(fs, kPassTxns, o, w);
+    const int d = static_cast<int>(k % SimFileSystem::kDamageKinds);
+    fs->power_loss(static_cast<SimFileSystem::Damage>(d), seed() * 1000003 + k);
+    const std::string what = "crash after op " + std::to_string(k) + " of " + std::to_string(ops) +
+                             ", damage " + std::to_string(d) + ", seed " + std::to_string(seed());
+    DurabilityStats stats;
+    EXPECT_GE(wl_verify(fs, r.acked, o, what, false, &stats, w), r.acked) << what;
+    ++states;
+    if (stats.recovered_checkpoint_under_way) ++under_way;
+  }
+  std::printf(
+      "checkpoints passing parts: %llu parts passed in the full run; %llu crash states, "
+      "%llu recovered from a manifest under way\n",
+      static_cast<unsigned long long>(run.parts_passed), static_cast<unsigned long long>(states),
+      static_cast<unsigned long long>(under_way));
+  EXPECT_GT(under_way, 0u);
 }
 
 struct FaultCase {

@@ -60,12 +60,19 @@ inline Task<Status> wl_txn(Tx& tx, Table* t, int i) {
   co_return co_await tx.put(*t, "last", last);
 }
 
+// A workload of this shape: transaction i of `txn`, and the state after the first m of them.
+// Each puts "last" := i last, so "last" names m - 1.
+struct Workload {
+  Task<Status> (*txn)(Tx&, Table*, int) = wl_txn;
+  std::map<std::string, std::string> (*model)(int) = wl_model;
+};
+
 class WlGenerator final : public TxnGenerator {
  public:
-  WlGenerator(Table* t, int n) : t_(t), n_(n) {}
+  WlGenerator(Table* t, int n, Workload w = {}) : t_(t), n_(n), w_(w) {}
   bool next(Tx& tx, Task<Status>* out) override {
     if (stopped_ || next_ >= n_) return false;
-    *out = wl_txn(tx, t_, next_++);
+    *out = w_.txn(tx, t_, next_++);
     return true;
   }
   void finished(const Status& s, std::uint64_t) override {
@@ -82,6 +89,7 @@ class WlGenerator final : public TxnGenerator {
  private:
   Table* t_;
   int n_;
+  Workload w_;
   int next_ = 0;
   int acked_ = 0;
   bool stopped_ = false;
@@ -102,6 +110,10 @@ inline Options wl_options(std::uint64_t checkpoint_bytes = 32 << 10) {
   o.durability.log_buffer_bytes = 16 << 10;
   o.durability.log_segment_bytes = 64 << 10;
   o.durability.checkpoint_log_bytes = checkpoint_bytes;
+  // Parts of a few records: each checkpoint writes several (a checkpoint of this workload is
+  // written in one step, too few for it to pass the previous one's parts: the crash test
+  // CrashesWhileACheckpointPassesThePreviousOnesParts does that).
+  o.durability.checkpoint_part_bytes = 4 << 10;
   o.durability.max_commit_waiters = 64;
   return o;
 }
@@ -118,9 +130,10 @@ struct WlRun {
   int acked = 0;
   bool halted = false;
   std::string why;
-  std::uint64_t evictions = 0;  // under a memory budget
-  std::uint64_t reclaimed = 0;  // removed records whose key, versions and OID went
-  int refused = 0;              // serializable runs: the prologue's refused commits
+  std::uint64_t evictions = 0;     // under a memory budget
+  std::uint64_t reclaimed = 0;     // removed records whose key, versions and OID went
+  std::uint64_t parts_passed = 0;  // the previous checkpoint's parts deleted mid-checkpoint
+  int refused = 0;                 // serializable runs: the prologue's refused commits
 };
 
 // Serializable runs (Options::isolation) begin with refused commits on the application
@@ -166,7 +179,8 @@ inline int wl_refusal_prologue(Database& db, int rounds = 3) {
 }
 
 // Opens (creating table "t" when missing), runs n transactions, closes.
-inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Options& o) {
+inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Options& o,
+                    Workload w = {}) {
   WlRun r;
   auto db = open_sim(o, fs);
   if (!db.is_ok()) return r;
@@ -180,7 +194,7 @@ inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Opt
   } else {
     return r;
   }
-  WlGenerator gen(t, n);
+  WlGenerator gen(t, n, w);
   TxnGenerator* g = &gen;
   EXPECT_TRUE((*db)->run({&g, 1}, o.exec).is_ok());
   r.acked = gen.acked();
@@ -188,6 +202,7 @@ inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Opt
   r.why = (*db)->durability_stats().halt_reason;
   r.evictions = (*db)->stats().evictions;
   r.reclaimed = (*db)->stats().records_reclaimed;
+  r.parts_passed = (*db)->durability_stats().checkpoint_parts_passed;
   return r;
 }
 
@@ -222,7 +237,7 @@ constexpr int kWlRefused = -2;
 // `stats` (optional) receives the open's durability statistics.
 inline int wl_verify(std::shared_ptr<storage::SimFileSystem> fs, int acked, const Options& o,
                      const std::string& what, bool corruption_ok = false,
-                     DurabilityStats* stats = nullptr) {
+                     DurabilityStats* stats = nullptr, Workload w = {}) {
   auto db = open_sim(o, fs);
   if (!db.is_ok()) {
     if (corruption_ok && db.code() == Code::kCorruption &&
@@ -246,7 +261,7 @@ inline int wl_verify(std::shared_ptr<storage::SimFileSystem> fs, int acked, cons
     ADD_FAILURE() << what << ": " << acked << " acknowledged but only " << m << " recovered";
     return -1;
   }
-  if (state != wl_model(m)) {
+  if (state != w.model(m)) {
     ADD_FAILURE() << what << ": state is not the model of the first " << m << " transactions";
     return -1;
   }
