@@ -16,6 +16,7 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.log_sync = flags.choice("log-sync", "fdatasync", {"fdatasync", "dsync", "direct"});
   d.log_flusher = flags.choice("log-flusher", "none", {"none", "thread"});
   d.checkpoint_mib = flags.u64("checkpoint-mib", 1024, 0, std::uint64_t{1} << 30);
+  d.checkpoint_part_kib = flags.u64("checkpoint-part-kib", d.checkpoint_part_kib, 0, 256 << 10);
   d.prefault_mib = flags.u64("prefault-mib", 0, 0, std::uint64_t{1} << 20);  // max_version_bytes
   d.prefault_index_mib = flags.u64("prefault-index-mib", 0, 0, std::uint64_t{1} << 20);
   d.l2_kib = flags.u64("l2-kib", 0, 0, std::uint64_t{1} << 20);
@@ -83,6 +84,10 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
                              : db.log_sync == "direct" ? LogSync::kDirect
                                                        : LogSync::kFdatasync;
   options->durability.checkpoint_log_bytes = db.checkpoint_mib << 20;
+  if (db.checkpoint_part_kib != 0 && db.checkpoint_part_kib < 4) {
+    return "--checkpoint-part-kib takes 0 (parts as large as log segments) or at least 4";
+  }
+  options->durability.checkpoint_part_bytes = db.checkpoint_part_kib << 10;
   options->durability.flusher_thread = db.log_flusher == "thread";
   return "";
 }

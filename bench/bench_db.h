@@ -21,6 +21,7 @@ struct DbFlags {
   std::string log_sync;     // fdatasync | dsync | direct
   std::string log_flusher;  // none | thread (DurabilityOptions::flusher_thread)
   std::uint64_t checkpoint_mib = 1024;
+  std::uint64_t checkpoint_part_kib = Options{}.durability.checkpoint_part_bytes >> 10;
   std::uint64_t prefault_mib = 0;        // Options::prefault_version_bytes, in MiB
   std::uint64_t prefault_index_mib = 0;  // Options::prefault_index_bytes, in MiB
   std::uint64_t l2_kib = 0;              // Options::l2_cache_bytes, in KiB (0: the machine's)

@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "bench_db.h"
@@ -203,7 +204,9 @@ them flat.
   --threads T        workers (default 1)
   --seed S           random picks (default 1)
   --dir DIR          a fresh database directory (default: in memory); with --commit,
-                     --log-sync, --checkpoint-mib, --memory-budget-mib, --prefault-mib
+                     --log-sync, --checkpoint-mib, --checkpoint-part-kib (parts of a
+                     checkpoint; 0: as large as log segments), --memory-budget-mib,
+                     --prefault-mib; dir_peak_mib is the largest size sampled every 10 ms
   --json FILE        append one JSON line per round (default results/braid-bench.jsonl;
                      'none' to skip)
 )";
@@ -252,17 +255,39 @@ int churn_main(int argc, char** argv, int first) {
               with_commas(cfg.live).c_str(), cfg.pattern.c_str(), cfg.keys_per_txn,
               cfg.mode.c_str(), cfg.scheduler.c_str(), cfg.threads,
               cfg.db.dir.empty() ? "in memory" : cfg.db.dir.c_str());
-  std::printf("  %5s %12s %12s %9s %11s %13s %13s %9s %11s\n", "round", "keys_written",
+  std::printf("  %5s %12s %12s %9s %11s %13s %13s %9s %9s %11s\n", "round", "keys_written",
               "live_records", "rss_mib", "index_nodes", "live_versions", "tombstones", "dir_mib",
-              "txn_per_s");
+              "dir_peak", "txn_per_s");
+  // The directory's size between round ends too: a checkpoint under way holds more than
+  // either end shows. A thread of the benchmark's (measuring, not part of the engine).
+  std::atomic<bool> sampling{!cfg.db.dir.empty()};
+  std::atomic<std::uint64_t> dir_peak_kib{0};
+  std::thread sampler([&] {
+    while (sampling.load(std::memory_order_relaxed)) {
+      const auto kib = static_cast<std::uint64_t>(dir_mib(cfg.db.dir) * 1024);
+      std::uint64_t seen = dir_peak_kib.load(std::memory_order_relaxed);
+      while (kib > seen && !dir_peak_kib.compare_exchange_weak(seen, kib)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  struct Join {
+    std::atomic<bool>* flag;
+    std::thread* t;
+    ~Join() {
+      flag->store(false);
+      t->join();
+    }
+  } join{&sampling, &sampler};
   auto report = [&](std::uint32_t round, std::uint64_t written, double txn_per_s) -> bool {
     const DatabaseStats st = db->stats();
     const double rss = current_rss_mib();
     const double dir = dir_mib(cfg.db.dir);
-    std::printf("  %5u %12s %12s %9.1f %11s %13s %13s %9.1f %11.0f\n", round,
+    const double dir_peak = std::max(dir, static_cast<double>(dir_peak_kib.exchange(0)) / 1024);
+    std::printf("  %5u %12s %12s %9.1f %11s %13s %13s %9.1f %9.1f %11.0f\n", round,
                 with_commas(written).c_str(), with_commas(st.records).c_str(), rss,
                 with_commas(st.index_nodes).c_str(), with_commas(st.live_versions).c_str(),
-                with_commas(st.tombstones_pending).c_str(), dir, txn_per_s);
+                with_commas(st.tombstones_pending).c_str(), dir, dir_peak, txn_per_s);
     std::fflush(stdout);
     if (cfg.json == "none") return true;
     JsonObject o;
@@ -271,10 +296,12 @@ int churn_main(int argc, char** argv, int first) {
     o.add("rss_mib", rss).add("index_nodes", st.index_nodes);
     o.add("index_nodes_free", st.index_nodes_free).add("live_versions", st.live_versions);
     o.add("tombstones_pending", st.tombstones_pending).add("oids_free", st.oids_free);
-    o.add("dir_mib", dir).add("txn_per_s", txn_per_s);
+    o.add("dir_mib", dir).add("dir_peak_mib", dir_peak).add("txn_per_s", txn_per_s);
     // Cumulative since open: what the directory's growth and the round's speed follow.
     const DurabilityStats d = db->durability_stats();
     o.add("checkpoints", d.checkpoints).add("log_flushes", d.log_flushes);
+    o.add("checkpoint_parts_passed", d.checkpoint_parts_passed);
+    o.add("checkpoint_part_kib", cfg.db.checkpoint_part_kib);
     o.add("log_mib", static_cast<double>(d.log_bytes) / (1 << 20));
     o.add("live", cfg.live).add("pattern", cfg.pattern).add("keys_per_txn", cfg.keys_per_txn);
     o.add("value_bytes", cfg.value_bytes).add("mode", cfg.mode).add("scheduler", cfg.scheduler);
