@@ -301,6 +301,7 @@ int churn_main(int argc, char** argv, int first) {
     const DurabilityStats d = db->durability_stats();
     o.add("checkpoints", d.checkpoints).add("log_flushes", d.log_flushes);
     o.add("checkpoint_parts_passed", d.checkpoint_parts_passed);
+    o.add("checkpoint_roll_misses", d.checkpoint_roll_misses);
     o.add("checkpoint_part_kib", cfg.db.checkpoint_part_kib);
     o.add("log_mib", static_cast<double>(d.log_bytes) / (1 << 20));
     o.add("live", cfg.live).add("pattern", cfg.pattern).add("keys_per_txn", cfg.keys_per_txn);

@@ -50,6 +50,23 @@ int usage(const char* why) {
   return 2;
 }
 
+// A key as text: printable bytes as they are, others as \xNN, at most 64 bytes shown.
+std::string printable(std::string_view key) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size() && i < 64; ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char b[5];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      out += b;
+    }
+  }
+  if (key.size() > 64) out += "...";
+  return out;
+}
+
 std::string mib(std::uint64_t b) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1 << 20));
@@ -318,6 +335,14 @@ int stats(const std::string& dir) {
         static_cast<unsigned long long>(info.header.generation),
         static_cast<unsigned long long>(info.trailer.records), info.parts.size(),
         mib(bytes).c_str(), info.live.size());
+    if (info.under_way) {
+      std::printf(
+          "    under way: its first %llu parts hold the records up to table %u key '%s' at commit "
+          "%llu; the other parts are checkpoint #%llu's, whose records count past that key\n",
+          static_cast<unsigned long long>(info.frontier.new_parts), info.frontier.table,
+          printable(info.frontier_key).c_str(), static_cast<unsigned long long>(info.frontier.cts),
+          static_cast<unsigned long long>(info.frontier.base_seq));
+    }
   }
   // The newest whole checkpoint's records per table: those whose value it wrote (the records
   // that were in memory, and cold ones it copied) and its references to records that stay in

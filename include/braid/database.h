@@ -206,6 +206,9 @@ struct DurabilityStats {
   // Parts of the previous checkpoint deleted while the next one was still being written
   // (DurabilityOptions::checkpoint_part_bytes).
   std::uint64_t checkpoint_parts_passed = 0;
+  // Checkpoints that started before every log had rolled to a new segment: each such log
+  // keeps its segment, and all the log in it, until the next checkpoint ends.
+  std::uint64_t checkpoint_roll_misses = 0;
   std::uint64_t durable_clock = 0;  // every commit at or below it is on disk
   std::uint64_t generation = 0;     // log generation (one per recovery that replayed a log)
   bool halted = false;

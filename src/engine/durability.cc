@@ -348,6 +348,7 @@ void Durability::add_stats(DurabilityStats* out) const {
   out->recovered_checkpoint_records = recovery_.checkpoint_records;
   out->recovered_checkpoint_under_way = recovery_.checkpoint_under_way;
   out->checkpoint_parts_passed = parts_passed_.load(std::memory_order_relaxed);
+  out->checkpoint_roll_misses = roll_misses_.load(std::memory_order_relaxed);
   out->recovered_transactions = recovery_.txns_replayed;
   out->recovered_writes = recovered_writes_ - recovery_.checkpoint_records;
   out->recovery_log_bytes = recovery_.log_bytes;

@@ -272,6 +272,7 @@ class Durability {
   };
   LastCheckpoint last_ckpt_;
   std::atomic<std::uint64_t> parts_passed_{0};
+  std::atomic<std::uint64_t> roll_misses_{0};  // checkpoints started before every log rolled
 
   storage::RecoveryReport recovery_;
   std::uint64_t recovered_writes_ = 0;
