@@ -146,8 +146,10 @@ struct DurabilityOptions {
   // ... or, sooner, once they grew by this percentage of what the newest checkpoint holds
   // (0: off), but by at least checkpoint_log_min_bytes. Bounds the directory by the live
   // data: a constant live set under churn (keys inserted and removed) keeps about its newest
-  // checkpoint, the one being written and this share of log. After each checkpoint every log
-  // starts a new segment, so the next checkpoint frees all the log written before it.
+  // checkpoint, a part or two of the one being written (checkpoint_part_bytes) and this share
+  // of log. After each checkpoint every log starts a new segment, so the next checkpoint frees
+  // all the log written before it. Application threads' commits count too: one that finds a
+  // checkpoint due wakes worker 0, which writes it.
   std::uint32_t checkpoint_log_percent = 50;
   std::uint64_t checkpoint_log_min_bytes = std::uint64_t{16} << 20;
   // A checkpoint writes parts of about this size (at least 4 KiB; 0: as large as log

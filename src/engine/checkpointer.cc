@@ -26,9 +26,11 @@ std::uint64_t Durability::request_checkpoint() {
 }
 
 std::uint64_t Durability::checkpoint_progress() const {
-  return util::progress_of(
-      ckpt_scanned_.load(std::memory_order_relaxed),
-      ckpt_done_.load(std::memory_order_relaxed) + ckpt_written_.load(std::memory_order_relaxed));
+  // What reached the device, not keys scanned: a scan runs ahead of its writes by only two
+  // chunks, and a checkpoint that waits for the logs to roll, then scans, then waits for its
+  // writes on a stuck disk is one stall, not two.
+  return util::progress_of(ckpt_done_.load(std::memory_order_relaxed),
+                           ckpt_written_.load(std::memory_order_relaxed));
 }
 
 std::string Durability::describe_checkpoint(std::uint64_t ticket) const {
@@ -67,8 +69,31 @@ Status Durability::wait_checkpoint(std::uint64_t ticket) {
   return s;
 }
 
+void Durability::update_checkpoint_due() {
+  const DurabilityOptions& d = options_.durability;
+  std::uint64_t due = UINT64_MAX;
+  if (d.checkpoint_log_bytes != 0) {
+    std::uint64_t growth = d.checkpoint_log_bytes;
+    if (d.checkpoint_log_percent != 0) {
+      growth = std::min(growth, std::max(d.checkpoint_log_min_bytes,
+                                         ckpt_live_bytes_ / 100 * d.checkpoint_log_percent));
+    }
+    due = ckpt_log_bytes_at_last_ + growth;
+  }
+  ckpt_due_at_.store(due, std::memory_order_relaxed);
+}
+
+bool Durability::checkpoint_due() const {
+  return log_bytes_total() >= ckpt_due_at_.load(std::memory_order_relaxed);
+}
+
 bool Durability::checkpoint_pending() const {
   if (ckpt_ != nullptr) return true;
+  // Due by the logs' growth: worker 0 stays awake to start it, even when only application
+  // threads commit (they wake it: DatabaseImpl::commit_external).
+  if (!halted() && bulk_loads_.load(std::memory_order_acquire) == 0 && checkpoint_due()) {
+    return true;
+  }
   // A requested checkpoint waits for the bulk loads; each load's end wakes worker 0.
   return bulk_loads_.load(std::memory_order_acquire) == 0 &&
          ckpt_requested_.load(std::memory_order_acquire) >
@@ -132,9 +157,9 @@ Status Durability::start_checkpoint() {
     parts_[n] = {1, 0};
     unowned_files_.emplace(n, path.substr(dir_.size() + 1));
   };
-  config.written = [this](std::uint64_t cookie, std::uint64_t address) {
-    ckpt_written_.fetch_add(1, std::memory_order_relaxed);
-    fix(cookie, address);
+  config.written = [this](std::uint64_t cookie, std::uint64_t address) { fix(cookie, address); };
+  config.chunk_written = [this](std::uint32_t records) {
+    ckpt_written_.fetch_add(records, std::memory_order_relaxed);
   };
   c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), h,
                                                           c->starts, std::move(config));
@@ -149,6 +174,7 @@ Status Durability::start_checkpoint() {
   }
   ckpt_ = std::move(c);
   ckpt_log_bytes_at_last_ = log_bytes_total();
+  update_checkpoint_due();
   // Evictions from here on are noted (ColdStore::gate).
   if (options_.memory_budget_bytes != 0) deps_.cold->start_noting();
   return Status::ok();
@@ -488,6 +514,7 @@ void Durability::end_checkpoint(const Status& s) {
     }
     ckpt_live_bytes_ = 0;
     for (const auto& [number, part] : parts_) ckpt_live_bytes_ += part.live;
+    update_checkpoint_due();
     // At open the old generation goes only once the catalog names the new one.
     if (open_) (void)delete_unneeded(keep);
     {
@@ -546,14 +573,7 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
   if (ckpt_ == nullptr) {
     const bool asked = ckpt_requested_.load(std::memory_order_acquire) >
                        ckpt_done_.load(std::memory_order_acquire);
-    const DurabilityOptions& d = options_.durability;
-    const std::uint64_t growth = log_bytes_total() - ckpt_log_bytes_at_last_;
-    const std::uint64_t relative =
-        std::max(d.checkpoint_log_min_bytes, ckpt_live_bytes_ / 100 * d.checkpoint_log_percent);
-    const bool grown =
-        d.checkpoint_log_bytes != 0 &&
-        (growth >= d.checkpoint_log_bytes || (d.checkpoint_log_percent != 0 && growth >= relative));
-    if (!asked && !grown) return false;
+    if (!asked && !checkpoint_due()) return false;
     // Every log rolls first, so that this checkpoint's start opens a segment of each and its
     // end deletes everything the logs held before: the directory keeps one checkpoint and the
     // log since it (rolled at the end instead, the segment holding the start stayed, a third

@@ -191,6 +191,10 @@ Status DatabaseImpl::commit_external(TxnContext* ctx, std::uint64_t* cts) {
     s = commit(ctx, external_log(), cts);
     if (Status e = durability_->settle_external(durable); !e.is_ok()) return e;
   }
+  // Checkpoints run on worker 0, which sleeps while no worker has work: a workload that
+  // commits only here would never checkpoint, and its log, the directory with it, would grow
+  // without end. Woken, worker 0 stays awake while the checkpoint is due or running.
+  if (!read_only && durability_->checkpoint_due()) wake_worker0(true);
   if (!durable) {
     // A block may still be in flight and nobody waits for it: worker 0 reaps it (and submits
     // what later commits append), so the durable clock moves without another application

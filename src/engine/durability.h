@@ -142,6 +142,8 @@ class Durability {
   // also those of the application threads' log, when its mutex is free).
   void retire_segments(std::uint32_t log);
   bool checkpoint_pending() const;
+  // The logs grew enough since the last checkpoint's start for the next one (any thread).
+  bool checkpoint_due() const;
   // Asynchronous commits only: the application threads' log holds records not yet durable,
   // and worker 0 stays awake to drive it (such a commit does not wait for its block; a
   // durable one drives the log itself until its block is on disk).
@@ -227,6 +229,10 @@ class Durability {
   bool ckpt_rolling_ = false;
   std::chrono::steady_clock::time_point ckpt_roll_deadline_{};
   std::uint64_t ckpt_live_bytes_ = 0;  // what the newest checkpoint holds (its parts' live bytes)
+  // The logs' total at which the next checkpoint is due (DurabilityOptions' triggers), set by
+  // worker 0 whenever a checkpoint starts or ends; read by any thread.
+  std::atomic<std::uint64_t> ckpt_due_at_{UINT64_MAX};
+  void update_checkpoint_due();
   std::atomic<std::uint64_t> ckpt_requested_{0};
   std::atomic<std::uint64_t> ckpt_done_{0};
   std::atomic<std::uint64_t> checkpoints_{0};

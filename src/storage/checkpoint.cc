@@ -156,6 +156,7 @@ Status CheckpointWriter::submit_chunk() {
   }
   busy_[active_] = true;
   buffer_part_[active_] = files_.size() - 1;
+  buffer_records_[active_] = count_;
   ++files_.back().writes;
   part_offset_ += len;
   part.bytes = part_offset_;
@@ -214,6 +215,8 @@ Status CheckpointWriter::reap(bool wait) {
       failure_ = Status::io_error(io_failure(config_.manifest, "write to", part.path, c[i].result));
     }
     auto& pending = pending_[c[i].user];
+    if (failure_.is_ok() && config_.chunk_written)
+      config_.chunk_written(buffer_records_[c[i].user]);
     if (failure_.is_ok() && config_.written) {
       for (const auto& [cookie, address] : pending) config_.written(cookie, address);
     }

@@ -32,6 +32,8 @@ struct CheckpointConfig {
   // A record added with a cookie is written (readable, not yet durable) at `address`, a cold
   // entry (storage/cold_address.h). Called from reap, on the writer's thread.
   std::function<void(std::uint64_t cookie, std::uint64_t address)> written;
+  // A chunk of `records` records is written (readable, not yet durable); from reap.
+  std::function<void(std::uint32_t records)> chunk_written;
   // False: parts only (a bulk load, Database::bulk_load). finish() stops once the parts and
   // their directory entries are durable; a later checkpoint refers to their records.
   bool manifest = true;
@@ -135,8 +137,9 @@ class CheckpointWriter {
   bool busy_[2] = {false, false};
   IoRequest requests_[3];  // each buffer's write and the manifest's, advanced past short writes
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pending_[2];  // (cookie, address)
-  std::size_t buffer_part_[2] = {0, 0};  // the part each buffer's write goes to
-  bool close_part_ = false;              // the part reached part_target: the next chunk opens one
+  std::size_t buffer_part_[2] = {0, 0};       // the part each buffer's write goes to
+  std::uint32_t buffer_records_[2] = {0, 0};  // and the records it holds
+  bool close_part_ = false;  // the part reached part_target: the next chunk opens one
   int active_ = 0;
   bool placed_ = false;  // the active chunk has its part and offset
   std::uint32_t used_ = 0;
