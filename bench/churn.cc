@@ -228,6 +228,28 @@ int churn_main(int argc, char** argv, int first) {
     std::fprintf(stderr, "braid-bench: %s\n", table.status().to_string().c_str());
     return 1;
   }
+  // The directory's size between round ends too (and during the load, round 0): a checkpoint
+  // under way holds more than either end shows. A thread of the benchmark's (measuring, not part of
+  // the engine).
+  std::atomic<bool> sampling{!cfg.db.dir.empty()};
+  std::atomic<std::uint64_t> dir_peak_kib{0};
+  std::thread sampler([&] {
+    while (sampling.load(std::memory_order_relaxed)) {
+      const auto kib = static_cast<std::uint64_t>(dir_mib(cfg.db.dir) * 1024);
+      std::uint64_t seen = dir_peak_kib.load(std::memory_order_relaxed);
+      while (kib > seen && !dir_peak_kib.compare_exchange_weak(seen, kib)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  struct Join {
+    std::atomic<bool>* flag;
+    std::thread* t;
+    ~Join() {
+      flag->store(false);
+      t->join();
+    }
+  } join{&sampling, &sampler};
   double load_s = 0;
   if (Status s =
           ycsb_load(*db, **table, cfg.live, kKeyBytes, cfg.value_bytes, cfg.threads, &load_s);
@@ -258,27 +280,6 @@ int churn_main(int argc, char** argv, int first) {
   std::printf("  %5s %12s %12s %9s %11s %13s %13s %9s %9s %11s\n", "round", "keys_written",
               "live_records", "rss_mib", "index_nodes", "live_versions", "tombstones", "dir_mib",
               "dir_peak", "txn_per_s");
-  // The directory's size between round ends too: a checkpoint under way holds more than
-  // either end shows. A thread of the benchmark's (measuring, not part of the engine).
-  std::atomic<bool> sampling{!cfg.db.dir.empty()};
-  std::atomic<std::uint64_t> dir_peak_kib{0};
-  std::thread sampler([&] {
-    while (sampling.load(std::memory_order_relaxed)) {
-      const auto kib = static_cast<std::uint64_t>(dir_mib(cfg.db.dir) * 1024);
-      std::uint64_t seen = dir_peak_kib.load(std::memory_order_relaxed);
-      while (kib > seen && !dir_peak_kib.compare_exchange_weak(seen, kib)) {
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  });
-  struct Join {
-    std::atomic<bool>* flag;
-    std::thread* t;
-    ~Join() {
-      flag->store(false);
-      t->join();
-    }
-  } join{&sampling, &sampler};
   auto report = [&](std::uint32_t round, std::uint64_t written, double txn_per_s) -> bool {
     const DatabaseStats st = db->stats();
     const double rss = current_rss_mib();
