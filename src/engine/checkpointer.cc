@@ -89,15 +89,13 @@ bool Durability::checkpoint_due() const {
 
 bool Durability::checkpoint_pending() const {
   if (ckpt_ != nullptr) return true;
-  // Due by the logs' growth: worker 0 stays awake to start it, even when only application
-  // threads commit (they wake it: DatabaseImpl::commit_external).
-  if (!halted() && bulk_loads_.load(std::memory_order_acquire) == 0 && checkpoint_due()) {
-    return true;
-  }
-  // A requested checkpoint waits for the bulk loads; each load's end wakes worker 0.
-  return bulk_loads_.load(std::memory_order_acquire) == 0 &&
-         ckpt_requested_.load(std::memory_order_acquire) >
-             ckpt_done_.load(std::memory_order_acquire);
+  // Either kind waits for the bulk loads; each load's end wakes worker 0.
+  if (bulk_loads_.load(std::memory_order_acquire) != 0) return false;
+  // Requested, or due by the logs' growth: worker 0 stays awake to start it, even when only
+  // application threads commit (they wake it: DatabaseImpl::commit_external).
+  return ckpt_requested_.load(std::memory_order_acquire) >
+             ckpt_done_.load(std::memory_order_acquire) ||
+         (!halted() && checkpoint_due());
 }
 
 Status Durability::begin_bulk_load() {
