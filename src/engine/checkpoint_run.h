@@ -47,6 +47,11 @@ struct CheckpointRun {
   index::LeafBatch batch;
   std::size_t pos = 0;
   bool batch_loaded = false;
+  // The leaf after `batch`, scanned while `batch`'s last records are written so that their
+  // prefetch pipeline runs on into it: a leaf holds a few dozen records, about as many as the
+  // pipeline is deep, and restarting it at each leaf would leave a third of them unprefetched.
+  index::LeafBatch upcoming;
+  bool upcoming_loaded = false;
   bool scanning = true;
   // Fixups by cookie: cookie c is fixups[c - first_cookie]; the done prefix is dropped.
   std::deque<CheckpointFixup> fixups;

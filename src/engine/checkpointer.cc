@@ -298,7 +298,12 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
         c.scanning = false;
         break;
       }
-      deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
+      if (c.upcoming_loaded) {
+        std::swap(c.batch, c.upcoming);
+        c.upcoming_loaded = false;
+      } else {
+        deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
+      }
       c.batch_loaded = true;
       if (c.staged_batches > 0) --c.staged_batches;
       c.pos = 0;
@@ -312,23 +317,40 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
     // Once OIDs are reused, the records of a leaf sit anywhere in the OID array and the
     // version heap: two dependent DRAM misses per record, which a checkpoint of a churning
     // table pays for every live record. A pipeline hides them: the slot kSlotAhead records
-    // ahead, the newest version kVersionAhead ahead (its slot arrived).
+    // ahead, the newest version (both of its lines) kVersionAhead ahead once its slot arrived.
+    // Positions past this leaf's end are the next leaf's, read in advance (`upcoming`).
     constexpr std::size_t kSlotAhead = 16;
     constexpr std::size_t kVersionAhead = 8;
     const std::size_t n = c.batch.entries.size();
-    for (std::size_t i = c.pos; i < std::min(n, c.pos + kSlotAhead); ++i) {
-      __builtin_prefetch(&t->oids().entry(c.batch.entries[i].value), 0, 3);
+    auto load_upcoming = [&] {
+      if (c.upcoming_loaded || !c.batch.has_next || c.pos + kSlotAhead < n) return;
+      t->index().scan_leaf(c.batch.next, false, {}, {}, false, &c.upcoming);
+      c.upcoming_loaded = true;
+    };
+    load_upcoming();
+    auto oid_at = [&](std::size_t i) -> const std::atomic<std::uint64_t>* {
+      if (i < n) return &t->oids().entry(c.batch.entries[i].value);
+      i -= n;
+      if (!c.upcoming_loaded || i >= c.upcoming.entries.size()) return nullptr;
+      return &t->oids().entry(c.upcoming.entries[i].value);
+    };
+    auto prefetch_version = [&](std::size_t i) {
+      const std::atomic<std::uint64_t>* ahead = oid_at(i);
+      if (ahead == nullptr) return;
+      const std::uint64_t a = ahead->load(std::memory_order_relaxed);
+      if (!mvcc::entry::is_hot(a)) return;
+      const char* v = reinterpret_cast<const char*>(mvcc::entry::hot(a));
+      __builtin_prefetch(v, 0, 3);
+      __builtin_prefetch(v + 64, 0, 3);  // a value of more than 24 bytes reaches the next line
+    };
+    for (std::size_t i = c.pos; i < c.pos + kSlotAhead; ++i) {
+      if (const auto* slot = oid_at(i)) __builtin_prefetch(slot, 0, 3);
     }
+    for (std::size_t i = c.pos + 1; i < c.pos + kVersionAhead; ++i) prefetch_version(i);
     for (; c.pos < n && budget > 0; ++c.pos, --budget) {
-      if (c.pos + kSlotAhead < n) {
-        __builtin_prefetch(&t->oids().entry(c.batch.entries[c.pos + kSlotAhead].value), 0, 3);
-      }
-      if (c.pos + kVersionAhead < n) {
-        const std::uint64_t ahead = t->oids()
-                                        .entry(c.batch.entries[c.pos + kVersionAhead].value)
-                                        .load(std::memory_order_relaxed);
-        if (mvcc::entry::is_hot(ahead)) __builtin_prefetch(mvcc::entry::hot(ahead), 0, 3);
-      }
+      load_upcoming();
+      if (const auto* slot = oid_at(c.pos + kSlotAhead)) __builtin_prefetch(slot, 0, 3);
+      prefetch_version(c.pos + kVersionAhead);
       const auto& e = c.batch.entries[c.pos];
       auto& slot = t->oids().entry(e.value);
       const std::uint64_t entry = slot.load(std::memory_order_acquire);
