@@ -1,7 +1,13 @@
 #include "util/crc32c.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace braid::util {
 
@@ -27,47 +33,27 @@ std::uint32_t extend_table(std::uint32_t crc, const unsigned char* p, std::size_
 
 #if defined(__x86_64__)
 // The crc32 instruction has a latency of 3 cycles and a throughput of one per cycle, so a single
-// chain of them runs at a third of what the unit can do. Long inputs run three chains over three
-// adjacent stretches of kStride bytes and join them (Intel, "Fast CRC Computation for iSCSI
-// Polynomial Using CRC32 Instruction", 2011). The join rests on linearity: the register after
-// X then Y is shift(reg after X, |Y|) xor crc(0, Y), where shift(s, n) is the register after n
-// zero bytes from s; for a fixed n, shift is linear in s, so four byte-indexed tables give it.
-// The tables are built once at start from the 32 unit vectors, by the instruction itself.
-struct Shift {
-  std::uint32_t t[4][256];
-  std::uint32_t operator()(std::uint32_t s) const {
-    return t[0][s & 0xff] ^ t[1][(s >> 8) & 0xff] ^ t[2][(s >> 16) & 0xff] ^ t[3][s >> 24];
-  }
-};
+// chain of them runs at a third of what the unit can do. An input of kMinSplit bytes or more
+// runs three chains over three adjacent stretches of one stride and joins them (Intel, "Fast
+// CRC Computation for iSCSI Polynomial Using CRC32 Instruction", 2011).
+//
+// The join rests on linearity: the register after X then Y is shift(reg after X, |Y|) xor
+// crc(0, Y), where shift(s, n) = s * x^(8n) mod P. In the instruction's bit-reflected order, a
+// carry-less product of two 32-bit registers is their polynomial product times x, and crc32 of
+// a 64-bit word w from 0 is w * x^32 mod P; so shift(s, n) = crc32(0, clmul(s, K)) with
+// K = x^(8n - 33) mod P, which is the register after n - 8 zero bytes from the value 1 (the
+// polynomial x^31). One constant per stride length, made at start by the instruction itself.
+constexpr std::size_t kStride = 1024;  // the longest: checkpoint chunks and log blocks
+constexpr std::size_t kMinSplit = 96;  // below it one chain costs less than a join (measured)
 
-__attribute__((target("sse4.2"))) Shift make_shift(std::size_t bytes) {
-  // Both strides are whole words, so the zero bytes go in 8 at a time.
-  std::uint32_t unit[32];
-  for (int j = 0; j < 32; ++j) {
-    std::uint64_t c = std::uint64_t{1} << j;
-    for (std::size_t i = 0; i < bytes; i += 8) c = __builtin_ia32_crc32di(c, 0);
-    unit[j] = static_cast<std::uint32_t>(c);
-  }
-  Shift s{};
-  for (int k = 0; k < 4; ++k) {
-    for (std::uint32_t v = 0; v < 256; ++v) {
-      std::uint32_t x = 0;
-      for (int b = 0; b < 8; ++b) {
-        if ((v >> b & 1) != 0) x ^= unit[8 * k + b];
-      }
-      s.t[k][v] = x;
-    }
-  }
-  return s;
+// g_shift_by[i] shifts a register by 8 * i bytes (i = 1 .. 2 * kStride / 8). Filled by choose().
+std::uint64_t g_shift_by[2 * kStride / 8 + 1];
+
+__attribute__((target("sse4.2"))) std::uint64_t shift_constant(std::size_t bytes) {
+  std::uint64_t c = 1;
+  for (std::size_t i = 8; i < bytes; i += 8) c = __builtin_ia32_crc32di(c, 0);
+  return c;
 }
-
-// A long stride for checkpoint chunks and log blocks, a short one for what is left of them.
-// Below 3 short strides (384 bytes: a record) one chain costs less than a join.
-constexpr std::size_t kLongStride = 1024;
-constexpr std::size_t kShortStride = 128;
-// Filled by choose() before the instruction's path is chosen (built by the instruction itself).
-Shift g_shift_long;
-Shift g_shift_short;
 
 __attribute__((target("sse4.2"), always_inline)) inline std::uint64_t word(const unsigned char* p) {
   std::uint64_t w;
@@ -75,41 +61,66 @@ __attribute__((target("sse4.2"), always_inline)) inline std::uint64_t word(const
   return w;
 }
 
-template <std::size_t kStride>
-__attribute__((target("sse4.2"))) std::uint64_t three_chains(std::uint64_t c, const Shift& shift,
-                                                             const unsigned char*& p,
-                                                             std::size_t& n) {
-  static_assert(kStride % 8 == 0);
+__attribute__((target("sse4.2,pclmul"), always_inline)) inline std::uint64_t clmul(
+    std::uint64_t a, std::uint64_t k) {
+  const __m128i x = _mm_cvtsi64_si128(static_cast<long long>(a));
+  const __m128i y = _mm_cvtsi64_si128(static_cast<long long>(k));
+  return static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_clmulepi64_si128(x, y, 0x00)));
+}
+
+// Three chains over [p, p + 3 * stride) from register c; `k1`/`k2` shift by one and two strides.
+__attribute__((target("sse4.2,pclmul"), always_inline)) inline std::uint64_t three_chains(
+    std::uint64_t c, const unsigned char* p, std::size_t stride, std::uint64_t k1,
+    std::uint64_t k2) {
+  std::uint64_t a = c;
+  std::uint64_t b = 0;
+  std::uint64_t d = 0;
+  for (std::size_t i = 0; i < stride; i += 8) {
+    a = __builtin_ia32_crc32di(a, word(p + i));
+    b = __builtin_ia32_crc32di(b, word(p + stride + i));
+    d = __builtin_ia32_crc32di(d, word(p + 2 * stride + i));
+  }
+  return __builtin_ia32_crc32di(0, clmul(a, k2) ^ clmul(b, k1)) ^ d;
+}
+
+__attribute__((target("sse4.2,pclmul"))) std::uint32_t extend_sse42(std::uint32_t crc,
+                                                                    const unsigned char* p,
+                                                                    std::size_t n) {
+  std::uint64_t c = crc;
+  constexpr std::size_t kWords = kStride / 8;
   while (n >= 3 * kStride) {
-    std::uint64_t a = c;
-    std::uint64_t b = 0;
-    std::uint64_t d = 0;
-    for (std::size_t i = 0; i < kStride; i += 8) {
-      a = __builtin_ia32_crc32di(a, word(p + i));
-      b = __builtin_ia32_crc32di(b, word(p + kStride + i));
-      d = __builtin_ia32_crc32di(d, word(p + 2 * kStride + i));
-    }
-    c = shift(shift(static_cast<std::uint32_t>(a)) ^ static_cast<std::uint32_t>(b)) ^
-        static_cast<std::uint32_t>(d);
+    c = three_chains(c, p, kStride, g_shift_by[kWords], g_shift_by[2 * kWords]);
     p += 3 * kStride;
     n -= 3 * kStride;
   }
-  return c;
-}
-
-__attribute__((target("sse4.2"))) std::uint32_t extend_sse42(std::uint32_t crc,
-                                                             const unsigned char* p,
-                                                             std::size_t n) {
-  std::uint64_t c = crc;
-  c = three_chains<kLongStride>(c, g_shift_long, p, n);
-  c = three_chains<kShortStride>(c, g_shift_short, p, n);
+  if (n >= kMinSplit) {
+    // One split of what is left: the largest stride (whole words) that three of fit.
+    const std::size_t words = std::min(n / 24, kWords);
+    c = three_chains(c, p, 8 * words, g_shift_by[words], g_shift_by[2 * words]);
+    p += 24 * words;
+    n -= 24 * words;
+  }
   while (n >= 8) {
     c = __builtin_ia32_crc32di(c, word(p));
     p += 8;
     n -= 8;
   }
   auto c32 = static_cast<std::uint32_t>(c);
-  while (n-- > 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  if (n >= 4) {
+    std::uint32_t w;
+    std::memcpy(&w, p, 4);
+    c32 = __builtin_ia32_crc32si(c32, w);
+    p += 4;
+    n -= 4;
+  }
+  if (n >= 2) {
+    std::uint16_t w;
+    std::memcpy(&w, p, 2);
+    c32 = __builtin_ia32_crc32hi(c32, w);
+    p += 2;
+    n -= 2;
+  }
+  if (n != 0) c32 = __builtin_ia32_crc32qi(c32, *p);
   return c32;
 }
 #endif
@@ -119,9 +130,8 @@ using ExtendFn = std::uint32_t (*)(std::uint32_t, const unsigned char*, std::siz
 ExtendFn choose() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("sse4.2")) {
-    g_shift_long = make_shift(kLongStride);
-    g_shift_short = make_shift(kShortStride);
+  if (__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul")) {
+    for (std::size_t i = 1; i < std::size(g_shift_by); ++i) g_shift_by[i] = shift_constant(8 * i);
     return extend_sse42;
   }
 #endif

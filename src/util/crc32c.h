@@ -2,7 +2,7 @@
 //
 // Written here rather than taken from a library: Debian 12 packages no C/C++ CRC32C library,
 // and it sits on the commit path. The SSE4.2 instruction computes 8 bytes per step; inputs of
-// 384 bytes and more run three independent chains of it and join them (crc32c.cc). Machines
+// 96 bytes and more run three independent chains of it and join them (crc32c.cc). Machines
 // without it use a table, chosen once at start-up.
 #pragma once
 

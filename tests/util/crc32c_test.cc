@@ -1,5 +1,5 @@
 // CRC32C: the three-chain hardware path against the table, over every length class it splits
-// (long strides, short strides, words, bytes) and every alignment.
+// (strides of every length, words, the last bytes) and every alignment.
 #include "util/crc32c.h"
 
 #include <gtest/gtest.h>
