@@ -73,12 +73,13 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : has_value_(true) { new (&value_) T(std::move(value)); }  // NOLINT: implicit
-  Result(Status status) : has_value_(false), status_(std::move(status)) {}   // NOLINT: implicit
+  // NOLINTNEXTLINE: implicit, so that a function returns a value or a Status alike
+  Result(T value) : has_value_(true) { new (static_cast<void*>(&value_)) T(std::move(value)); }
+  Result(Status status) : has_value_(false), status_(std::move(status)) {}  // NOLINT: implicit
   Result(Code code, std::string_view message = {}) : Result(Status(code, message)) {}
   Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
       : has_value_(other.has_value_), status_(std::move(other.status_)) {
-    if (has_value_) new (&value_) T(std::move(other.value_));
+    if (has_value_) new (static_cast<void*>(&value_)) T(std::move(other.value_));
   }
   Result(const Result&) = delete;
   Result& operator=(const Result&) = delete;

@@ -9,7 +9,7 @@
 // let it go). Every record carries one commit timestamp, logged (an empty transaction record)
 // before the first part is written, so recovery's dense timestamps hold.
 //
-// All or nothing on disk: no checkpoint starts while a load runs (Durability::begin_bulk_load),
+// All or nothing on disk: no checkpoint starts while a load runs (Durability::hold_checkpoints),
 // and the load ends with one that refers to every record of its parts; until that checkpoint
 // is durable no manifest names the parts, so a crash loses the whole load and the next open
 // deletes its files as unneeded. A load that fails removes its keys again and deletes its
@@ -283,7 +283,7 @@ Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOpti
     if (!batch.has_next) break;
     from = batch.next;
   }
-  if (Status s = durability_->begin_bulk_load(); !s.is_ok()) {
+  if (Status s = durability_->hold_checkpoints(); !s.is_ok()) {
     table->end_loading();
     return s;
   }
@@ -294,7 +294,7 @@ Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOpti
   } else {
     loader.rollback();
   }
-  durability_->end_bulk_load();
+  durability_->release_checkpoints();
   // A checkpoint asked for meanwhile waited for the load (Durability::checkpoint_pending) and
   // worker 0 may have gone to sleep over it: nothing else wakes it when the load failed.
   wake_worker0(true);

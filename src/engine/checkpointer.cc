@@ -1,5 +1,6 @@
 // Checkpoints (worker 0, as a system transaction: a bounded step per loop), and the gate that
-// keeps them and bulk loads apart (every checkpoint holds all of a load or none of it).
+// keeps them apart from bulk loads (every checkpoint holds all of a load or none of it) and
+// from index builds (which read cold records where the checkpoint found them).
 #include "engine/durability.h"
 
 #include <algorithm>
@@ -41,7 +42,8 @@ std::string Durability::describe_checkpoint(std::uint64_t ticket) const {
          ", keys scanned " + std::to_string(ckpt_scanned_.load(std::memory_order_relaxed)) +
          " of " + std::to_string(ckpt_keys_.load(std::memory_order_relaxed)) +
          ", records written " + std::to_string(ckpt_written_.load(std::memory_order_relaxed)) +
-         "; bulk loads running " + std::to_string(bulk_loads_.load(std::memory_order_relaxed)) +
+         "; holds (bulk loads, index builds) " +
+         std::to_string(checkpoint_holds_.load(std::memory_order_relaxed)) +
          (halted() ? "; halted" : "");
 }
 
@@ -89,8 +91,8 @@ bool Durability::checkpoint_due() const {
 
 bool Durability::checkpoint_pending() const {
   if (ckpt_ != nullptr) return true;
-  // Either kind waits for the bulk loads; each load's end wakes worker 0.
-  if (bulk_loads_.load(std::memory_order_acquire) != 0) return false;
+  // Either kind waits for the holds; each hold's end wakes worker 0.
+  if (checkpoint_holds_.load(std::memory_order_acquire) != 0) return false;
   // Requested, or due by the logs' growth: worker 0 stays awake to start it, even when only
   // application threads commit (they wake it: DatabaseImpl::commit_external).
   return ckpt_requested_.load(std::memory_order_acquire) >
@@ -98,12 +100,12 @@ bool Durability::checkpoint_pending() const {
          (!halted() && checkpoint_due());
 }
 
-Status Durability::begin_bulk_load() {
-  bulk_loads_.fetch_add(1, std::memory_order_seq_cst);
-  util::StallWatch watch(deps_.stalls, "bulk load admission");
+Status Durability::hold_checkpoints() {
+  checkpoint_holds_.fetch_add(1, std::memory_order_seq_cst);
+  util::StallWatch watch(deps_.stalls, "checkpoint hold");
   while (ckpt_active_.load(std::memory_order_seq_cst)) {
     if (halted()) {
-      end_bulk_load();
+      release_checkpoints();
       return halt_status();
     }
     watch.turn(checkpoint_progress(), [&] {
@@ -120,9 +122,9 @@ void Durability::adopt_parts(const std::vector<storage::CkptPart>& parts) {
   adopted_.insert(adopted_.end(), parts.begin(), parts.end());
 }
 
-void Durability::end_bulk_load() {
-  BRAID_ASSERT(bulk_loads_.load(std::memory_order_relaxed) > 0);
-  bulk_loads_.fetch_sub(1, std::memory_order_seq_cst);
+void Durability::release_checkpoints() {
+  BRAID_ASSERT(checkpoint_holds_.load(std::memory_order_relaxed) > 0);
+  checkpoint_holds_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 Status Durability::start_checkpoint() {
@@ -614,7 +616,7 @@ bool Durability::checkpoint_step(std::uint32_t worker_index) {
     if (rolling) roll_misses_.fetch_add(1, std::memory_order_relaxed);
     ckpt_rolling_ = false;
     ckpt_active_.store(true, std::memory_order_seq_cst);
-    if (bulk_loads_.load(std::memory_order_seq_cst) != 0) {
+    if (checkpoint_holds_.load(std::memory_order_seq_cst) != 0) {
       ckpt_active_.store(false, std::memory_order_release);
       return false;
     }

@@ -952,8 +952,10 @@ bool BulkRead::step(storage::IoQueue& queue, bool wait) {
     if (head_ == issued_ && (!status_.is_ok() || refs_ == nullptr || next_ == refs_->size())) {
       store_->reads_.fetch_add(stats_.records - counted_records_, std::memory_order_relaxed);
       store_->ios_.fetch_add(stats_.reads - counted_reads_, std::memory_order_relaxed);
+      store_->read_bytes_.fetch_add(stats_.bytes - counted_bytes_, std::memory_order_relaxed);
       counted_records_ = stats_.records;
       counted_reads_ = stats_.reads;
+      counted_bytes_ = stats_.bytes;
       if (!status_.is_ok() && !error_counted_) {
         store_->errors_.fetch_add(1, std::memory_order_relaxed);
         error_counted_ = true;

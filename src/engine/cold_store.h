@@ -419,6 +419,7 @@ class BulkRead {
   std::uint64_t completions_ = 0;
   std::uint64_t counted_reads_ = 0;    // of stats_.reads, added to the store's count
   std::uint64_t counted_records_ = 0;  // of stats_.records, likewise
+  std::uint64_t counted_bytes_ = 0;    // of stats_.bytes, likewise
   bool error_counted_ = false;
   Status status_;
   ColdStore::BulkStats stats_;

@@ -87,6 +87,8 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   Result<Table*> create_table(std::string_view name);
   Result<Table*> open_table(std::string_view name);
   Result<Index*> create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn);
+  // create_index's work, under a checkpoint hold.
+  Result<Index*> build_index(Table& table, std::string_view name, SecondaryKeyFn key_fn);
   Result<Transaction> begin(const TxnOptions& txn = {});
   // Applies a transaction's options (isolation, read-only) to its fresh context.
   void configure(mvcc::TxnContext* ctx, const TxnOptions& txn) const;

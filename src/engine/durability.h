@@ -152,15 +152,16 @@ class Durability {
            logs_[options_.workers]->safe() != storage::LogWriter::kAllDurable;
   }
 
-  // ---- Bulk loads (Database::bulk_load, on application threads) ----
-  // No checkpoint starts while a load runs, so every checkpoint holds all of a load or none of
-  // it; begin_bulk_load waits for a running one to end (IOError once halted). Pair each
-  // successful call with end_bulk_load.
-  Status begin_bulk_load();
+  // ---- Checkpoint holds (bulk loads and index builds, on application threads) ----
+  // No checkpoint starts while a hold lasts: every checkpoint holds all of a bulk load or none
+  // of it, and an index build reads cold records where it found them (a checkpoint may copy
+  // them and delete the part). hold_checkpoints waits for a running one to end (IOError once
+  // halted). Pair each successful call with release_checkpoints, then wake worker 0.
+  Status hold_checkpoints();
   // The load's parts, durable: the next checkpoint counts them as wholly live, so it refers to
   // their records instead of copying them, and deletes them only when they thin out.
   void adopt_parts(const std::vector<storage::CkptPart>& parts);
-  void end_bulk_load();
+  void release_checkpoints();
   // Where parts go, how big, and their numbers (checkpoints and bulk loads alike); the writer
   // adds its own callbacks.
   storage::CheckpointConfig part_config();
@@ -244,7 +245,7 @@ class Durability {
   std::atomic<std::uint64_t> ckpt_written_{0};  // records whose chunk was written, in all
   // Bulk loads against checkpoints (Dekker: each side announces itself, then looks at the
   // other, both sequentially consistent, so at least one of them backs off).
-  std::atomic<std::uint32_t> bulk_loads_{0};
+  std::atomic<std::uint32_t> checkpoint_holds_{0};
   std::atomic<bool> ckpt_active_{false};
   std::mutex adopted_mutex_;
   std::vector<storage::CkptPart> adopted_;  // drained by the next start_checkpoint

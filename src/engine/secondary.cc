@@ -146,6 +146,22 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
                                     " bytes");
   }
   if (!key_fn) return Status::invalid_argument("create_index: empty key function");
+  // The build reads evicted records where it finds them, in passes: no checkpoint may copy
+  // them elsewhere and delete their part meanwhile. Taken before the catalog's mutex, which a
+  // running checkpoint's scan takes (table_at) while the hold waits for it to end.
+  if (durability_ != nullptr) {
+    if (Status s = durability_->hold_checkpoints(); !s.is_ok()) return s;
+  }
+  Result<Index*> built = build_index(table, name, std::move(key_fn));
+  if (durability_ != nullptr) {
+    durability_->release_checkpoints();
+    wake_worker0(true);  // a checkpoint asked for meanwhile waited for the hold
+  }
+  return built;
+}
+
+Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
+                                         SecondaryKeyFn key_fn) {
   std::unique_lock<std::mutex> guard(catalog_mutex_);
   if (index_by_name_.count(std::string(name)) != 0) {
     return Status::duplicate("index '" + std::string(name) + "' exists");
@@ -168,23 +184,40 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   Status status = Status::ok();
   std::vector<std::pair<std::string, std::uint64_t>> stale;  // (entry key, oid)
   std::vector<std::uint16_t> stale_secondary_len;
+  auto add = [&](std::string_view key, std::string_view value, std::uint64_t oid) {
+    Key secondary;
+    if (!sec->extract(key, value, &secondary)) return Status::ok();
+    if (Status s = check_entry_size(*sec, secondary.size(), key.size()); !s.is_ok()) return s;
+    char buf[kMaxKeyBytes];
+    std::string_view entry;
+    (void)insert_entry(sec, secondary.view(), key, oid, buf, &entry);
+    return Status::ok();
+  };
+  // Evicted records (their one version each) are read as the checker reads them: in passes of
+  // kColdPass, each pass in file order with many reads in flight, every block once, each
+  // record verified against its key's hash (a read per record, in key order, paid the device's
+  // latency per record: the index of a table that outgrew memory took hours).
+  constexpr std::size_t kColdPass = std::size_t{1} << 20;
+  std::vector<ColdStore::BulkRecord> cold;
+  ColdStore::BulkStats cold_stats;
+  auto read_cold = [&]() -> Status {
+    if (cold.empty()) return Status::ok();
+    BRAID_ASSERT(cold_ != nullptr);  // cold entries exist only with a directory
+    Status s = cold_->read_in_file_order(
+        &cold, table.id(), {},
+        [&](const ColdStore::BulkRecord& r, const storage::RecordView& rv) {
+          return add(rv.key, rv.value, r.cookie);
+        },
+        &cold_stats);
+    cold.clear();
+    return s;
+  };
   table.index().for_each([&](std::string_view key, std::uint64_t oid) {
     if (!status.is_ok()) return;
     const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
-    auto add = [&](std::string_view value) {
-      Key secondary;
-      if (!sec->extract(key, value, &secondary)) return;
-      status = check_entry_size(*sec, secondary.size(), key.size());
-      if (!status.is_ok()) return;
-      char buf[kMaxKeyBytes];
-      std::string_view entry;
-      (void)insert_entry(sec, secondary.view(), key, oid, buf, &entry);
-    };
     if (entry::is_cold(e)) {
-      // Evicted: its one version, read without bringing it back into memory.
-      std::string value;
-      status = cold_->read_value(e, table.id(), key, &value);
-      if (status.is_ok()) add(value);
+      cold.push_back({e, ColdStore::key_hash(key), oid});
+      if (cold.size() >= kColdPass) status = read_cold();
       return;
     }
     if (!entry::is_hot(e)) return;
@@ -194,7 +227,7 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
     for (const Version* v = head; v != nullptr && status.is_ok();
          v = v->next.load(std::memory_order_acquire)) {
       if (v->tombstone()) continue;
-      add(v->value());
+      status = add(key, v->value(), oid);
       if (v == head || !status.is_ok()) continue;
       Key old;
       if (!sec->extract(key, v->value(), &old)) continue;
@@ -205,6 +238,7 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
       stale_secondary_len.push_back(static_cast<std::uint16_t>(old.size()));
     }
   });
+  if (status.is_ok()) status = read_cold();
   if (!status.is_ok()) return status;
   TxnContext* ctx = nullptr;
   if (!stale.empty()) {

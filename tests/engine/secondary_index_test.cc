@@ -7,6 +7,7 @@
 #include <braid/tx.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -253,6 +254,74 @@ TEST(SecondaryIndex, RebuiltAfterRecovery) {
     Index* idx = make_index(*db, **t);
     EXPECT_EQ(committed_lookup(*db, *idx, "one"), (V{"a", "b"}));
     EXPECT_EQ(committed_lookup(*db, *idx, "two"), V{});
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// After an open under a budget the records are cold (entries into the checkpoint's parts): the
+// build reads them in file order, many to a read, and the index answers as one built from
+// memory. A part damaged under the build fails it with Corruption and leaves no index.
+TEST(SecondaryIndex, RebuiltFromEvictedRecordsAfterAnOpen) {
+  char tmpl[] = "/tmp/braid-secidx-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  Options o;
+  o.directory = dir;
+  constexpr int kRecords = 6000;
+  constexpr int kGroups = 7;
+  std::map<std::string, V> expect;
+  {
+    auto db = open_db(o);
+    Table* t = make_table(*db, "t");
+    for (int i = 0; i < kRecords; i += 100) {
+      Transaction tx = begin(*db);
+      for (int k = i; k < i + 100; ++k) {
+        char key[16];
+        std::snprintf(key, sizeof key, "k%05d", k);
+        const std::string g = "g" + std::to_string(k % kGroups);
+        ASSERT_TRUE(tx.insert(*t, key, g + ":" + std::string(40, 'x')).is_ok());
+        expect[g].push_back(key);
+      }
+      ASSERT_TRUE(tx.commit().is_ok());
+    }
+    ASSERT_TRUE(db->checkpoint().is_ok());
+  }
+  Options cold = o;
+  cold.memory_budget_bytes = 1;
+  {
+    auto db = open_db(cold);
+    Table* t = *db->open_table("t");
+    Index* idx = make_index(*db, *t);
+    ASSERT_NE(idx, nullptr);
+    const DatabaseStats st = db->stats();
+    EXPECT_GE(st.cold_reads, static_cast<std::uint64_t>(kRecords));
+    EXPECT_LT(st.cold_read_ios * 20, st.cold_reads) << "records were read one at a time";
+    EXPECT_GE(st.cold_read_bytes, std::uint64_t{kRecords} * 40);
+    for (const auto& [g, keys] : expect) EXPECT_EQ(committed_lookup(*db, *idx, g), keys) << g;
+  }
+  {
+    // Damage every checkpoint part in its middle once the open has read it: the records there
+    // no longer verify when the build reads them.
+    auto opened = Database::open(cold);
+    ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+    Table* t = *(*opened)->open_table("t");
+    for (const auto& f : std::filesystem::directory_iterator(dir)) {
+      if (f.path().filename().string().rfind("ckpt-", 0) != 0) continue;
+      std::FILE* fp = std::fopen(f.path().c_str(), "r+b");
+      ASSERT_NE(fp, nullptr);
+      const long mid = static_cast<long>(std::filesystem::file_size(f.path()) / 2);
+      for (long at = mid; at < mid + 4096; at += 97) {
+        std::fseek(fp, at, SEEK_SET);
+        const int c = std::fgetc(fp);
+        std::fseek(fp, at, SEEK_SET);
+        std::fputc(c ^ 0x5a, fp);
+      }
+      std::fclose(fp);
+    }
+    Result<Index*> r = (*opened)->create_index(*t, "by_group", group_of);
+    EXPECT_EQ(r.code(), Code::kCorruption) << r.status().to_string();
+    EXPECT_EQ((*opened)->create_index(*t, "by_group", group_of).code(), Code::kCorruption)
+        << "the failed build left an index behind";
   }
   std::filesystem::remove_all(dir);
 }

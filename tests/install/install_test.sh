@@ -28,6 +28,8 @@ run_examples() {  # dir
   "$1/durable_reopen" "$work/db"
   rm -rf "$work/db"
   "$1/sales_report" "$work/db" 20000 2
+  rm -rf "$work/db"
+  "$1/cold_index" "$work/db" 20000 1
 }
 
 say "examples against the installed package (find_package(BraidDB CONFIG))"
