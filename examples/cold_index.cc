@@ -129,8 +129,7 @@ int main(int argc, char** argv) {
                                        [&](std::string_view pk, std::string_view value) {
                                          const std::uint32_t id = customer_of(pk);
                                          wrong = wrong || id >= customers || seen[id] != 0 ||
-                                                 value != customer_value(id) ||
-                                                 city_of(id) != city;
+                                                 value != customer_value(id) || city_of(id) != city;
                                          if (!wrong) seen[id] = 1;
                                          ++found;
                                          return true;
