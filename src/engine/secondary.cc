@@ -195,8 +195,8 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
   };
   // Evicted records (their one version each) are read as the checker reads them: in passes of
   // kColdPass, each pass in file order with many reads in flight, every block once, each
-  // record verified against its key's hash (a read per record, in key order, paid the device's
-  // latency per record: the index of a table that outgrew memory took hours).
+  // record verified against its key's hash. A read per record, in key order, paid the device's
+  // latency once per record.
   constexpr std::size_t kColdPass = std::size_t{1} << 20;
   std::vector<ColdStore::BulkRecord> cold;
   ColdStore::BulkStats cold_stats;
