@@ -14,7 +14,9 @@ TIDY=${RUN_CLANG_TIDY:-run-clang-tidy-19}
 for tool in "$FORMAT" "$TIDY"; do
   command -v "$tool" >/dev/null || { echo "lint: $tool missing (scripts/install-deps.sh)" >&2; exit 2; }
 done
-files=$(git ls-files '*.h' '*.cc' '*.inc' | grep -v '^tests/storage/corpus/')
+# Tracked files and new ones not yet added (a new file is formatted before its first commit).
+files=$( (git ls-files '*.h' '*.cc' '*.inc'; git ls-files --others --exclude-standard '*.h' '*.cc' '*.inc') |
+  grep -v '^tests/storage/corpus/')
 status=0
 
 if [ "${1:-}" = "--fix" ]; then
