@@ -152,6 +152,15 @@ class Durability {
            logs_[options_.workers]->safe() != storage::LogWriter::kAllDurable;
   }
 
+  // A checkpoint released segments of the application threads' log that worker 0 has not
+  // retired yet (it retires them when their mutex is free): worker 0 stays awake until it has,
+  // or an idle store keeps them until its next commit (not once halted: nothing is retired
+  // then). Worker 0's thread only.
+  bool external_retire_pending() const {
+    return logs_.size() > options_.workers && !halted() &&
+           retire_epoch_.load(std::memory_order_acquire) != retired_epoch_[options_.workers];
+  }
+
   // ---- Checkpoint holds (bulk loads and index builds, on application threads) ----
   // No checkpoint starts while a hold lasts: every checkpoint holds all of a bulk load or none
   // of it, and an index build reads cold records where it found them (a checkpoint may copy

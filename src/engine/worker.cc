@@ -171,7 +171,8 @@ bool Worker::idle() const {
          (log_ == nullptr || flusher_mode_ || log_->idle() || !log_->failure().is_ok()) &&
          !checkpointing_ &&
          (index_ != 0 || durability_ == nullptr ||
-          (!durability_->checkpoint_pending() && !durability_->external_pending()));
+          (!durability_->checkpoint_pending() && !durability_->external_pending() &&
+           !durability_->external_retire_pending()));
 }
 
 namespace {

@@ -403,8 +403,17 @@ TEST(Checkpoints, ApplicationThreadsAloneKeepTheDirectoryBounded) {
     }
     ASSERT_GT((*db)->durability_stats().checkpoints, before) << "phase " << phase;
     // The newest checkpoint, the log since its start (up to two phases) and a segment, under
-    // the 750 KB of every commit by phase 5.
-    EXPECT_LT(directory_bytes(), std::uint64_t{500} << 10) << "phase " << phase;
+    // the 750 KB of every commit by phase 5. The segments the checkpoint released go on the
+    // workers' next turns (worker 0 retires the application threads' log), a moment after the
+    // count moved: a sanitizer's timing can show the directory in between.
+    constexpr std::uint64_t kBound = std::uint64_t{500} << 10;
+    const auto settle = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (directory_bytes() >= kBound && std::chrono::steady_clock::now() < settle) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_LT(directory_bytes(), kBound)
+        << "phase " << phase << ", roll misses " << (*db)->durability_stats().checkpoint_roll_misses
+        << ", checkpoints " << (*db)->durability_stats().checkpoints;
   }
 }
 
