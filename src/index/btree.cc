@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -1268,31 +1269,19 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
                 CheckCtx* ctx) {
   BRAID_ASSERT(!n->lock.locked_now());
   BRAID_ASSERT(!n->lock.obsolete_now());
-  BRAID_ASSERT(n->count <= Node::kMaxSlots);
-  BRAID_ASSERT(n->heap_begin <= kNodeBytes);
-  BRAID_ASSERT(n->heap_begin >= Node::kHeader + n->count * kEntryBytes);
-  std::size_t suffix_bytes = 0;
-  std::string prev;
+  if (const char* why = node_shape_error(*n); why != nullptr) {
+    std::fprintf(stderr, "B+-tree node at level %u: %s\n", n->level, why);
+    BRAID_ASSERT(why == nullptr);
+  }
   char buf[kMaxKey];
   std::vector<std::string> keys;
   for (unsigned i = 0; i < n->count; ++i) {
-    const Tail& t = n->tails(n->count)[i];
-    BRAID_ASSERT(t.len >= 1);
-    if (t.len > 8) {
-      suffix_bytes += t.len - 8u;
-      BRAID_ASSERT(t.suffix_off >= n->heap_begin);
-      BRAID_ASSERT(t.suffix_off + (t.len - 8u) <= kNodeBytes);
-    }
     const std::uint32_t len = copy_key(n, n->count, i, buf);
     std::string key(buf, len);
-    BRAID_ASSERT(n->heads()[i] == util::load_head(key.data(), key.size()));
-    if (i > 0) BRAID_ASSERT(prev < key);
     if (lo != nullptr) BRAID_ASSERT(key >= *lo);
     if (hi != nullptr) BRAID_ASSERT(key < *hi);
-    prev = key;
     keys.push_back(std::move(key));
   }
-  BRAID_ASSERT(suffix_bytes + n->garbage == kNodeBytes - n->heap_begin);
   if (ctx->level_nodes.size() <= n->level) ctx->level_nodes.resize(n->level + 1u);
   ++ctx->level_nodes[n->level];
   if (n->level == 0) {
@@ -1313,6 +1302,39 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
 }
 
 }  // namespace
+
+const char* node_shape_error(const Node& n) {
+  if (n.count > Node::kMaxSlots) return "more entries than a node holds";
+  if (n.heap_begin > kNodeBytes) return "key heap starts past the node's end";
+  if (n.heap_begin < Node::kHeader + n.count * kEntryBytes) {
+    return "key heap overlaps the entry arrays";
+  }
+  std::size_t suffix_bytes = 0;
+  char prev[kMaxKey];
+  std::uint32_t prev_len = 0;
+  char key[kMaxKey];
+  for (unsigned i = 0; i < n.count; ++i) {
+    const Tail& t = n.tails(n.count)[i];
+    if (t.len == 0) return "an entry with an empty key";
+    if (t.len > 8) {
+      if (t.suffix_off < n.heap_begin || t.suffix_off + (t.len - 8u) > kNodeBytes) {
+        return "a key suffix outside the key heap";
+      }
+      suffix_bytes += t.len - 8u;
+    }
+    const std::uint32_t len = copy_key(&n, n.count, i, key);
+    if (n.heads()[i] != util::load_head(key, len)) return "a key head disagrees with its key";
+    if (i > 0 && std::string_view(prev, prev_len) >= std::string_view(key, len)) {
+      return "keys out of order";
+    }
+    std::memcpy(prev, key, len);
+    prev_len = len;
+  }
+  if (suffix_bytes + n.garbage != kNodeBytes - n.heap_begin) {
+    return "key heap bytes unaccounted for";
+  }
+  return nullptr;
+}
 
 std::size_t BTree::check_invariants() const {
   CheckCtx ctx;

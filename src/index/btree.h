@@ -48,6 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,8 @@ class ChunkPool;  // index/chunk_pool.h
 
 inline constexpr std::size_t kNodeBytes = 1024;
 inline constexpr std::size_t kMaxKey = 255;
+// Levels a tree may have (a node's level is below it): 41-way nodes reach 2^64 keys long before.
+inline constexpr std::uint32_t kMaxLevels = 32;
 
 // The version word of a node: bit 1 = locked, bit 0 = obsolete (the node left the tree), the
 // rest a counter. Unlock adds 0b10, which clears the lock bit and bumps the counter; the counter
@@ -160,6 +163,12 @@ struct alignas(64) Node {
 static_assert(sizeof(Node) == kNodeBytes);
 static_assert(offsetof(Node, body) == Node::kHeader);
 static_assert(Node::kMaxSlots == 41, "the SSN stamp took the header's spare bytes, not a slot");
+
+// Why `n`'s bytes cannot be a node, or null when they can: entry count and key heap within the
+// node, every key non-empty with its head and suffix where its tail says, keys strictly
+// ascending, every heap byte a suffix or counted garbage. Reads the node as plain memory: for
+// a node nobody writes (a tree checked at rest, a node image read from storage).
+[[nodiscard]] const char* node_shape_error(const Node& n);
 
 // A leaf a serializable transaction read, at the version it read it (mvcc/ssn.h, "Phantoms").
 struct LeafRead {
@@ -494,6 +503,16 @@ class BTree {
     }
   }
 
+  // Visits every node bottom-up, each after its children, as writing node images needs (a
+  // parent's image names its children's addresses): `fn(node, children)` answers the word that
+  // names `node` and receives the words its children's calls answered (an inner node's:
+  // leftmost first, then entry by entry; a leaf's: none). Answers the root's word.
+  // Single-threaded callers only: nothing may change the tree meanwhile.
+  template <typename Fn>
+  std::uint64_t visit_bottom_up(Fn&& fn) const {
+    return visit_bottom_up(root_.load(std::memory_order_acquire), fn);
+  }
+
   // Checks every structural invariant (sorted keys, separators bound their subtrees, heap
   // accounting). Single-threaded callers only. Returns the number of keys.
   std::size_t check_invariants() const;
@@ -549,6 +568,19 @@ class BTree {
   friend class Lookup;
   friend class ScanLeaf;
 
+  template <typename Fn>
+  static std::uint64_t visit_bottom_up(const Node* n, Fn& fn) {
+    std::vector<std::uint64_t> children;
+    if (n->level != 0) {
+      children.reserve(n->count + 1u);
+      children.push_back(visit_bottom_up(n->leftmost, fn));
+      for (unsigned i = 0; i < n->count; ++i) {
+        children.push_back(
+            visit_bottom_up(reinterpret_cast<const Node*>(n->tails(n->count)[i].value), fn));
+      }
+    }
+    return fn(*n, std::span<const std::uint64_t>(children));
+  }
   Node* new_node(std::uint8_t level);
   bool remove_matching(std::string_view key, std::uint64_t expected, bool any,
                        bool (*consent)(void*), void* arg);
@@ -580,7 +612,7 @@ class BTree {
   std::atomic<std::size_t> nodes_allocated_{0};
   std::atomic<std::size_t> nodes_free_{0};
   std::atomic<std::uint64_t> merges_{0};
-  static constexpr std::uint32_t kLevels = 32;
+  static constexpr std::uint32_t kLevels = kMaxLevels;
   std::atomic<std::size_t> level_nodes_[kLevels] = {};
 
   // Nodes come from 2 MiB chunks: the pool's while it has any, else the tree's own (madvised

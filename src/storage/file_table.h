@@ -51,6 +51,8 @@ class FileTable {
   void release(std::uint64_t number);
 
   std::size_t size() const;
+  // The file system the handles are of (a caller that reads through a handle it acquired).
+  FileSystem* fs() const { return fs_; }
 
  private:
   struct Entry {

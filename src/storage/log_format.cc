@@ -63,20 +63,27 @@ std::string decode_record(const char* p, std::size_t avail, RecordCheck check, R
   return "";
 }
 
-std::string part_file_name(std::uint64_t number) {
+std::string numbered_file_name(std::string_view prefix, std::uint64_t number) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "ckpt-%010llu", static_cast<unsigned long long>(number));
-  return buf;
+  std::snprintf(buf, sizeof buf, "%010llu", static_cast<unsigned long long>(number));
+  return std::string(prefix) + buf;
 }
 
-bool parse_part_file_name(std::string_view name, std::uint64_t* number) {
-  if (name.size() != 15 || name.substr(0, 5) != "ckpt-") return false;
+bool parse_numbered_file_name(std::string_view name, std::string_view prefix,
+                              std::uint64_t* number) {
+  if (name.size() != prefix.size() + 10 || name.substr(0, prefix.size()) != prefix) return false;
   *number = 0;
-  for (std::size_t i = 5; i < name.size(); ++i) {
+  for (std::size_t i = prefix.size(); i < name.size(); ++i) {
     if (name[i] < '0' || name[i] > '9') return false;
     *number = *number * 10 + static_cast<std::uint64_t>(name[i] - '0');
   }
   return true;
+}
+
+std::string part_file_name(std::uint64_t number) { return numbered_file_name("ckpt-", number); }
+
+bool parse_part_file_name(std::string_view name, std::uint64_t* number) {
+  return parse_numbered_file_name(name, "ckpt-", number);
 }
 
 }  // namespace braid::storage

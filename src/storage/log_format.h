@@ -245,6 +245,11 @@ static_assert(sizeof(CkptTrailer) == 32);
 inline std::string checkpoint_file_name(std::uint32_t slot) {
   return "CHECKPOINT-" + std::to_string(slot);
 }
+// A file named by its prefix and its database-wide number in ten digits ("ckpt-0000000012"),
+// and the number such a name holds (false: the name is not of that form).
+std::string numbered_file_name(std::string_view prefix, std::uint64_t number);
+bool parse_numbered_file_name(std::string_view name, std::string_view prefix,
+                              std::uint64_t* number);
 std::string part_file_name(std::uint64_t number);
 // False for names that are not checkpoint parts.
 bool parse_part_file_name(std::string_view name, std::uint64_t* number);

@@ -1,0 +1,149 @@
+#include "storage/node_segment.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "storage/cold_address.h"
+#include "storage/log_format.h"
+#include "util/assert.h"
+
+namespace braid::storage {
+
+static_assert(kDirectAlign % kNodeSlotBytes == 0, "slots tile a block");
+static_assert(NodeSegmentWriter::kStageBytes % kDirectAlign == 0, "the stage is whole blocks");
+static_assert(kNodeSlotBytes <= kMaxColdSize, "a slot's address holds its size");
+
+std::string node_segment_name(std::uint64_t number) { return numbered_file_name("idx-", number); }
+
+bool parse_node_segment_name(std::string_view name, std::uint64_t* number) {
+  return parse_numbered_file_name(name, "idx-", number);
+}
+
+void NodeSegmentWriter::FreeDeleter::operator()(char* p) const { std::free(p); }
+
+NodeSegmentWriter::NodeSegmentWriter(FileSystem* fs, FileTable* files, std::string dir,
+                                     std::uint64_t segment_bytes)
+    : fs_(fs),
+      files_(files),
+      dir_(std::move(dir)),
+      segment_bytes_(segment_bytes),
+      stage_(static_cast<char*>(std::aligned_alloc(kDirectAlign, kStageBytes))) {
+  BRAID_ASSERT(segment_bytes_ >= kDirectAlign);
+  BRAID_ASSERT(segment_bytes_ % kDirectAlign == 0);
+  BRAID_ASSERT(segment_bytes_ <= kMaxColdOffset);
+  BRAID_ASSERT(stage_ != nullptr);
+}
+
+NodeSegmentWriter::~NodeSegmentWriter() {
+  for (const FileId f : unsynced_) fs_->close(f);
+  if (file_ >= 0 && std::find(unsynced_.begin(), unsynced_.end(), file_) == unsynced_.end()) {
+    fs_->close(file_);
+  }
+}
+
+Status NodeSegmentWriter::open_segment() {
+  const std::uint64_t n = files_->allocate();
+  const std::string path = dir_ + "/" + node_segment_name(n);
+  if (n > kMaxColdSegment) {
+    return Status::io_error("cannot create node segment " + path +
+                            ": file numbers beyond what an address holds");
+  }
+  OpenOptions o;
+  o.create = true;
+  Result<FileId> f = fs_->open(path, o);
+  if (!f.is_ok()) return f.status();
+  if (file_ >= 0 && std::find(unsynced_.begin(), unsynced_.end(), file_) == unsynced_.end()) {
+    fs_->close(file_);  // full and synced: nothing more to do with it
+  }
+  file_ = *f;
+  number_ = n;
+  written_ = 0;
+  stage_at_ = 0;
+  files_->add(n, path);
+  segments_.push_back(n);
+  dir_dirty_ = true;
+  return Status::ok();
+}
+
+Status NodeSegmentWriter::write_stage() {
+  if (staged_ == 0) return Status::ok();
+  BRAID_ASSERT(file_ >= 0);
+  // Whole blocks: the free slots of the last one go out as zeros, and the next image starts a
+  // block of its own (node_segment.h, "Writing").
+  const std::uint32_t len = static_cast<std::uint32_t>(round_up(staged_, kDirectAlign));
+  std::memset(stage_.get() + staged_, 0, len - staged_);
+  if (Status s = fs_->write(file_, stage_at_, stage_.get(), len); !s.is_ok()) {
+    return Status::io_error("cannot write node segment " + node_segment_name(number_) + ": " +
+                            std::string(s.message()));
+  }
+  if (std::find(unsynced_.begin(), unsynced_.end(), file_) == unsynced_.end()) {
+    unsynced_.push_back(file_);
+  }
+  written_ = stage_at_ + len;
+  stage_at_ = written_;
+  staged_ = 0;
+  return Status::ok();
+}
+
+Result<std::uint64_t> NodeSegmentWriter::add(char** slot) {
+  if (staged_ == kStageBytes) {
+    if (Status s = write_stage(); !s.is_ok()) return s;
+  }
+  if (file_ < 0 || stage_at_ + staged_ + kNodeSlotBytes > segment_bytes_) {
+    if (Status s = write_stage(); !s.is_ok()) return s;
+    if (Status s = open_segment(); !s.is_ok()) return s;
+  }
+  const std::uint64_t offset = stage_at_ + staged_;
+  const std::uint64_t address = cold_word(number_, offset, kNodeSlotBytes);
+  BRAID_ASSERT(address != 0);  // the number and the offset were checked against the limits
+  *slot = stage_.get() + staged_;
+  staged_ += kNodeSlotBytes;
+  return address;
+}
+
+Status NodeSegmentWriter::flush() { return write_stage(); }
+
+Status NodeSegmentWriter::sync() {
+  if (Status s = write_stage(); !s.is_ok()) return s;
+  while (!unsynced_.empty()) {
+    const FileId f = unsynced_.back();
+    if (Status s = fs_->sync(f); !s.is_ok()) {
+      return Status::io_error("cannot sync a node segment of " + dir_ + ": " +
+                              std::string(s.message()));
+    }
+    unsynced_.pop_back();
+    if (f != file_) fs_->close(f);
+  }
+  if (dir_dirty_) {
+    if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
+    dir_dirty_ = false;
+  }
+  return Status::ok();
+}
+
+Result<const char*> read_node_slot(FileTable* files, std::uint64_t address, char* block) {
+  if (!is_cold(address)) return Status::corruption("a node address that is no address");
+  const ColdAddress a = cold(address);
+  const std::string where = node_segment_name(a.segment) + " at offset " + std::to_string(a.offset);
+  if (a.size != kNodeSlotBytes || a.offset % kNodeSlotBytes != 0) {
+    return Status::corruption("a node address that names no slot: " + where + ", " +
+                              std::to_string(a.size) + " bytes");
+  }
+  Result<FileTable::Handle> h = files->acquire(a.segment);
+  if (!h.is_ok()) return h.status();
+  const std::uint64_t start = a.offset / kDirectAlign * kDirectAlign;
+  std::size_t got = 0;
+  const Status s = files->fs()->read(h->id, start, kDirectAlign, block, &got);
+  files->release(a.segment);
+  if (!s.is_ok()) {
+    return Status::io_error("cannot read node image in " + where + ": " + std::string(s.message()));
+  }
+  const std::uint64_t in_block = a.offset - start;
+  if (got < in_block + kNodeSlotBytes) {
+    return Status::corruption("node segment " + where + " ends before the image");
+  }
+  return static_cast<const char*>(block + in_block);
+}
+
+}  // namespace braid::storage

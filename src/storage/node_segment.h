@@ -1,0 +1,99 @@
+// Node segments: the files B+-tree node images live in (docs/internals/index-paging.md, "A
+// persistent index"; the image itself is index/node_image.h).
+//
+// Format. A segment `idx-N` (N a database-wide file number, from the counter log segments and
+// checkpoint parts take theirs from) is a sequence of 1 KiB slots, each a node image or zeros.
+// There is nothing else in it: an image carries its own checksum, its tree and its own address,
+// so a reader verifies a slot without a header to trust first. An image's address is the cold
+// word (storage/cold_address.h) of (N, the slot's offset, 1 KiB): the word an inner node's
+// image names its child by, and the word a leaf evicted from memory leaves in its parent.
+//
+// Writing. Images are copy-on-write: a changed node gets a new slot, never the old one, so a
+// slot once written holds one image for the file's life. The writer stages images in a buffer
+// of whole blocks; flush() writes what is staged, the last block padded with zero slots, and the
+// next image starts a new block. A block is therefore written once: a write torn by a crash
+// damages only images no synced checkpoint names yet, never a neighbour that one does.
+//
+// Reading. One read of the 4 KiB block that holds the slot (what O_DIRECT reads; a node read
+// measures the device, not the page cache, as a cold record's does), through the file table's
+// handles.
+#pragma once
+
+#include <braid/status.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/file_system.h"
+#include "storage/file_table.h"
+
+namespace braid::storage {
+
+inline constexpr std::uint32_t kNodeSlotBytes = 1024;
+
+std::string node_segment_name(std::uint64_t number);
+bool parse_node_segment_name(std::string_view name, std::uint64_t* number);
+
+// Appends node images to node segments in `dir`. Single-threaded: its owner's.
+class NodeSegmentWriter {
+ public:
+  // Staged bytes at most: a flush is at least one write per this many.
+  static constexpr std::uint32_t kStageBytes = 64 * 1024;
+
+  // New segments take their numbers from `files` and join it (so reads find them at once); a
+  // segment holds `segment_bytes` at most (a multiple of the block, at most what a cold
+  // address reaches).
+  NodeSegmentWriter(FileSystem* fs, FileTable* files, std::string dir, std::uint64_t segment_bytes);
+  // Closes the segment being written. Staged images that no flush() wrote are dropped.
+  ~NodeSegmentWriter();
+  NodeSegmentWriter(const NodeSegmentWriter&) = delete;
+  NodeSegmentWriter& operator=(const NodeSegmentWriter&) = delete;
+
+  // Takes the next slot: answers its address and points `*slot` at the kNodeSlotBytes the
+  // caller writes the image into (encode_node_image with that address), valid until the next
+  // call of any method. Writes the staged images first when the stage is full, and opens a new
+  // segment when the current one is; IOError naming the file when either fails (the slot is
+  // then not taken).
+  Result<std::uint64_t> add(char** slot);
+  // Writes every staged image. IOError naming the segment: the staged images stay staged, and
+  // their addresses must not be handed to anyone (a later flush may still write them).
+  Status flush();
+  // flush(), then makes every image written so far durable: each segment written since the
+  // last sync is synced, and the directory when a segment was created since.
+  Status sync();
+
+  // The segments this writer created, oldest first.
+  const std::vector<std::uint64_t>& segments() const { return segments_; }
+
+ private:
+  Status open_segment();
+  Status write_stage();
+
+  FileSystem* const fs_;
+  FileTable* const files_;
+  const std::string dir_;
+  const std::uint64_t segment_bytes_;
+  FileId file_ = -1;            // the segment being written, -1: none yet or it is full
+  std::uint64_t number_ = 0;    // its number
+  std::uint64_t written_ = 0;   // its bytes on file (whole blocks)
+  std::uint64_t stage_at_ = 0;  // the file offset of the stage's first byte
+  std::uint32_t staged_ = 0;    // slots in the stage, in bytes
+  struct FreeDeleter {
+    void operator()(char* p) const;
+  };
+  std::unique_ptr<char, FreeDeleter> stage_;
+  std::vector<std::uint64_t> segments_;
+  std::vector<FileId> unsynced_;  // segments written since the last sync (closed ones too)
+  bool dir_dirty_ = false;        // a segment was created since the last sync
+};
+
+// Reads the slot at `address` (a node segment's, opened through `files`) into `block`
+// (kDirectAlign bytes, kDirectAlign-aligned) and answers where in `block` the image starts:
+// unverified (decode_node_image checks it). IOError when the read fails or the file is
+// unknown; Corruption when the address is not a node slot's or the file ends before it.
+Result<const char*> read_node_slot(FileTable* files, std::uint64_t address, char* block);
+
+}  // namespace braid::storage
