@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
+#include <utility>
 
 #include "index/chunk_pool.h"
 #include "index/node_search.h"
@@ -343,11 +345,6 @@ BRAID_OPTIMISTIC std::size_t used_bytes(const Node* n) {
   return racy_count(n) * kEntryBytes + heap - garbage;
 }
 
-BRAID_OPTIMISTIC Node* child_at(const Node* n, unsigned count, unsigned idx) {
-  return idx == 0 ? racy(n->leftmost)
-                  : reinterpret_cast<Node*>(racy(n->tails(count)[idx - 1].value));
-}
-
 // The nodes from the root down to the one a rebalancing step looks at, each at the version it
 // was read at: entry i + 1 is child `child_idx` of entry i (0: leftmost, j + 1: slot j's).
 struct Path {
@@ -396,12 +393,13 @@ LeafInsert insert_locked(Node* leaf, std::uint64_t version, std::string_view key
 // -------------------------------------------------------------------------------------
 
 Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences,
-                 std::size_t split_threshold, NodeSearch search)
+                 std::size_t split_threshold, NodeSearch search, bool load)
     : tree_(tree),
       key_(key),
       bias_(bias),
       search_(search),
       track_fences_(track_fences),
+      load_(load),
       split_threshold_(split_threshold) {
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
@@ -430,12 +428,41 @@ void Descent::restart() {
   upper_.present = false;
 }
 
-void Descent::to_leaf() {
+bool Descent::to_leaf() {
+  BRAID_DASSERT(load_);
   for (;;) {
     const Step s = step();
-    if (s == Step::kLeaf) return;
+    if (s == Step::kLeaf) return true;
+    if (s == Step::kFailed) return false;
     if (s != Step::kNext) restart();
   }
+}
+
+__attribute__((noinline)) Descent::Step Descent::stored(Node* n, std::uint64_t v, unsigned idx,
+                                                        std::uint64_t address) {
+  if (!load_) {
+    node_ = n;
+    version_ = v;
+    child_idx_ = idx;
+    return Step::kStored;
+  }
+  Node* child = nullptr;
+  switch (tree_.load_child(n, v, idx, address, &child)) {
+    case BTree::Load::kInstalled:
+      break;
+    case BTree::Load::kRaced:
+      return Step::kRestart;
+    case BTree::Load::kFailed:
+      return Step::kFailed;
+  }
+  // As a kNext: the parent at the version the install left it at, which the child's step
+  // validates (a writer since then restarts it).
+  parent_ = n;
+  parent_version_ = v + 2 * OptLock::kLocked;
+  node_ = child;
+  level_ = racy(n->level) - 1u;
+  child_idx_ = idx;
+  return Step::kNext;
 }
 
 Descent::Step Descent::step() { return step_inline(); }
@@ -472,13 +499,15 @@ __attribute__((always_inline)) inline Descent::Step Descent::step_inline() {
     bool exact;
     idx = lower_bound(n, count, key_, search_, &exact);
   }
-  Node* child =
-      idx == 0 ? racy(n->leftmost) : reinterpret_cast<Node*>(racy(n->tails(count)[idx - 1].value));
+  const std::uint64_t word = child_word(n, count, idx);
   if (track_fences_) {
     if (idx > 0) copy_fence(n, count, idx - 1, &lower_);
     if (idx < count) copy_fence(n, count, idx, &upper_);
   }
   if (!n->lock.validate(v)) return Step::kRestart;
+  if (is_address(word)) [[unlikely]]
+    return stored(n, v, idx, word);
+  Node* child = reinterpret_cast<Node*>(word);
   BRAID_DASSERT(child != nullptr);
   parent_ = n;
   parent_version_ = v;
@@ -675,6 +704,11 @@ __attribute__((always_inline)) BRAID_OPTIMISTIC inline bool Lookup::step_inline(
       descent_.restart();
       return true;
     }
+    if (s == Descent::Step::kFailed) [[unlikely]] {
+      failed_ = true;
+      found_ = false;
+      return false;
+    }
     BRAID_DASSERT(s == Descent::Step::kLeaf);
     const Node* leaf = descent_.node();
     const unsigned count = racy_count(leaf);
@@ -743,6 +777,10 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
         continue;
       }
       if (s == Descent::Step::kRestart) break;
+      if (s == Descent::Step::kFailed) [[unlikely]] {
+        *existing = 0;
+        return false;
+      }
       if (s == Descent::Step::kSplitInner) {
         if (lock_pair(d.node(), d.version(), d.parent(), d.parent_version())) {
           Node* n = d.node();
@@ -881,7 +919,7 @@ bool BTree::remove_matching(std::string_view key, std::uint64_t expected, bool a
   const SearchKey k(key);
   Descent d(*this, k, Descent::Bias::kFloor, false, 0, NodeSearch::kBisect);
   for (;;) {
-    d.to_leaf();
+    if (!d.to_leaf()) return false;
     Node* leaf = d.node();
     if (!leaf->lock.try_upgrade(d.version())) {
       d.restart();
@@ -941,8 +979,10 @@ BRAID_OPTIMISTIC PathRead read_path(const std::atomic<Node*>& root, const Search
     if (nl < level) return PathRead::kShort;
     const unsigned count = racy_count(n);
     idx = upper_bound(n, count, k, NodeSearch::kBisect);
-    Node* child = child_at(n, count, idx);
+    const std::uint64_t word = child_word(n, count, idx);
     if (!n->lock.validate(v)) return PathRead::kRetry;
+    if (is_address(word)) return PathRead::kShort;  // on storage: nothing there to merge now
+    Node* child = reinterpret_cast<Node*>(word);
     const std::uint64_t cv = child->lock.read_version();
     if (OptLock::is_locked(cv)) return PathRead::kRetry;
     if (!n->lock.validate(v)) return PathRead::kRetry;  // still the child when cv was read
@@ -975,6 +1015,10 @@ std::uint32_t BTree::rebalance_level(const SearchKey& k, std::uint32_t level) {
     if (level == 0 || racy(n->count) != 0) return kRebalanceDone;
     if (!n->lock.try_upgrade(nv)) return kRebalanceRetry;
     BRAID_ASSERT(n->count == 0);
+    if (is_address(reinterpret_cast<std::uint64_t>(n->leftmost))) {  // the root stays in memory
+      n->lock.restore(nv);
+      return kRebalanceDone;
+    }
     // Readers that loaded the old root find root_ changed (Descent::step) or the node obsolete.
     root_.store(n->leftmost, std::memory_order_release);
     retire(n);
@@ -1028,8 +1072,10 @@ std::uint32_t BTree::rebalance_level(const SearchKey& k, std::uint32_t level) {
   // The only child: its parent is as underfull as it gets; look there.
   if (pc == 0) return level + 1;
   const unsigned si = c < pc ? c + 1 : c - 1;
-  Node* const sib = child_at(parent, pc, si);
+  const std::uint64_t sib_word = child_word(parent, pc, si);
   if (!parent->lock.validate(pv)) return kRebalanceRetry;
+  if (is_address(sib_word)) return kRebalanceDone;  // a sibling on storage is not merged with
+  Node* const sib = reinterpret_cast<Node*>(sib_word);
   const std::uint64_t sv = sib->lock.read_version();
   if (OptLock::is_locked(sv)) return kRebalanceRetry;
   if (!parent->lock.validate(pv)) return kRebalanceRetry;
@@ -1102,6 +1148,11 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
       descent_.restart();
       return true;
     }
+    if (s == Descent::Step::kFailed) [[unlikely]] {
+      out_->clear();
+      failed_ = true;
+      return false;
+    }
     LeafBatch* out = out_;
     out->clear();
     const Node* leaf = descent_.node();
@@ -1154,11 +1205,12 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
   }
 }
 
-void BTree::scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
+bool BTree::scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
                       std::string_view end, bool reverse, LeafBatch* out) const {
   ScanLeaf s(*this, from, from_infinite, begin, end, reverse, out);
   while (s.step()) {
   }
+  return !s.failed();
 }
 
 std::uint32_t BTree::height() const { return root_.load(std::memory_order_acquire)->level + 1u; }
@@ -1170,11 +1222,21 @@ std::vector<std::size_t> BTree::level_sizes() const {
     sizes.push_back(level.size());
     if (level.front()->level == 0) return sizes;
     std::vector<const Node*> below;
+    std::size_t stored = 0;  // children on storage: counted, not read
     for (const Node* n : level) {
-      below.push_back(n->leftmost);
-      for (unsigned i = 0; i < n->count; ++i) {
-        below.push_back(reinterpret_cast<const Node*>(n->tails(n->count)[i].value));
+      for (unsigned i = 0; i <= n->count; ++i) {
+        const std::uint64_t w = child_word(n, n->count, i);
+        if (is_address(w)) {
+          ++stored;
+        } else {
+          below.push_back(reinterpret_cast<const Node*>(w));
+        }
       }
+    }
+    // Only leaves leave memory: a level with a child on storage is the leaves.
+    if (stored != 0) {
+      sizes.push_back(below.size() + stored);
+      return sizes;
     }
     level = std::move(below);
   }
@@ -1187,18 +1249,26 @@ namespace {
 struct InnerCopy {
   std::vector<std::string> keys;
   std::vector<const Node*> children;
+  unsigned level = 0;  // of the nodes copied (children are one below)
 };
 BRAID_OPTIMISTIC bool copy_inner(const Node* n, InnerCopy* out) {
   const std::uint64_t v = n->lock.read_version();
   if (OptLock::is_locked(v)) return false;
-  if (racy(n->level) == 0) return n->lock.validate(v);  // a leaf: nothing to copy
+  const unsigned level = racy(n->level);
+  if (level == 0) return n->lock.validate(v);  // a leaf: nothing to copy
+  out->level = level;
   const unsigned count = racy_count(n);
   char buf[kMaxKey + sizeof(std::uint64_t)];
-  out->children.push_back(racy(n->leftmost));
+  // The children of a level-1 node are leaves, which hold no separators and are never read
+  // here (one may be on storage, its word an address).
+  const auto child = [&](unsigned idx) {
+    return level > 1 ? reinterpret_cast<const Node*>(child_word(n, count, idx)) : nullptr;
+  };
+  out->children.push_back(child(0));
   for (unsigned i = 0; i < count; ++i) {
     const std::uint32_t len = copy_key(n, count, i, buf);
     out->keys.emplace_back(buf, len);
-    out->children.push_back(child_at(n, count, i + 1));
+    out->children.push_back(child(i + 1));
   }
   return n->lock.validate(v);
 }
@@ -1239,7 +1309,7 @@ std::vector<std::string> BTree::split_keys(std::string_view begin, std::string_v
       if (!in_range.empty() || copy.children.empty()) found = std::move(in_range);
       // Enough, or the next level down is the leaves (no separators), or too wide to read.
       const Node* below = copy.children.empty() ? nullptr : copy.children.front();
-      if (found.size() >= want || below == nullptr || racy(below->level) == 0 ||
+      if (found.size() >= want || below == nullptr || copy.level <= 1 ||
           copy.children.size() > kMaxFrontier) {
         break;
       }
@@ -1263,6 +1333,7 @@ struct CheckCtx {
   std::size_t keys = 0;
   int leaf_depth = -1;
   std::vector<std::size_t> level_nodes;  // reachable nodes per level
+  std::size_t stored = 0;                // children on storage
 };
 
 void check_node(const Node* n, const std::string* lo, const std::string* hi, int depth,
@@ -1290,14 +1361,17 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
     ctx->keys += n->count;
     return;
   }
-  BRAID_ASSERT(n->leftmost != nullptr);
-  BRAID_ASSERT(n->leftmost->level + 1 == n->level);
-  check_node(n->leftmost, lo, n->count > 0 ? &keys[0] : hi, depth + 1, ctx);
-  for (unsigned i = 0; i < n->count; ++i) {
-    const Node* child = reinterpret_cast<const Node*>(n->tails(n->count)[i].value);
+  for (unsigned i = 0; i <= n->count; ++i) {
+    const std::uint64_t w = child_word(n, n->count, i);
+    if (is_address(w)) {
+      BRAID_ASSERT(n->level == 1);  // only leaves leave memory
+      ++ctx->stored;
+      continue;
+    }
+    const Node* child = reinterpret_cast<const Node*>(w);
     BRAID_ASSERT(child != nullptr);
     BRAID_ASSERT(child->level + 1 == n->level);
-    check_node(child, &keys[i], i + 1 < n->count ? &keys[i + 1] : hi, depth + 1, ctx);
+    check_node(child, i == 0 ? lo : &keys[i - 1], i < n->count ? &keys[i] : hi, depth + 1, ctx);
   }
 }
 
@@ -1348,6 +1422,7 @@ std::size_t BTree::check_invariants() const {
     total += reachable;
   }
   BRAID_ASSERT(node_count() == total);
+  BRAID_ASSERT(ctx.stored == stored_leaves());
   for (const Node* n : free_nodes_) BRAID_ASSERT(n->lock.obsolete_now());
   return ctx.keys;
 }

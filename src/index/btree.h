@@ -44,6 +44,8 @@
 // the next node and, in coroutine modes, suspends; the search logic exists once.
 #pragma once
 
+#include <braid/status.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -61,11 +63,16 @@
 namespace braid::index {
 
 class ChunkPool;  // index/chunk_pool.h
+class NodeStore;  // index/node_store.h
 
 inline constexpr std::size_t kNodeBytes = 1024;
 inline constexpr std::size_t kMaxKey = 255;
 // Levels a tree may have (a node's level is below it): 41-way nodes reach 2^64 keys long before.
 inline constexpr std::uint32_t kMaxLevels = 32;
+// A child reference in an inner node is a Node* (64-byte aligned) or, for a node on storage,
+// its image's address: a word with bit 0 set (index/node_image.h, BTree::attach_store).
+inline constexpr std::uint64_t kAddressBit = 1;
+inline bool is_address(std::uint64_t word) { return (word & kAddressBit) != 0; }
 
 // The version word of a node: bit 1 = locked, bit 0 = obsolete (the node left the tree), the
 // rest a counter. Unlock adds 0b10, which clears the lock bit and bumps the counter; the counter
@@ -170,6 +177,13 @@ static_assert(Node::kMaxSlots == 41, "the SSN stamp took the header's spare byte
 // a node nobody writes (a tree checked at rest, a node image read from storage).
 [[nodiscard]] const char* node_shape_error(const Node& n);
 
+// Child `idx` of an inner node read with `count` entries (0: leftmost, i + 1: slot i's): a
+// Node*, or an address when the child is on storage. A racy read: the caller validates.
+BRAID_OPTIMISTIC inline std::uint64_t child_word(const Node* n, unsigned count, unsigned idx) {
+  return idx == 0 ? reinterpret_cast<std::uint64_t>(racy(n->leftmost))
+                  : racy(n->tails(count)[idx - 1].value);
+}
+
 // A leaf a serializable transaction read, at the version it read it (mvcc/ssn.h, "Phantoms").
 struct LeafRead {
   Node* leaf;
@@ -247,19 +261,29 @@ class Descent {
     kLeaf,        // node() is the leaf, read at leaf_version()
     kRestart,     // a concurrent change was seen; call restart()
     kSplitInner,  // (only with a split threshold) node() is an inner node that must split first
+    // The next node is on storage (BTree::attach_store) and could not be loaded: the failure
+    // is take_load_failure()'s. The descent is over.
+    kFailed,
+    // (only for a descent that does not load) The next node is on storage: node() is its
+    // parent, child_index() which child, at the version version() names.
+    kStored,
   };
 
   // `key` must outlive the descent (the steppers own theirs, declared before their descent).
+  // `load`: a child on storage is read in (synchronously) and the descent goes on into it;
+  // otherwise it stops there (kStored).
   Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences = false,
-          std::size_t split_threshold = 0, NodeSearch search = NodeSearch::kCount);
+          std::size_t split_threshold = 0, NodeSearch search = NodeSearch::kCount,
+          bool load = true);
 
   BRAID_OPTIMISTIC Step step();
   // step(), inlined into the loops in btree.cc that run a whole descent (Lookup::run).
   BRAID_OPTIMISTIC inline Step step_inline();
   void restart();
-  // The sequential driver: steps (restarting as needed) until node() is the leaf. Only for
-  // descents without a split threshold.
-  void to_leaf();
+  // The sequential driver: steps (restarting as needed) until node() is the leaf; false when a
+  // node could not be loaded (take_load_failure()). Only for descents without a split
+  // threshold that load.
+  [[nodiscard]] bool to_leaf();
 
   Node* node() const { return node_; }
   std::uint64_t version() const { return version_; }
@@ -276,6 +300,9 @@ class Descent {
   std::uint32_t child_index() const { return child_idx_; }
 
  private:
+  // The step met child `idx` of `n` (read at `v`) on storage, at `address`.
+  Step stored(Node* n, std::uint64_t v, unsigned idx, std::uint64_t address);
+
   const BTree& tree_;
   // Referred to, not copied: the copy read the key's fields, stored one by one a moment before,
   // as one 32-byte load, which the store buffer cannot forward: a stall on every update.
@@ -283,6 +310,7 @@ class Descent {
   Bias bias_;
   NodeSearch search_;
   bool track_fences_;
+  bool load_;
   std::size_t split_threshold_;
   Node* node_ = nullptr;
   Node* parent_ = nullptr;
@@ -303,6 +331,11 @@ struct ContentionCounters {
   std::uint64_t backoff_ns = 0;
 };
 ContentionCounters& thread_contention();
+
+// Why this thread's last operation that failed on a node load failed (IOError or Corruption
+// naming the node's address), taken: the next call answers OK until another load fails. Set by
+// the steppers' and write paths' loads (BTree::attach_store).
+Status take_load_failure();
 
 // The lines of a node that a lookup's next step will likely read: the header and heads
 // [0, head_end), and the tails around the slot its search will likely land on
@@ -336,6 +369,9 @@ class Lookup {
   BRAID_OPTIMISTIC void run(bool hint);
   const Node* next() const { return descent_.node(); }
   bool found() const { return found_; }
+  // After the last step: a node on the way could not be loaded (take_load_failure() says why);
+  // found() is then false and means nothing.
+  bool failed() const { return failed_; }
   // Whether a plain driver should prefetch next() whole before the step (BTree::outgrew_cache).
   inline bool outgrew_cache() const;
   // Whether next() is on a level small enough to stay cached (BTree::resident_level).
@@ -372,6 +408,7 @@ class Lookup {
   SearchKey key_;
   Descent descent_;
   bool found_ = false;
+  bool failed_ = false;
   std::uint16_t leaf_slot_ = 0;  // the slot the leaf's search landed on (next_lines checks it)
   std::uint64_t value_ = 0;
   std::uint32_t value_hint_ = 0;
@@ -423,6 +460,8 @@ class ScanLeaf {
 
   BRAID_OPTIMISTIC bool step();
   const Node* next() const { return descent_.node(); }
+  // After the last step: as Lookup::failed(); the batch is then empty.
+  bool failed() const { return failed_; }
   inline bool outgrew_cache() const;  // as Lookup's
   inline bool next_resident() const;  // as Lookup's
   // After the last step: the leaf the batch came from, at the version it was read.
@@ -435,6 +474,7 @@ class ScanLeaf {
   std::string_view end_;
   bool reverse_;
   bool keys_;
+  bool failed_ = false;
   LeafBatch* out_;
 };
 
@@ -483,22 +523,43 @@ class BTree {
   // the leaf). `consent` must be short and must not touch this tree.
   bool remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*), void* arg);
 
+  // Paging (docs/internals/index-paging.md). Once a store is attached, leaves may leave memory:
+  // evict_leaf() writes a leaf's image to the store and its parent names the image's address
+  // instead of the leaf, and a descent that meets the address reads the image back into a frame
+  // and goes on (synchronously, on the calling thread). Concurrent misses on one leaf may read
+  // it twice; one install wins. A failed read fails only the operation that needed it:
+  // Lookup::failed(), ScanLeaf::failed(), and false from the write paths below, each with
+  // take_load_failure() saying why. Only leaves leave, and never the root. Attach before the tree
+  // is shared; `store` must outlive the tree; `tree_id` goes into every image.
+  void attach_store(NodeStore* store, std::uint32_t tree_id);
+  // Evicts the leaf that holds `key`'s range, unless it changed while its image was written, is
+  // the root, is empty or is already out (`*evicted` says which). IOError from the store.
+  // Evictions are serialized; lookups, writes and scans go on beside one.
+  Status evict_leaf(std::string_view key, bool* evicted);
+  // Leaves on storage now; evictions and loads so far.
+  std::size_t stored_leaves() const { return stored_.load(std::memory_order_relaxed); }
+  std::uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
+  std::uint64_t loads() const { return loads_.load(std::memory_order_relaxed); }
+
   // One leaf of a range scan over [begin, end) (empty end: unbounded).
   //   forward: `from` is the inclusive start; fills entries in ascending order.
   //   reverse: `from` is the exclusive upper bound (`from_infinite` for none); descending order.
-  // Sets `out->next`/`has_next` to continue with the neighbouring leaf.
-  void scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
+  // Sets `out->next`/`has_next` to continue with the neighbouring leaf. False when a leaf
+  // could not be loaded (take_load_failure()): `out` is then empty, with no next.
+  bool scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
                  std::string_view end, bool reverse, LeafBatch* out) const;
 
   // Full scan helpers for tests and tools.
+  // False when a leaf could not be loaded (take_load_failure()); the entries before it were
+  // visited.
   template <typename Fn>
-  void for_each(Fn&& fn) const {
+  bool for_each(Fn&& fn) const {
     LeafBatch batch;
     std::string from;
     for (;;) {
-      scan_leaf(from, false, {}, {}, false, &batch);
+      if (!scan_leaf(from, false, {}, {}, false, &batch)) return false;
       for (const auto& e : batch.entries) fn(batch.key(e), e.value);
-      if (!batch.has_next) break;
+      if (!batch.has_next) return true;
       from = batch.next;
     }
   }
@@ -573,11 +634,13 @@ class BTree {
     std::vector<std::uint64_t> children;
     if (n->level != 0) {
       children.reserve(n->count + 1u);
-      children.push_back(visit_bottom_up(n->leftmost, fn));
-      for (unsigned i = 0; i < n->count; ++i) {
-        children.push_back(
-            visit_bottom_up(reinterpret_cast<const Node*>(n->tails(n->count)[i].value), fn));
-      }
+      // A child on storage is named by its image's address already.
+      const auto child = [&](std::uint64_t word) {
+        return is_address(word) ? word : visit_bottom_up(reinterpret_cast<const Node*>(word), fn);
+      };
+      children.push_back(child(reinterpret_cast<std::uint64_t>(n->leftmost)));
+      for (unsigned i = 0; i < n->count; ++i)
+        children.push_back(child(n->tails(n->count)[i].value));
     }
     return fn(*n, std::span<const std::uint64_t>(children));
   }
@@ -603,6 +666,14 @@ class BTree {
   std::uint32_t rebalance_level(const SearchKey& k, std::uint32_t level);
   // Takes a locked node out of service: obsolete, on the free list.
   void retire(Node* n);
+  // A descent met child `idx` of `parent` (read at `pv`) on storage at `address`: reads it into
+  // a frame and installs it there. kInstalled: `*child` is the frame, and `parent` is at version
+  // pv + 2 * kLocked unless a writer came since; kRaced: the parent changed (another loader
+  // won, or a writer); kFailed: take_load_failure() says why. The tree is unchanged unless
+  // installed. Logically const: what the tree maps stays as it was.
+  enum class Load : std::uint8_t { kInstalled, kRaced, kFailed };
+  Load load_child(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
+                  Node** child) const;
 
   std::atomic<Node*> root_;
   std::atomic<bool> outgrew_cache_{false};  // beside root_: a descent reads that line first
@@ -612,6 +683,16 @@ class BTree {
   std::atomic<std::size_t> nodes_allocated_{0};
   std::atomic<std::size_t> nodes_free_{0};
   std::atomic<std::uint64_t> merges_{0};
+  // Paging (attach_store): the store, this tree's id in its images, the evictions' lock, and the
+  // largest SSN stamp of a leaf that left memory, which every loaded leaf takes (conservative:
+  // an inserter behind a reader that certified is then never missed, mvcc/ssn.h).
+  NodeStore* store_ = nullptr;
+  std::uint32_t tree_id_ = 0;
+  std::mutex evict_mutex_;
+  mutable std::atomic<std::uint64_t> evicted_pstamp_{0};
+  mutable std::atomic<std::size_t> stored_{0};
+  std::atomic<std::uint64_t> evictions_{0};
+  mutable std::atomic<std::uint64_t> loads_{0};
   static constexpr std::uint32_t kLevels = kMaxLevels;
   std::atomic<std::size_t> level_nodes_[kLevels] = {};
 
@@ -629,7 +710,7 @@ inline bool Lookup::outgrew_cache() const { return descent_.tree().outgrew_cache
 inline bool ScanLeaf::outgrew_cache() const { return descent_.tree().outgrew_cache(); }
 inline bool Lookup::hints_lines() const { return descent_.tree().hints_lines(); }
 inline void Lookup::note_leaf() const {
-  if (predicted_node_ == descent_.node()) check_leaf();
+  if (!failed_ && predicted_node_ == descent_.node()) check_leaf();
 }
 inline bool Lookup::next_resident() const {
   return descent_.tree().resident_level(descent_.level());

@@ -29,7 +29,7 @@ static_assert(offsetof(ImageHeader, garbage) == offsetof(Node, garbage));
 static_assert(offsetof(ImageHeader, level) == offsetof(Node, level));
 static_assert(offsetof(ImageHeader, run_end) == offsetof(Node, run_end));
 static_assert(offsetof(ImageHeader, leftmost) == offsetof(Node, leftmost));
-static_assert(sizeof(Node::leftmost) == sizeof(std::uint64_t));
+static_assert(sizeof(Node*) == sizeof(std::uint64_t), "a child word is a pointer or an address");
 // The node's bytes an image carries: [kShared, kSharedEnd) of the header and the whole body.
 // The lock before them and SSN's stamp after them stay the frame's.
 constexpr std::size_t kShared = offsetof(Node, count);
@@ -60,7 +60,9 @@ void encode_node_image(const Node& n, std::uint32_t tree, std::uint64_t address,
   BRAID_ASSERT(n.level < kMaxLevels);
   const std::size_t count = n.count;
   BRAID_ASSERT(children.size() == (n.level == 0 ? 0 : count + 1));
-  std::memcpy(out, n.raw(), kNodeImageBytes);
+  // The body only: the header is built from the fields below, and the version lock and SSN's
+  // stamp, which other threads touch atomically even while the node is held, are not read.
+  std::memcpy(out + Node::kHeader, n.raw() + Node::kHeader, kNodeImageBytes - Node::kHeader);
   // Bytes no entry owns carry whatever the frame's earlier lives left: zeroed, an image says
   // only what the node holds.
   const std::size_t arrays_end = Node::kHeader + count * kEntryBytes;

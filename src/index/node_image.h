@@ -33,9 +33,6 @@
 namespace braid::index {
 
 inline constexpr std::size_t kNodeImageBytes = kNodeBytes;
-inline constexpr std::uint64_t kAddressBit = 1;
-
-inline bool is_address(std::uint64_t word) { return (word & kAddressBit) != 0; }
 
 // Writes the image of `n` into `out` (kNodeImageBytes). `n` must hold still: the caller holds
 // its lock, owns it alone, or reads a private copy that validated. An inner node's children are

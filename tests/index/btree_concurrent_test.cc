@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "index/btree.h"
+#include "mem_node_store.h"
 #include "util/random.h"
 
 namespace braid::index {
@@ -98,8 +99,9 @@ std::uint64_t id_of(std::string_view k) {
 // the freed nodes come back for the tails' splits; a third removes and re-inserts at random.
 // Sentinel keys, never removed, sit between: a lookup must always find each one and a scan
 // must always see all of them, in order, whatever merge ran under it.
-TEST(BTreeConcurrent, MergesRaceLookupsInsertsAndScans) {
-  BTree t;
+// Writers that insert and remove (merging leaves), readers that look up and scan, and with a
+// store an evictor that sends random leaves to it, all at once.
+void merges_race(BTree& t, MemNodeStore* store) {
   constexpr std::uint64_t kOps = 60000;
   constexpr std::uint64_t kWindow = 1500;
   constexpr std::uint64_t kSentinelEvery = 1024;  // in ids
@@ -136,6 +138,17 @@ TEST(BTreeConcurrent, MergesRaceLookupsInsertsAndScans) {
     }
   });
   std::vector<std::thread> readers;
+  std::atomic<std::uint64_t> evicted{0};
+  if (store != nullptr) {
+    readers.emplace_back([&] {
+      util::Rng rng(33);
+      while (!stop.load()) {
+        bool out = false;
+        ASSERT_TRUE(t.evict_leaf(key_of(rng.uniform(kOps * 4), 8), &out).is_ok());
+        if (out) evicted.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
   readers.emplace_back([&] {
     util::Rng rng(32);
     while (!stop.load()) {
@@ -177,11 +190,31 @@ TEST(BTreeConcurrent, MergesRaceLookupsInsertsAndScans) {
   EXPECT_GT(lookups.load(), 0u);
   EXPECT_GT(t.merges(), 0u);
   EXPECT_GT(t.free_node_count() + t.node_count(), 0u);
-  const std::size_t n = t.check_invariants();
+  // The whole scan loads every leaf still out, so the check that follows sees every key.
   std::size_t seen = 0;
-  t.for_each([&](std::string_view, std::uint64_t) { ++seen; });
+  EXPECT_TRUE(t.for_each([&](std::string_view, std::uint64_t) { ++seen; }));
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  const std::size_t n = t.check_invariants();
   EXPECT_EQ(seen, n);
   EXPECT_GE(n, kSentinels + 2 * kWindow);
+  if (store != nullptr) {
+    EXPECT_GT(evicted.load(), 100u);
+    EXPECT_GT(t.loads(), 100u);
+    EXPECT_EQ(store->live(), 0u);  // every image was released once its leaf came back
+    EXPECT_EQ(store->bad_releases(), 0u);
+  }
+}
+
+TEST(BTreeConcurrent, MergesRaceLookupsInsertsAndScans) {
+  BTree t;
+  merges_race(t, nullptr);
+}
+
+TEST(BTreeConcurrent, EvictionsRaceLookupsInsertsScansAndMerges) {
+  MemNodeStore store;
+  BTree t;
+  t.attach_store(&store, 1);
+  merges_race(t, &store);
 }
 
 TEST(BTreeConcurrent, RacingInsertsOfTheSameKeysHaveOneWinner) {

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tree_util.h"
 #include "util/random.h"
 
 namespace braid::index {
@@ -43,21 +44,6 @@ std::string random_key(util::Rng& rng) {
       for (int i = 0; i < 8; ++i) k[i] = static_cast<char>(v >> (56 - 8 * i));
       return k;
     }
-  }
-}
-
-std::vector<std::pair<std::string, std::uint64_t>> scan_all(const BTree& t, std::string_view begin,
-                                                            std::string_view end, bool reverse) {
-  std::vector<std::pair<std::string, std::uint64_t>> out;
-  LeafBatch b;
-  std::string from(reverse ? end : begin);
-  bool inf = reverse && end.empty();
-  for (;;) {
-    t.scan_leaf(from, inf, begin, end, reverse, &b);
-    for (const auto& e : b.entries) out.emplace_back(std::string(b.key(e)), e.value);
-    if (!b.has_next) return out;
-    from = b.next;
-    inf = false;
   }
 }
 

@@ -1,0 +1,295 @@
+// The B+-tree with leaves on storage (BTree::attach_store): a seeded model of inserts, removes,
+// lookups and scans with evictions everywhere answers as a map does, through an in-memory store
+// and through node segments; a failed or damaged load fails only the operation that needed it
+// and leaves the tree as it was; an eviction whose leaf changes while its image is written gives
+// up; no image leaks.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "index/btree.h"
+#include "index/node_image.h"
+#include "mem_node_store.h"
+#include "storage/file_table.h"
+#include "storage/node_segment.h"
+#include "storage/sim_fs.h"
+#include "tree_util.h"
+#include "util/random.h"
+
+namespace braid::index {
+namespace {
+
+constexpr std::uint32_t kTree = 9;
+
+std::string random_key(util::Rng* rng, std::size_t pool, std::size_t max_len) {
+  const std::uint64_t id = rng->uniform(pool);
+  // Lengths from 1 to max_len, fixed per id; the id's bytes first so keys differ early.
+  util::Rng shape(id);
+  std::string k(1 + shape.uniform(max_len), 'k');
+  for (std::size_t b = 0; b < 8 && b < k.size(); ++b) k[b] = static_cast<char>(id >> (8 * (7 - b)));
+  return k;
+}
+
+// A seeded model run: `ops` random operations on `t` (with `store` attached) beside a map, a
+// third of them evictions of a random key's leaf.
+void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) {
+  util::Rng rng(seed);
+  std::map<std::string, std::uint64_t> model;
+  for (std::size_t i = 0; i < ops; ++i) {
+    const std::string k = random_key(&rng, pool, 24);
+    switch (rng.uniform(6)) {
+      case 0:
+      case 1: {
+        std::uint64_t existing = 0;
+        const bool inserted = t->insert_if_absent(k, i, &existing);
+        const auto [it, fresh] = model.emplace(k, i);
+        ASSERT_EQ(inserted, fresh) << "op " << i;
+        if (!fresh) {
+          ASSERT_EQ(existing, it->second);
+        }
+        break;
+      }
+      case 2: {
+        const bool removed = t->remove(k, 0, /*any=*/true);
+        ASSERT_EQ(removed, model.erase(k) == 1) << "op " << i;
+        break;
+      }
+      case 3: {
+        Lookup l(*t, k);
+        l.run(false);
+        ASSERT_FALSE(l.failed());
+        const auto it = model.find(k);
+        ASSERT_EQ(l.found(), it != model.end()) << "op " << i;
+        if (l.found()) {
+          ASSERT_EQ(l.value(), it->second);
+        }
+        break;
+      }
+      default: {
+        bool evicted = false;
+        ASSERT_TRUE(t->evict_leaf(k, &evicted).is_ok());
+        break;
+      }
+    }
+    if (i % 2000 == 1999) {
+      t->check_invariants();
+      // A range scan, either way, against the model's.
+      std::string a = random_key(&rng, pool, 24);
+      std::string b = random_key(&rng, pool, 24);
+      if (b < a) std::swap(a, b);
+      const bool rev = rng.uniform(2) == 0;
+      std::vector<std::pair<std::string, std::uint64_t>> want(model.lower_bound(a),
+                                                              model.lower_bound(b));
+      if (rev) std::reverse(want.begin(), want.end());
+      ASSERT_EQ(scan_all(*t, a, b, rev), want) << "op " << i;
+    }
+  }
+  std::vector<std::pair<std::string, std::uint64_t>> all(model.begin(), model.end());
+  ASSERT_EQ(scan_all(*t, "", "", false), all);
+  t->check_invariants();
+}
+
+TEST(BTreePaging, AModelWithEvictionsEverywhereAnswersAsAMap) {
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    MemNodeStore store;
+    BTree t;
+    t.attach_store(&store, kTree);
+    run_model(&t, seed, 60'000, 6'000);
+    EXPECT_GT(t.evictions(), 1000u);
+    EXPECT_GT(t.loads(), 1000u);
+    EXPECT_GT(t.merges(), 0u);
+    // Every image the tree names is in the store, and only those (the rest were released).
+    EXPECT_EQ(store.live(), t.stored_leaves());
+    EXPECT_EQ(store.bad_releases(), 0u);
+  }
+}
+
+// A NodeStore over node segments on the simulated disk: the engine's shape of it.
+class SegmentStore final : public NodeStore {
+ public:
+  explicit SegmentStore(storage::SimFileSystem* fs)
+      : files_(fs, true), writer_(fs, &files_, "/db", 64 * 1024) {}
+  Result<std::uint64_t> add(char** slot) override { return writer_.add(slot); }
+  Status flush() override { return writer_.flush(); }
+  Status read(std::uint64_t address, char* out) override {
+    std::unique_ptr<char, decltype(&std::free)> block(
+        static_cast<char*>(std::aligned_alloc(4096, 4096)), &std::free);
+    Result<const char*> img = storage::read_node_slot(&files_, address, block.get());
+    if (!img.is_ok()) return img.status();
+    std::memcpy(out, *img, kNodeImageBytes);
+    return Status::ok();
+  }
+  void release(std::uint64_t) override { ++released_; }
+  std::size_t segments() const { return writer_.segments().size(); }
+
+ private:
+  storage::FileTable files_;
+  storage::NodeSegmentWriter writer_;
+  std::size_t released_ = 0;
+};
+
+TEST(BTreePaging, LeavesGoThroughNodeSegmentsAndComeBack) {
+  storage::SimFileSystem fs(5);
+  ASSERT_TRUE(fs.open_dir("/db", true).is_ok());
+  SegmentStore store(&fs);
+  BTree t;
+  t.attach_store(&store, kTree);
+  run_model(&t, 5, 30'000, 4'000);
+  EXPECT_GT(t.evictions(), 500u);
+  EXPECT_GT(t.loads(), 500u);
+  EXPECT_GT(store.segments(), 2u);
+}
+
+// A tree with a store, as each test below starts.
+struct Paged {
+  Paged() { t.attach_store(&store, kTree); }
+  MemNodeStore store;
+  BTree t;
+};
+
+// Keys "key100000"... to `n`, each mapped to its number.
+void fill(BTree* t, std::size_t n, std::vector<std::string>* keys) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string k = "key" + std::to_string(100000 + i);
+    std::uint64_t ex = 0;
+    ASSERT_TRUE(t->insert_if_absent(k, i, &ex));
+    keys->push_back(std::move(k));
+  }
+}
+
+// A tree of `n` keys with every leaf but the root on storage.
+void fill_and_evict(BTree* t, std::size_t n, std::vector<std::string>* keys) {
+  fill(t, n, keys);
+  for (const std::string& k : *keys) {
+    bool evicted = false;
+    ASSERT_TRUE(t->evict_leaf(k, &evicted).is_ok());
+  }
+  ASSERT_GT(t->stored_leaves(), 10u);
+}
+
+TEST(BTreePaging, AFailedLoadFailsOnlyItsOperationAndChangesNothing) {
+  Paged p;
+  MemNodeStore& store = p.store;
+  BTree& t = p.t;
+  std::vector<std::string> keys;
+  fill_and_evict(&t, 5'000, &keys);
+  const std::size_t stored = t.stored_leaves();
+  const std::string& k = keys[2'500];
+
+  store.fail_reads(1);
+  Lookup l(t, k);
+  l.run(false);
+  EXPECT_TRUE(l.failed());
+  EXPECT_FALSE(l.found());
+  Status s = take_load_failure();
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_NE(s.message().find("injected"), std::string::npos) << s.to_string();
+  EXPECT_TRUE(take_load_failure().is_ok());  // taken
+  EXPECT_EQ(t.stored_leaves(), stored);
+  t.check_invariants();
+
+  // Each kind of operation that needs the leaf.
+  std::uint64_t ex = 1;
+  store.fail_reads(1);
+  EXPECT_FALSE(t.insert_if_absent(k + "x", 1, &ex));
+  EXPECT_EQ(take_load_failure().code(), Code::kIOError);
+  store.fail_reads(1);
+  EXPECT_FALSE(t.remove(k, 0, true));
+  EXPECT_EQ(take_load_failure().code(), Code::kIOError);
+  store.fail_reads(1);
+  LeafBatch b;
+  EXPECT_FALSE(t.scan_leaf(k, false, "", "", false, &b));
+  EXPECT_TRUE(b.entries.empty());
+  EXPECT_FALSE(b.has_next);
+  EXPECT_EQ(take_load_failure().code(), Code::kIOError);
+  EXPECT_EQ(t.stored_leaves(), stored);
+
+  // A damaged image: Corruption, and the leaf stays where it was.
+  const std::vector<std::uint64_t> addresses = store.addresses();
+  for (const std::uint64_t a : addresses) ASSERT_TRUE(store.damage(a, 600));
+  std::uint64_t v = 0;
+  EXPECT_FALSE(t.lookup(k, &v));
+  s = take_load_failure();
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("checksum"), std::string::npos) << s.to_string();
+  EXPECT_EQ(t.stored_leaves(), stored);
+  for (const std::uint64_t a : addresses) ASSERT_TRUE(store.damage(a, 600));  // mended
+
+  // Everything reads back once the store answers again.
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(t.lookup(keys[i], &v)) << keys[i];
+    ASSERT_EQ(v, i);
+  }
+  EXPECT_TRUE(take_load_failure().is_ok());
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  EXPECT_EQ(store.live(), 0u);
+  t.check_invariants();
+}
+
+TEST(BTreePaging, AnEvictionGivesUpWhenItsLeafChangesOrTheStoreFails) {
+  Paged p;
+  MemNodeStore& store = p.store;
+  BTree& t = p.t;
+  std::vector<std::string> keys;
+  fill(&t, 3'000, &keys);
+  // A writer changes the leaf while its image is being written: the image is stale, so the
+  // leaf stays and the slot is given back.
+  store.on_next_flush([&] {
+    std::uint64_t ex = 0;
+    ASSERT_TRUE(t.insert_if_absent(keys[1'500] + "a", 7, &ex));
+  });
+  bool evicted = true;
+  ASSERT_TRUE(t.evict_leaf(keys[1'500], &evicted).is_ok());
+  EXPECT_FALSE(evicted);
+  EXPECT_EQ(store.live(), 0u);
+  std::uint64_t v = 0;
+  EXPECT_TRUE(t.lookup(keys[1'500] + "a", &v));
+  // The store fails: IOError, nothing evicted, nothing leaked.
+  store.fail_adds(1);
+  EXPECT_EQ(t.evict_leaf(keys[10], &evicted).code(), Code::kIOError);
+  EXPECT_FALSE(evicted);
+  store.fail_flushes(1);
+  EXPECT_EQ(t.evict_leaf(keys[10], &evicted).code(), Code::kIOError);
+  EXPECT_FALSE(evicted);
+  EXPECT_EQ(store.live(), 0u);
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  // And then it goes, once; a second eviction of the same range finds it out already.
+  ASSERT_TRUE(t.evict_leaf(keys[10], &evicted).is_ok());
+  EXPECT_TRUE(evicted);
+  ASSERT_TRUE(t.evict_leaf(keys[10], &evicted).is_ok());
+  EXPECT_FALSE(evicted);
+  EXPECT_EQ(t.stored_leaves(), 1u);
+  EXPECT_EQ(store.live(), 1u);
+  t.check_invariants();
+}
+
+TEST(BTreePaging, TheRootStaysAndSizesCountLeavesOnStorage) {
+  Paged p;
+  BTree& t = p.t;
+  std::uint64_t ex = 0;
+  ASSERT_TRUE(t.insert_if_absent("a", 1, &ex));
+  bool evicted = true;
+  ASSERT_TRUE(t.evict_leaf("a", &evicted).is_ok());
+  EXPECT_FALSE(evicted);  // a one-leaf tree's leaf is its root
+  std::vector<std::string> keys;
+  fill_and_evict(&t, 4'000, &keys);
+  const std::vector<std::size_t> sizes = t.level_sizes();
+  ASSERT_GE(sizes.size(), 2u);
+  // Writing the tree bottom-up names the leaves on storage by their addresses as they are.
+  std::size_t visited_leaves = 0;
+  std::size_t named = 0;
+  t.visit_bottom_up([&](const Node& n, std::span<const std::uint64_t> children) {
+    if (n.level == 0) ++visited_leaves;
+    for (const std::uint64_t c : children) named += is_address(c) ? 1 : 0;
+    return std::uint64_t{64};  // a node, as far as the count goes: an even word
+  });
+  EXPECT_EQ(named, t.stored_leaves());
+  EXPECT_EQ(visited_leaves + named, sizes.back());
+}
+
+}  // namespace
+}  // namespace braid::index
