@@ -168,6 +168,10 @@ Status Durability::recover_and_open_logs() {
   // File numbers are database-wide and never reused: the new logs' start above every file
   // present.
   files->reserve_through(recovery_.max_file);
+  // Index node images of an earlier open: nothing names them (docs/internals/index-paging.md).
+  for (const std::string& name : recovery_.node_segments) {
+    if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
+  }
   const std::uint32_t n = options_.workers + 1;
   retired_epoch_.assign(n, 0);
   retire_before_.assign(n, 0);

@@ -36,10 +36,7 @@ NodeSegmentWriter::NodeSegmentWriter(FileSystem* fs, FileTable* files, std::stri
 }
 
 NodeSegmentWriter::~NodeSegmentWriter() {
-  for (const FileId f : unsynced_) fs_->close(f);
-  if (file_ >= 0 && std::find(unsynced_.begin(), unsynced_.end(), file_) == unsynced_.end()) {
-    fs_->close(file_);
-  }
+  for (const auto& [n, f] : open_) fs_->close(f);
 }
 
 Status NodeSegmentWriter::open_segment() {
@@ -53,16 +50,27 @@ Status NodeSegmentWriter::open_segment() {
   o.create = true;
   Result<FileId> f = fs_->open(path, o);
   if (!f.is_ok()) return f.status();
-  if (file_ >= 0 && std::find(unsynced_.begin(), unsynced_.end(), file_) == unsynced_.end()) {
-    fs_->close(file_);  // full and synced: nothing more to do with it
+  const bool had_previous = file_ >= 0;
+  const std::uint64_t previous = number_;
+  // The segment left behind needs its handle only until its writes are synced.
+  if (had_previous && std::find(unsynced_.begin(), unsynced_.end(), previous) == unsynced_.end()) {
+    fs_->close(file_);
+    open_.erase(previous);
   }
   file_ = *f;
-  number_ = n;
-  written_ = 0;
-  stage_at_ = 0;
+  open_.emplace(n, file_);
   files_->add(n, path);
   segments_.push_back(n);
   dir_dirty_ = true;
+  stage_at_ = 0;
+  std::lock_guard<std::mutex> g(live_mutex_);
+  live_.emplace(n, 0);
+  number_ = n;
+  // The one left behind goes if nothing it holds is named any more.
+  if (had_previous && live_.at(previous) == 0) {
+    live_.erase(previous);
+    dead_.push_back(previous);
+  }
   return Status::ok();
 }
 
@@ -77,11 +85,10 @@ Status NodeSegmentWriter::write_stage() {
     return Status::io_error("cannot write node segment " + node_segment_name(number_) + ": " +
                             std::string(s.message()));
   }
-  if (std::find(unsynced_.begin(), unsynced_.end(), file_) == unsynced_.end()) {
-    unsynced_.push_back(file_);
+  if (std::find(unsynced_.begin(), unsynced_.end(), number_) == unsynced_.end()) {
+    unsynced_.push_back(number_);
   }
-  written_ = stage_at_ + len;
-  stage_at_ = written_;
+  stage_at_ += len;
   staged_ = 0;
   return Status::ok();
 }
@@ -97,6 +104,10 @@ Result<std::uint64_t> NodeSegmentWriter::add(char** slot) {
   const std::uint64_t offset = stage_at_ + staged_;
   const std::uint64_t address = cold_word(number_, offset, kNodeSlotBytes);
   BRAID_ASSERT(address != 0);  // the number and the offset were checked against the limits
+  {
+    std::lock_guard<std::mutex> g(live_mutex_);
+    ++live_.at(number_);
+  }
   *slot = stage_.get() + staged_;
   staged_ += kNodeSlotBytes;
   return address;
@@ -105,21 +116,66 @@ Result<std::uint64_t> NodeSegmentWriter::add(char** slot) {
 Status NodeSegmentWriter::flush() { return write_stage(); }
 
 Status NodeSegmentWriter::sync() {
-  if (Status s = write_stage(); !s.is_ok()) return s;
+  if (Status s = flush(); !s.is_ok()) return s;
   while (!unsynced_.empty()) {
-    const FileId f = unsynced_.back();
+    const std::uint64_t n = unsynced_.back();
+    const FileId f = open_.at(n);
     if (Status s = fs_->sync(f); !s.is_ok()) {
-      return Status::io_error("cannot sync a node segment of " + dir_ + ": " +
+      return Status::io_error("cannot sync node segment " + node_segment_name(n) + ": " +
                               std::string(s.message()));
     }
     unsynced_.pop_back();
-    if (f != file_) fs_->close(f);
+    if (f != file_) {
+      fs_->close(f);
+      open_.erase(n);
+    }
   }
   if (dir_dirty_) {
     if (Status s = fs_->sync_dir(dir_); !s.is_ok()) return s;
     dir_dirty_ = false;
   }
   return Status::ok();
+}
+
+void NodeSegmentWriter::release(std::uint64_t address) {
+  BRAID_ASSERT(is_cold(address));
+  const std::uint64_t n = cold(address).segment;
+  std::lock_guard<std::mutex> g(live_mutex_);
+  const auto it = live_.find(n);
+  BRAID_ASSERT(it != live_.end());  // an address this writer answered, released once
+  BRAID_ASSERT(it->second > 0);
+  if (--it->second != 0 || n == number_) return;
+  live_.erase(it);
+  dead_.push_back(n);
+}
+
+Status NodeSegmentWriter::reap() {
+  std::vector<std::uint64_t> dead;
+  {
+    std::lock_guard<std::mutex> g(live_mutex_);
+    dead.swap(dead_);
+  }
+  Status failed;
+  for (const std::uint64_t n : dead) {
+    // Its unsynced writes do not matter any more: nothing names what they hold.
+    if (const auto it = open_.find(n); it != open_.end()) {
+      fs_->close(it->second);
+      open_.erase(it);
+    }
+    unsynced_.erase(std::remove(unsynced_.begin(), unsynced_.end(), n), unsynced_.end());
+    files_->forget(n);
+    const std::string path = dir_ + "/" + node_segment_name(n);
+    if (Status s = fs_->remove(path); !s.is_ok() && failed.is_ok()) {
+      failed =
+          Status::io_error("cannot remove node segment " + path + ": " + std::string(s.message()));
+    }
+  }
+  return failed;
+}
+
+std::size_t NodeSegmentWriter::live_segments() const {
+  std::lock_guard<std::mutex> g(live_mutex_);
+  return live_.size();
 }
 
 Result<const char*> read_node_slot(FileTable* files, std::uint64_t address, char* block) {

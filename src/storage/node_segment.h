@@ -14,6 +14,10 @@
 // next image starts a new block. A block is therefore written once: a write torn by a crash
 // damages only images no synced checkpoint names yet, never a neighbour that one does.
 //
+// Space. Each segment counts its images still named by someone (taken by add(), given back by
+// release()); a segment the writer has moved past goes once its count falls to 0: the file
+// table forgets it (a read already under way keeps its handle) and the file is removed.
+//
 // Reading. One read of the 4 KiB block that holds the slot (what O_DIRECT reads; a node read
 // measures the device, not the page cache, as a cold record's does), through the file table's
 // handles.
@@ -22,7 +26,9 @@
 #include <braid/status.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,7 +43,8 @@ inline constexpr std::uint32_t kNodeSlotBytes = 1024;
 std::string node_segment_name(std::uint64_t number);
 bool parse_node_segment_name(std::string_view name, std::uint64_t* number);
 
-// Appends node images to node segments in `dir`. Single-threaded: its owner's.
+// Appends node images to node segments in `dir`. add(), flush() and sync(): one thread at a
+// time (its owner's); release(): any thread.
 class NodeSegmentWriter {
  public:
   // Staged bytes at most: a flush is at least one write per this many.
@@ -65,8 +72,19 @@ class NodeSegmentWriter {
   // last sync is synced, and the directory when a segment was created since.
   Status sync();
 
-  // The segments this writer created, oldest first.
+  // No one names the image at `address` (an address add() answered) any more. Any thread; no
+  // I/O: a segment past which the writer moved, and whose every image was released, is removed
+  // by the writer's next reap().
+  void release(std::uint64_t address);
+  // Removes the segments release() emptied: the file table forgets each (a read already under
+  // way keeps its handle) and the file goes. The writer's thread, beside its other calls.
+  // IOError naming a file that could not be removed (it stays, a stray that a later open
+  // removes).
+  Status reap();
+
+  // The segments this writer created, oldest first, and how many of them are not removed.
   const std::vector<std::uint64_t>& segments() const { return segments_; }
+  std::size_t live_segments() const;
 
  private:
   Status open_segment();
@@ -76,9 +94,7 @@ class NodeSegmentWriter {
   FileTable* const files_;
   const std::string dir_;
   const std::uint64_t segment_bytes_;
-  FileId file_ = -1;            // the segment being written, -1: none yet or it is full
-  std::uint64_t number_ = 0;    // its number
-  std::uint64_t written_ = 0;   // its bytes on file (whole blocks)
+  FileId file_ = -1;            // the segment being written, -1: none yet
   std::uint64_t stage_at_ = 0;  // the file offset of the stage's first byte
   std::uint32_t staged_ = 0;    // slots in the stage, in bytes
   struct FreeDeleter {
@@ -86,8 +102,18 @@ class NodeSegmentWriter {
   };
   std::unique_ptr<char, FreeDeleter> stage_;
   std::vector<std::uint64_t> segments_;
-  std::vector<FileId> unsynced_;  // segments written since the last sync (closed ones too)
-  bool dir_dirty_ = false;        // a segment was created since the last sync
+  // Write handles still open (the current segment's, and those written since the last sync),
+  // and which of them hold writes not yet synced.
+  std::map<std::uint64_t, FileId> open_;
+  std::vector<std::uint64_t> unsynced_;
+  bool dir_dirty_ = false;  // a segment was created since the last sync
+  // Under live_mutex_ (release() is any thread's): images taken and not released, by segment;
+  // the segment being written (number_, which only the writer's thread changes); and the
+  // segments release() emptied, for reap().
+  mutable std::mutex live_mutex_;
+  std::map<std::uint64_t, std::uint64_t> live_;
+  std::uint64_t number_ = 0;
+  std::vector<std::uint64_t> dead_;
 };
 
 // Reads the slot at `address` (a node segment's, opened through `files`) into `block`

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "storage/cold_address.h"
+#include "storage/node_segment.h"
 #include "util/assert.h"
 #include "util/crc32c.h"
 
@@ -822,6 +823,9 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     } else if (parse_part_file_name(name, &part)) {
       r->max_file = std::max(r->max_file, part);
       r->numbered_files[part] = name;
+    } else if (std::uint64_t node = 0; parse_node_segment_name(name, &node)) {
+      r->max_file = std::max(r->max_file, node);
+      r->node_segments.push_back(name);
     }
   }
 

@@ -123,13 +123,12 @@ class SegmentStore final : public NodeStore {
     std::memcpy(out, *img, kNodeImageBytes);
     return Status::ok();
   }
-  void release(std::uint64_t) override { ++released_; }
-  std::size_t segments() const { return writer_.segments().size(); }
+  void release(std::uint64_t address) override { writer_.release(address); }
+  storage::NodeSegmentWriter& writer() { return writer_; }
 
  private:
   storage::FileTable files_;
   storage::NodeSegmentWriter writer_;
-  std::size_t released_ = 0;
 };
 
 TEST(BTreePaging, LeavesGoThroughNodeSegmentsAndComeBack) {
@@ -141,7 +140,15 @@ TEST(BTreePaging, LeavesGoThroughNodeSegmentsAndComeBack) {
   run_model(&t, 5, 30'000, 4'000);
   EXPECT_GT(t.evictions(), 500u);
   EXPECT_GT(t.loads(), 500u);
-  EXPECT_GT(store.segments(), 2u);
+  EXPECT_GT(store.writer().segments().size(), 2u);
+  // Once every leaf is back, every segment but the one being written has gone.
+  EXPECT_TRUE(t.for_each([](std::string_view, std::uint64_t) {}));
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  ASSERT_TRUE(store.writer().reap().is_ok());
+  EXPECT_EQ(store.writer().live_segments(), 1u);
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs.list("/db", &names).is_ok());
+  EXPECT_EQ(names.size(), 1u);
 }
 
 // A tree with a store, as each test below starts.

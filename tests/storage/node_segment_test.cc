@@ -255,6 +255,56 @@ TEST(NodeSegment, AFailedWriteIsReportedAndItsImagesStayStaged) {
   EXPECT_EQ(s.code(), Code::kIOError);
 }
 
+TEST(NodeSegment, ASegmentGoesWhenItsLastImageIsReleased) {
+  SimFileSystem fs(12);
+  ASSERT_TRUE(fs.open_dir(kDir, true).is_ok());
+  FileTable files(&fs, true);
+  NodeSegmentWriter w(&fs, &files, kDir, 16 * 1024);  // 16 slots a segment
+  std::vector<std::uint64_t> addresses;
+  for (int i = 0; i < 40; ++i) {
+    char* slot = nullptr;
+    Result<std::uint64_t> a = w.add(&slot);
+    ASSERT_TRUE(a.is_ok());
+    std::memset(slot, i, kNodeSlotBytes);
+    addresses.push_back(*a);
+  }
+  ASSERT_TRUE(w.sync().is_ok());
+  ASSERT_EQ(w.segments().size(), 3u);
+  const auto on_disk = [&] {
+    std::vector<std::string> names;
+    EXPECT_TRUE(fs.list(kDir, &names).is_ok());
+    std::size_t n = 0;
+    std::uint64_t number = 0;
+    for (const std::string& name : names) n += parse_node_segment_name(name, &number) ? 1 : 0;
+    return n;
+  };
+  EXPECT_EQ(on_disk(), 3u);
+  // All but one image of the first segment: it stays.
+  for (int i = 0; i < 15; ++i) w.release(addresses[i]);
+  ASSERT_TRUE(w.reap().is_ok());
+  EXPECT_EQ(on_disk(), 3u);
+  Block b;
+  ASSERT_TRUE(read_node_slot(&files, addresses[15], b.p).is_ok());
+  // Its last one: it goes, and its addresses no longer read.
+  w.release(addresses[15]);
+  EXPECT_EQ(on_disk(), 3u);  // not before the writer's reap
+  ASSERT_TRUE(w.reap().is_ok());
+  EXPECT_EQ(on_disk(), 2u);
+  EXPECT_EQ(w.live_segments(), 2u);
+  Result<const char*> gone = read_node_slot(&files, addresses[15], b.p);
+  ASSERT_FALSE(gone.is_ok());
+  EXPECT_EQ(gone.status().code(), Code::kIOError);
+  // The segment being written stays even when empty; the one before it goes.
+  for (int i = 16; i < 40; ++i) w.release(addresses[i]);
+  ASSERT_TRUE(w.reap().is_ok());
+  EXPECT_EQ(on_disk(), 1u);
+  EXPECT_EQ(w.live_segments(), 1u);
+  char* slot = nullptr;
+  ASSERT_TRUE(w.add(&slot).is_ok());  // and takes more
+  std::memset(slot, 0, kNodeSlotBytes);
+  ASSERT_TRUE(w.sync().is_ok());
+}
+
 TEST(NodeSegment, ATreeReadsBackFromTheRealDisk) {
   char tmpl[] = "/tmp/braid-node-segment-XXXXXX";
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
