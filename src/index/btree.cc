@@ -23,7 +23,7 @@ static_assert(Node::kHeader + (Node::kMaxSlots + search::kOverread) * sizeof(std
 
 namespace {
 
-constexpr std::size_t kChunkBytes = ChunkPool::kChunkBytes;
+static_assert(kChunkBytes == ChunkPool::kChunkBytes);
 
 // Every line of a node, into L1 (prefetcht0): the step that follows reads it right away.
 inline void prefetch_whole(const Node* n) {
@@ -480,6 +480,7 @@ __attribute__((always_inline)) inline Descent::Step Descent::step_inline() {
   }
   if (racy(n->level) == 0) {
     version_ = v;
+    if (load_) tree_.note_used(n);
     return Step::kLeaf;
   }
   const unsigned count = racy_count(n);
@@ -549,8 +550,10 @@ Node* BTree::new_node(std::uint8_t level) {
           if (pool_ == nullptr || pool_->huge_pages()) ::madvise(c, kChunkBytes, MADV_HUGEPAGE);
           chunks_.push_back(c);
         }
-        chunk_cursor_ = static_cast<char*>(c);
-        chunk_end_ = chunk_cursor_ + kChunkBytes;
+        // The chunk's first slots hold its nodes' used marks (used_mark).
+        std::memset(c, 0, kChunkHeaderBytes);
+        chunk_cursor_ = static_cast<char*>(c) + kChunkHeaderBytes;
+        chunk_end_ = static_cast<char*>(c) + kChunkBytes;
       }
       mem = chunk_cursor_;
       chunk_cursor_ += kNodeBytes;
@@ -570,6 +573,7 @@ Node* BTree::new_node(std::uint8_t level) {
   n->level = level;
   n->run_end = 0;
   n->leftmost = nullptr;
+  used_mark(n).store(1, std::memory_order_relaxed);  // new: spared by the hand's next pass
   if (level < kLevels) level_nodes_[level].fetch_add(1, std::memory_order_relaxed);
   if (reused) {
     n->lock.revive();

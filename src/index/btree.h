@@ -66,6 +66,11 @@ class ChunkPool;  // index/chunk_pool.h
 class NodeStore;  // index/node_store.h
 
 inline constexpr std::size_t kNodeBytes = 1024;
+// Node memory comes in chunks of this size and alignment (index/chunk_pool.h), whose first
+// kChunkHeaderBytes hold one byte per node slot: its used mark (BTree::sweep_leaves).
+inline constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+inline constexpr std::size_t kChunkHeaderBytes = 2 * kNodeBytes;
+static_assert(kChunkBytes / kNodeBytes <= kChunkHeaderBytes, "a mark for every slot");
 inline constexpr std::size_t kMaxKey = 255;
 // Levels a tree may have (a node's level is below it): 41-way nodes reach 2^64 keys long before.
 inline constexpr std::uint32_t kMaxLevels = 32;
@@ -536,6 +541,13 @@ class BTree {
   // the root, is empty or is already out (`*evicted` says which). IOError from the store.
   // Evictions are serialized; lookups, writes and scans go on beside one.
   Status evict_leaf(std::string_view key, bool* evicted);
+  // The CLOCK hand over the leaves, in key order (second chance, as records have): from the
+  // leaf that holds `*hand` (empty: the first), up to `max_leaves` leaves; a leaf used since
+  // the hand last passed it is spared and its mark cleared, one not used is evicted
+  // (evict_leaf's rules). `*hand` moves on past the last leaf visited (empty again once it
+  // passed the last leaf). Adds the leaves evicted to `*evicted`. IOError from the store.
+  // A leaf is marked used by every descent that reaches it while a store is attached.
+  Status sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted);
   // Leaves on storage now; evictions and loads so far.
   std::size_t stored_leaves() const { return stored_.load(std::memory_order_relaxed); }
   std::uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
@@ -674,6 +686,22 @@ class BTree {
   enum class Load : std::uint8_t { kInstalled, kRaced, kFailed };
   Load load_child(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
                   Node** child) const;
+  // Evicts the leaf a descent that does not load just reached (kLeaf); evict_leaf's rules.
+  // The caller holds evict_mutex_.
+  Status evict_reached(const Descent& d, bool* evicted);
+  // A node's used mark, in its chunk's header.
+  static std::atomic_ref<std::uint8_t> used_mark(const Node* n) {
+    const auto at = reinterpret_cast<std::uintptr_t>(n);
+    const auto chunk = at & ~(std::uintptr_t{kChunkBytes} - 1);
+    return std::atomic_ref<std::uint8_t>(
+        reinterpret_cast<std::uint8_t*>(chunk)[(at - chunk) / kNodeBytes]);
+  }
+  // Marks a leaf used (set only when clear: a read seldom writes), when leaves may leave.
+  void note_used(const Node* leaf) const {
+    if (store_ == nullptr) return;
+    std::atomic_ref<std::uint8_t> mark = used_mark(leaf);
+    if (mark.load(std::memory_order_relaxed) == 0) mark.store(1, std::memory_order_relaxed);
+  }
 
   std::atomic<Node*> root_;
   std::atomic<bool> outgrew_cache_{false};  // beside root_: a descent reads that line first

@@ -98,10 +98,48 @@ Status BTree::evict_leaf(std::string_view key, bool* evicted) {
     const Descent::Step s = d.step();
     if (s == Descent::Step::kNext) continue;
     if (s == Descent::Step::kStored) return Status::ok();  // out already
-    if (s == Descent::Step::kLeaf) break;
+    if (s == Descent::Step::kLeaf) return evict_reached(d, evicted);
     BRAID_ASSERT(s == Descent::Step::kRestart);
     d.restart();
   }
+}
+
+Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted) {
+  BRAID_ASSERT(store_ != nullptr);
+  std::lock_guard<std::mutex> guard(evict_mutex_);
+  for (std::size_t visited = 0; visited < max_leaves; ++visited) {
+    const bool first = hand->empty();
+    const SearchKey k = first ? SearchKey() : SearchKey(*hand);
+    Descent d(*this, k, Descent::Bias::kFloor, /*track_fences=*/true, 0, NodeSearch::kBisect,
+              /*load=*/false);
+    Descent::Step s;
+    while ((s = d.step()) != Descent::Step::kLeaf && s != Descent::Step::kStored) {
+      if (s != Descent::Step::kNext) d.restart();
+    }
+    if (s == Descent::Step::kLeaf) {
+      // Used since the hand last came: spared, and unmarked so that the next pass decides.
+      std::atomic_ref<std::uint8_t> mark = used_mark(d.node());
+      if (mark.load(std::memory_order_relaxed) != 0) {
+        mark.store(0, std::memory_order_relaxed);
+      } else {
+        bool out = false;
+        if (Status st = evict_reached(d, &out); !st.is_ok()) return st;
+        if (out) ++*evicted;
+      }
+    }
+    // On past the leaf (or the leaf on storage) the descent reached: its upper fence.
+    const FenceKey& upper = d.upper_fence();
+    if (!upper.present) {
+      hand->clear();
+      return Status::ok();
+    }
+    hand->assign(upper.view());
+  }
+  return Status::ok();
+}
+
+Status BTree::evict_reached(const Descent& d, bool* evicted) {
+  *evicted = false;
   Node* const leaf = d.node();
   Node* const parent = d.parent();
   const unsigned idx = d.child_index();

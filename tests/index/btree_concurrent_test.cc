@@ -142,10 +142,15 @@ void merges_race(BTree& t, MemNodeStore* store) {
   if (store != nullptr) {
     readers.emplace_back([&] {
       util::Rng rng(33);
+      std::string hand;
       while (!stop.load()) {
+        // By key, and by the CLOCK hand.
         bool out = false;
         ASSERT_TRUE(t.evict_leaf(key_of(rng.uniform(kOps * 4), 8), &out).is_ok());
         if (out) evicted.fetch_add(1, std::memory_order_relaxed);
+        std::size_t swept = 0;
+        ASSERT_TRUE(t.sweep_leaves(&hand, 4, &swept).is_ok());
+        evicted.fetch_add(swept, std::memory_order_relaxed);
       }
     });
   }

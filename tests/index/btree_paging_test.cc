@@ -34,10 +34,11 @@ std::string random_key(util::Rng* rng, std::size_t pool, std::size_t max_len) {
 }
 
 // A seeded model run: `ops` random operations on `t` (with `store` attached) beside a map, a
-// third of them evictions of a random key's leaf.
+// third of them evictions: of a random key's leaf, or a few steps of the CLOCK hand.
 void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) {
   util::Rng rng(seed);
   std::map<std::string, std::uint64_t> model;
+  std::string hand;
   for (std::size_t i = 0; i < ops; ++i) {
     const std::string k = random_key(&rng, pool, 24);
     switch (rng.uniform(6)) {
@@ -68,9 +69,14 @@ void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) 
         }
         break;
       }
-      default: {
+      case 4: {
         bool evicted = false;
         ASSERT_TRUE(t->evict_leaf(k, &evicted).is_ok());
+        break;
+      }
+      default: {
+        std::size_t evicted = 0;
+        ASSERT_TRUE(t->sweep_leaves(&hand, 1 + rng.uniform(4), &evicted).is_ok());
         break;
       }
     }
@@ -271,6 +277,49 @@ TEST(BTreePaging, AnEvictionGivesUpWhenItsLeafChangesOrTheStoreFails) {
   EXPECT_FALSE(evicted);
   EXPECT_EQ(t.stored_leaves(), 1u);
   EXPECT_EQ(store.live(), 1u);
+  t.check_invariants();
+}
+
+TEST(BTreePaging, TheHandSparesLeavesInUseAndEvictsTheRest) {
+  Paged p;
+  BTree& t = p.t;
+  std::vector<std::string> keys;
+  fill(&t, 20'000, &keys);
+  const std::size_t leaves = t.level_sizes().back();
+  ASSERT_GT(leaves, 200u);
+  // A whole pass: every leaf is new (or was just written), so each is spared and unmarked.
+  std::string hand;
+  std::size_t evicted = 0;
+  ASSERT_TRUE(t.sweep_leaves(&hand, leaves + 10, &evicted).is_ok());
+  EXPECT_TRUE(hand.empty());  // it went round
+  EXPECT_EQ(evicted, 0u);
+  // The first tenth of the keys in use; the next pass takes every leaf not in use.
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 2'000; ++i) ASSERT_TRUE(t.lookup(keys[i], &v));
+  ASSERT_TRUE(t.sweep_leaves(&hand, leaves + 10, &evicted).is_ok());
+  EXPECT_TRUE(hand.empty());
+  EXPECT_EQ(evicted, t.stored_leaves());
+  EXPECT_GT(evicted, leaves * 8 / 10);
+  EXPECT_LT(evicted, leaves * 95 / 100);
+  // The keys in use are still in memory: reading them loads nothing.
+  const std::uint64_t loads = t.loads();
+  for (std::size_t i = 0; i < 2'000; ++i) ASSERT_TRUE(t.lookup(keys[i], &v));
+  EXPECT_EQ(t.loads(), loads);
+  // The rest read back from storage, each leaf once.
+  for (std::size_t i = 2'000; i < keys.size(); ++i) {
+    ASSERT_TRUE(t.lookup(keys[i], &v));
+    ASSERT_EQ(v, i);
+  }
+  EXPECT_EQ(t.loads(), loads + evicted);
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  // A pass in steps: the hand moves on between calls and ends where it started.
+  std::size_t steps = 0;
+  do {
+    ASSERT_TRUE(t.sweep_leaves(&hand, 7, &evicted).is_ok());
+    ++steps;
+  } while (!hand.empty() && steps < leaves);
+  EXPECT_TRUE(hand.empty());
+  EXPECT_GE(steps * 7, t.level_sizes().back());
   t.check_invariants();
 }
 
