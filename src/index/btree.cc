@@ -400,6 +400,7 @@ Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_
       search_(search),
       track_fences_(track_fences),
       load_(load),
+      mark_used_(load && tree.pages()),
       split_threshold_(split_threshold) {
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
@@ -480,7 +481,7 @@ __attribute__((always_inline)) inline Descent::Step Descent::step_inline() {
   }
   if (racy(n->level) == 0) {
     version_ = v;
-    if (load_) tree_.note_used(n);
+    if (mark_used_) BTree::note_used(n);
     return Step::kLeaf;
   }
   const unsigned count = racy_count(n);

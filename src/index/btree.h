@@ -316,6 +316,7 @@ class Descent {
   NodeSearch search_;
   bool track_fences_;
   bool load_;
+  bool mark_used_;  // load_ and the tree pages (BTree::note_used): decided once, not per leaf
   std::size_t split_threshold_;
   Node* node_ = nullptr;
   Node* parent_ = nullptr;
@@ -690,15 +691,15 @@ class BTree {
   // The caller holds evict_mutex_.
   Status evict_reached(const Descent& d, bool* evicted);
   // A node's used mark, in its chunk's header.
+  bool pages() const { return store_ != nullptr; }
   static std::atomic_ref<std::uint8_t> used_mark(const Node* n) {
     const auto at = reinterpret_cast<std::uintptr_t>(n);
     const auto chunk = at & ~(std::uintptr_t{kChunkBytes} - 1);
     return std::atomic_ref<std::uint8_t>(
         reinterpret_cast<std::uint8_t*>(chunk)[(at - chunk) / kNodeBytes]);
   }
-  // Marks a leaf used (set only when clear: a read seldom writes), when leaves may leave.
-  void note_used(const Node* leaf) const {
-    if (store_ == nullptr) return;
+  // Marks a leaf used (set only when clear: a read seldom writes). Only while leaves may leave.
+  static void note_used(const Node* leaf) {
     std::atomic_ref<std::uint8_t> mark = used_mark(leaf);
     if (mark.load(std::memory_order_relaxed) == 0) mark.store(1, std::memory_order_relaxed);
   }

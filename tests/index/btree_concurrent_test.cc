@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <string>
 #include <thread>
@@ -189,6 +190,12 @@ void merges_race(BTree& t, MemNodeStore* store) {
     }
   });
   for (auto& th : writers) th.join();
+  // With a store, the race is not over before the evictor and the readers have sent and
+  // brought back leaves enough, however the threads were scheduled (bounded: 20 s).
+  for (int waited = 0;
+       store != nullptr && (evicted.load() < 100 || t.loads() < 100) && waited < 20'000; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   stop.store(true);
   for (auto& th : readers) th.join();
   EXPECT_GT(scans.load(), 0u);
