@@ -574,7 +574,7 @@ Node* BTree::new_node(std::uint8_t level) {
   n->level = level;
   n->run_end = 0;
   n->leftmost = nullptr;
-  used_mark(n).store(1, std::memory_order_relaxed);  // new: spared by the hand's next pass
+  if (pages()) used_mark(n).store(1, std::memory_order_relaxed);  // spared by the hand's next pass
   if (level < kLevels) level_nodes_[level].fetch_add(1, std::memory_order_relaxed);
   if (reused) {
     n->lock.revive();
