@@ -66,13 +66,11 @@ class MemNodeStore final : public NodeStore {
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       if (it->first == address) {
         pending_.erase(it);
-        ++released_;
         return;
       }
     }
     const std::size_t erased = images_.erase(address);
     if (erased != 1) bad_releases_++;
-    ++released_;
   }
 
   void fail_adds(int n) {
@@ -128,7 +126,6 @@ class MemNodeStore final : public NodeStore {
   int fail_reads_ = 0;
   std::function<void()> on_flush_;
   std::uint64_t reads_ = 0;
-  std::uint64_t released_ = 0;
   std::uint64_t bad_releases_ = 0;
 };
 

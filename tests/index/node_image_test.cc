@@ -11,6 +11,7 @@
 
 #include "index/btree.h"
 #include "index/node_image.h"
+#include "index/tree_util.h"
 #include "util/crc32c.h"
 #include "util/random.h"
 
@@ -34,15 +35,6 @@ std::uint64_t write_images(const BTree& t, Images* images) {
     images->emplace(a, std::move(img));
     return a;
   });
-}
-
-// A node's key `i`, read as plain memory (the node is a private copy).
-std::string key_of(const Node& n, unsigned i) {
-  const Tail& t = n.tails(n.count)[i];
-  const std::uint64_t be = __builtin_bswap64(n.heads()[i]);
-  std::string k(reinterpret_cast<const char*>(&be), std::min<std::size_t>(t.len, 8));
-  if (t.len > 8) k.append(n.raw() + t.suffix_off, t.len - 8u);
-  return k;
 }
 
 std::unique_ptr<Node> fresh_node() { return std::make_unique<Node>(); }
@@ -72,26 +64,6 @@ void read_back(const Images& images, std::uint64_t address, std::uint8_t want_le
   }
 }
 
-// A tree of `n` keys of lengths 1..`max_len` (seeded), values their insertion numbers.
-std::unique_ptr<BTree> random_tree(std::uint64_t seed, std::size_t n, std::size_t max_len) {
-  auto t = std::make_unique<BTree>();
-  util::Rng rng(seed);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::string k(1 + rng.uniform(max_len), '\0');
-    for (char& c : k) c = static_cast<char>(rng.uniform(256));
-    std::uint64_t existing = 0;
-    (void)t->insert_if_absent(k, i, &existing);
-  }
-  return t;
-}
-
-std::vector<std::pair<std::string, std::uint64_t>> entries_of(const BTree& t) {
-  std::vector<std::pair<std::string, std::uint64_t>> v;
-  t.for_each(
-      [&](std::string_view k, std::uint64_t value) { v.emplace_back(std::string(k), value); });
-  return v;
-}
-
 template <typename T>
 void put(std::string* img, std::size_t off, T v) {
   std::memcpy(img->data() + off, &v, sizeof v);
@@ -111,7 +83,7 @@ TEST(NodeImage, ATreeReadsBackWholeFromItsImages) {
   // One leaf; many levels of short keys (heads only); long keys (suffixes in the heap).
   for (const Case c : {Case{20, 8}, Case{50'000, 8}, Case{8'000, 60}, Case{600, 255}}) {
     SCOPED_TRACE(testing::Message() << c.keys << " keys of up to " << c.max_len << " bytes");
-    const auto t = random_tree(c.keys * 31 + c.max_len, c.keys, c.max_len);
+    const auto t = random_tree(c.keys * 31 + c.max_len, c.keys, c.max_len, 0, 256);
     // Removals leave heap garbage and merged nodes: images carry what the node holds.
     const auto before = entries_of(*t);
     for (std::size_t i = 0; i < before.size(); i += 3) {
@@ -139,7 +111,7 @@ TEST(NodeImage, ATreeReadsBackWholeFromItsImages) {
 }
 
 TEST(NodeImage, ImagesAreDeterministicAndRoundTripExactly) {
-  const auto t = random_tree(3, 5'000, 40);
+  const auto t = random_tree(3, 5'000, 40, 0, 256);
   Images first;
   Images second;
   write_images(*t, &first);
@@ -170,7 +142,7 @@ struct Pair {
   std::string inner;
 };
 Pair leaf_and_inner() {
-  const auto t = random_tree(11, 2'000, 30);
+  const auto t = random_tree(11, 2'000, 30, 0, 256);
   Images images;
   const std::uint64_t root = write_images(*t, &images);
   Pair p;

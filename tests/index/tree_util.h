@@ -8,7 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include <algorithm>
+#include <memory>
+
 #include "index/btree.h"
+#include "util/random.h"
 
 namespace braid::index {
 
@@ -29,6 +33,38 @@ inline std::vector<std::pair<std::string, std::uint64_t>> scan_all(const BTree& 
     from = b.next;
     inf = false;
   }
+}
+
+// Every entry of the tree, in order (leaves on storage are read back).
+inline std::vector<std::pair<std::string, std::uint64_t>> entries_of(const BTree& t) {
+  std::vector<std::pair<std::string, std::uint64_t>> v;
+  EXPECT_TRUE(t.for_each(
+      [&](std::string_view k, std::uint64_t value) { v.emplace_back(std::string(k), value); }));
+  return v;
+}
+
+// A node's key `i`, read as plain memory (the node is a private copy).
+inline std::string key_of(const Node& n, unsigned i) {
+  const Tail& t = n.tails(n.count)[i];
+  const std::uint64_t be = __builtin_bswap64(n.heads()[i]);
+  std::string k(reinterpret_cast<const char*>(&be), std::min<std::size_t>(t.len, 8));
+  if (t.len > 8) k.append(n.raw() + t.suffix_off, t.len - 8u);
+  return k;
+}
+
+// A tree of `n` keys of lengths 1..`max_len` (seeded), their bytes `first` + [0, `letters`),
+// values their insertion numbers.
+inline std::unique_ptr<BTree> random_tree(std::uint64_t seed, std::size_t n, std::size_t max_len,
+                                          char first, unsigned letters) {
+  auto t = std::make_unique<BTree>();
+  util::Rng rng(seed);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string k(1 + rng.uniform(max_len), '\0');
+    for (char& c : k) c = static_cast<char>(first + rng.uniform(letters));
+    std::uint64_t existing = 0;
+    (void)t->insert_if_absent(k, i, &existing);
+  }
+  return t;
 }
 
 }  // namespace braid::index

@@ -15,6 +15,7 @@
 
 #include "index/btree.h"
 #include "index/node_image.h"
+#include "index/tree_util.h"
 #include "storage/cold_address.h"
 #include "storage/file_table.h"
 #include "storage/log_format.h"
@@ -36,18 +37,6 @@ struct Block {
   char* p;
 };
 
-std::unique_ptr<index::BTree> random_tree(std::uint64_t seed, std::size_t n, std::size_t max_len) {
-  auto t = std::make_unique<index::BTree>();
-  util::Rng rng(seed);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::string k(1 + rng.uniform(max_len), '\0');
-    for (char& c : k) c = static_cast<char>('a' + rng.uniform(26));
-    std::uint64_t existing = 0;
-    (void)t->insert_if_absent(k, i, &existing);
-  }
-  return t;
-}
-
 // Writes every node of `t` through `w`, flushing after a seeded number of images now and then
 // (so blocks end part full); answers the root's address.
 std::uint64_t write_tree(const index::BTree& t, NodeSegmentWriter* w, util::Rng* rng) {
@@ -63,14 +52,6 @@ std::uint64_t write_tree(const index::BTree& t, NodeSegmentWriter* w, util::Rng*
   });
 }
 
-std::string key_of(const index::Node& n, unsigned i) {
-  const index::Tail& t = n.tails(n.count)[i];
-  const std::uint64_t be = __builtin_bswap64(n.heads()[i]);
-  std::string k(reinterpret_cast<const char*>(&be), std::min<std::size_t>(t.len, 8));
-  if (t.len > 8) k.append(n.raw() + t.suffix_off, t.len - 8u);
-  return k;
-}
-
 // The tree read back from storage alone, root first.
 Status read_back(FileTable* files, std::uint64_t address,
                  std::vector<std::pair<std::string, std::uint64_t>>* out) {
@@ -83,7 +64,7 @@ Status read_back(FileTable* files, std::uint64_t address,
   }
   if (n->level == 0) {
     for (unsigned i = 0; i < n->count; ++i)
-      out->emplace_back(key_of(*n, i), n->tails(n->count)[i].value);
+      out->emplace_back(index::key_of(*n, i), n->tails(n->count)[i].value);
     return Status::ok();
   }
   if (Status s = read_back(files, reinterpret_cast<std::uint64_t>(n->leftmost), out); !s.is_ok()) {
@@ -93,13 +74,6 @@ Status read_back(FileTable* files, std::uint64_t address,
     if (Status s = read_back(files, n->tails(n->count)[i].value, out); !s.is_ok()) return s;
   }
   return Status::ok();
-}
-
-std::vector<std::pair<std::string, std::uint64_t>> entries_of(const index::BTree& t) {
-  std::vector<std::pair<std::string, std::uint64_t>> v;
-  t.for_each(
-      [&](std::string_view k, std::uint64_t value) { v.emplace_back(std::string(k), value); });
-  return v;
 }
 
 // A file table as an open would build it: every node segment found in `dir`.
@@ -133,7 +107,7 @@ TEST(NodeSegment, ATreeWrittenThroughSegmentsReadsBackAfterAPowerLoss) {
     SCOPED_TRACE(testing::Message() << "seed " << seed);
     SimFileSystem fs(seed);
     ASSERT_TRUE(fs.open_dir(kDir, true).is_ok());
-    const auto t = random_tree(seed, 30'000, 24);
+    const auto t = index::random_tree(seed, 30'000, 24, 'a', 26);
     util::Rng rng(seed);
     std::uint64_t root = 0;
     std::vector<std::uint64_t> segments;
@@ -152,7 +126,7 @@ TEST(NodeSegment, ATreeWrittenThroughSegmentsReadsBackAfterAPowerLoss) {
     std::vector<std::pair<std::string, std::uint64_t>> back;
     const Status s = read_back(files.get(), root, &back);
     ASSERT_TRUE(s.is_ok()) << s.to_string();
-    EXPECT_EQ(back, entries_of(*t));
+    EXPECT_EQ(back, index::entries_of(*t));
   }
 }
 
@@ -188,7 +162,7 @@ TEST(NodeSegment, AFlushEndsItsBlockAndNoBlockIsWrittenTwice) {
 TEST(NodeSegment, FaultsShortFilesAndBadAddressesAnswerWithTheSegment) {
   SimFileSystem fs(4);
   ASSERT_TRUE(fs.open_dir(kDir, true).is_ok());
-  const auto t = random_tree(4, 3'000, 12);
+  const auto t = index::random_tree(4, 3'000, 12, 'a', 26);
   util::Rng rng(4);
   FileTable files(&fs, true);
   std::uint64_t root = 0;
@@ -310,7 +284,7 @@ TEST(NodeSegment, ATreeReadsBackFromTheRealDisk) {
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string dir = tmpl;
   auto fs = make_posix_file_system(true);
-  const auto t = random_tree(8, 20'000, 40);
+  const auto t = index::random_tree(8, 20'000, 40, 'a', 26);
   util::Rng rng(8);
   std::uint64_t root = 0;
   {
@@ -323,7 +297,7 @@ TEST(NodeSegment, ATreeReadsBackFromTheRealDisk) {
   std::vector<std::pair<std::string, std::uint64_t>> back;
   const Status s = read_back(files.get(), root, &back);
   EXPECT_TRUE(s.is_ok()) << s.to_string();
-  EXPECT_EQ(back, entries_of(*t));
+  EXPECT_EQ(back, index::entries_of(*t));
   std::filesystem::remove_all(dir);
 }
 
