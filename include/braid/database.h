@@ -154,6 +154,11 @@ struct DatabaseStats {
   std::uint64_t pruned_versions = 0;   // cut from chains because no snapshot can see them
   std::uint64_t index_nodes = 0;       // in the primary and secondary B+-trees
   std::uint64_t index_nodes_free = 0;  // left their tree by merges, kept for its later splits
+  // Under a memory budget, primary-index leaves go to storage too (docs/internals/index.md,
+  // "Leaves on storage"): leaves there now, and evictions and loads of leaves so far.
+  std::uint64_t index_leaves_stored = 0;
+  std::uint64_t index_leaf_evictions = 0;
+  std::uint64_t index_leaf_loads = 0;
   // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
   // reclamation and OIDs waiting to be given back). Exact while no reclamation runs; while it
   // does, an OID given back during the call may be missed.

@@ -164,7 +164,9 @@ Status BulkLoader::run(BulkSource next) {
     Result<std::uint64_t> oid = table_->oids().allocate();
     if (!oid.is_ok()) return oid.status();
     std::uint64_t existing = 0;
-    if (!table_->index().insert_if_absent(key, *oid, &existing)) {
+    const index::Outcome inserted = table_->index().insert_if_absent(key, *oid, &existing);
+    if (inserted.failed()) return index::take_load_failure("bulk_load");
+    if (!inserted) {
       return Status::duplicate("bulk_load: record " + std::to_string(n) +
                                " repeats the key of an earlier record");
     }
@@ -209,11 +211,14 @@ void BulkLoader::rollback() {
   index::LeafBatch batch;
   std::string from;
   for (;;) {
-    tree.scan_leaf(from, false, {}, {}, false, &batch);
+    // No leaf of a table being loaded leaves memory (ColdStore::sweep_leaves), and the table
+    // held none before: nothing here reads a node from storage.
+    const bool scanned = tree.scan_leaf(from, false, {}, {}, false, &batch);
+    BRAID_ASSERT(scanned);
     for (const auto& e : batch.entries) {
       if (e.value < first_oid_) continue;
-      const bool removed = tree.remove(batch.key(e), e.value);
-      BRAID_ASSERT(removed);
+      const index::Outcome removed = tree.remove(batch.key(e), e.value);
+      BRAID_ASSERT(static_cast<bool>(removed));
       const std::uint64_t old =
           table_->oids().entry(e.value).exchange(entry::kEmpty, std::memory_order_acq_rel);
       if (!entry::is_hot(old)) continue;
@@ -274,7 +279,10 @@ Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOpti
   index::LeafBatch batch;
   std::string from;
   for (;;) {
-    table->index().scan_leaf(from, false, {}, {}, false, &batch);
+    if (!table->index().scan_leaf(from, false, {}, {}, false, &batch)) {
+      table->end_loading();
+      return index::take_load_failure("bulk_load");
+    }
     if (!batch.entries.empty()) {
       table->end_loading();
       return Status::invalid_argument("bulk_load: table '" + table->name() +

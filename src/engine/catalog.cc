@@ -6,6 +6,7 @@
 
 #include "engine/cold_store.h"
 #include "engine/durability.h"
+#include "engine/node_segments.h"
 #include "util/assert.h"
 
 namespace braid::engine {
@@ -57,6 +58,7 @@ Table* DatabaseImpl::add_table(std::string_view name) {
                                    std::string(name), l2_cache_bytes(), &index_pool_);
   if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
   Table* raw = t.get();
+  if (node_segments_ != nullptr) raw->index().attach_store(node_segments_.get(), raw->id());
   tables_.push_back(std::move(t));
   by_name_.emplace(std::string(name), raw);
   return raw;
@@ -106,6 +108,9 @@ DatabaseStats DatabaseImpl::stats() const {
   for (const auto& t : tables_) {
     s.index_nodes += t->index().node_count();
     s.index_nodes_free += t->index().free_node_count();
+    s.index_leaves_stored += t->index().stored_leaves();
+    s.index_leaf_evictions += t->index().evictions();
+    s.index_leaf_loads += t->index().loads();
     for (std::uint32_t i = 0; i < t->index_count(); ++i) {
       s.index_nodes += t->secondary(i)->tree().node_count();
       s.index_nodes_free += t->secondary(i)->tree().free_node_count();

@@ -303,8 +303,11 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (c.upcoming_loaded) {
         std::swap(c.batch, c.upcoming);
         c.upcoming_loaded = false;
-      } else {
-        deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false, &c.batch);
+      } else if (!deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false,
+                                                                     &c.batch)) {
+        // A leaf on storage could not be read: this checkpoint fails (one that skipped the
+        // leaf's keys would lose them).
+        return index::take_load_failure("checkpoint");
       }
       c.batch_loaded = true;
       if (c.staged_batches > 0) --c.staged_batches;
@@ -326,7 +329,12 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
     const std::size_t n = c.batch.entries.size();
     auto load_upcoming = [&] {
       if (c.upcoming_loaded || !c.batch.has_next || c.pos + kSlotAhead < n) return;
-      t->index().scan_leaf(c.batch.next, false, {}, {}, false, &c.upcoming);
+      // A read ahead that fails is dropped: the leaf is read again in its turn, which fails the
+      // checkpoint if it fails again.
+      if (!t->index().scan_leaf(c.batch.next, false, {}, {}, false, &c.upcoming)) {
+        (void)index::take_load_failure();
+        return;
+      }
       c.upcoming_loaded = true;
     };
     load_upcoming();
@@ -445,7 +453,10 @@ Status Durability::stage_reads(Table* t) {
   std::string from = c.batch.next;
   while (more && c.staged_batches < kStageLeaves && c.bulk_refs.size() < kStageRecords &&
          bytes < kStageBytes) {
-    t->index().scan_leaf(from, false, {}, {}, false, &c.ahead);
+    if (!t->index().scan_leaf(from, false, {}, {}, false, &c.ahead)) {
+      (void)index::take_load_failure();  // staged no further; read again in its turn
+      break;
+    }
     collect(c.ahead, 0);
     ++c.staged_batches;
     more = c.ahead.has_next;

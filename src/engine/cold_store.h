@@ -283,6 +283,9 @@ class ColdStore {
   bool over_budget();
   // One bounded CLOCK step: visits up to `visits` entries from the shared hand and evicts
   // what it may, while version memory is above the low-water mark. Answers the evictions.
+  // Primary-index leaves count in the budget with the versions and go too (a paging tree's,
+  // BTree::pages): each step also moves a second hand over the leaves that hold about `visits`
+  // keys, so both hands cross the key space at about one pace.
   std::uint32_t sweep(mvcc::TxnContext* ctx, std::uint32_t visits);
 
   // ---- Checkpoints and file deletion (durability.cc) ----
@@ -319,6 +322,11 @@ class ColdStore {
   void read_sync(ColdLoad* l);
   void fail(ColdLoad* l, Status why);
   std::uint64_t live_bytes() const;
+  // The leaves' hand: over the leaves holding up to `keys` keys of the table it is in (at most
+  // keys / 4 leaves), one thread at a time (a
+  // sweeper that finds it taken goes on without). Answers the bytes of the leaves evicted.
+  // The caller pins the horizon (`ctx`'s snapshot): the versions the consent reads stay.
+  std::uint64_t sweep_leaves(std::uint32_t keys);
 
   const Deps deps_;
   std::function<std::uint64_t()> durable_clock_;
@@ -338,6 +346,18 @@ class ColdStore {
   std::uint32_t hand_table_ = 0;
   std::uint64_t hand_oid_ = 0;
   std::atomic<std::uint64_t> sampled_bytes_{0};
+  // A lap of the leaves' hand over a table starts at most once per this many leaf sweeps. A
+  // coroutine's descent reads a leaf a few scheduler rounds after the step that reached or
+  // loaded it, and a worker over budget sweeps every round: a hand that lapped a small table
+  // every round would clear a leaf's mark and evict it in two, before the descent came back
+  // to it, and the descent would load it again forever.
+  static constexpr std::uint64_t kMinLapSweeps = 64;
+  std::mutex leaf_mutex_;  // the leaves' hand: its table and where in it, and its pace
+  std::uint32_t leaf_table_ = 0;
+  std::string leaf_hand_;
+  std::uint64_t leaf_sweeps_ = 0;
+  std::uint64_t leaf_lap_start_ = 0;
+  std::atomic<std::uint64_t> leaf_write_errors_{0};
   std::atomic<std::uint32_t> sample_countdown_{0};
   std::atomic<bool> evicting_{false};  // between the high- and low-water marks
 

@@ -155,8 +155,10 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
   for (auto it = ctx->writes.rbegin(); it != ctx->writes.rend(); ++it) {
     if (!it->fresh) continue;
     const std::string_view key(ctx->staged_keys.data() + it->key_off, it->key_len);
-    const bool removed = it->table->index().remove(key, it->oid);
-    BRAID_ASSERT(removed);
+    // The leaf is in memory: one that holds a record an open transaction writes never leaves
+    // (ColdStore::sweep_leaves), so nothing here can fail on a load.
+    const index::Outcome removed = it->table->index().remove(key, it->oid);
+    BRAID_ASSERT(static_cast<bool>(removed));
   }
   protocol_.unlink_writes(ctx);
   // The fresh records' OIDs are named by nothing now (their secondary entries went first);

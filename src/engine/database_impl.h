@@ -47,6 +47,7 @@ struct LookupHint {
 
 class Durability;
 class ColdStore;
+class NodeSegments;
 
 // The threads that run the engine's transactions (the worker pool, engine/worker_pool.h) as
 // the engine itself needs them: it wakes worker 0 when work for it arrives by another path
@@ -242,6 +243,10 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   mvcc::TxnTable txns_;
   mvcc::Protocol protocol_;
   std::unique_ptr<ColdStore> cold_;  // with a directory; outlives the durability layer
+  // Where primary-index leaves go under a budget (with a writable directory): declared
+  // before the tables, so it outlives their trees, and after the cold store, whose file table
+  // it reads through.
+  std::unique_ptr<NodeSegments> node_segments_;
   std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
   std::vector<std::unique_ptr<Table>> tables_;

@@ -94,7 +94,63 @@ std::uint64_t ColdStore::live_bytes() const {
     bytes += t.at(i).version_bytes_live.load(std::memory_order_relaxed) -
              t.at(i).retired_bytes.load(std::memory_order_relaxed);
   }
+  // A paging tree's nodes count too: its leaves are what the leaves' hand can give back.
+  const std::uint32_t tables = deps_.tables->table_count();
+  for (std::uint32_t i = 0; i < tables; ++i) {
+    Table* table = deps_.tables->table_at(i);
+    if (table == nullptr || !table->index().pages()) continue;
+    bytes += static_cast<std::int64_t>(table->index().node_count() * index::kNodeBytes);
+  }
   return bytes < 0 ? 0 : static_cast<std::uint64_t>(bytes);
+}
+
+namespace {
+// A leaf that holds a record an open transaction writes stays in memory: an abort removes its
+// fresh keys from the index, which must not fail on a load (DatabaseImpl::abort). Its head is
+// then an owner's version, or an aborted one not yet unlinked.
+bool no_open_writes(void* arg, const index::Node& leaf) {
+  auto* table = static_cast<Table*>(arg);
+  for (unsigned i = 0; i < leaf.count; ++i) {
+    const std::uint64_t oid = leaf.tails(leaf.count)[i].value;
+    BRAID_DASSERT(oid < table->oids().allocated());
+    const std::uint64_t e = table->oids().entry(oid).load(std::memory_order_acquire);
+    if (!entry::is_hot(e)) continue;
+    const std::uint64_t stamp = entry::hot(e)->stamp.load(std::memory_order_acquire);
+    if (mvcc::is_owner_stamp(stamp) || stamp == mvcc::kInvisible) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
+  std::unique_lock<std::mutex> g(leaf_mutex_, std::try_to_lock);
+  if (!g.owns_lock()) return 0;
+  ++leaf_sweeps_;
+  if (leaf_hand_.empty()) {  // a lap begins (kMinLapSweeps)
+    if (leaf_sweeps_ - leaf_lap_start_ < kMinLapSweeps) return 0;
+    leaf_lap_start_ = leaf_sweeps_;
+  }
+  const std::uint32_t tables = deps_.tables->table_count();
+  for (std::uint32_t tried = 0; tried <= tables; ++tried) {
+    if (leaf_table_ >= tables) leaf_table_ = 0;
+    Table* t = tables == 0 ? nullptr : deps_.tables->table_at(leaf_table_);
+    // A table being bulk loaded keeps its leaves: a failed load's rollback removes its keys
+    // and must not meet a leaf it cannot read back.
+    if (t == nullptr || !t->index().pages() || t->loading()) {
+      ++leaf_table_;
+      leaf_hand_.clear();
+      continue;
+    }
+    std::size_t evicted = 0;
+    const std::uint32_t leaves = std::max<std::uint32_t>(1, keys / 4);
+    if (!t->index().sweep_leaves(&leaf_hand_, leaves, &evicted, &no_open_writes, t, keys).is_ok()) {
+      // The images could not be written (a full disk): the leaves stay, and so does the hand.
+      leaf_write_errors_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (leaf_hand_.empty()) ++leaf_table_;  // past its last leaf
+    return evicted * index::kNodeBytes;
+  }
+  return 0;
 }
 
 bool ColdStore::over_budget() {
@@ -151,6 +207,7 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
     ++n;
     if (noting_) files.push_back(entry::cold(home).segment);
   }
+  bytes += sweep_leaves(visits);
   if (bytes != 0) {
     // The sample is refreshed only every 64th over_budget(): debit what this step evicted, so
     // sweeps stop at the low-water mark instead of running on until the next sample.

@@ -6,12 +6,14 @@
 #include <sched.h>
 
 #include <cstdio>
+#include <span>
 #include <string>
 #include <thread>
 
 #include "engine/checks.h"
 #include "engine/cold_store.h"
 #include "engine/durability.h"
+#include "engine/node_segments.h"
 #include "engine/op_env.h"
 #include "util/assert.h"
 #include "util/stall.h"
@@ -84,12 +86,17 @@ void DatabaseImpl::check_invariants() {
     const std::size_t keys = t->index().check_invariants();
     BRAID_ASSERT(keys <= t->oids().allocated());
     std::size_t live = 0;
-    t->index().for_each([&](std::string_view, std::uint64_t oid) {
-      BRAID_ASSERT(oid < t->oids().allocated());
-      // A key names a chain (a removed record keeps its tombstone until it is reclaimed) or a
-      // cold record's address.
-      const std::uint64_t e = t->oids().entry(oid).load();
-      live += mvcc::entry::is_cold(e) || mvcc::Protocol::check_chain(e) != 0 ? 1 : 0;
+    // The leaves in memory (check_invariants counts their keys): a check reads nothing in.
+    (void)t->index().visit_bottom_up([&](const index::Node& n, std::span<const std::uint64_t>) {
+      for (unsigned i = 0; n.level == 0 && i < n.count; ++i) {
+        const std::uint64_t oid = n.tails(n.count)[i].value;
+        BRAID_ASSERT(oid < t->oids().allocated());
+        // A key names a chain (a removed record keeps its tombstone until it is reclaimed) or
+        // a cold record's address.
+        const std::uint64_t e = t->oids().entry(oid).load();
+        live += mvcc::entry::is_cold(e) || mvcc::Protocol::check_chain(e) != 0 ? 1 : 0;
+      }
+      return std::uint64_t{0};
     });
     BRAID_ASSERT(live == keys);
     for (std::uint32_t i = 0; i < t->index_count(); ++i) {
@@ -154,6 +161,15 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
   cold_ = std::make_unique<ColdStore>(ColdStore::Deps{this, &txns_, &protocol_, &stalls_}, fs,
                                       loads, options_.memory_budget_bytes);
   cold_->set_ahead_reserve(misses);
+  // Leaves leave memory only under a budget. Their segments are numbered from the file table,
+  // whose counter the open raises above every file present before anything can evict.
+  if (options_.memory_budget_bytes != 0 && !options_.read_only) {
+    // As big as a log segment (what a cold address reaches, checked above), in whole blocks.
+    const std::uint64_t bytes =
+        options_.durability.log_segment_bytes / storage::kDirectAlign * storage::kDirectAlign;
+    node_segments_ =
+        std::make_unique<NodeSegments>(fs.get(), &cold_->files(), options_.directory, bytes);
+  }
   durability_ = std::make_unique<Durability>(
       Durability::Deps{this, this, &txns_, &protocol_, cold_.get(), &stalls_, checkpoint_context()},
       options_, std::move(fs));
@@ -199,11 +215,13 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   std::uint64_t oid = 0;
   // A checkpoint's key is new: its insert below is the one descent (a lookup first would
   // double the index work of an open, most of its time).
-  const bool found = !fresh && t->index().lookup(key, &oid);
+  const index::Outcome found = fresh ? index::Outcome::kNo : t->index().lookup(key, &oid);
+  if (found.failed()) return index::take_load_failure("recovery");
   if (tombstone) {
     if (!found) return Status::ok();
-    const bool removed = t->index().remove(key, oid);
-    BRAID_ASSERT(removed);
+    const index::Outcome removed = t->index().remove(key, oid);
+    if (removed.failed()) return index::take_load_failure("recovery");
+    BRAID_ASSERT(static_cast<bool>(removed));
     auto& slot = t->oids().entry(oid);
     free_chain(ctx, slot.load(std::memory_order_relaxed));
     slot.store(entry::kEmpty, std::memory_order_relaxed);
@@ -239,12 +257,13 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   }
   t->oids().entry(*oid_new).store(e, std::memory_order_relaxed);
   std::uint64_t existing;
-  const bool inserted = t->index().insert_if_absent(key, *oid_new, &existing);
+  const index::Outcome inserted = t->index().insert_if_absent(key, *oid_new, &existing);
   if (!inserted) {
-    BRAID_ASSERT(fresh);  // a lookup said absent, and nothing else runs
     t->oids().entry(*oid_new).store(entry::kEmpty, std::memory_order_relaxed);
     t->oids().release(*oid_new);
     free_chain(ctx, e);
+    if (inserted.failed()) return index::take_load_failure("recovery");
+    BRAID_ASSERT(fresh);  // a lookup said absent, and nothing else runs
     return Status::corruption("recovery: the checkpoint holds a key of table " + t->name() +
                               " twice");
   }

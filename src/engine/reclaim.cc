@@ -211,7 +211,7 @@ DatabaseImpl::TombOutcome DatabaseImpl::reclaim_tomb(TxnContext* ctx, const mvcc
     std::atomic<std::uint64_t>* slot;
     std::uint64_t head;
   } unlink{&slot, e};
-  const bool removed = table.index().remove_if(
+  const index::Outcome removed = table.index().remove_if(
       key, t.oid,
       [](void* arg) {
         auto* u = static_cast<Unlink*>(arg);
@@ -219,6 +219,11 @@ DatabaseImpl::TombOutcome DatabaseImpl::reclaim_tomb(TxnContext* ctx, const mvcc
         return u->slot->compare_exchange_strong(expected, entry::kEmpty, std::memory_order_acq_rel);
       },
       &unlink);
+  if (removed.failed()) {
+    // The leaf could not be read in: the removal waits for a later round, as the record stays.
+    (void)index::take_load_failure();
+    return TombOutcome::kRetry;
+  }
   if (!removed) return TombOutcome::kDropped;
   // The record's secondary entries are in the stale queue (the removal staged them).
   txns_.retire_chain(ctx, head);
@@ -298,7 +303,7 @@ DatabaseImpl::StaleOutcome DatabaseImpl::reclaim_stale_entry(const mvcc::StaleEn
     }
     c.cold = e;
   }
-  const bool removed = sec.tree().remove_if(
+  const index::Outcome removed = sec.tree().remove_if(
       entry_key, Index::pack(s.oid, s.secondary_len),
       [](void* arg) {
         auto* c = static_cast<Consent*>(arg);
@@ -325,6 +330,10 @@ DatabaseImpl::StaleOutcome DatabaseImpl::reclaim_stale_entry(const mvcc::StaleEn
         return true;
       },
       &c);
+  if (removed.failed()) {
+    (void)index::take_load_failure();
+    return StaleOutcome::kRetry;
+  }
   if (removed) return StaleOutcome::kRemoved;
   return c.retry ? StaleOutcome::kRetry : StaleOutcome::kKept;
 }

@@ -43,7 +43,10 @@ Status check_records(DatabaseImpl& db, Table& table, const ColdStore::BulkOption
   index::LeafBatch batch;
   std::string from;
   for (;;) {
-    table.index().scan_leaf(from, false, {}, {}, false, &batch);
+    if (!table.index().scan_leaf(from, false, {}, {}, false, &batch)) {
+      status = index::take_load_failure("check of table " + table.name());
+      break;
+    }
     for (const auto& e : batch.entries) {
       const std::uint64_t entry = table.oids().entry(e.value).load(std::memory_order_acquire);
       if (mvcc::entry::is_cold(entry)) {

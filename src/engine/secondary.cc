@@ -44,7 +44,10 @@ bool insert_entry(Index* sec, std::string_view secondary, std::string_view key, 
   const std::uint64_t packed = Index::pack(oid, secondary.size());
   std::uint64_t existing = 0;
   for (int attempt = 0;; ++attempt) {
-    if (sec->tree().insert_if_absent(*entry, packed, &existing, change)) return true;
+    // A secondary tree has no store (only primary trees page), so nothing here fails on a load.
+    const index::Outcome inserted = sec->tree().insert_if_absent(*entry, packed, &existing, change);
+    BRAID_ASSERT(!inserted.failed());
+    if (inserted) return true;
     if (existing == packed) return false;
     // Same entry key, same primary key, another OID: the key was removed, its record
     // reclaimed (no snapshot sees it) and inserted again, before the removal's stale entry
@@ -133,8 +136,8 @@ void DatabaseImpl::stage_stale_of(TxnContext* ctx, Table& table, std::string_vie
 void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
   for (auto it = ctx->index_adds.rbegin(); it != ctx->index_adds.rend(); ++it) {
     const std::string_view k(ctx->index_keys.data() + it->key_off, it->key_len);
-    const bool removed = it->index->tree().remove(k, it->value);
-    BRAID_ASSERT(removed);
+    const index::Outcome removed = it->index->tree().remove(k, it->value);
+    BRAID_ASSERT(static_cast<bool>(removed));
   }
   // The lists themselves are cleared with the rest of the context (TxnTable::finish).
 }
@@ -212,7 +215,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
     cold.clear();
     return s;
   };
-  table.index().for_each([&](std::string_view key, std::uint64_t oid) {
+  const bool scanned = table.index().for_each([&](std::string_view key, std::uint64_t oid) {
     if (!status.is_ok()) return;
     const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
     if (entry::is_cold(e)) {
@@ -238,6 +241,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
       stale_secondary_len.push_back(static_cast<std::uint16_t>(old.size()));
     }
   });
+  if (!scanned && status.is_ok()) status = index::take_load_failure("create_index");
   if (status.is_ok()) status = read_cold();
   if (!status.is_ok()) return status;
   TxnContext* ctx = nullptr;

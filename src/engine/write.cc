@@ -62,12 +62,15 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       found = hint->found;
       oid = hint->oid;
     } else {
-      found = table.index().lookup(key, &oid);
+      const index::Outcome looked = table.index().lookup(key, &oid);
+      if (looked.failed()) return index::take_load_failure("write");
+      found = static_cast<bool>(looked);
     }
     if (!found && ctx->serializable && (kind == WriteKind::kUpdate || kind == WriteKind::kRemove)) {
       // NotFound is a read of absence: keep the leaf that answered it (phantoms).
       index::Lookup l(table.index(), key);
       l.run(false);
+      if (l.failed()) return index::take_load_failure("write");
       found = l.found();
       oid = l.value();
       if (!found) {
@@ -85,15 +88,17 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       protocol_.install_fresh(slot, v);
       std::uint64_t existing;
       index::LeafChange change;
-      if (table.index().insert_if_absent(
-              key, *fresh, &existing, ctx->serializable ? &change : nullptr,
-              attempt == 0 && hint != nullptr ? &hint->leaf : nullptr, txns_.hint_of(v))) {
+      const index::Outcome inserted = table.index().insert_if_absent(
+          key, *fresh, &existing, ctx->serializable ? &change : nullptr,
+          attempt == 0 && hint != nullptr ? &hint->leaf : nullptr, txns_.hint_of(v));
+      if (inserted) {
         if (ctx->serializable) protocol_.ssn_note_insert(ctx, change);
         protocol_.add_write(ctx, &table, &slot, *fresh, v, key, true);
         *oid_out = *fresh;
         return Status::ok();
       }
-      // Lost a race with a concurrent insert of the same key: no index names the OID, but the
+      // Lost a race with a concurrent insert of the same key (or the leaf could not be read in):
+      // no index names the OID, but the
       // cold store's sweep walks OID arrays directly and may be reading the version now, so it
       // is retired, not freed, and the OID waits for the same epoch.
       slot.store(entry::kEmpty, std::memory_order_release);
@@ -101,6 +106,7 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       ctx->freed_oids.push_back({&table, *fresh, mvcc::kUnsealed});
       mvcc::add_own(ctx->oids_not_records, 1);
       ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
+      if (inserted.failed()) return index::take_load_failure("write");
       oid = existing;
     }
     Status status;

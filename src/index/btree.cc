@@ -735,16 +735,18 @@ __attribute__((always_inline)) BRAID_OPTIMISTIC inline bool Lookup::step_inline(
   }
 }
 
-bool BTree::lookup(std::string_view key, std::uint64_t* value) const {
+Outcome BTree::lookup(std::string_view key, std::uint64_t* value) const {
   BRAID_DASSERT(!key.empty() && key.size() <= kMaxKey);
   Lookup l(*this, key);
   l.run(false);
+  if (l.failed()) [[unlikely]]
+    return Outcome::kFailed;
   if (l.found()) *value = l.value();
-  return l.found();
+  return Outcome::of(l.found());
 }
 
-bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
-                             LeafChange* change, const LeafRead* at, std::uint32_t value_hint) {
+Outcome BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
+                                LeafChange* change, const LeafRead* at, std::uint32_t value_hint) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   note_key_len(key.size());
@@ -756,9 +758,9 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
     switch (
         insert_locked(at->leaf, at->version, key, k, value, value_hint, existing, change, &idx)) {
       case LeafInsert::kPresent:
-        return false;
+        return Outcome::kNo;
       case LeafInsert::kInserted:
-        return true;
+        return Outcome::kYes;
       case LeafInsert::kFull:
         at->leaf->lock.unlock();  // a split needs the parent: the descent finds and locks it
         break;
@@ -784,7 +786,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       if (s == Descent::Step::kRestart) break;
       if (s == Descent::Step::kFailed) [[unlikely]] {
         *existing = 0;
-        return false;
+        return Outcome::kFailed;
       }
       if (s == Descent::Step::kSplitInner) {
         if (lock_pair(d.node(), d.version(), d.parent(), d.parent_version())) {
@@ -801,7 +803,7 @@ bool BTree::insert_if_absent(std::string_view key, std::uint64_t value, std::uin
       unsigned idx;
       const LeafInsert r =
           insert_locked(leaf, d.version(), key, k, value, value_hint, existing, change, &idx);
-      if (r != LeafInsert::kFull) return r == LeafInsert::kInserted;
+      if (r != LeafInsert::kFull) return Outcome::of(r == LeafInsert::kInserted);
       Node* parent = d.parent();
       if (parent != nullptr && !parent->lock.try_upgrade(d.parent_version())) {
         leaf->lock.unlock();
@@ -907,24 +909,24 @@ void BTree::set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t valu
   leaf->lock.restore(at.version);
 }
 
-bool BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
+Outcome BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
   return remove_matching(key, expected, any, nullptr, nullptr);
 }
 
-bool BTree::remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*),
-                      void* arg) {
+Outcome BTree::remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*),
+                         void* arg) {
   BRAID_ASSERT(consent != nullptr);
   return remove_matching(key, expected, false, consent, arg);
 }
 
-bool BTree::remove_matching(std::string_view key, std::uint64_t expected, bool any,
-                            bool (*consent)(void*), void* arg) {
+Outcome BTree::remove_matching(std::string_view key, std::uint64_t expected, bool any,
+                               bool (*consent)(void*), void* arg) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   const SearchKey k(key);
   Descent d(*this, k, Descent::Bias::kFloor, false, 0, NodeSearch::kBisect);
   for (;;) {
-    if (!d.to_leaf()) return false;
+    if (!d.to_leaf()) return Outcome::kFailed;
     Node* leaf = d.node();
     if (!leaf->lock.try_upgrade(d.version())) {
       d.restart();
@@ -938,7 +940,7 @@ bool BTree::remove_matching(std::string_view key, std::uint64_t expected, bool a
     const bool underfull = hit && used_bytes(leaf) < kUnderfullBytes;
     leaf->lock.unlock();
     if (underfull) rebalance(k);
-    return hit;
+    return Outcome::of(hit);
   }
 }
 

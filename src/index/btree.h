@@ -338,10 +338,31 @@ struct ContentionCounters {
 };
 ContentionCounters& thread_contention();
 
+// What a point operation of the tree did: yes (found, inserted, removed), no (absent, already
+// present, not removed), or failed: a node on the way is on storage and could not be loaded
+// (take_load_failure() says why; the tree is unchanged). Testing it as a bool asks "yes?", so a
+// caller that must tell "no" from "failed" says so, and one that may not ignore a failure cannot
+// store the answer in a bool by mistake (the conversion is explicit).
+class [[nodiscard]] Outcome {
+ public:
+  enum Kind : std::uint8_t { kNo, kYes, kFailed };
+  constexpr Outcome(Kind kind) : kind_(kind) {}  // NOLINT(google-explicit-constructor)
+  static constexpr Outcome of(bool yes) { return yes ? kYes : kNo; }
+  explicit constexpr operator bool() const { return kind_ == kYes; }
+  constexpr bool failed() const { return kind_ == kFailed; }
+  constexpr Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
 // Why this thread's last operation that failed on a node load failed (IOError or Corruption
 // naming the node's address), taken: the next call answers OK until another load fails. Set by
 // the steppers' and write paths' loads (BTree::attach_store).
 Status take_load_failure();
+// The same, for a caller told that its operation failed (so a failure is there to take), with
+// `context` (the caller's operation) before the message.
+Status take_load_failure(std::string_view context);
 
 // The lines of a node that a lookup's next step will likely read: the header and heads
 // [0, head_end), and the tails around the slot its search will likely land on
@@ -496,10 +517,12 @@ class BTree {
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
 
-  // Point lookup. Keys must be 1..255 bytes (the engine checks; here it is asserted).
-  bool lookup(std::string_view key, std::uint64_t* value) const;
-  // Inserts key → value unless the key is present. Returns true when inserted; otherwise
-  // `*existing` receives the present value. `change`, when given, receives the leaf the key
+  // Point lookup. Keys must be 1..255 bytes (the engine checks; here it is asserted). Yes:
+  // `*value` is the key's; no: absent; failed: a node load failed (then, as for every Outcome
+  // below, take_load_failure() says why and the tree is unchanged).
+  Outcome lookup(std::string_view key, std::uint64_t* value) const;
+  // Inserts key → value unless the key is present. Yes: inserted; no: `*existing` receives the
+  // present value. `change`, when given, receives the leaf the key
   // went into and its versions around the insert (the leaf is a split's half when it split).
   // `at`, when given, is the leaf a completed lookup of the same key ended on, at the version
   // it validated: while that version holds, the leaf still covers the key (a leaf's range
@@ -508,9 +531,9 @@ class BTree {
   // there without a second descent. A changed leaf, or one that must split,
   // takes the descent from the root.
   // `value_hint`: the entry's first value hint (set_value_hint).
-  bool insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
-                        LeafChange* change = nullptr, const LeafRead* at = nullptr,
-                        std::uint32_t value_hint = 0);
+  Outcome insert_if_absent(std::string_view key, std::uint64_t value, std::uint64_t* existing,
+                           LeafChange* change = nullptr, const LeafRead* at = nullptr,
+                           std::uint32_t value_hint = 0);
   // Sets the value hint of entry `slot` of the leaf a lookup ended on (`at`), if the leaf is
   // still as that lookup validated it; otherwise does nothing. A value hint is 4 bytes the
   // owner keeps beside an entry's value to say where the value leads (the engine: its newest
@@ -519,22 +542,23 @@ class BTree {
   // SSN's phantom checks (which compare leaf versions) see no change; a phantom check that
   // lands inside the few instructions the lock is held aborts, as for any locked leaf.
   void set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t value_hint);
-  // Removes the key if it maps to `expected` (or any value when `any`); true when removed. A
+  // Removes the key if it maps to `expected` (or any value when `any`); yes when removed. A
   // leaf the removal leaves underfull is merged or unlinked (see "Underflow" above).
-  bool remove(std::string_view key, std::uint64_t expected, bool any = false);
+  Outcome remove(std::string_view key, std::uint64_t expected, bool any = false);
   // The same, if moreover `consent(arg)` answers true, asked with the leaf locked and the entry
   // found: a check-and-act the caller needs atomic with the removal (the engine's reclamation
   // empties the record's OID entry in it, so a writer that found the OID before either sees
   // the record still there or sees it gone and looks the key up again, which then waits for
   // the leaf). `consent` must be short and must not touch this tree.
-  bool remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*), void* arg);
+  Outcome remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*),
+                    void* arg);
 
   // Paging (docs/internals/index-paging.md). Once a store is attached, leaves may leave memory:
   // evict_leaf() writes a leaf's image to the store and its parent names the image's address
   // instead of the leaf, and a descent that meets the address reads the image back into a frame
   // and goes on (synchronously, on the calling thread). Concurrent misses on one leaf may read
   // it twice; one install wins. A failed read fails only the operation that needed it:
-  // Lookup::failed(), ScanLeaf::failed(), and false from the write paths below, each with
+  // Lookup::failed(), ScanLeaf::failed(), a failed Outcome from lookup() and the writes, each with
   // take_load_failure() saying why. Only leaves leave, and never the root. Attach before the tree
   // is shared; `store` must outlive the tree; `tree_id` goes into every image.
   void attach_store(NodeStore* store, std::uint32_t tree_id);
@@ -548,7 +572,18 @@ class BTree {
   // (evict_leaf's rules). `*hand` moves on past the last leaf visited (empty again once it
   // passed the last leaf). Adds the leaves evicted to `*evicted`. IOError from the store.
   // A leaf is marked used by every descent that reaches it while a store is attached.
-  Status sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted);
+  // `consent`, when given, is asked with the leaf locked before its image is taken, and a leaf
+  // it refuses stays (the engine keeps leaves that hold records open transactions write); it
+  // must be short and must not touch this tree. The images of the leaves taken are written
+  // with one flush, then published.
+  using LeafConsent = bool (*)(void* arg, const Node& leaf);
+  // `max_keys`: the hand stops, too, once the leaves it visited held that many keys (so a
+  // caller can move it at the pace of a hand over the records).
+  Status sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted,
+                      LeafConsent consent = nullptr, void* arg = nullptr,
+                      std::size_t max_keys = SIZE_MAX);
+  // Whether a store is attached (leaves may be on storage).
+  bool pages() const { return store_ != nullptr; }
   // Leaves on storage now; evictions and loads so far.
   std::size_t stored_leaves() const { return stored_.load(std::memory_order_relaxed); }
   std::uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
@@ -658,8 +693,8 @@ class BTree {
     return fn(*n, std::span<const std::uint64_t>(children));
   }
   Node* new_node(std::uint8_t level);
-  bool remove_matching(std::string_view key, std::uint64_t expected, bool any,
-                       bool (*consent)(void*), void* arg);
+  Outcome remove_matching(std::string_view key, std::uint64_t expected, bool any,
+                          bool (*consent)(void*), void* arg);
   // Locks a node found at version v (and its parent at pv, when present) or answers false.
   bool lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv);
   // `append`: the insert that forced the split lies beyond the node's last key.
@@ -690,8 +725,23 @@ class BTree {
   // Evicts the leaf a descent that does not load just reached (kLeaf); evict_leaf's rules.
   // The caller holds evict_mutex_.
   Status evict_reached(const Descent& d, bool* evicted);
-  // A node's used mark, in its chunk's header.
-  bool pages() const { return store_ != nullptr; }
+  // An eviction between taking a leaf's image and publishing its address in the parent.
+  struct TakenLeaf {
+    Node* leaf;
+    std::uint64_t lv;  // the leaf's version when its image was taken
+    Node* parent;
+    std::uint64_t pv;  // the parent's
+    unsigned idx;      // which child of the parent the leaf is
+    std::uint64_t address;
+  };
+  // Takes the image of the leaf `d` reached into a slot of the store (unflushed), unless the
+  // leaf is the root, is empty, changed since `d` read it, or `consent` refuses it (*took
+  // false). The caller holds evict_mutex_. IOError from the store.
+  Status take_image(const Descent& d, LeafConsent consent, void* arg, TakenLeaf* out, bool* took);
+  // After the flush that wrote their images: each leaf still at the versions its image was
+  // taken at leaves the tree and its parent names the address; the others' slots go back.
+  // Answers how many left. The caller holds evict_mutex_.
+  std::size_t publish(std::span<const TakenLeaf> taken);
   static std::atomic_ref<std::uint8_t> used_mark(const Node* n) {
     const auto at = reinterpret_cast<std::uintptr_t>(n);
     const auto chunk = at & ~(std::uintptr_t{kChunkBytes} - 1);

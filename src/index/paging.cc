@@ -2,8 +2,10 @@
 // a leaf, loading one back. The B+-tree's other code only tells a child on storage apart
 // (is_address) and hands it to load_child through Descent::step.
 #include <algorithm>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 // (btree.h comes with node_image.h: this file is the images' user, in their module.)
 #include "index/node_image.h"
@@ -27,6 +29,12 @@ void set_child(Node* n, unsigned idx, std::uint64_t word) {
 }  // namespace
 
 Status take_load_failure() { return std::exchange(tls_load_failure, Status::ok()); }
+
+Status take_load_failure(std::string_view context) {
+  Status s = take_load_failure();
+  BRAID_ASSERT(!s.is_ok());  // the operation failed on a load, which left its reason here
+  return Status(s.code(), std::string(context) + ": " + std::string(s.message()));
+}
 
 void BTree::attach_store(NodeStore* store, std::uint32_t tree_id) {
   BRAID_ASSERT(store != nullptr);
@@ -104,10 +112,16 @@ Status BTree::evict_leaf(std::string_view key, bool* evicted) {
   }
 }
 
-Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted) {
+Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted,
+                           LeafConsent consent, void* arg, std::size_t max_keys) {
   BRAID_ASSERT(store_ != nullptr);
   std::lock_guard<std::mutex> guard(evict_mutex_);
-  for (std::size_t visited = 0; visited < max_leaves; ++visited) {
+  // The images of the leaves the hand took go out with one flush (one write for up to a
+  // stage's worth) and are published after it: a flush per leaf wrote a block per leaf.
+  std::vector<TakenLeaf> taken;
+  Status failed;
+  std::size_t keys = 0;
+  for (std::size_t visited = 0; visited < max_leaves && keys < max_keys; ++visited) {
     const bool first = hand->empty();
     const SearchKey k = first ? SearchKey() : SearchKey(*hand);
     Descent d(*this, k, Descent::Bias::kFloor, /*track_fences=*/true, 0, NodeSearch::kBisect,
@@ -117,77 +131,128 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
       if (s != Descent::Step::kNext) d.restart();
     }
     if (s == Descent::Step::kLeaf) {
+      keys += d.node()->count;  // racy (no lock held), and only a pace
       // Used since the hand last came: spared, and unmarked so that the next pass decides.
       std::atomic_ref<std::uint8_t> mark = used_mark(d.node());
       if (mark.load(std::memory_order_relaxed) != 0) {
         mark.store(0, std::memory_order_relaxed);
       } else {
-        bool out = false;
-        if (Status st = evict_reached(d, &out); !st.is_ok()) return st;
-        if (out) ++*evicted;
+        TakenLeaf t;
+        bool took = false;
+        failed = take_image(d, consent, arg, &t, &took);
+        if (!failed.is_ok()) break;
+        if (took) taken.push_back(t);
       }
     }
     // On past the leaf (or the leaf on storage) the descent reached: its upper fence.
     const FenceKey& upper = d.upper_fence();
     if (!upper.present) {
       hand->clear();
-      return Status::ok();
+      break;
     }
     hand->assign(upper.view());
   }
-  return Status::ok();
+  if (taken.empty()) return failed;
+  if (Status s = store_->flush(); !s.is_ok()) {
+    for (const TakenLeaf& t : taken) store_->release(t.address);
+    return s;
+  }
+  *evicted += publish(taken);
+  return failed;
 }
 
 Status BTree::evict_reached(const Descent& d, bool* evicted) {
   *evicted = false;
+  TakenLeaf t;
+  bool took = false;
+  if (Status s = take_image(d, nullptr, nullptr, &t, &took); !s.is_ok() || !took) return s;
+  if (Status s = store_->flush(); !s.is_ok()) {
+    store_->release(t.address);
+    return s;
+  }
+  *evicted = publish(std::span<const TakenLeaf>(&t, 1)) == 1;
+  return Status::ok();
+}
+
+Status BTree::take_image(const Descent& d, LeafConsent consent, void* arg, TakenLeaf* out,
+                         bool* took) {
+  *took = false;
   Node* const leaf = d.node();
   Node* const parent = d.parent();
-  const unsigned idx = d.child_index();
   const std::uint64_t lv = d.version();
   const std::uint64_t pv = d.parent_version();
   if (parent == nullptr) return Status::ok();  // the root stays
   if (!lock_pair(leaf, lv, parent, pv)) return Status::ok();
-  if (leaf->count == 0) {
+  const auto keep = [&] {
     leaf->lock.restore(lv);
     parent->lock.restore(pv);
+  };
+  if (leaf->count == 0 || (consent != nullptr && !consent(arg, *leaf))) {
+    keep();
     return Status::ok();
   }
   char* slot = nullptr;
   Result<std::uint64_t> at = store_->add(&slot);
   if (!at.is_ok()) {
-    leaf->lock.restore(lv);
-    parent->lock.restore(pv);
+    keep();
     return at.status();
   }
-  const std::uint64_t address = *at;
-  BRAID_ASSERT(is_address(address));
-  encode_node_image(*leaf, tree_id_, address, {}, slot);
+  BRAID_ASSERT(is_address(*at));
+  encode_node_image(*leaf, tree_id_, *at, {}, slot);
   // The image is taken: unlock without a change, so readers and writers go on while it is
-  // written, and take the locks again at the same versions after. If either moved, the image
-  // may not say what the leaf holds now, and the eviction gives up.
-  leaf->lock.restore(lv);
-  parent->lock.restore(pv);
-  if (Status s = store_->flush(); !s.is_ok()) {
-    store_->release(address);
-    return s;
-  }
-  if (!lock_pair(leaf, lv, parent, pv)) {
-    store_->release(address);
-    return Status::ok();
-  }
-  BRAID_ASSERT(child_word(parent, parent->count, idx) == reinterpret_cast<std::uint64_t>(leaf));
-  // The leaf's readers' stamp outlives it in the tree's (load_child).
-  const std::uint64_t stamp = leaf->pstamp.load(std::memory_order_seq_cst);
-  std::uint64_t cur = evicted_pstamp_.load(std::memory_order_relaxed);
-  while (stamp > cur && !evicted_pstamp_.compare_exchange_weak(cur, stamp)) {
-  }
-  set_child(parent, idx, address);
-  stored_.fetch_add(1, std::memory_order_relaxed);
-  evictions_.fetch_add(1, std::memory_order_relaxed);
-  retire(leaf);  // optimistic readers that hold it find it obsolete and restart
-  parent->lock.unlock();
-  *evicted = true;
+  // written, and take the locks again at the same versions after (publish). If either moved,
+  // the image may not say what the leaf holds now, and the eviction gives up.
+  keep();
+  *out = {leaf, lv, parent, pv, d.child_index(), *at};
+  *took = true;
   return Status::ok();
+}
+
+std::size_t BTree::publish(std::span<const TakenLeaf> taken) {
+  std::size_t published = 0;
+  // Leaves of one parent are next to each other (the hand goes in key order) and were taken at
+  // one parent version: the parent is locked once for all of them, since the first publish
+  // would change the version the others were taken at.
+  for (std::size_t i = 0; i < taken.size();) {
+    std::size_t j = i + 1;
+    while (j < taken.size() && taken[j].parent == taken[i].parent && taken[j].pv == taken[i].pv) {
+      ++j;
+    }
+    Node* const parent = taken[i].parent;
+    bool changed = false;
+    if (parent->lock.try_upgrade(taken[i].pv)) {
+      for (std::size_t k = i; k < j; ++k) {
+        const TakenLeaf& t = taken[k];
+        if (!t.leaf->lock.try_upgrade(t.lv)) {
+          store_->release(t.address);
+          continue;
+        }
+        // Unchanged since pv, when the descent read the leaf there.
+        BRAID_ASSERT(child_word(parent, parent->count, t.idx) ==
+                     reinterpret_cast<std::uint64_t>(t.leaf));
+        // The leaf's readers' stamp outlives it in the tree's (load_child).
+        const std::uint64_t stamp = t.leaf->pstamp.load(std::memory_order_seq_cst);
+        std::uint64_t cur = evicted_pstamp_.load(std::memory_order_relaxed);
+        while (stamp > cur && !evicted_pstamp_.compare_exchange_weak(cur, stamp)) {
+        }
+        set_child(parent, t.idx, t.address);
+        stored_.fetch_add(1, std::memory_order_relaxed);
+        evictions_.fetch_add(1, std::memory_order_relaxed);
+        retire(t.leaf);  // optimistic readers that hold it find it obsolete and restart
+        changed = true;
+        ++published;
+      }
+      if (changed) {
+        parent->lock.unlock();
+      } else {
+        parent->lock.restore(taken[i].pv);
+      }
+    } else {
+      for (std::size_t k = i; k < j; ++k) store_->release(taken[k].address);
+    }
+    i = j;
+  }
+  return published;
 }
 
 }  // namespace braid::index

@@ -354,6 +354,7 @@ Status SimFileSystem::sync_dir(const std::string& dir) {
   for (const auto& [path, ino] : names_) {
     if (parent(path) == dir) durable_names_[path] = ino;
   }
+  free_unreachable();
   end_op();
   return Status::ok();
 }
@@ -397,6 +398,18 @@ Result<FileId> SimFileSystem::open(const std::string& path, const OpenOptions& o
   }
   fds_.push_back(ino);
   return static_cast<FileId>(fds_.size() - 1);
+}
+
+void SimFileSystem::free_unreachable() {
+  std::vector<bool> reachable(inodes_.size(), false);
+  for (const auto& [name, ino] : names_) reachable[static_cast<std::size_t>(ino)] = true;
+  for (const auto& [name, ino] : durable_names_) reachable[static_cast<std::size_t>(ino)] = true;
+  for (const int ino : fds_) {
+    if (ino >= 0) reachable[static_cast<std::size_t>(ino)] = true;
+  }
+  for (std::size_t i = 0; i < inodes_.size(); ++i) {
+    if (!reachable[i]) inodes_[i] = Inode{};
+  }
 }
 
 void SimFileSystem::close(FileId f) {

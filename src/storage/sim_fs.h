@@ -101,6 +101,10 @@ class SimFileSystem final : public FileSystem {
   std::int64_t do_sync(int inode);
   std::int64_t do_read(int inode, std::uint64_t offset, char* out, std::size_t len);
   int inode_of(FileId f) const;
+  // Frees the bytes of every file nothing can reach any more: no name, no durable name (a crash
+  // would bring it back), no open handle. A database that creates and removes files all the
+  // time (node segments) otherwise keeps every one it ever wrote. Under mu_.
+  void free_unreachable();
   static std::string parent(const std::string& path);
 
   mutable std::mutex mu_;

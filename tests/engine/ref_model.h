@@ -42,9 +42,11 @@ class RefModel {
         case 2:
           keys.push_back(std::string(30, 'p') + std::to_string(i));
           break;
-        default:
-          keys.push_back(std::string(kMaxKeyBytes - 3, 'z') + std::to_string(100 + i));
+        default: {
+          const std::string number = std::to_string(100 + i);
+          keys.push_back(std::string(kMaxKeyBytes - number.size(), 'z') + number);
           break;
+        }
       }
     }
     return keys;

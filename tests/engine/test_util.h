@@ -65,6 +65,16 @@ inline void drain_reclamation(Database& db, Table& scratch, int rounds = 1000) {
   }
 }
 
+// The keys in `table`'s primary index, those in leaves on storage too (read back for it; under a
+// memory budget leaves leave memory), after checking the tree's invariants. Nothing else may
+// change the table meanwhile.
+inline std::size_t index_keys(Table& table) {
+  (void)table.index().check_invariants();
+  std::size_t n = 0;
+  EXPECT_TRUE(table.index().for_each([&](std::string_view, std::uint64_t) { ++n; }));
+  return n;
+}
+
 // A number from the environment (test knobs such as BRAID_MODEL_SEED), or `def`.
 inline std::uint64_t env_u64(const char* name, std::uint64_t def) {
   const char* v = std::getenv(name);

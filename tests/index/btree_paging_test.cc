@@ -45,17 +45,19 @@ void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) 
       case 0:
       case 1: {
         std::uint64_t existing = 0;
-        const bool inserted = t->insert_if_absent(k, i, &existing);
+        const Outcome inserted = t->insert_if_absent(k, i, &existing);
+        ASSERT_FALSE(inserted.failed()) << "op " << i;
         const auto [it, fresh] = model.emplace(k, i);
-        ASSERT_EQ(inserted, fresh) << "op " << i;
+        ASSERT_EQ(static_cast<bool>(inserted), fresh) << "op " << i;
         if (!fresh) {
           ASSERT_EQ(existing, it->second);
         }
         break;
       }
       case 2: {
-        const bool removed = t->remove(k, 0, /*any=*/true);
-        ASSERT_EQ(removed, model.erase(k) == 1) << "op " << i;
+        const Outcome removed = t->remove(k, 0, /*any=*/true);
+        ASSERT_FALSE(removed.failed()) << "op " << i;
+        ASSERT_EQ(static_cast<bool>(removed), model.erase(k) == 1) << "op " << i;
         break;
       }
       case 3: {

@@ -647,7 +647,7 @@ TEST(BTreeUnderflow, SparseLeavesMergeAndTheTreeShrinks) {
   EXPECT_LE(t.node_count(), before / 8);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     std::uint64_t v = 0;
-    ASSERT_EQ(t.lookup(u64_key(ids[i]), &v), i < keep);
+    ASSERT_EQ(static_cast<bool>(t.lookup(u64_key(ids[i]), &v)), i < keep);
     if (i < keep) {
       ASSERT_EQ(v, ids[i]);
     }
@@ -787,7 +787,8 @@ TEST_P(BTreeDiff, MatchesStdMap) {
         }
       }
       std::uint64_t ex = 0;
-      const bool inserted = t.insert_if_absent(key, i, &ex, nullptr, from != 0 ? &at : nullptr);
+      const bool inserted =
+          static_cast<bool>(t.insert_if_absent(key, i, &ex, nullptr, from != 0 ? &at : nullptr));
       auto [it, fresh] = model.emplace(key, i);
       ASSERT_EQ(inserted, fresh) << "op " << i;
       if (!fresh) {
@@ -795,14 +796,14 @@ TEST_P(BTreeDiff, MatchesStdMap) {
       }
       if (fresh) known.push_back(key);
     } else if (op < 70) {
-      const bool removed = t.remove(key, 0, true);
+      const bool removed = static_cast<bool>(t.remove(key, 0, true));
       ASSERT_EQ(removed, model.erase(key) == 1) << "op " << i;
     } else if (op < 90) {
       // Both node searches, on keys whose heads collide (short keys that differ in length
       // only, long keys with a shared prefix) as well as on distinct heads.
       auto it = model.find(key);
       std::uint64_t v = 0;
-      const bool found = t.lookup(key, &v);
+      const bool found = static_cast<bool>(t.lookup(key, &v));
       ASSERT_EQ(found, it != model.end()) << "op " << i;
       if (found) {
         ASSERT_EQ(v, it->second);

@@ -1,0 +1,48 @@
+// The engine's index::NodeStore (docs/internals/index-paging.md): the primary trees' evicted
+// leaves go to node segments in the database's directory (storage/node_segment.h), one writer
+// for the whole database, and come back through the cold store's file table.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "index/node_store.h"
+#include "storage/file_system.h"
+#include "storage/file_table.h"
+#include "storage/node_segment.h"
+
+namespace braid::engine {
+
+class NodeSegments final : public index::NodeStore {
+ public:
+  // New segments take their numbers from `files` (whose counter the open raised above every
+  // file present) and join it, so reads find them at once.
+  NodeSegments(storage::FileSystem* fs, storage::FileTable* files, std::string dir,
+               std::uint64_t segment_bytes)
+      : files_(files), writer_(fs, files, std::move(dir), segment_bytes) {}
+
+  // add() and flush() are the evicting thread's: the engine evicts leaves from one thread at
+  // a time (ColdStore::sweep_leaves), so a slot add() answered stays valid until that
+  // thread's flush(). The mutex only keeps a misuse from corrupting the writer.
+  Result<std::uint64_t> add(char** slot) override;
+  // Writes the staged images, then removes the segments whose images are all released.
+  Status flush() override;
+  // Any thread: one read of the slot's block (pread on the calling thread).
+  Status read(std::uint64_t address, char* out) override;
+  void release(std::uint64_t address) override { writer_.release(address); }
+
+  std::size_t live_segments() const { return writer_.live_segments(); }
+
+ private:
+  // Images need no sync (an open removes every node segment), but a sync now and then bounds
+  // what the kernel holds dirty, and the simulated file system's record of unsynced writes.
+  static constexpr std::uint64_t kSyncBytes = std::uint64_t{16} << 20;
+
+  storage::FileTable* const files_;
+  std::mutex mutex_;
+  std::uint64_t flushes_since_sync_ = 0;
+  storage::NodeSegmentWriter writer_;
+};
+
+}  // namespace braid::engine
