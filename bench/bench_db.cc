@@ -21,6 +21,7 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.prefault_index_mib = flags.u64("prefault-index-mib", 0, 0, std::uint64_t{1} << 20);
   d.l2_kib = flags.u64("l2-kib", 0, 0, std::uint64_t{1} << 20);
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
+  d.page_index = flags.u64("page-index", 0, 0, 1) != 0;
   d.reserve_gib = flags.u64("reserve-gib", 0, 0, std::uint64_t{1} << 20);
   d.scan_read_ahead = static_cast<std::uint32_t>(
       flags.u64("scan-read-ahead", Options{}.scan_read_ahead, 0, kMaxScanReadAhead));
@@ -62,6 +63,9 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
     if (db.dir.empty()) return "--sq-poll-cpu needs --dir (an in-memory database does no I/O)";
     options->durability.sq_poll_cpu = std::stoi(c);
   }
+  if (db.page_index && db.memory_budget_mib == 0) {
+    return "--page-index 1 needs --memory-budget-mib (leaves leave memory only under a budget)";
+  }
   if (db.dir.empty()) {
     if (db.log_flusher == "thread") {
       return "--log-flusher needs --dir (an in-memory database logs nothing)";
@@ -72,6 +76,7 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
     return "";
   }
   options->memory_budget_bytes = db.memory_budget_mib << 20;
+  options->page_index_leaves = db.page_index;
   std::error_code ec;
   if (std::filesystem::exists(db.dir, ec) && !std::filesystem::is_empty(db.dir, ec)) {
     return "--dir " + db.dir + " exists and is not empty; give a new path";

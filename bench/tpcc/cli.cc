@@ -92,6 +92,8 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      default 0: the machine's L2)
   --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
                      evicted and read back from DIR (default 0: no bound)
+  --page-index 0|1   with --memory-budget-mib: index leaves leave memory too, and count in
+                     the budget (Options::page_index_leaves; default 0)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
                      (default: 1024 for versions, 32 per table): small under valgrind
   --seed N           seed of the population and the inputs (default 1)

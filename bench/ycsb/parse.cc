@@ -99,7 +99,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
     for (const char* f :
          {"mode", "batch", "scheduler", "multi-get", "memory-budget-mib", "load", "log-flusher",
           "sq-poll-cpu", "prefault-mib", "prefault-index-mib", "l2-kib", "log-sync",
-          "checkpoint-mib", "reserve-gib", "background-load", "scan-read-ahead"}) {
+          "checkpoint-mib", "reserve-gib", "background-load", "scan-read-ahead", "page-index"}) {
       if (flags.has(f)) return std::string("--") + f + " applies to --engine braid only";
     }
     cfg->modes = {"plain"};  // a peer runs the thread-per-transaction loop

@@ -107,12 +107,15 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
   o.add("auto_decisions", m.exec.auto_decisions).add("live_versions", st.live_versions);
   o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
+  o.add("page_index", cfg.db.page_index ? 1 : 0);
   o.add("scan_read_ahead", cfg.db.scan_read_ahead);
   o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);
   o.add("cold_records_per_s", m.cold.cold_records_per_s);
   o.add("cold_read_bytes_per_s", m.cold.cold_read_bytes_per_s);
   o.add("evictions", m.cold.evictions).add("live_version_bytes", st.live_version_bytes);
-  o.add("index_nodes", st.index_nodes);
+  o.add("index_nodes", st.index_nodes).add("index_leaves_stored", st.index_leaves_stored);
+  o.add("index_leaf_evictions", st.index_leaf_evictions);
+  o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("lines_per_txn", s.lines_per_txn).add("line_fetches_per_s", line_rate);
   if (s.roof_rate > 0) {
     o.add("roof_lines_per_s", s.roof_rate);
@@ -126,8 +129,15 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
 void report_summary(const Setup& s, const std::vector<Variant>& variants,
                     const std::vector<std::vector<double>>& rates) {
   const DatabaseStats st = s.db->stats();
-  std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes\n", peak_rss_mib(),
+  std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes", peak_rss_mib(),
               with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
+  if (st.index_leaf_evictions != 0) {
+    std::printf(" (%s leaves on storage; %s leaf evictions, %s loads)",
+                with_commas(st.index_leaves_stored).c_str(),
+                with_commas(st.index_leaf_evictions).c_str(),
+                with_commas(st.index_leaf_loads).c_str());
+  }
+  std::printf("\n");
   std::vector<std::string> labels;
   for (const Variant& v : variants) labels.push_back(v.label);
   print_rounds_summary(labels, rates, "txn/s");

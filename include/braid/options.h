@@ -329,6 +329,14 @@ struct Options {
   // Any size is valid: one below what the open transactions touch evicts every record it may
   // as soon as it may (correct, and every access a cold read: the tests' setting).
   std::uint64_t memory_budget_bytes = 0;
+  // Under a budget, primary-index leaves leave memory too (docs/internals/index-paging.md): they
+  // count in the budget beside the versions, a second CLOCK hand writes leaves not used since
+  // its last pass to node segments in the directory, and a descent that meets one reads it
+  // back. Off by default while the index's paging is being built: a leaf is read back
+  // synchronously on the thread that needs it (a worker's coroutines wait too), and its frame
+  // is kept for later loads rather than given back to the system, so today it costs throughput
+  // and saves no peak memory (docs/results.md, "The index beyond memory"). Needs a budget.
+  bool page_index_leaves = false;
   // Cold records a scan reads ahead of the one it is at, in the coroutine modes on a worker:
   // their reads are issued together and complete while the scan goes on with the records
   // before them, which it still delivers in key order (Umbra's asynchronous scans). 0 or 1:

@@ -44,6 +44,8 @@ namespace entry = mvcc::entry;
 // Records per context a kept version is allocated through: the context pins the reclamation
 // horizon while it is open, so it is finished and begun again this often.
 constexpr std::uint32_t kRecordsPerContext = 1024;
+// Over budget, a load sweeps once per this many records, this many entries.
+constexpr std::uint32_t kSweepEvery = 256;
 
 class BulkLoader {
  public:
@@ -172,6 +174,19 @@ Status BulkLoader::run(BulkSource next) {
     }
     Status failure;
     Version* v = nullptr;
+    // Index leaves count in the budget (ColdStore::sweep): a load past it sends the leaves it
+    // filled to storage as it goes, as a worker's rounds would, under a context of its own.
+    if (budget && n % kSweepEvery == 0 && cold->over_budget()) {
+      if (ctx_ != nullptr && ctx_records_ >= kRecordsPerContext) end_context();
+      if (ctx_ == nullptr) {
+        ctx_ = db_->txns().begin();
+        ctx_records_ = 0;
+      }
+      if (ctx_ != nullptr) {
+        (void)cold->sweep(ctx_, kSweepEvery);
+        ctx_records_ += kSweepEvery;  // a context pins the horizon: not for the whole load
+      }
+    }
     if (options_.keep_in_memory && !(budget && cold->over_budget())) {
       v = keep(value, &failure);
       if (!failure.is_ok()) return failure;
@@ -206,37 +221,28 @@ Status BulkLoader::run(BulkSource next) {
 void BulkLoader::rollback() {
   end_context();
   writer_.reset();  // waits for its requests: their buffers and callbacks are ours
+  // The table held no key before the load (DatabaseImpl::bulk_load checks) and nobody else
+  // writes it meanwhile: every key is the load's, and the index is emptied at once, with no
+  // read of the leaves that went to storage meanwhile.
+  table_->index().clear();
   mvcc::TxnContext* ctx = nullptr;
-  index::BTree& tree = table_->index();
-  index::LeafBatch batch;
-  std::string from;
-  for (;;) {
-    // No leaf of a table being loaded leaves memory (ColdStore::sweep_leaves), and the table
-    // held none before: nothing here reads a node from storage.
-    const bool scanned = tree.scan_leaf(from, false, {}, {}, false, &batch);
-    BRAID_ASSERT(scanned);
-    for (const auto& e : batch.entries) {
-      if (e.value < first_oid_) continue;
-      const index::Outcome removed = tree.remove(batch.key(e), e.value);
-      BRAID_ASSERT(static_cast<bool>(removed));
-      const std::uint64_t old =
-          table_->oids().entry(e.value).exchange(entry::kEmpty, std::memory_order_acq_rel);
-      if (!entry::is_hot(old)) continue;
-      // Readers that found the record may still walk its chain: retired, freed past the
-      // horizon. A context is free for this: the load's own was finished above, and the
-      // rollback waits for one rather than leak.
-      while (ctx == nullptr) {
-        ctx = db_->txns().begin();
-        if (ctx == nullptr) std::this_thread::sleep_for(std::chrono::microseconds(100));
-      }
-      for (Version* x = entry::hot(old); x != nullptr;) {
-        Version* older = x->next.load(std::memory_order_acquire);
-        db_->txns().retire(ctx, x);
-        x = older;
-      }
+  const std::uint64_t end = table_->oids().allocated();
+  for (std::uint64_t oid = first_oid_; oid < end; ++oid) {
+    const std::uint64_t old =
+        table_->oids().entry(oid).exchange(entry::kEmpty, std::memory_order_acq_rel);
+    if (!entry::is_hot(old)) continue;
+    // Readers that found the record may still walk its chain: retired, freed past the
+    // horizon. A context is free for this: the load's own was finished above, and the
+    // rollback waits for one rather than leak.
+    while (ctx == nullptr) {
+      ctx = db_->txns().begin();
+      if (ctx == nullptr) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-    if (!batch.has_next) break;
-    from = batch.next;
+    for (Version* x = entry::hot(old); x != nullptr;) {
+      Version* older = x->next.load(std::memory_order_acquire);
+      db_->txns().retire(ctx, x);
+      x = older;
+    }
   }
   if (ctx != nullptr) {
     std::lock_guard<std::mutex> g(db_->durability()->external_mutex());

@@ -134,9 +134,7 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
   for (std::uint32_t tried = 0; tried <= tables; ++tried) {
     if (leaf_table_ >= tables) leaf_table_ = 0;
     Table* t = tables == 0 ? nullptr : deps_.tables->table_at(leaf_table_);
-    // A table being bulk loaded keeps its leaves: a failed load's rollback removes its keys
-    // and must not meet a leaf it cannot read back.
-    if (t == nullptr || !t->index().pages() || t->loading()) {
+    if (t == nullptr || !t->index().pages()) {
       ++leaf_table_;
       leaf_hand_.clear();
       continue;

@@ -163,7 +163,7 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
   cold_->set_ahead_reserve(misses);
   // Leaves leave memory only under a budget. Their segments are numbered from the file table,
   // whose counter the open raises above every file present before anything can evict.
-  if (options_.memory_budget_bytes != 0 && !options_.read_only) {
+  if (options_.page_index_leaves && options_.memory_budget_bytes != 0 && !options_.read_only) {
     // As big as a log segment (what a cold address reaches, checked above), in whole blocks.
     const std::uint64_t bytes =
         options_.durability.log_segment_bytes / storage::kDirectAlign * storage::kDirectAlign;

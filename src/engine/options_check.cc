@@ -138,6 +138,11 @@ Status check_options(const Options& o) {
                                     std::to_string(kMaxScanExtentBytes) + " (it is " +
                                     std::to_string(o.scan_extent_bytes) + ")");
   }
+  if (o.page_index_leaves && o.memory_budget_bytes == 0) {
+    return Status::invalid_argument(
+        "Options::page_index_leaves needs Options::memory_budget_bytes (leaves leave memory "
+        "only under a budget)");
+  }
   if (o.memory_budget_bytes != 0) {
     // Evicted records are read back from the log: there must be one.
     if (o.directory.empty()) {

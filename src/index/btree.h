@@ -553,6 +553,12 @@ class BTree {
   Outcome remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*),
                     void* arg);
 
+  // Empties the tree at once: every key goes, and the images of leaves on storage are given
+  // back to the store. Readers that run meanwhile find the old nodes retired and restart on the
+  // new, empty root; no writer and no other clear() may run meanwhile (the caller's promise:
+  // the engine clears a table that a failed bulk load filled, and writes to it are refused).
+  void clear();
+
   // Paging (docs/internals/index-paging.md). Once a store is attached, leaves may leave memory:
   // evict_leaf() writes a leaf's image to the store and its parent names the image's address
   // instead of the leaf, and a descent that meets the address reads the image back into a frame
@@ -722,6 +728,8 @@ class BTree {
   enum class Load : std::uint8_t { kInstalled, kRaced, kFailed };
   Load load_child(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
                   Node** child) const;
+  // clear(): retires `n` (locked) and the subtree below it, children first.
+  void retire_subtree(Node* n);
   // Evicts the leaf a descent that does not load just reached (kLeaf); evict_leaf's rules.
   // The caller holds evict_mutex_.
   Status evict_reached(const Descent& d, bool* evicted);

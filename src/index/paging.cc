@@ -1,6 +1,7 @@
 // Leaves on storage (docs/internals/index.md, "Leaves on storage"): attaching a store, evicting
-// a leaf, loading one back. The B+-tree's other code only tells a child on storage apart
-// (is_address) and hands it to load_child through Descent::step.
+// a leaf, loading one back, and emptying a tree whose leaves may be out. The B+-tree's other code
+// only tells a child on storage apart (is_address) and hands it to load_child through
+// Descent::step.
 #include <algorithm>
 #include <span>
 #include <string>
@@ -94,6 +95,37 @@ BTree::Load BTree::load_child(Node* parent, std::uint64_t pv, unsigned idx, std:
   return Load::kInstalled;
 }
 
+void BTree::clear() {
+  // Evictions stay out: they lock pairs of the nodes retired here.
+  std::lock_guard<std::mutex> guard(evict_mutex_);
+  Node* fresh = new_node(0);
+  Node* old = root_.load(std::memory_order_acquire);
+  // Locked before the new root is published, so no reader passes a version check on the old
+  // one after it; a loader holds a lock only briefly and never waits for another.
+  while (!old->lock.try_upgrade(old->lock.read_version())) {
+  }
+  root_.store(fresh, std::memory_order_release);
+  retire_subtree(old);
+}
+
+void BTree::retire_subtree(Node* n) {
+  // Children are locked while their parent is (a loader's install needs the parent's lock, so
+  // none can land under a node being retired).
+  for (unsigned i = 0; n->level != 0 && i <= n->count; ++i) {
+    const std::uint64_t w = child_word(n, n->count, i);
+    if (is_address(w)) {
+      store_->release(w);
+      stored_.fetch_sub(1, std::memory_order_relaxed);
+      continue;
+    }
+    Node* child = reinterpret_cast<Node*>(w);
+    while (!child->lock.try_upgrade(child->lock.read_version())) {
+    }
+    retire_subtree(child);
+  }
+  retire(n);
+}
+
 Status BTree::evict_leaf(std::string_view key, bool* evicted) {
   BRAID_ASSERT(store_ != nullptr);
   BRAID_ASSERT(!key.empty() && key.size() <= kMaxKey);
@@ -131,7 +163,7 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
       if (s != Descent::Step::kNext) d.restart();
     }
     if (s == Descent::Step::kLeaf) {
-      keys += d.node()->count;  // racy (no lock held), and only a pace
+      keys += racy(d.node()->count);  // unvalidated: only a pace
       // Used since the hand last came: spared, and unmarked so that the next pass decides.
       std::atomic_ref<std::uint8_t> mark = used_mark(d.node());
       if (mark.load(std::memory_order_relaxed) != 0) {

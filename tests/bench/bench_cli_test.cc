@@ -501,6 +501,8 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"ycsb --prefault-index-mib 2000000", "--prefault-index-mib must be"},
         Case{"ycsb --l2-kib 2000000", "--l2-kib must be"},
         Case{"ycsb --memory-budget-mib 4", "needs --dir"},
+        Case{"ycsb --page-index 1", "needs --memory-budget-mib"},
+        Case{"ycsb --engine rocksdb --page-index 1", "applies to --engine braid only"},
         Case{"tpcc --memory-budget-mib 4", "needs --dir"},
         Case{"ycsb --load bulk", "--load bulk needs --dir"},
         Case{"ycsb --load fast", "--load must be one of"},
@@ -963,14 +965,16 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
   RunResult tl =
       run("ycsb --records 40000 --value-bytes 64 --seconds 0.2 --mode interleaved "
           "--load txn --dir " +
-          dir + " --memory-budget-mib 1 --json " + json);
+          dir + " --memory-budget-mib 1 --page-index 1 --json " + json);
   ASSERT_EQ(tl.code, 0) << tl.out;
   EXPECT_NE(tl.out.find("load (txn)"), std::string::npos) << tl.out;
+  // The index (~1.5 MiB of nodes) is past the budget too: leaves went out and came back.
+  EXPECT_NE(tl.out.find("leaf evictions"), std::string::npos) << tl.out;
   std::system(("rm -rf " + dir).c_str());
   RunResult t =
       run("tpcc --warehouses 1 --items 2000 --customers 300 --seconds 0.2 --verify "
           "--json " +
-          json + " --dir " + dir + " --memory-budget-mib 1");
+          json + " --dir " + dir + " --memory-budget-mib 1 --page-index 1");
   EXPECT_EQ(t.code, 0) << t.out;
   EXPECT_NE(t.out.find("cold misses/txn"), std::string::npos) << t.out;
   std::system(("rm -rf " + dir).c_str());

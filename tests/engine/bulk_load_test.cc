@@ -33,6 +33,7 @@ std::string value_of(int i, std::size_t bytes = kValueBytes) {
 Options load_options(std::uint64_t budget) {
   Options o = test::wl_options(0);
   o.memory_budget_bytes = budget;
+  o.page_index_leaves = budget != 0;
   o.durability.log_segment_bytes = 1 << 20;
   return o;
 }

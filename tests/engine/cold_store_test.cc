@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "engine/table.h"
 #include "storage/durability_util.h"
 #include "storage/log_format.h"
+#include "storage/node_segment.h"
 #include "util/random.h"
 
 namespace braid {
@@ -40,6 +42,7 @@ Options budget_options() {
   o.workers = 1;
   o.slots_per_worker = 8;
   o.memory_budget_bytes = 1u << 20;
+  o.page_index_leaves = true;
   o.durability.log_buffer_bytes = 256 << 10;  // a 50-put transaction's record fits
   o.durability.log_segment_bytes = 1 << 20;
   o.durability.checkpoint_log_bytes = 0;  // checkpoints when a test asks
@@ -365,6 +368,94 @@ TEST_P(ColdStoreModes, ReadErrorFailsOnlyTheTransactionThatMetIt) {
   const auto healed = get_one(k2);
   EXPECT_EQ(healed.first, Code::kOk);
   EXPECT_EQ(healed.second, value_of(k2, 0));
+}
+
+// Under a budget, index leaves go to storage too (docs/internals/index.md, "Leaves on
+// storage"). A leaf that cannot be read back fails the operation that needed it, with IOError
+// (the read failed) or Corruption (the image does not verify), in every mode: never a wrong
+// "not found", never a crash. The engine runs on, and the leaf reads once the disk answers.
+TEST_P(ColdStoreModes, AFailedLeafLoadFailsOnlyTheOperationThatNeededIt) {
+  auto fs = std::make_shared<storage::SimFileSystem>(23);
+  Loaded l;
+  open_loaded(fs, &l);
+  index::BTree& tree = l.t->index();
+  ASSERT_TRUE(tree.pages());
+  const int k = kRecords / 2;
+  auto evict = [&] {
+    bool evicted = false;
+    ASSERT_TRUE(tree.evict_leaf(key_of(k), &evicted).is_ok());
+    ASSERT_TRUE(evicted || tree.stored_leaves() > 0);  // or a sweep took it already
+  };
+  auto run_one = [&](testing::ListGenerator::Body body) {
+    std::vector<testing::ListGenerator::Body> bodies;
+    bodies.push_back(std::move(body));
+    testing::ListGenerator gen(std::move(bodies));
+    TxnGenerator* gens[] = {&gen};
+    EXPECT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+    EXPECT_EQ(gen.outcomes.size(), 1u);
+    return gen.outcomes.empty() ? Code::kOk : gen.outcomes[0];
+  };
+  std::string got;
+  auto get = [&](Tx& tx) -> Task<Status> {
+    Result<std::string_view> r = co_await tx.get(*l.t, key_of(k));
+    if (!r.is_ok()) co_return r.status();
+    got = std::string(*r);
+    co_return co_await tx.commit();
+  };
+  auto put = [&](Tx& tx) -> Task<Status> {
+    if (Status s = co_await tx.put(*l.t, key_of(k), value_of(k, 1)); !s.is_ok()) co_return s;
+    co_return co_await tx.commit();
+  };
+  std::size_t rows = 0;
+  auto scan = [&](Tx& tx) -> Task<Status> {
+    rows = 0;
+    co_return co_await tx.scan(*l.t, "", "", 0, [&](std::string_view, std::string_view) {
+      ++rows;
+      return true;
+    });
+  };
+
+  // A get, then a write: the leaf's read is the first read after the fault is set.
+  evict();
+  const std::uint64_t loads = tree.loads();
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
+  EXPECT_EQ(run_one(get), Code::kIOError);
+  EXPECT_EQ(fs->faults_fired(), 1u);
+  EXPECT_EQ(run_one(get), Code::kOk);
+  EXPECT_EQ(got, value_of(k, 0));
+  EXPECT_GT(tree.loads(), loads);
+  evict();
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
+  EXPECT_EQ(run_one(put), Code::kIOError);
+  EXPECT_EQ(run_one(put), Code::kOk);
+  EXPECT_EQ(run_one(get), Code::kOk);
+  EXPECT_EQ(got, value_of(k, 1));
+
+  // A damaged image: the scan that meets it answers Corruption, and reads every row once the
+  // image is whole again.
+  evict();
+  std::uint64_t address = 0;
+  (void)tree.visit_bottom_up([&](const index::Node&, std::span<const std::uint64_t> children) {
+    for (const std::uint64_t w : children) {
+      if (index::is_address(w) && address == 0) address = w;
+    }
+    return std::uint64_t{0};
+  });
+  ASSERT_NE(address, 0u);
+  const mvcc::entry::ColdAddress a = mvcc::entry::cold(address);
+  const std::string seg = "/db/" + storage::node_segment_name(a.segment);
+  std::string img;
+  ASSERT_TRUE(fs->peek(seg, &img));
+  const std::uint64_t at = a.offset + 200;
+  ASSERT_LT(at, img.size());
+  const std::string original = img.substr(at, 1);
+  fs->poke(seg, at, std::string(1, static_cast<char>(original[0] ^ 0x5a)), true);
+  EXPECT_EQ(run_one(scan), Code::kCorruption);
+  EXPECT_LT(rows, static_cast<std::size_t>(kRecords));
+  fs->poke(seg, at, original, true);
+  EXPECT_EQ(run_one(scan), Code::kOk);
+  EXPECT_EQ(rows, static_cast<std::size_t>(kRecords));
+  EXPECT_FALSE(l.db->durability_stats().halted);
 }
 
 // A read that fails while a scan has others in flight ahead of it: the scan answers IOError
@@ -837,6 +928,7 @@ TEST(ColdStore, CheckpointsKeepOnlyTheFilesColdRecordsNeed) {
   {
     Options o = budget_options();
     o.memory_budget_bytes = 0;
+    o.page_index_leaves = false;
     auto db = test::open_sim(o, fs);
     ASSERT_TRUE(db.is_ok()) << db.status().to_string();
     Result<Table*> t = (*db)->open_table("t");

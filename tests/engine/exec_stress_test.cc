@@ -183,6 +183,7 @@ TEST_P(ExecStress, BankTransfersConserveTheTotalUnderATinyBudget) {
   o.workers = 2;
   o.slots_per_worker = 8;
   o.memory_budget_bytes = 1;
+  o.page_index_leaves = true;
   o.durability.commit = CommitMode::kAsync;
   auto opened = test::open_sim(o, std::make_shared<storage::SimFileSystem>(23));
   ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();

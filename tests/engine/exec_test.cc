@@ -220,6 +220,7 @@ TEST_P(ExecModes, MatchesReferenceModelUnderATinyBudget) {
     Options o = test::wl_options(0);
     o.slots_per_worker = 8;
     o.memory_budget_bytes = 1;
+    o.page_index_leaves = true;
     o.durability.commit = CommitMode::kAsync;
     auto db = test::open_sim(o, fs);
     ASSERT_TRUE(db.is_ok()) << db.status().to_string();

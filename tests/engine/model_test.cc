@@ -47,6 +47,7 @@ class Model {
     if (budget_) {
       Options o = test::wl_options(0);
       o.memory_budget_bytes = 1;
+      o.page_index_leaves = true;
       auto db = test::open_sim(o, std::make_shared<storage::SimFileSystem>(rng_.next()));
       ASSERT_TRUE(db.is_ok()) << db.status().to_string();
       db_ = std::move(db).value();

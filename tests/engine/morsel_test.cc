@@ -45,6 +45,7 @@ Options morsel_options(const ExecCase& c) {
   o.slots_per_worker = 8;
   o.exec = testing::exec_of(c, 8);
   o.memory_budget_bytes = 512 << 10;  // ~1.7 MiB of versions: most records cold
+  o.page_index_leaves = true;
   o.durability.log_buffer_bytes = 256 << 10;
   o.durability.log_segment_bytes = 1 << 20;
   o.durability.checkpoint_log_bytes = 0;

@@ -288,6 +288,7 @@ TEST(SecondaryIndex, RebuiltFromEvictedRecordsAfterAnOpen) {
   }
   Options cold = o;
   cold.memory_budget_bytes = 1;
+  cold.page_index_leaves = true;
   {
     auto db = open_db(cold);
     Table* t = *db->open_table("t");

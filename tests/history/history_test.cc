@@ -216,7 +216,8 @@ RunResult run_history(const RunConfig& c) {
   if (!c.dir.empty()) {
     o.directory = c.dir;
     o.durability.commit = CommitMode::kAsync;
-    o.memory_budget_bytes = 1;  // every record it may evict goes, as soon as it may
+    o.memory_budget_bytes = 1;   // every record it may evict goes, as soon as it may
+    o.page_index_leaves = true;  // and every leaf
     o.huge_pages = false;
   }
   auto opened = Database::open(o);

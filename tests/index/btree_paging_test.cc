@@ -325,6 +325,29 @@ TEST(BTreePaging, TheHandSparesLeavesInUseAndEvictsTheRest) {
   t.check_invariants();
 }
 
+// clear() empties a tree with leaves on storage without reading them: their images go back
+// to the store, every node to the free list, and the tree takes keys again.
+TEST(BTreePaging, ClearGivesBackLeavesOnStorageWithoutReadingThem) {
+  Paged p;
+  BTree& t = p.t;
+  std::vector<std::string> keys;
+  fill_and_evict(&t, 4'000, &keys);
+  ASSERT_GT(t.stored_leaves(), 10u);
+  ASSERT_GT(p.store.live(), 10u);
+  const std::uint64_t loads = t.loads();
+  t.clear();
+  EXPECT_EQ(t.loads(), loads);
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  EXPECT_EQ(p.store.live(), 0u);
+  EXPECT_EQ(t.check_invariants(), 0u);
+  EXPECT_EQ(t.node_count(), 1u);  // the new, empty root
+  std::uint64_t v = 0;
+  EXPECT_FALSE(t.lookup(keys[0], &v));
+  std::uint64_t ex = 0;
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_TRUE(t.insert_if_absent(keys[i], i, &ex));
+  EXPECT_EQ(t.check_invariants(), keys.size());
+}
+
 TEST(BTreePaging, TheRootStaysAndSizesCountLeavesOnStorage) {
   Paged p;
   BTree& t = p.t;

@@ -273,6 +273,7 @@ TEST(Crash, EveryCrashPointEveryDamage) {
 Options budget_options(std::uint64_t checkpoint_bytes) {
   Options o = wl_options(checkpoint_bytes);
   o.memory_budget_bytes = 1;
+  o.page_index_leaves = true;
   return o;
 }
 

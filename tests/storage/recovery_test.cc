@@ -318,6 +318,7 @@ TEST(Recovery, SubmissionPollingCarriesCommitsCheckpointsAndColdReads) {
   constexpr int kPerThread = 100;
   Options o = two_workers(dir + "/db");
   o.memory_budget_bytes = 1;
+  o.page_index_leaves = true;
   o.durability.sq_poll_cpu = 0;
   o.durability.sq_poll_idle_ms = 5;  // sleeps between the phases too: the wake-up path runs
   ASSERT_EQ(submit_poll_threads(), 0u);
@@ -543,6 +544,7 @@ Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
   o.directory = dir;
   o.isolation = serializable ? Isolation::kSerializable : Isolation::kSnapshot;
   o.memory_budget_bytes = budget;
+  o.page_index_leaves = budget != 0;  // the kill loop with leaves going out too
   o.workers = 2;
   o.huge_pages = false;
   o.max_version_bytes = std::uint64_t{256} << 20;
@@ -678,6 +680,7 @@ void kill_loop(std::uint64_t budget, int default_kills, bool serializable = fals
     Options o;
     o.directory = dir;
     o.memory_budget_bytes = budget;
+    o.page_index_leaves = budget != 0;
     o.workers = 1;
     o.huge_pages = false;
     o.max_version_bytes = std::uint64_t{256} << 20;
