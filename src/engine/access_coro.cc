@@ -1,12 +1,16 @@
 // The operations as coroutines: Flat (interleaved; FlatStorage with the storage path inlined)
 // and Nested modes.
 #include <atomic>
+#include <cstring>
 #include <string>
 
 #include "engine/access.h"
 #include "engine/cold_fetch.h"
+#include "index/node_image.h"
 #include "runtime/cpu.h"
 #include "runtime/miss.h"
+#include "storage/log_format.h"
+#include "storage/node_segment.h"
 #include "util/assert.h"
 
 #define BRAID_CORO 1

@@ -393,14 +393,14 @@ LeafInsert insert_locked(Node* leaf, std::uint64_t version, std::string_view key
 // -------------------------------------------------------------------------------------
 
 Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences,
-                 std::size_t split_threshold, NodeSearch search, bool load)
+                 std::size_t split_threshold, NodeSearch search, bool load, bool user)
     : tree_(tree),
       key_(key),
       bias_(bias),
       search_(search),
       track_fences_(track_fences),
       load_(load),
-      mark_used_(load && tree.pages()),
+      mark_used_(user && tree.pages()),
       split_threshold_(split_threshold) {
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
@@ -445,6 +445,7 @@ __attribute__((noinline)) Descent::Step Descent::stored(Node* n, std::uint64_t v
     node_ = n;
     version_ = v;
     child_idx_ = idx;
+    stored_address_ = address;
     return Step::kStored;
   }
   Node* child = nullptr;
@@ -713,6 +714,10 @@ __attribute__((always_inline)) BRAID_OPTIMISTIC inline bool Lookup::step_inline(
       failed_ = true;
       found_ = false;
       return false;
+    }
+    if (s == Descent::Step::kStored) [[unlikely]] {  // the driver loads (install)
+      stored_ = true;
+      return true;
     }
     BRAID_DASSERT(s == Descent::Step::kLeaf);
     const Node* leaf = descent_.node();

@@ -277,9 +277,12 @@ class Descent {
   // `key` must outlive the descent (the steppers own theirs, declared before their descent).
   // `load`: a child on storage is read in (synchronously) and the descent goes on into it;
   // otherwise it stops there (kStored).
+  // `user`: the descent is an operation's, which marks the leaves it reaches used (the CLOCK
+  // hand's second chance) also when it does not load (its driver loads: Lookup::install);
+  // an eviction's own descents mark nothing.
   Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_fences = false,
-          std::size_t split_threshold = 0, NodeSearch search = NodeSearch::kCount,
-          bool load = true);
+          std::size_t split_threshold = 0, NodeSearch search = NodeSearch::kCount, bool load = true,
+          bool user = true);
 
   BRAID_OPTIMISTIC Step step();
   // step(), inlined into the loops in btree.cc that run a whole descent (Lookup::run).
@@ -303,6 +306,8 @@ class Descent {
   std::uint32_t level() const { return level_; }
   // After kNext: which of parent()'s children node() is (0: leftmost, i + 1: slot i's).
   std::uint32_t child_index() const { return child_idx_; }
+  // After kStored: the address the child on storage has.
+  std::uint64_t stored_address() const { return stored_address_; }
 
  private:
   // The step met child `idx` of `n` (read at `v`) on storage, at `address`.
@@ -325,6 +330,7 @@ class Descent {
   std::uint32_t restarts_ = 0;
   std::uint32_t level_ = ~0u;  // of node_; unknown for the root
   std::uint32_t child_idx_ = 0;
+  std::uint64_t stored_address_ = 0;
   FenceKey lower_;
   FenceKey upper_;
 };
@@ -381,8 +387,12 @@ inline constexpr NodeLines kWholeNode{static_cast<std::uint16_t>(kNodeBytes), 0,
 // The root is read by the first step without a hint: it is always cache-resident.
 class Lookup {
  public:
-  Lookup(const BTree& tree, std::string_view key, NodeSearch search = NodeSearch::kCount)
-      : key_(key), descent_(tree, key_, Descent::Bias::kFloor, false, 0, search) {}
+  // `load`: a leaf on storage is read in synchronously by the step that meets it; otherwise
+  // the step stops there (stored()) and the driver reads it its own way (the coroutine modes:
+  // through the worker's ring, suspended) and hands the image to install().
+  Lookup(const BTree& tree, std::string_view key, NodeSearch search = NodeSearch::kCount,
+         bool load = true)
+      : key_(key), descent_(tree, key_, Descent::Bias::kFloor, false, 0, search, load) {}
   Lookup(const Lookup&) = delete;
   Lookup& operator=(const Lookup&) = delete;
 
@@ -399,6 +409,19 @@ class Lookup {
   // After the last step: a node on the way could not be loaded (take_load_failure() says why);
   // found() is then false and means nothing.
   bool failed() const { return failed_; }
+  // (A lookup that does not load) The last step met a leaf on storage, at stored_address():
+  // the lookup waits until the driver hands its image (kNodeImageBytes, unverified) to
+  // install(), or says fail() or load_here(). step() must not be called meanwhile, nor after
+  // the lookup failed.
+  bool stored() const { return stored_; }
+  std::uint64_t stored_address() const { return descent_.stored_address(); }
+  // Installs the image (unless another loader came first) and goes on from the root: true. False
+  // when it does not verify: the lookup failed (take_load_failure() says why).
+  bool install(const char* image);
+  // The image could not be read (`why`, IOError): the lookup failed.
+  void fail(Status why);
+  // No read of the driver's own could be had: reads the image here, as a lookup that loads.
+  bool load_here();
   // Whether a plain driver should prefetch next() whole before the step (BTree::outgrew_cache).
   inline bool outgrew_cache() const;
   // Whether next() is on a level small enough to stay cached (BTree::resident_level).
@@ -428,6 +451,9 @@ class Lookup {
 
  private:
   BRAID_OPTIMISTIC void check_leaf() const;
+  // After a load install() or load_here() asked for: `failed` (the lookup is over), or on
+  // from the root.
+  bool after_load(bool failed);
   // One step, with the descent's step and the node searches inlined: step() for the drivers
   // that suspend between steps (the calls cost there too), and run's loop.
   BRAID_OPTIMISTIC inline bool step_inline();
@@ -436,6 +462,7 @@ class Lookup {
   Descent descent_;
   bool found_ = false;
   bool failed_ = false;
+  bool stored_ = false;
   std::uint16_t leaf_slot_ = 0;  // the slot the leaf's search landed on (next_lines checks it)
   std::uint64_t value_ = 0;
   std::uint32_t value_hint_ = 0;
@@ -728,6 +755,10 @@ class BTree {
   enum class Load : std::uint8_t { kInstalled, kRaced, kFailed };
   Load load_child(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
                   Node** child) const;
+  // load_child's second half: `image` (read from `address`, unverified) decoded into a frame
+  // and installed as child `idx` of `parent`, if the parent is still at `pv`.
+  Load install_image(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
+                     const char* image, Node** child) const;
   // clear(): retires `n` (locked) and the subtree below it, children first.
   void retire_subtree(Node* n);
   // Evicts the leaf a descent that does not load just reached (kLeaf); evict_leaf's rules.

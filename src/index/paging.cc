@@ -48,9 +48,6 @@ BTree::Load BTree::load_child(Node* parent, std::uint64_t pv, unsigned idx, std:
                               Node** child) const {
   // An address in the tree was put there by evict_leaf(), through the store.
   BRAID_ASSERT(store_ != nullptr);
-  // Loading changes where a leaf lives, not what the tree maps: the frame and the install are
-  // the tree's own bookkeeping, done under the parent's lock as any structural change.
-  BTree* self = const_cast<BTree*>(this);
   alignas(64) char image[kNodeImageBytes];
   // A read that fails after another loader installed the node (and gave its image back) is a
   // lost race, not a failure: the parent no longer names the address.
@@ -59,6 +56,15 @@ BTree::Load BTree::load_child(Node* parent, std::uint64_t pv, unsigned idx, std:
     tls_load_failure = std::move(s);
     return Load::kFailed;
   }
+  return install_image(parent, pv, idx, address, image, child);
+}
+
+BTree::Load BTree::install_image(Node* parent, std::uint64_t pv, unsigned idx,
+                                 std::uint64_t address, const char* image, Node** child) const {
+  BRAID_ASSERT(store_ != nullptr);
+  // Loading changes where a leaf lives, not what the tree maps: the frame and the install are
+  // the tree's own bookkeeping, done under the parent's lock as any structural change.
+  BTree* self = const_cast<BTree*>(this);
   Node* f = self->new_node(0);
   const auto discard = [&] {
     const bool locked = f->lock.try_upgrade(f->lock.read_version());
@@ -126,6 +132,51 @@ void BTree::retire_subtree(Node* n) {
   retire(n);
 }
 
+bool Lookup::install(const char* image) {
+  BRAID_ASSERT(stored_);
+  stored_ = false;
+  Node* child = nullptr;
+  return after_load(descent_.tree().install_image(descent_.node(), descent_.version(),
+                                                  descent_.child_index(), descent_.stored_address(),
+                                                  image, &child) == BTree::Load::kFailed);
+}
+
+bool Lookup::after_load(bool failed) {
+  if (failed) {
+    failed_ = true;
+    found_ = false;
+    return false;
+  }
+  // Installed, by this lookup or another: from the root again (a few cached nodes) rather
+  // than from a parent whose version the install moved.
+  descent_.restart();
+  return true;
+}
+
+void Lookup::fail(Status why) {
+  BRAID_ASSERT(stored_);
+  BRAID_ASSERT(!why.is_ok());
+  stored_ = false;
+  // A read that failed after another loader installed the leaf (and gave its image back) is a
+  // lost race, as in load_child: from the root again.
+  if (!descent_.node()->lock.validate(descent_.version())) {
+    descent_.restart();
+    return;
+  }
+  tls_load_failure = std::move(why);
+  failed_ = true;
+  found_ = false;
+}
+
+bool Lookup::load_here() {
+  BRAID_ASSERT(stored_);
+  stored_ = false;
+  Node* child = nullptr;
+  return after_load(descent_.tree().load_child(descent_.node(), descent_.version(),
+                                               descent_.child_index(), descent_.stored_address(),
+                                               &child) == BTree::Load::kFailed);
+}
+
 Status BTree::evict_leaf(std::string_view key, bool* evicted) {
   BRAID_ASSERT(store_ != nullptr);
   BRAID_ASSERT(!key.empty() && key.size() <= kMaxKey);
@@ -133,7 +184,8 @@ Status BTree::evict_leaf(std::string_view key, bool* evicted) {
   // One at a time: the store's slots and flushes are single-threaded.
   std::lock_guard<std::mutex> guard(evict_mutex_);
   const SearchKey k(key);
-  Descent d(*this, k, Descent::Bias::kFloor, false, 0, NodeSearch::kBisect, /*load=*/false);
+  Descent d(*this, k, Descent::Bias::kFloor, false, 0, NodeSearch::kBisect, /*load=*/false,
+            /*user=*/false);
   for (;;) {
     const Descent::Step s = d.step();
     if (s == Descent::Step::kNext) continue;
@@ -157,7 +209,7 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
     const bool first = hand->empty();
     const SearchKey k = first ? SearchKey() : SearchKey(*hand);
     Descent d(*this, k, Descent::Bias::kFloor, /*track_fences=*/true, 0, NodeSearch::kBisect,
-              /*load=*/false);
+              /*load=*/false, /*user=*/false);
     Descent::Step s;
     while ((s = d.step()) != Descent::Step::kLeaf && s != Descent::Step::kStored) {
       if (s != Descent::Step::kNext) d.restart();

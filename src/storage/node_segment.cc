@@ -163,6 +163,7 @@ Status NodeSegmentWriter::reap() {
       open_.erase(it);
     }
     unsynced_.erase(std::remove(unsynced_.begin(), unsynced_.end(), n), unsynced_.end());
+    segments_.erase(std::remove(segments_.begin(), segments_.end(), n), segments_.end());
     files_->forget(n);
     const std::string path = dir_ + "/" + node_segment_name(n);
     if (Status s = fs_->remove(path); !s.is_ok() && failed.is_ok()) {

@@ -82,7 +82,9 @@ class NodeSegmentWriter {
   // removes).
   Status reap();
 
-  // The segments this writer created, oldest first, and how many of them are not removed.
+  // The segments this writer created and has not removed, oldest first (a writer that runs
+  // for days creates segments without end: the list holds only those still on disk), and how
+  // many of them hold images still named.
   const std::vector<std::uint64_t>& segments() const { return segments_; }
   std::size_t live_segments() const;
 

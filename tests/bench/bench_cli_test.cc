@@ -970,6 +970,10 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
   EXPECT_NE(tl.out.find("load (txn)"), std::string::npos) << tl.out;
   // The index (~1.5 MiB of nodes) is past the budget too: leaves went out and came back.
   EXPECT_NE(tl.out.find("leaf evictions"), std::string::npos) << tl.out;
+  // Some stayed out: their segments outlive the run, and `braid stats` names them.
+  RunResult ts = run_tool("stats " + dir);
+  ASSERT_EQ(ts.code, 0) << ts.out;
+  EXPECT_NE(ts.out.find("node segments: "), std::string::npos) << ts.out;
   std::system(("rm -rf " + dir).c_str());
   RunResult t =
       run("tpcc --warehouses 1 --items 2000 --customers 300 --seconds 0.2 --verify "

@@ -186,12 +186,93 @@ void fill_and_evict(BTree* t, std::size_t n, std::vector<std::string>* keys) {
   ASSERT_GT(t->stored_leaves(), 10u);
 }
 
-TEST(BTreePaging, AFailedLoadFailsOnlyItsOperationAndChangesNothing) {
-  Paged p;
+// A paged tree of `n` keys, each key's leaf evicted (fill_and_evict).
+struct Evicted : Paged {
+  explicit Evicted(std::size_t n) { fill_and_evict(&t, n, &keys); }
+  std::vector<std::string> keys;
+};
+
+// A lookup that does not load stops at a leaf on storage and waits for its driver (the
+// coroutine modes read the image through the worker's ring): install() goes on to the answer,
+// a damaged image or fail() fails the lookup, load_here() reads in place, and a leaf another
+// loader installed meanwhile is found from the root.
+TEST(BTreePaging, ALookupThatDoesNotLoadWaitsForItsDriver) {
+  Evicted p(5'000);
   MemNodeStore& store = p.store;
   BTree& t = p.t;
-  std::vector<std::string> keys;
-  fill_and_evict(&t, 5'000, &keys);
+  const std::vector<std::string>& keys = p.keys;
+  // Steps a lookup of keys[i] to its end, answering each stop with `answer`.
+  const auto drive = [&](std::size_t i, const std::function<void(Lookup&)>& answer) {
+    auto l = std::make_unique<Lookup>(t, keys[i], NodeSearch::kCount, /*load=*/false);
+    int stops = 0;
+    while (l->step()) {
+      if (!l->stored()) continue;
+      ++stops;
+      answer(*l);
+      if (l->failed()) break;
+    }
+    return std::make_pair(std::move(l), stops);
+  };
+  const auto read_and_install = [&](Lookup& l) {
+    alignas(64) char image[kNodeImageBytes];
+    ASSERT_TRUE(store.read(l.stored_address(), image).is_ok());
+    EXPECT_TRUE(l.install(image));
+  };
+  const std::size_t stored = t.stored_leaves();
+  auto [l1, stops1] = drive(100, read_and_install);
+  EXPECT_EQ(stops1, 1);
+  ASSERT_FALSE(l1->failed());
+  ASSERT_TRUE(l1->found());
+  EXPECT_EQ(l1->value(), 100u);
+  EXPECT_EQ(t.stored_leaves(), stored - 1);
+
+  // The read failed: the lookup fails with it, and the leaf stays out.
+  auto [l2, stops2] = drive(2'000, [](Lookup& l) { l.fail(Status::io_error("injected")); });
+  EXPECT_EQ(stops2, 1);
+  EXPECT_TRUE(l2->failed());
+  EXPECT_EQ(take_load_failure().code(), Code::kIOError);
+  EXPECT_EQ(t.stored_leaves(), stored - 1);
+
+  // A damaged image fails it with Corruption.
+  auto [l3, stops3] = drive(2'000, [&](Lookup& l) {
+    alignas(64) char image[kNodeImageBytes];
+    ASSERT_TRUE(store.read(l.stored_address(), image).is_ok());
+    image[600] ^= 0x5a;
+    EXPECT_FALSE(l.install(image));
+  });
+  EXPECT_EQ(stops3, 1);
+  EXPECT_TRUE(l3->failed());
+  EXPECT_EQ(take_load_failure().code(), Code::kCorruption);
+  EXPECT_EQ(t.stored_leaves(), stored - 1);
+
+  // Read in place.
+  auto [l4, stops4] = drive(2'000, [](Lookup& l) { EXPECT_TRUE(l.load_here()); });
+  EXPECT_EQ(stops4, 1);
+  ASSERT_TRUE(l4->found());
+  EXPECT_EQ(l4->value(), 2'000u);
+
+  // Another loader installs the leaf while this one reads: its install loses, and the lookup
+  // finds the other's from the root.
+  auto [l5, stops5] = drive(4'000, [&](Lookup& l) {
+    alignas(64) char image[kNodeImageBytes];
+    ASSERT_TRUE(store.read(l.stored_address(), image).is_ok());
+    std::uint64_t v = 0;
+    ASSERT_TRUE(t.lookup(keys[4'000], &v));  // loads it
+    const std::uint64_t loads = t.loads();
+    EXPECT_TRUE(l.install(image));
+    EXPECT_EQ(t.loads(), loads);
+  });
+  EXPECT_EQ(stops5, 1);
+  ASSERT_TRUE(l5->found());
+  EXPECT_EQ(l5->value(), 4'000u);
+  t.check_invariants();
+}
+
+TEST(BTreePaging, AFailedLoadFailsOnlyItsOperationAndChangesNothing) {
+  Evicted p(5'000);
+  MemNodeStore& store = p.store;
+  BTree& t = p.t;
+  const std::vector<std::string>& keys = p.keys;
   const std::size_t stored = t.stored_leaves();
   const std::string& k = keys[2'500];
 

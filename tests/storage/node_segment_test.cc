@@ -265,6 +265,7 @@ TEST(NodeSegment, ASegmentGoesWhenItsLastImageIsReleased) {
   ASSERT_TRUE(w.reap().is_ok());
   EXPECT_EQ(on_disk(), 2u);
   EXPECT_EQ(w.live_segments(), 2u);
+  EXPECT_EQ(w.segments().size(), 2u);
   Result<const char*> gone = read_node_slot(&files, addresses[15], b.p);
   ASSERT_FALSE(gone.is_ok());
   EXPECT_EQ(gone.status().code(), Code::kIOError);
@@ -273,6 +274,7 @@ TEST(NodeSegment, ASegmentGoesWhenItsLastImageIsReleased) {
   ASSERT_TRUE(w.reap().is_ok());
   EXPECT_EQ(on_disk(), 1u);
   EXPECT_EQ(w.live_segments(), 1u);
+  EXPECT_EQ(w.segments().size(), 1u);
   char* slot = nullptr;
   ASSERT_TRUE(w.add(&slot).is_ok());  // and takes more
   std::memset(slot, 0, kNodeSlotBytes);
