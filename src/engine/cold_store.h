@@ -167,6 +167,9 @@ class ColdStore {
 
   storage::FileTable& files() { return files_; }
   std::uint64_t budget() const { return budget_; }
+  // Options::page_index_leaves: paging trees' nodes count in the budget and the leaves' hand
+  // runs (sweep). Set at open, before the first sweep; without it neither reads the catalog.
+  void set_pages_index(bool pages) { pages_index_ = pages; }
   // Reads completed so far, successful or not (what a wait on a read watches for progress).
   // A load's read is counted after it stopped being pending: whoever reads a count sees every
   // load it counts finished.
@@ -352,6 +355,7 @@ class ColdStore {
   // every round would clear a leaf's mark and evict it in two, before the descent came back
   // to it, and the descent would load it again forever.
   static constexpr std::uint64_t kMinLapSweeps = 64;
+  bool pages_index_ = false;
   std::mutex leaf_mutex_;  // the leaves' hand: its table and where in it, and its pace
   std::uint32_t leaf_table_ = 0;
   std::string leaf_hand_;

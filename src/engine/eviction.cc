@@ -94,6 +94,8 @@ std::uint64_t ColdStore::live_bytes() const {
     bytes += t.at(i).version_bytes_live.load(std::memory_order_relaxed) -
              t.at(i).retired_bytes.load(std::memory_order_relaxed);
   }
+  if (bytes < 0) return 0;
+  if (!pages_index_) return static_cast<std::uint64_t>(bytes);
   // A paging tree's nodes count too: its leaves are what the leaves' hand can give back.
   const std::uint32_t tables = deps_.tables->table_count();
   for (std::uint32_t i = 0; i < tables; ++i) {
@@ -123,6 +125,7 @@ bool no_open_writes(void* arg, const index::Node& leaf) {
 }  // namespace
 
 std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
+  if (!pages_index_) return 0;
   std::unique_lock<std::mutex> g(leaf_mutex_, std::try_to_lock);
   if (!g.owns_lock()) return 0;
   ++leaf_sweeps_;

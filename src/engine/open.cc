@@ -169,6 +169,7 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
         options_.durability.log_segment_bytes / storage::kDirectAlign * storage::kDirectAlign;
     node_segments_ =
         std::make_unique<NodeSegments>(fs.get(), &cold_->files(), options_.directory, bytes);
+    cold_->set_pages_index(true);
   }
   durability_ = std::make_unique<Durability>(
       Durability::Deps{this, this, &txns_, &protocol_, cold_.get(), &stalls_, checkpoint_context()},
