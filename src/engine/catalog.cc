@@ -59,19 +59,20 @@ Table* DatabaseImpl::add_table(std::string_view name) {
   if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
   Table* raw = t.get();
   if (node_segments_ != nullptr) raw->index().attach_store(node_segments_.get(), raw->id());
+  BRAID_ASSERT(tables_.size() < tables_.capacity());  // no reallocation under lock-free readers
   tables_.push_back(std::move(t));
+  tables_published_.store(static_cast<std::uint32_t>(tables_.size()), std::memory_order_release);
   by_name_.emplace(std::string(name), raw);
   return raw;
 }
 
 std::uint32_t DatabaseImpl::table_count() const {
-  std::lock_guard<std::mutex> guard(catalog_mutex_);
-  return static_cast<std::uint32_t>(tables_.size());
+  return tables_published_.load(std::memory_order_acquire);
 }
 
 Table* DatabaseImpl::table_at(std::uint32_t id) const {
-  std::lock_guard<std::mutex> guard(catalog_mutex_);
-  return id < tables_.size() ? tables_[id].get() : nullptr;
+  // Published with release after the element was written; the vector never reallocates.
+  return id < tables_published_.load(std::memory_order_acquire) ? tables_[id].get() : nullptr;
 }
 
 DatabaseStats DatabaseImpl::stats() const {

@@ -249,7 +249,11 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   std::unique_ptr<NodeSegments> node_segments_;
   std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
+  // Reserved to Options::max_tables at open, so no push moves an element: table_at() reads an
+  // element below tables_published_ without the catalog mutex (the eviction hand and the
+  // budget's sample ask on a worker's path; a create_index holds the mutex for its build).
   std::vector<std::unique_ptr<Table>> tables_;
+  std::atomic<std::uint32_t> tables_published_{0};
   std::unordered_map<std::string, Table*> by_name_;
   std::vector<std::unique_ptr<Index>> indexes_;
   std::unordered_map<std::string, Index*> index_by_name_;

@@ -77,6 +77,7 @@ DatabaseImpl::~DatabaseImpl() {
       free_chain(&txns_.at(0), t->oids().entry(oid).load(std::memory_order_relaxed));
     }
   }
+  tables_published_.store(0, std::memory_order_release);
   tables_.clear();
 }
 
