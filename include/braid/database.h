@@ -159,6 +159,9 @@ struct DatabaseStats {
   std::uint64_t index_leaves_stored = 0;
   std::uint64_t index_leaf_evictions = 0;
   std::uint64_t index_leaf_loads = 0;
+  // Sweeps of the leaves' hand whose images could not be written (a full disk): those leaves
+  // stayed in memory, so memory can run past the budget while this grows.
+  std::uint64_t index_leaf_write_errors = 0;
   // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
   // reclamation and OIDs waiting to be given back). Exact while no reclamation runs; while it
   // does, an OID given back during the call may be missed.

@@ -478,6 +478,7 @@ void ColdStore::add_stats(DatabaseStats* out) const {
   out->evictions = evictions_.load(std::memory_order_relaxed);
   out->cold_read_wait_ns = wait_ns_.load(std::memory_order_relaxed);
   out->read_drops = drops_.load(std::memory_order_relaxed);
+  out->index_leaf_write_errors = leaf_write_errors_.load(std::memory_order_relaxed);
 }
 
 // ---- A worker's reads

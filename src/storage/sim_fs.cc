@@ -81,6 +81,11 @@ void SimFileSystem::inject(Fault fault, std::uint64_t nth, bool forever) {
   syncs_seen_ = 0;
 }
 
+void SimFileSystem::fault_only(std::string part) {
+  std::lock_guard<std::mutex> g(mu_);
+  fault_only_ = std::move(part);
+}
+
 void SimFileSystem::crash_after(std::uint64_t k) {
   std::lock_guard<std::mutex> g(mu_);
   crash_at_ = k == 0 ? 0 : ops_ + k;
@@ -98,15 +103,19 @@ std::uint64_t SimFileSystem::faults_fired() const {
   return faults_fired_;
 }
 
-bool SimFileSystem::begin_op(Kind kind, int* err, std::size_t* short_len, std::size_t len) {
+bool SimFileSystem::begin_op(Kind kind, int inode, int* err, std::size_t* short_len,
+                             std::size_t len) {
   if (crashed_) {
     *err = EIO;
     return false;
   }
+  const bool chosen =
+      fault_only_.empty() || (inode >= 0 && inodes_[static_cast<std::size_t>(inode)].name.find(
+                                                fault_only_) != std::string::npos);
   auto fires = [&](std::uint64_t seen) {
     return seen == fault_nth_ || (fault_forever_ && seen > fault_nth_);
   };
-  if (kind == Kind::kWrite &&
+  if (kind == Kind::kWrite && chosen &&
       (fault_ == Fault::kEio || fault_ == Fault::kEnospc || fault_ == Fault::kShortWrite)) {
     if (fires(++writes_seen_)) {
       ++faults_fired_;
@@ -122,7 +131,7 @@ bool SimFileSystem::begin_op(Kind kind, int* err, std::size_t* short_len, std::s
   }
   if (kind == Kind::kRead) {
     // A read changes nothing, so it does not count toward crash_after (end_op is not called).
-    if (fault_ == Fault::kReadEio && fires(++reads_seen_)) {
+    if (chosen && fault_ == Fault::kReadEio && fires(++reads_seen_)) {
       ++faults_fired_;
       *err = EIO;
       return false;
@@ -140,7 +149,7 @@ bool SimFileSystem::begin_op(Kind kind, int* err, std::size_t* short_len, std::s
 Status SimFileSystem::meta_op(const std::string& what) {
   int err = 0;
   std::size_t unused = 0;
-  return begin_op(Kind::kMeta, &err, &unused, 0) ? Status::ok() : sim_error(what, err);
+  return begin_op(Kind::kMeta, -1, &err, &unused, 0) ? Status::ok() : sim_error(what, err);
 }
 
 void SimFileSystem::end_op() {
@@ -162,7 +171,7 @@ std::int64_t SimFileSystem::do_write(int ino, std::uint64_t offset, const char* 
                                      std::size_t len) {
   int err = 0;
   std::size_t short_len = len;
-  if (!begin_op(Kind::kWrite, &err, &short_len, len)) return -err;
+  if (!begin_op(Kind::kWrite, ino, &err, &short_len, len)) return -err;
   Inode& f = inodes_[static_cast<std::size_t>(ino)];
   if (f.current.size() < offset + short_len) f.current.resize(offset + short_len, '\0');
   std::memcpy(f.current.data() + offset, data, short_len);
@@ -175,7 +184,7 @@ std::int64_t SimFileSystem::do_sync(int ino) {
   int err = 0;
   std::size_t unused = 0;
   Inode& f = inodes_[static_cast<std::size_t>(ino)];
-  if (!begin_op(Kind::kSync, &err, &unused, 0)) {
+  if (!begin_op(Kind::kSync, -1, &err, &unused, 0)) {
     // The kernel drops the dirty pages after reporting a writeback error: they are not
     // durable, and a later sync will not write them.
     if (!crashed_) f.pending.clear();
@@ -202,7 +211,7 @@ std::int64_t SimFileSystem::do_sync(int ino) {
 std::int64_t SimFileSystem::do_read(int ino, std::uint64_t offset, char* out, std::size_t len) {
   int err = 0;
   std::size_t unused = 0;
-  if (!begin_op(Kind::kRead, &err, &unused, len)) return -err;
+  if (!begin_op(Kind::kRead, ino, &err, &unused, len)) return -err;
   const std::string& img = inodes_[static_cast<std::size_t>(ino)].current;
   const std::size_t got =
       offset >= img.size() ? 0 : std::min<std::size_t>(len, img.size() - offset);
@@ -288,6 +297,7 @@ void SimFileSystem::power_loss(Damage damage, std::uint64_t seed) {
   crashed_ = false;
   crash_at_ = 0;
   fault_ = Fault::kNone;
+  fault_only_.clear();
 }
 
 bool SimFileSystem::peek(const std::string& path, std::string* out) const {
@@ -391,6 +401,7 @@ Result<FileId> SimFileSystem::open(const std::string& path, const OpenOptions& o
     if (Status s = meta_op("create " + path); !s.is_ok()) return s;
     ino = static_cast<int>(inodes_.size());
     inodes_.emplace_back();
+    inodes_.back().name = path;
     names_[path] = ino;
     end_op();
   } else {

@@ -39,6 +39,10 @@ class SimFileSystem final : public FileSystem {
   // Fails the n-th write (kEio, kEnospc, kShortWrite), sync (kSyncEio) or read, synchronous or
   // asynchronous (kReadEio), counted from now; `forever`: that one and every later one.
   void inject(Fault fault, std::uint64_t nth, bool forever);
+  // Narrows the injected fault's writes and reads (and their count) to files whose name at
+  // creation contains `part` (empty: every file). A test that fills the disk for one kind of
+  // file only (node segments) keeps the log writing; inject() keeps the filter.
+  void fault_only(std::string part);
   // Power is lost right after the k-th mutating operation from now (0: never).
   void crash_after(std::uint64_t k);
   bool crashed() const;
@@ -87,13 +91,15 @@ class SimFileSystem final : public FileSystem {
     std::string data;
   };
   struct Inode {
+    std::string name;  // at creation (fault_only)
     std::string durable;
     std::string current;
     std::vector<Pending> pending;
   };
   enum class Kind : std::uint8_t { kWrite, kSync, kMeta, kRead };
   // Counts a mutating operation; false (with *err) when it must fail instead.
-  bool begin_op(Kind kind, int* err, std::size_t* short_len, std::size_t len);
+  // `inode`: the file a write or a read touches (-1 for metadata and syncs).
+  bool begin_op(Kind kind, int inode, int* err, std::size_t* short_len, std::size_t len);
   // A metadata operation's begin_op: its failure as a Status naming `what`.
   Status meta_op(const std::string& what);
   void end_op();
@@ -122,6 +128,7 @@ class SimFileSystem final : public FileSystem {
   Fault fault_ = Fault::kNone;
   std::uint64_t fault_nth_ = 0;
   bool fault_forever_ = false;
+  std::string fault_only_;
   std::uint64_t writes_seen_ = 0;
   std::uint64_t syncs_seen_ = 0;
   std::uint64_t reads_seen_ = 0;

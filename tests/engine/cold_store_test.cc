@@ -458,6 +458,55 @@ TEST_P(ColdStoreModes, AFailedLeafLoadFailsOnlyTheOperationThatNeededIt) {
   EXPECT_FALSE(l.db->durability_stats().halted);
 }
 
+// A disk that refuses the leaves' images (ENOSPC on every node-segment write): the leaves stay
+// in memory,
+// DatabaseStats counts the failed sweeps, every read still answers its value, and the hand
+// evicts leaves again once the disk has room.
+TEST_P(ColdStoreModes, AFullDiskKeepsLeavesInMemoryAndSaysSo) {
+  auto fs = std::make_shared<storage::SimFileSystem>(29);
+  Loaded l;
+  open_loaded(fs, &l);
+  index::BTree& tree = l.t->index();
+  ASSERT_TRUE(tree.pages());
+  auto read_all = [&](int from) {
+    std::vector<testing::ListGenerator::Body> bodies;
+    std::size_t wrong = 0;
+    for (int i = 0; i < kRecords; i += 50) {
+      bodies.push_back([&, i](Tx& tx) -> Task<Status> {
+        for (int k = i; k < i + 50 && k < kRecords; ++k) {
+          const int key = (k + from) % kRecords;
+          Result<std::string_view> r = co_await tx.get(*l.t, key_of(key));
+          if (!r.is_ok()) co_return r.status();
+          if (*r != value_of(key, 0)) ++wrong;
+        }
+        co_return co_await tx.commit();
+      });
+    }
+    testing::ListGenerator gen(std::move(bodies));
+    TxnGenerator* gens[] = {&gen};
+    EXPECT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+    for (const Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
+    EXPECT_EQ(wrong, 0u);
+  };
+  const DatabaseStats before = l.db->stats();
+  EXPECT_EQ(before.index_leaf_write_errors, 0u);
+  fs->fault_only("/idx-");  // the log keeps writing
+  fs->inject(storage::SimFileSystem::Fault::kEnospc, 1, true);
+  read_all(0);
+  read_all(kRecords / 3);
+  const DatabaseStats full = l.db->stats();
+  EXPECT_GT(fs->faults_fired(), 0u);
+  EXPECT_GT(full.index_leaf_write_errors, 0u);
+  EXPECT_EQ(full.index_leaf_evictions, before.index_leaf_evictions);
+  EXPECT_FALSE(l.db->durability_stats().halted);
+
+  fs->inject(storage::SimFileSystem::Fault::kNone, 0, false);
+  read_all(kRecords / 2);
+  const DatabaseStats healed = l.db->stats();
+  EXPECT_GT(healed.index_leaf_evictions, full.index_leaf_evictions);
+  EXPECT_EQ(healed.index_leaf_write_errors, full.index_leaf_write_errors);
+}
+
 // A read that fails while a scan has others in flight ahead of it: the scan answers IOError
 // (never a short or wrong result), the reads still ahead are collected before it returns, and
 // the same scan reads everything once the disk answers again. Both ways a scan reads cold
