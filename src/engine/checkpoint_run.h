@@ -52,6 +52,11 @@ struct CheckpointRun {
   // pipeline is deep, and restarting it at each leaf would leave a third of them unprefetched.
   index::LeafBatch upcoming;
   bool upcoming_loaded = false;
+  // Leaves on storage are read through their images, not loaded: a checkpoint visits every
+  // leaf once, and loading each put the whole tree back in memory and read it one leaf at a
+  // time. `batch` and `upcoming` move together; `ahead` (staging, below) runs further on.
+  index::LeafImages images;
+  index::LeafImages ahead_images;
   bool scanning = true;
   // Fixups by cookie: cookie c is fixups[c - first_cookie]; the done prefix is dropped.
   std::deque<CheckpointFixup> fixups;

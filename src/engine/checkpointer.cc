@@ -304,7 +304,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
         std::swap(c.batch, c.upcoming);
         c.upcoming_loaded = false;
       } else if (!deps_.tables->table_at(c.table)->index().scan_leaf(c.from, false, {}, {}, false,
-                                                                     &c.batch)) {
+                                                                     &c.batch, &c.images)) {
         // A leaf on storage could not be read: this checkpoint fails (one that skipped the
         // leaf's keys would lose them).
         return index::take_load_failure("checkpoint");
@@ -331,7 +331,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (c.upcoming_loaded || !c.batch.has_next || c.pos + kSlotAhead < n) return;
       // A read ahead that fails is dropped: the leaf is read again in its turn, which fails the
       // checkpoint if it fails again.
-      if (!t->index().scan_leaf(c.batch.next, false, {}, {}, false, &c.upcoming)) {
+      if (!t->index().scan_leaf(c.batch.next, false, {}, {}, false, &c.upcoming, &c.images)) {
         (void)index::take_load_failure();
         return;
       }
@@ -453,7 +453,7 @@ Status Durability::stage_reads(Table* t) {
   std::string from = c.batch.next;
   while (more && c.staged_batches < kStageLeaves && c.bulk_refs.size() < kStageRecords &&
          bytes < kStageBytes) {
-    if (!t->index().scan_leaf(from, false, {}, {}, false, &c.ahead)) {
+    if (!t->index().scan_leaf(from, false, {}, {}, false, &c.ahead, &c.ahead_images)) {
       (void)index::take_load_failure();  // staged no further; read again in its turn
       break;
     }

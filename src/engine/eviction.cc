@@ -129,10 +129,14 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
   std::unique_lock<std::mutex> g(leaf_mutex_, std::try_to_lock);
   if (!g.owns_lock()) return 0;
   ++leaf_sweeps_;
+  leaf_credit_ += keys;
+  if (leaf_credit_ < kLeafBatchKeys) return 0;
   if (leaf_hand_.empty()) {  // a lap begins (kMinLapSweeps)
     if (leaf_sweeps_ - leaf_lap_start_ < kMinLapSweeps) return 0;
     leaf_lap_start_ = leaf_sweeps_;
   }
+  const std::uint64_t pace = leaf_credit_;
+  leaf_credit_ = 0;
   const std::uint32_t tables = deps_.tables->table_count();
   for (std::uint32_t tried = 0; tried <= tables; ++tried) {
     if (leaf_table_ >= tables) leaf_table_ = 0;
@@ -143,8 +147,9 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
       continue;
     }
     std::size_t evicted = 0;
-    const std::uint32_t leaves = std::max<std::uint32_t>(1, keys / 4);
-    if (!t->index().sweep_leaves(&leaf_hand_, leaves, &evicted, &no_open_writes, t, keys).is_ok()) {
+    if (!t->index()
+             .sweep_leaves(&leaf_hand_, kLeafBatchVisits, &evicted, &no_open_writes, t, pace)
+             .is_ok()) {
       // The images could not be written (a full disk): the leaves stay, and so does the hand.
       leaf_write_errors_.fetch_add(1, std::memory_order_relaxed);
     }

@@ -30,6 +30,10 @@ class NodeSegments final : public index::NodeStore {
   Status flush() override;
   // Any thread: one read of the slot's block (pread on the calling thread).
   Status read(std::uint64_t address, char* out) override;
+  // Any thread: one read per run of images side by side.
+  Status read_many(std::span<const std::uint64_t> addresses, char* out) override {
+    return storage::read_node_slots(files_, addresses, out);
+  }
   void release(std::uint64_t address) override { writer_.release(address); }
 
   std::size_t live_segments() const { return writer_.live_segments(); }

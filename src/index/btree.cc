@@ -1141,15 +1141,16 @@ std::uint32_t BTree::rebalance_level(const SearchKey& k, std::uint32_t level) {
 
 ScanLeaf::ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite,
                    std::string_view begin, std::string_view end, bool reverse, LeafBatch* out,
-                   NodeSearch search, bool keys)
+                   NodeSearch search, bool keys, LeafImages* through)
     : key_(from_infinite ? SearchKey::plus_infinity() : SearchKey(from)),
-      descent_(tree, key_, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true, 0,
-               search),
+      descent_(tree, key_, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true, 0, search,
+               /*load=*/through == nullptr, /*user=*/through == nullptr),
       begin_(begin),
       end_(end),
       reverse_(reverse),
       keys_(keys),
-      out_(out) {}
+      out_(out),
+      through_(through) {}
 
 BRAID_OPTIMISTIC bool ScanLeaf::step() {
   char buf[kMaxKey];
@@ -1165,9 +1166,23 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
       failed_ = true;
       return false;
     }
+    const Node* leaf = descent_.node();
+    if (s == Descent::Step::kStored) {
+      BRAID_DASSERT(through_ != nullptr);  // only a descent that does not load stops there
+      switch (descent_.tree().read_through(descent_, through_, &leaf)) {
+        case BTree::Load::kInstalled:
+          break;
+        case BTree::Load::kRaced:
+          descent_.restart();
+          return true;
+        case BTree::Load::kFailed:
+          out_->clear();
+          failed_ = true;
+          return false;
+      }
+    }
     LeafBatch* out = out_;
     out->clear();
-    const Node* leaf = descent_.node();
     const unsigned count = racy_count(leaf);
     bool exact;
     const unsigned lb = lower_bound(leaf, count, key_, descent_.search(), &exact);
@@ -1209,7 +1224,8 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
         out->next.assign(f.view());
       }
     }
-    if (!leaf->lock.validate(descent_.version())) {
+    // A leaf read through its image is current while its parent (node()) still names it.
+    if (!descent_.node()->lock.validate(descent_.version())) {
       descent_.restart();
       continue;
     }
@@ -1218,8 +1234,10 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
 }
 
 bool BTree::scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
-                      std::string_view end, bool reverse, LeafBatch* out) const {
-  ScanLeaf s(*this, from, from_infinite, begin, end, reverse, out);
+                      std::string_view end, bool reverse, LeafBatch* out,
+                      LeafImages* through) const {
+  ScanLeaf s(*this, from, from_infinite, begin, end, reverse, out, NodeSearch::kCount, true,
+             through);
   while (s.step()) {
   }
   return !s.failed();

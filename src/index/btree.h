@@ -49,6 +49,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -504,11 +506,38 @@ class BTree;
 // answers true, next() is the node the next step reads. The key views must outlive it.
 // `keys` false: the batch's entries carry values only (empty keys; `next` is still set), for a
 // caller that looks at where entries lead and not at their keys.
+// Leaf images a one-pass scan reads without bringing the leaves back into the tree (ScanLeaf's
+// read-through mode; the checkpoint's scan of every key). Loading each leaf the scan meets
+// would fill memory with leaves nobody asked for, and read them one at a time: a scan that
+// meets a leaf on storage reads the images of that leaf's stored right siblings with it (the
+// hand evicts in key order, so they tend to lie side by side and go as one read), and the
+// scans after it take theirs from here. An image at an address never changes (addresses are
+// not reused), so a held one is current as long as the parent still names its address.
+class LeafImages {
+ public:
+  static constexpr unsigned kSlots = 64;
+  LeafImages();
+  LeafImages(const LeafImages&) = delete;
+  LeafImages& operator=(const LeafImages&) = delete;
+
+ private:
+  friend class BTree;
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> images_;  // kSlots images
+  std::unique_ptr<char, Free> frame_;   // a Node, decoded from one of them
+  std::uint64_t addresses_[kSlots] = {};
+  unsigned count_ = 0;
+};
+
 class ScanLeaf {
  public:
+  // `through`: read leaves on storage through these images instead of loading them (see
+  // LeafImages); such a scan marks no leaf used either, being no reason to keep one.
   ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite, std::string_view begin,
            std::string_view end, bool reverse, LeafBatch* out,
-           NodeSearch search = NodeSearch::kCount, bool keys = true);
+           NodeSearch search = NodeSearch::kCount, bool keys = true, LeafImages* through = nullptr);
   ScanLeaf(const ScanLeaf&) = delete;
   ScanLeaf& operator=(const ScanLeaf&) = delete;
 
@@ -530,6 +559,7 @@ class ScanLeaf {
   bool keys_;
   bool failed_ = false;
   LeafBatch* out_;
+  LeafImages* through_;
 };
 
 class BTree {
@@ -610,8 +640,10 @@ class BTree {
   // must be short and must not touch this tree. The images of the leaves taken are written
   // with one flush, then published.
   using LeafConsent = bool (*)(void* arg, const Node& leaf);
-  // `max_keys`: the hand stops, too, once the leaves it visited held that many keys (so a
-  // caller can move it at the pace of a hand over the records).
+  // `max_keys`: the hand stops, too, once the leaves it took held that many keys (so a caller
+  // can evict at the pace of a hand over the records). Taken, not visited: a tree that grows
+  // at its end (a load) adds fresh, marked leaves as fast as a visiting pace moves the hand,
+  // which then never finished the pass that clears their marks, and evicted nothing.
   Status sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted,
                       LeafConsent consent = nullptr, void* arg = nullptr,
                       std::size_t max_keys = SIZE_MAX);
@@ -628,7 +660,8 @@ class BTree {
   // Sets `out->next`/`has_next` to continue with the neighbouring leaf. False when a leaf
   // could not be loaded (take_load_failure()): `out` is then empty, with no next.
   bool scan_leaf(std::string_view from, bool from_infinite, std::string_view begin,
-                 std::string_view end, bool reverse, LeafBatch* out) const;
+                 std::string_view end, bool reverse, LeafBatch* out,
+                 LeafImages* through = nullptr) const;
 
   // Full scan helpers for tests and tools.
   // False when a leaf could not be loaded (take_load_failure()); the entries before it were
@@ -753,6 +786,10 @@ class BTree {
   // won, or a writer); kFailed: take_load_failure() says why. The tree is unchanged unless
   // installed. Logically const: what the tree maps stays as it was.
   enum class Load : std::uint8_t { kInstalled, kRaced, kFailed };
+  // A read-through scan's descent stopped at a leaf on storage (kStored): the leaf decoded from
+  // its image into `images`' frame (kInstalled, `*leaf`), read with its stored right siblings
+  // unless held already. The caller validates the parent after using the frame.
+  Load read_through(const Descent& d, LeafImages* images, const Node** leaf) const;
   Load load_child(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
                   Node** child) const;
   // load_child's second half: `image` (read from `address`, unverified) decoded into a frame

@@ -3,6 +3,8 @@
 // only tells a child on storage apart (is_address) and hands it to load_child through
 // Descent::step.
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <span>
 #include <string>
 #include <utility>
@@ -57,6 +59,65 @@ BTree::Load BTree::load_child(Node* parent, std::uint64_t pv, unsigned idx, std:
     return Load::kFailed;
   }
   return install_image(parent, pv, idx, address, image, child);
+}
+
+static_assert(NodeStore::kImageBytes == kNodeImageBytes);
+
+LeafImages::LeafImages()
+    : images_(static_cast<char*>(std::aligned_alloc(64, std::size_t{kSlots} * kNodeImageBytes))),
+      frame_(static_cast<char*>(std::aligned_alloc(64, kNodeBytes))) {
+  BRAID_ASSERT(images_ != nullptr);
+  BRAID_ASSERT(frame_ != nullptr);
+  new (frame_.get()) Node;
+}
+
+BTree::Load BTree::read_through(const Descent& d, LeafImages* images, const Node** leaf) const {
+  BRAID_ASSERT(store_ != nullptr);
+  Node* const parent = d.node();
+  const std::uint64_t pv = d.version();
+  const std::uint64_t address = d.stored_address();
+  unsigned at = 0;
+  while (at < images->count_ && images->addresses_[at] != address) ++at;
+  if (at == images->count_) {
+    // This leaf and the stored siblings right of it, up to the first in memory.
+    const unsigned count =
+        std::min<unsigned>(racy(parent->count), static_cast<unsigned>(Node::kMaxSlots));
+    unsigned n = 0;
+    for (unsigned idx = d.child_index(); idx <= count && n < LeafImages::kSlots; ++idx) {
+      const std::uint64_t w = child_word(parent, count, idx);
+      if (!is_address(w)) break;
+      images->addresses_[n++] = w;
+    }
+    images->count_ = 0;
+    if (!parent->lock.validate(pv) || n == 0 || images->addresses_[0] != address) {
+      return Load::kRaced;
+    }
+    if (Status s = store_->read_many(std::span<const std::uint64_t>(images->addresses_, n),
+                                     images->images_.get());
+        !s.is_ok()) {
+      if (!parent->lock.validate(pv)) return Load::kRaced;
+      tls_load_failure = std::move(s);
+      return Load::kFailed;
+    }
+    images->count_ = n;
+    at = 0;
+  }
+  Node* frame = reinterpret_cast<Node*>(images->frame_.get());
+  const char* image = images->images_.get() + std::size_t{at} * kNodeImageBytes;
+  if (const char* why = decode_node_image(image, tree_id_, address, frame); why != nullptr) {
+    images->count_ = 0;
+    if (!parent->lock.validate(pv)) return Load::kRaced;
+    tls_load_failure = Status::corruption("index node " + std::to_string(address) + ": " + why);
+    return Load::kFailed;
+  }
+  if (frame->level != 0) {
+    images->count_ = 0;
+    tls_load_failure = Status::corruption("index node " + std::to_string(address) +
+                                          ": an inner node where a leaf was evicted");
+    return Load::kFailed;
+  }
+  *leaf = frame;
+  return Load::kInstalled;
 }
 
 BTree::Load BTree::install_image(Node* parent, std::uint64_t pv, unsigned idx,
@@ -215,7 +276,6 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
       if (s != Descent::Step::kNext) d.restart();
     }
     if (s == Descent::Step::kLeaf) {
-      keys += racy(d.node()->count);  // unvalidated: only a pace
       // Used since the hand last came: spared, and unmarked so that the next pass decides.
       std::atomic_ref<std::uint8_t> mark = used_mark(d.node());
       if (mark.load(std::memory_order_relaxed) != 0) {
@@ -223,9 +283,13 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
       } else {
         TakenLeaf t;
         bool took = false;
+        const std::size_t count = racy(d.node()->count);  // unvalidated: only a pace
         failed = take_image(d, consent, arg, &t, &took);
         if (!failed.is_ok()) break;
-        if (took) taken.push_back(t);
+        if (took) {
+          taken.push_back(t);
+          keys += count;
+        }
       }
     }
     // On past the leaf (or the leaf on storage) the descent reached: its upper fence.

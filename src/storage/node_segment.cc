@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "storage/cold_address.h"
 #include "storage/log_format.h"
@@ -201,6 +203,55 @@ Result<const char*> read_node_slot(FileTable* files, std::uint64_t address, char
     return Status::corruption("node segment " + where + " ends before the image");
   }
   return static_cast<const char*>(block + in_block);
+}
+
+Status read_node_slots(FileTable* files, std::span<const std::uint64_t> addresses, char* out) {
+  std::unique_ptr<char, void (*)(void*)> buf(nullptr, &std::free);
+  std::size_t buf_bytes = 0;
+  for (const std::uint64_t address : addresses) {
+    if (!is_cold(address)) return Status::corruption("a node address that is no address");
+    const ColdAddress a = cold(address);
+    if (a.size != kNodeSlotBytes || a.offset % kNodeSlotBytes != 0) {
+      return Status::corruption(
+          "a node address that names no slot: " + node_segment_name(a.segment) + " at offset " +
+          std::to_string(a.offset));
+    }
+  }
+  for (std::size_t i = 0; i < addresses.size();) {
+    const ColdAddress first = cold(addresses[i]);
+    std::size_t j = i + 1;
+    while (j < addresses.size()) {
+      const ColdAddress a = cold(addresses[j]);
+      if (a.segment != first.segment || a.offset != first.offset + (j - i) * kNodeSlotBytes) break;
+      ++j;
+    }
+    const std::uint64_t start = first.offset / kDirectAlign * kDirectAlign;
+    const std::uint64_t end = round_up(first.offset + (j - i) * kNodeSlotBytes, kDirectAlign);
+    const std::size_t len = static_cast<std::size_t>(end - start);
+    if (len > buf_bytes) {
+      buf.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, len)));
+      if (buf == nullptr) return Status::io_error("no memory for a read of node images");
+      buf_bytes = len;
+    }
+    Result<FileTable::Handle> h = files->acquire(first.segment);
+    if (!h.is_ok()) return h.status();
+    std::size_t got = 0;
+    const Status s = files->fs()->read(h->id, start, len, buf.get(), &got);
+    files->release(first.segment);
+    const std::string where =
+        node_segment_name(first.segment) + " at offset " + std::to_string(first.offset);
+    if (!s.is_ok()) {
+      return Status::io_error("cannot read node images in " + where + ": " +
+                              std::string(s.message()));
+    }
+    const std::uint64_t in_buf = first.offset - start;
+    if (got < in_buf + (j - i) * kNodeSlotBytes) {
+      return Status::corruption("node segment " + where + " ends before the images");
+    }
+    std::memcpy(out + i * kNodeSlotBytes, buf.get() + in_buf, (j - i) * kNodeSlotBytes);
+    i = j;
+  }
+  return Status::ok();
 }
 
 }  // namespace braid::storage

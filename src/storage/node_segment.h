@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,5 +124,8 @@ class NodeSegmentWriter {
 // unverified (decode_node_image checks it). IOError when the read fails or the file is
 // unknown; Corruption when the address is not a node slot's or the file ends before it.
 Result<const char*> read_node_slot(FileTable* files, std::uint64_t address, char* block);
+// Reads the slots at `addresses` into `out` (kNodeSlotBytes each, in order), unverified, with
+// one read per run of slots that lie side by side in one segment. Errors as read_node_slot's.
+Status read_node_slots(FileTable* files, std::span<const std::uint64_t> addresses, char* out);
 
 }  // namespace braid::storage

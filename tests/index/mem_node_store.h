@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -60,6 +61,14 @@ class MemNodeStore final : public NodeStore {
     ++reads_;
     return Status::ok();
   }
+  // One request for all (as a store whose images lie side by side), counted.
+  Status read_many(std::span<const std::uint64_t> addresses, char* out) override {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      ++batch_reads_;
+    }
+    return NodeStore::read_many(addresses, out);
+  }
   void release(std::uint64_t address) override {
     std::lock_guard<std::mutex> g(mu_);
     // A slot given up before its flush is still pending.
@@ -105,6 +114,10 @@ class MemNodeStore final : public NodeStore {
     std::lock_guard<std::mutex> g(mu_);
     return reads_;
   }
+  std::uint64_t batch_reads() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return batch_reads_;
+  }
   std::uint64_t bad_releases() const {
     std::lock_guard<std::mutex> g(mu_);
     return bad_releases_;
@@ -126,6 +139,7 @@ class MemNodeStore final : public NodeStore {
   int fail_reads_ = 0;
   std::function<void()> on_flush_;
   std::uint64_t reads_ = 0;
+  std::uint64_t batch_reads_ = 0;
   std::uint64_t bad_releases_ = 0;
 };
 
