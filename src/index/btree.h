@@ -641,9 +641,12 @@ class BTree {
   // with one flush, then published.
   using LeafConsent = bool (*)(void* arg, const Node& leaf);
   // `max_keys`: the hand stops, too, once the leaves it took held that many keys (so a caller
-  // can evict at the pace of a hand over the records). Taken, not visited: a tree that grows
-  // at its end (a load) adds fresh, marked leaves as fast as a visiting pace moves the hand,
-  // which then never finished the pass that clears their marks, and evicted nothing.
+  // can evict at the pace of a hand over the records), or the leaves it visited in memory
+  // twice that. Not at visited keys alone: a tree that grows at its end (a load) adds fresh,
+  // marked leaves as fast as that pace moves the hand, which then never finished the pass
+  // that clears their marks and evicted nothing. Not at taken keys alone either: a hand that
+  // runs on until it takes enough laps the leaves so fast that warm ones are not marked again
+  // in time, and come straight back (YCSB with Zipf keys: ten times the loads).
   Status sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted,
                       LeafConsent consent = nullptr, void* arg = nullptr,
                       std::size_t max_keys = SIZE_MAX);

@@ -265,8 +265,11 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
   // stage's worth) and are published after it: a flush per leaf wrote a block per leaf.
   std::vector<TakenLeaf> taken;
   Status failed;
-  std::size_t keys = 0;
-  for (std::size_t visited = 0; visited < max_leaves && keys < max_keys; ++visited) {
+  std::size_t keys = 0;          // in the leaves taken
+  std::size_t visited_keys = 0;  // in the leaves visited in memory
+  const std::size_t max_visited_keys = max_keys > SIZE_MAX / 2 ? SIZE_MAX : 2 * max_keys;
+  for (std::size_t visited = 0;
+       visited < max_leaves && keys < max_keys && visited_keys < max_visited_keys; ++visited) {
     const bool first = hand->empty();
     const SearchKey k = first ? SearchKey() : SearchKey(*hand);
     Descent d(*this, k, Descent::Bias::kFloor, /*track_fences=*/true, 0, NodeSearch::kBisect,
@@ -276,6 +279,8 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
       if (s != Descent::Step::kNext) d.restart();
     }
     if (s == Descent::Step::kLeaf) {
+      const std::size_t count = racy(d.node()->count);  // unvalidated: only a pace
+      visited_keys += count;
       // Used since the hand last came: spared, and unmarked so that the next pass decides.
       std::atomic_ref<std::uint8_t> mark = used_mark(d.node());
       if (mark.load(std::memory_order_relaxed) != 0) {
@@ -283,7 +288,6 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
       } else {
         TakenLeaf t;
         bool took = false;
-        const std::size_t count = racy(d.node()->count);  // unvalidated: only a pace
         failed = take_image(d, consent, arg, &t, &took);
         if (!failed.is_ok()) break;
         if (took) {
