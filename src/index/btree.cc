@@ -535,12 +535,23 @@ BTree::~BTree() {
 Node* BTree::new_node(std::uint8_t level) {
   Node* n = nullptr;
   void* mem = nullptr;
+  bool revived = false;
   {
     std::lock_guard<std::mutex> guard(alloc_mutex_);
     if (!free_nodes_.empty()) {
       n = free_nodes_.back();
       free_nodes_.pop_back();
       nodes_free_.fetch_sub(1, std::memory_order_relaxed);
+    } else if (!released_.empty()) {
+      // Its page reads zeros (not constructed again, as any reused frame: stale readers may
+      // still read it); its version and stamp go above its earlier lives'.
+      n = released_.back();
+      released_.pop_back();
+      released_count_.fetch_sub(1, std::memory_order_relaxed);
+      nodes_free_.fetch_sub(1, std::memory_order_relaxed);
+      n->lock.revive_above(released_version_);
+      n->pstamp.store(released_pstamp_, std::memory_order_relaxed);
+      revived = true;
     } else {
       if (chunk_cursor_ == chunk_end_) {
         void* c = pool_ != nullptr ? pool_->take() : nullptr;
@@ -561,8 +572,8 @@ Node* BTree::new_node(std::uint8_t level) {
       chunk_cursor_ += kNodeBytes;
     }
   }
-  const bool reused = n != nullptr;
-  if (!reused) {
+  const bool reused = n != nullptr && !revived;
+  if (n == nullptr) {
     n = new (mem) Node;
     n->pstamp.store(0, std::memory_order_relaxed);
   }
@@ -581,6 +592,7 @@ Node* BTree::new_node(std::uint8_t level) {
     n->lock.revive();
     return n;
   }
+  if (revived) return n;
   const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (nodes * kNodeBytes > cache_bytes_ && !outgrew_cache_.load(std::memory_order_relaxed)) {
     outgrew_cache_.store(true, std::memory_order_relaxed);
@@ -595,6 +607,57 @@ void BTree::retire(Node* n) {
   std::lock_guard<std::mutex> guard(alloc_mutex_);
   free_nodes_.push_back(n);
   nodes_free_.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::size_t BTree::release_free_frames(std::size_t keep) {
+  constexpr std::uintptr_t kPage = 4096;
+  constexpr std::size_t kPerPage = kPage / kNodeBytes;
+  static_assert(kPage % kNodeBytes == 0);
+  static_assert(kChunkHeaderBytes <= kPage, "a chunk's first page holds its marks: kept");
+  std::lock_guard<std::mutex> guard(alloc_mutex_);
+  if (free_nodes_.size() <= keep) return 0;
+  std::sort(free_nodes_.begin(), free_nodes_.end());
+  const auto page_of = [](const Node* n) {
+    return reinterpret_cast<std::uintptr_t>(n) & ~(kPage - 1);
+  };
+  const auto first_page = [](std::uintptr_t page) { return page % kChunkBytes == 0; };
+  // Whole pages of free frames, taken from the low addresses up while more than `keep` stay.
+  std::vector<Node*> kept;
+  std::vector<std::uintptr_t> pages;
+  kept.reserve(free_nodes_.size());
+  const std::size_t total = free_nodes_.size();
+  std::size_t i = 0;
+  while (i < total) {
+    const std::uintptr_t page = page_of(free_nodes_[i]);
+    std::size_t j = i;
+    while (j < total && page_of(free_nodes_[j]) == page) ++j;
+    // A whole page of free frames, not a chunk's first, goes while `keep` frames stay after.
+    if (j - i == kPerPage && !first_page(page) && total - (pages.size() + 1) * kPerPage >= keep) {
+      pages.push_back(page);
+      for (std::size_t k = i; k < j; ++k) {
+        Node* n = free_nodes_[k];
+        BRAID_DASSERT(n->lock.obsolete_now());
+        released_version_ = std::max(released_version_, n->lock.word_now());
+        released_pstamp_ = std::max(released_pstamp_, n->pstamp.load(std::memory_order_relaxed));
+        released_.push_back(n);
+      }
+    } else {
+      kept.insert(kept.end(), free_nodes_.begin() + static_cast<std::ptrdiff_t>(i),
+                  free_nodes_.begin() + static_cast<std::ptrdiff_t>(j));
+    }
+    i = j;
+  }
+  free_nodes_ = std::move(kept);
+  released_count_.store(released_.size(), std::memory_order_relaxed);
+  // Readers that still hold a given-back frame read zeros and fail their validation, as after
+  // any reuse: a page read after MADV_DONTNEED is a zero page, never unmapped memory.
+  for (std::size_t k = 0; k < pages.size();) {
+    std::size_t e = k + 1;
+    while (e < pages.size() && pages[e] == pages[e - 1] + kPage) ++e;
+    ::madvise(reinterpret_cast<void*>(pages[k]), (e - k) * kPage, MADV_DONTNEED);
+    k = e;
+  }
+  return pages.size() * kPage;
 }
 
 void BTree::note_key_len(std::size_t len) {

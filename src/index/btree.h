@@ -116,6 +116,13 @@ class OptLock {
     BRAID_ASSERT((w & kObsolete) != 0);
     word_.store((w & ~kObsolete) + 2 * kLocked, std::memory_order_release);
   }
+  // A frame whose memory went back to the system (BTree::release_free_frames) taken for a new
+  // life: it reads 0 now, so it starts above `floor`, every version any released frame had,
+  // and still never repeats one of its own earlier lives.
+  void revive_above(std::uint64_t floor) {
+    word_.store((floor & ~(kLocked | kObsolete)) + 2 * kLocked, std::memory_order_release);
+  }
+  std::uint64_t word_now() const { return word_.load(std::memory_order_relaxed); }
   bool locked_now() const { return (word_.load(std::memory_order_relaxed) & kLocked) != 0; }
   bool obsolete_now() const { return (word_.load(std::memory_order_relaxed) & kObsolete) != 0; }
 
@@ -701,6 +708,14 @@ class BTree {
            nodes_free_.load(std::memory_order_relaxed);
   }
   std::size_t free_node_count() const { return nodes_free_.load(std::memory_order_relaxed); }
+  // Gives the memory of free frames back to the system (the pages all of whose frames are
+  // free), keeping about `keep` frames on the free list; a frame given back is reused after
+  // the others, at a version above every version a given-back frame had (OptLock). Answers
+  // the bytes given back. Without this a paging tree holds its peak's frames for good: an
+  // evicted leaf's frame only waits for the next load. Any thread; takes the allocation lock
+  // for a sort of the free list and one madvise per run of pages.
+  std::size_t release_free_frames(std::size_t keep);
+  std::size_t released_frames() const { return released_count_.load(std::memory_order_relaxed); }
   // Merges and unlinks done so far (tests and tools).
   std::uint64_t merges() const { return merges_.load(std::memory_order_relaxed); }
   // True once the nodes take more than the constructor's `cache_bytes` (a core's L2 by
@@ -860,6 +875,12 @@ class BTree {
   std::mutex alloc_mutex_;
   std::vector<void*> chunks_;
   std::vector<Node*> free_nodes_;  // retired nodes, reused first (LIFO: the warmest)
+  // Frames whose pages went back to the system: reused once free_nodes_ is empty, each above
+  // released_version_ (and with released_pstamp_, the highest SSN stamp they had).
+  std::vector<Node*> released_;
+  std::uint64_t released_version_ = 0;
+  std::uint64_t released_pstamp_ = 0;
+  std::atomic<std::size_t> released_count_{0};
   char* chunk_cursor_ = nullptr;
   char* chunk_end_ = nullptr;
 };

@@ -140,6 +140,7 @@ void merges_race(BTree& t, MemNodeStore* store) {
   });
   std::vector<std::thread> readers;
   std::atomic<std::uint64_t> evicted{0};
+  std::atomic<std::uint64_t> released{0};
   if (store != nullptr) {
     readers.emplace_back([&] {
       util::Rng rng(33);
@@ -152,6 +153,8 @@ void merges_race(BTree& t, MemNodeStore* store) {
         std::size_t swept = 0;
         ASSERT_TRUE(t.sweep_leaves(&hand, 4, &swept).is_ok());
         evicted.fetch_add(swept, std::memory_order_relaxed);
+        // Frames given back to the system while stale readers may still hold them.
+        if (rng.uniform(8) == 0) released.fetch_add(t.release_free_frames(4) != 0 ? 1 : 0);
       }
     });
   }
@@ -193,7 +196,9 @@ void merges_race(BTree& t, MemNodeStore* store) {
   // With a store, the race is not over before the evictor and the readers have sent and
   // brought back leaves enough, however the threads were scheduled (bounded: 20 s).
   for (int waited = 0;
-       store != nullptr && (evicted.load() < 100 || t.loads() < 100) && waited < 20'000; ++waited) {
+       store != nullptr && (evicted.load() < 100 || t.loads() < 100 || released.load() == 0) &&
+       waited < 20'000;
+       ++waited) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   stop.store(true);
@@ -212,6 +217,7 @@ void merges_race(BTree& t, MemNodeStore* store) {
   if (store != nullptr) {
     EXPECT_GT(evicted.load(), 100u);
     EXPECT_GT(t.loads(), 100u);
+    EXPECT_GT(released.load(), 0u);
     EXPECT_EQ(store->live(), 0u);  // every image was released once its leaf came back
     EXPECT_EQ(store->bad_releases(), 0u);
   }

@@ -416,6 +416,67 @@ TEST(BTreePaging, AReadThroughScanLeavesTheLeavesOnStorage) {
   t.check_invariants();
 }
 
+// A frame given back reads 0 when it is reused: revive_above starts it unlocked and above the
+// floor, whatever the floor's low bits say.
+TEST(BTreePaging, ARevivedLockStartsAboveItsFloor) {
+  for (const std::uint64_t floor :
+       {std::uint64_t{0}, std::uint64_t{4}, std::uint64_t{7}, std::uint64_t{1000},
+        std::uint64_t{1001}, std::uint64_t{1003}}) {
+    OptLock l;
+    l.revive_above(floor);
+    const std::uint64_t v = l.read_version();
+    EXPECT_GT(v, floor);
+    EXPECT_FALSE(OptLock::is_locked(v)) << v;
+    EXPECT_TRUE(l.try_upgrade(v));
+    l.unlock();
+    EXPECT_GT(l.read_version(), v);
+  }
+}
+
+// The frames of evicted leaves go back to the system a page at a time (all of its frames
+// free), all but the few kept; loads take the kept ones first, then the given-back ones, each
+// at a version above every version a given-back frame had, so a reader or a hint that still
+// holds one of its earlier lives never validates.
+TEST(BTreePaging, FreeFramesGoBackToTheSystemAndComeBackAboveTheirVersions) {
+  Evicted p(20'000);
+  BTree& t = p.t;
+  const std::vector<std::string>& keys = p.keys;
+  const std::size_t free = t.free_node_count();
+  ASSERT_GT(free, 200u);
+  // A leaf read before the release, at its version then.
+  const std::string& k = keys[10'000];
+  LeafBatch before;
+  const LeafRead held = [&] {
+    ScanLeaf s(t, k, false, "", "", false, &before);
+    while (s.step()) {
+    }
+    return s.leaf_read();
+  }();
+  bool evicted = false;
+  ASSERT_TRUE(t.evict_leaf(k, &evicted).is_ok());
+  ASSERT_TRUE(evicted);
+
+  EXPECT_EQ(t.release_free_frames(free + 1), 0u);  // keeps more than there are
+  const std::size_t bytes = t.release_free_frames(16);
+  EXPECT_GT(bytes, 100u * kNodeBytes);
+  EXPECT_EQ(bytes % 4096, 0u);
+  EXPECT_EQ(t.released_frames() * kNodeBytes, bytes);
+  EXPECT_GE(t.free_node_count() - t.released_frames(), 16u);
+  EXPECT_EQ(t.free_node_count(), free);  // still free frames, counted as such
+
+  // Every key reads back (the loads take kept and given-back frames), the held leaf's old
+  // version never validates again, and the tree is whole.
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::uint64_t v = 0;
+    ASSERT_TRUE(t.lookup(keys[i], &v)) << keys[i];
+    ASSERT_EQ(v, i);
+  }
+  EXPECT_LT(t.released_frames() * kNodeBytes, bytes);
+  EXPECT_FALSE(held.leaf->lock.validate(held.version));
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  t.check_invariants();
+}
+
 TEST(BTreePaging, AnEvictionGivesUpWhenItsLeafChangesOrTheStoreFails) {
   Paged p;
   MemNodeStore& store = p.store;
