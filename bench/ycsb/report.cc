@@ -117,6 +117,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("index_leaf_evictions", st.index_leaf_evictions);
   o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("index_leaf_write_errors", st.index_leaf_write_errors);
+  o.add("index_frame_bytes_released", st.index_frame_bytes_released);
   o.add("lines_per_txn", s.lines_per_txn).add("line_fetches_per_s", line_rate);
   if (s.roof_rate > 0) {
     o.add("roof_lines_per_s", s.roof_rate);

@@ -162,6 +162,8 @@ struct DatabaseStats {
   // Sweeps of the leaves' hand whose images could not be written (a full disk): those leaves
   // stayed in memory, so memory can run past the budget while this grows.
   std::uint64_t index_leaf_write_errors = 0;
+  // Memory of evicted leaves' frames given back to the system so far, in bytes.
+  std::uint64_t index_frame_bytes_released = 0;
   // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
   // reclamation and OIDs waiting to be given back). Exact while no reclamation runs; while it
   // does, an OID given back during the call may be missed.

@@ -112,6 +112,7 @@ DatabaseStats DatabaseImpl::stats() const {
     s.index_leaves_stored += t->index().stored_leaves();
     s.index_leaf_evictions += t->index().evictions();
     s.index_leaf_loads += t->index().loads();
+    s.index_frame_bytes_released += t->index().released_bytes();
     for (std::uint32_t i = 0; i < t->index_count(); ++i) {
       s.index_nodes += t->secondary(i)->tree().node_count();
       s.index_nodes_free += t->secondary(i)->tree().free_node_count();

@@ -362,8 +362,9 @@ class ColdStore {
   static constexpr std::uint32_t kLeafBatchKeys = 2048;
   // Leaves one move visits at most (marked ones it spares count): bounds a worker's round.
   static constexpr std::uint32_t kLeafBatchVisits = 256;
-  // Free frames a paging tree keeps for the loads to come; the rest go back to the system.
-  static constexpr std::size_t kKeptFrames = 4096;
+  // Free frames a paging tree keeps for the loads to come beside a quarter of its nodes; the
+  // rest go back to the system (ColdStore::sweep_leaves).
+  static constexpr std::size_t kKeptFrames = 64;
   bool pages_index_ = false;
   std::mutex leaf_mutex_;  // the leaves' hand: its table and where in it, and its pace
   std::uint32_t leaf_table_ = 0;

@@ -657,6 +657,7 @@ std::size_t BTree::release_free_frames(std::size_t keep) {
     ::madvise(reinterpret_cast<void*>(pages[k]), (e - k) * kPage, MADV_DONTNEED);
     k = e;
   }
+  released_bytes_.fetch_add(pages.size() * kPage, std::memory_order_relaxed);
   return pages.size() * kPage;
 }
 

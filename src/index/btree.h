@@ -716,6 +716,8 @@ class BTree {
   // for a sort of the free list and one madvise per run of pages.
   std::size_t release_free_frames(std::size_t keep);
   std::size_t released_frames() const { return released_count_.load(std::memory_order_relaxed); }
+  // Bytes given back so far (a page reused and given back again counts again).
+  std::uint64_t released_bytes() const { return released_bytes_.load(std::memory_order_relaxed); }
   // Merges and unlinks done so far (tests and tools).
   std::uint64_t merges() const { return merges_.load(std::memory_order_relaxed); }
   // True once the nodes take more than the constructor's `cache_bytes` (a core's L2 by
@@ -881,6 +883,7 @@ class BTree {
   std::uint64_t released_version_ = 0;
   std::uint64_t released_pstamp_ = 0;
   std::atomic<std::size_t> released_count_{0};
+  std::atomic<std::uint64_t> released_bytes_{0};
   char* chunk_cursor_ = nullptr;
   char* chunk_end_ = nullptr;
 };
