@@ -459,9 +459,8 @@ TEST_P(ColdStoreModes, AFailedLeafLoadFailsOnlyTheOperationThatNeededIt) {
 }
 
 // A disk that refuses the leaves' images (ENOSPC on every node-segment write): the leaves stay
-// in memory,
-// DatabaseStats counts the failed sweeps, every read still answers its value, and the hand
-// evicts leaves again once the disk has room.
+// in memory, DatabaseStats counts the failed sweeps, every read still answers its value, and
+// the hand evicts leaves again once the disk has room.
 TEST_P(ColdStoreModes, AFullDiskKeepsLeavesInMemoryAndSaysSo) {
   auto fs = std::make_shared<storage::SimFileSystem>(29);
   Loaded l;
