@@ -473,6 +473,8 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("cold_reads_per_s", f.cold.cold_reads_per_s).add("io_depth", f.cold.io_depth);
   o.add("cold_read_bytes_per_s", f.cold.cold_read_bytes_per_s);
   o.add("live_version_bytes", st.live_version_bytes);
+  o.add("version_heap_bytes", st.version_heap_bytes);
+  o.add("version_bytes_released", st.version_bytes_released);
   o.add_object("machine", machine_description());
   return append_json_line(cfg.json, o);
 }

@@ -118,6 +118,8 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("index_leaf_write_errors", st.index_leaf_write_errors);
   o.add("index_frame_bytes_released", st.index_frame_bytes_released);
+  o.add("version_heap_bytes", st.version_heap_bytes);
+  o.add("version_bytes_released", st.version_bytes_released);
   o.add("lines_per_txn", s.lines_per_txn).add("line_fetches_per_s", line_rate);
   if (s.roof_rate > 0) {
     o.add("roof_lines_per_s", s.roof_rate);
@@ -138,6 +140,11 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
                 with_commas(st.index_leaves_stored).c_str(),
                 with_commas(st.index_leaf_evictions).c_str(),
                 with_commas(st.index_leaf_loads).c_str());
+  }
+  std::printf("; version heap %.1f MiB", static_cast<double>(st.version_heap_bytes) / (1 << 20));
+  if (st.version_bytes_released != 0) {
+    std::printf(" (%.1f MiB given back)",
+                static_cast<double>(st.version_bytes_released) / (1 << 20));
   }
   std::printf("\n");
   std::vector<std::string> labels;

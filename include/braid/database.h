@@ -150,6 +150,11 @@ struct DatabaseStats {
   std::uint64_t aborts = 0;
   std::uint64_t live_versions = 0;  // versions allocated and not yet freed
   std::uint64_t live_version_bytes = 0;
+  // The memory the version heap holds (what it carved, less the pages it gave back), and the
+  // pages it gave back to the system so far: its free objects' pages go back once they
+  // outgrow a quarter of what it holds (a load under a budget, a table emptied by removals).
+  std::uint64_t version_heap_bytes = 0;
+  std::uint64_t version_bytes_released = 0;
   std::uint64_t retired_versions = 0;  // unlinked, waiting for their epoch to pass
   std::uint64_t pruned_versions = 0;   // cut from chains because no snapshot can see them
   std::uint64_t index_nodes = 0;       // in the primary and secondary B+-trees

@@ -104,6 +104,8 @@ DatabaseStats DatabaseImpl::stats() const {
   }
   s.live_versions = static_cast<std::uint64_t>(live);
   s.live_version_bytes = static_cast<std::uint64_t>(bytes);
+  s.version_heap_bytes = txns_.heap().resident_bytes();
+  s.version_bytes_released = txns_.heap().released_bytes();
   std::lock_guard<std::mutex> guard(catalog_mutex_);
   std::uint64_t oids_used = 0;
   for (const auto& t : tables_) {

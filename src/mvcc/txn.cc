@@ -286,6 +286,9 @@ void TxnTable::free_before(TxnContext* ctx, std::uint64_t horizon) {
   ctx->limbo_sealed -= n;
   ctx->limbo.erase(ctx->limbo.begin(), ctx->limbo.begin() + static_cast<std::ptrdiff_t>(n));
   ctx->retired.store(ctx->limbo.size(), std::memory_order_relaxed);
+  // Freeing is where the heap's free memory grows: a large drop of the live set (eviction under
+  // a budget, removals) gives its pages back here, on whichever thread freed past the mark.
+  if (n != 0) heap_.maybe_release();
 }
 
 }  // namespace braid::mvcc

@@ -1,5 +1,8 @@
 #include "mvcc/version_heap.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -19,6 +22,14 @@ constexpr unsigned kCountShift = 48;
 constexpr std::uint64_t kLinkMask = (std::uint64_t{1} << kCountShift) - 1;
 
 std::uint64_t& batch_word(void* p) { return static_cast<std::uint64_t*>(p)[1]; }
+void* next_batch(void* first) {
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(batch_word(first) & kLinkMask));
+}
+std::uint32_t batch_count(void* first) {
+  return static_cast<std::uint32_t>(batch_word(first) >> kCountShift);
+}
+
+constexpr std::size_t kPage = 4096;
 
 void push_batch(void** central, void* first, std::uint32_t n) {
   BRAID_DASSERT(n > 0);
@@ -80,11 +91,20 @@ bool VersionHeap::refill(Cache* cache, std::size_t c) {
   const std::size_t size = class_bytes(c);
   std::lock_guard<std::mutex> guard(mutex_);
   if (void* first = central_[c]; first != nullptr) {
-    const std::uint64_t word = batch_word(first);
-    central_[c] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(word & kLinkMask));
+    central_[c] = next_batch(first);
     cache->head[c] = first;
-    cache->count[c] = static_cast<std::uint32_t>(word >> kCountShift);
+    cache->count[c] = batch_count(first);
+    central_bytes_.store(central_bytes_.load(std::memory_order_relaxed) - cache->count[c] * size,
+                         std::memory_order_relaxed);
     return true;
+  }
+  if (!runs_.empty()) {
+    std::uint32_t got = 0;
+    if (void* head = carve_run(size, want, &got); head != nullptr) {
+      cache->head[c] = head;
+      cache->count[c] = got;
+      return true;
+    }
   }
   const std::size_t need = want * size;
   if (cursor_ + need > arena_.reserved() || !arena_.ensure_committed(cursor_ + need).is_ok()) {
@@ -98,6 +118,7 @@ bool VersionHeap::refill(Cache* cache, std::size_t c) {
     head = p;
   }
   cursor_ += need;
+  carved_.store(cursor_, std::memory_order_relaxed);
   cache->head[c] = head;
   cache->count[c] = want;
   return true;
@@ -129,16 +150,210 @@ void VersionHeap::free(Cache* cache, void* p, std::size_t bytes) {
   cache->count[c] -= n;
   next_of(last) = nullptr;
   std::lock_guard<std::mutex> guard(mutex_);
+  add_central(c, first, n);
+}
+
+void VersionHeap::add_central(std::size_t c, void* first, std::uint32_t n) {
   push_batch(&central_[c], first, n);
+  central_bytes_.store(central_bytes_.load(std::memory_order_relaxed) + n * class_bytes(c),
+                       std::memory_order_relaxed);
 }
 
 void VersionHeap::drain(Cache* cache) {
   std::lock_guard<std::mutex> guard(mutex_);
   for (std::size_t c = 0; c < kClasses; ++c) {
-    if (cache->head[c] != nullptr) push_batch(&central_[c], cache->head[c], cache->count[c]);
+    if (cache->head[c] != nullptr) add_central(c, cache->head[c], cache->count[c]);
     cache->head[c] = nullptr;
     cache->count[c] = 0;
   }
+}
+
+std::size_t VersionHeap::pages_inside(Run r) {
+  const std::size_t from = (r.begin + kPage - 1) / kPage * kPage;
+  const std::size_t to = r.end / kPage * kPage;
+  return to > from ? to - from : 0;
+}
+
+void* VersionHeap::carve_run(std::size_t size, std::uint32_t want, std::uint32_t* got) {
+  for (std::size_t i = runs_.size(); i-- > 0;) {
+    Run& r = runs_[i];
+    const std::size_t fit = (r.end - r.begin) / size;
+    if (fit == 0) continue;  // a sliver: it joins its neighbours when they are freed
+    const auto n = static_cast<std::uint32_t>(fit < want ? fit : want);
+    const std::size_t before = pages_inside(r);
+    const std::size_t at = r.begin;
+    r.begin += n * size;
+    const std::size_t after = pages_inside(r);
+    BRAID_DASSERT(before >= after);
+    released_now_.store(released_now_.load(std::memory_order_relaxed) - (before - after),
+                        std::memory_order_relaxed);
+    if (r.begin == r.end) runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(i));
+    void* head = nullptr;
+    for (std::uint32_t k = n; k-- > 0;) {
+      void* p = arena_.base() + at + k * size;
+      next_of(p) = head;
+      head = p;
+    }
+    *got = n;
+    return head;
+  }
+  return nullptr;
+}
+
+bool VersionHeap::release_due() const {
+  const std::size_t free = central_bytes_.load(std::memory_order_relaxed);
+  if (free < kReleaseFloor) return false;
+  if (free < resident_bytes() / 4) return false;
+  return !releasing_.load(std::memory_order_relaxed);
+}
+
+std::size_t VersionHeap::release_free(std::size_t keep) {
+  std::unique_lock<std::mutex> one(release_mutex_, std::try_to_lock);
+  if (!one.owns_lock()) return 0;
+  releasing_.store(true, std::memory_order_relaxed);
+  struct Clear {
+    std::atomic<bool>* flag;
+    ~Clear() { flag->store(false, std::memory_order_relaxed); }
+  } clear{&releasing_};
+
+  // Take the central lists and the runs whole, so the walk and the sort below hold no lock.
+  void* lists[kClasses];
+  std::vector<Run> old;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (central_bytes_.load(std::memory_order_relaxed) <= keep) return 0;
+    for (std::size_t c = 0; c < kClasses; ++c) {
+      lists[c] = central_[c];
+      central_[c] = nullptr;
+    }
+    central_bytes_.store(0, std::memory_order_relaxed);
+    old.swap(runs_);
+  }
+  std::size_t old_pages = 0;
+  for (const Run& r : old) old_pages += pages_inside(r);
+
+  // Every free object as one word: its offset in 16-byte units above its class (5 bits). The
+  // batch heads give the count first, so the vector is sized once: 8 bytes per object.
+  static_assert(kClasses <= 32);
+  constexpr unsigned kClassBits = 5;
+  std::size_t objects = 0;
+  for (std::size_t c = 0; c < kClasses; ++c) {
+    for (void* b = lists[c]; b != nullptr; b = next_batch(b)) objects += batch_count(b);
+  }
+  std::vector<std::uint64_t> items;
+  items.reserve(objects);
+  const char* base = arena_.base();
+  for (std::size_t c = 0; c < kClasses; ++c) {
+    for (void* b = lists[c]; b != nullptr;) {
+      void* const following = next_batch(b);
+      void* p = b;
+      for (std::uint32_t k = batch_count(b); k-- > 0; p = next_of(p)) {
+        BRAID_DASSERT(p != nullptr);
+        const auto off = static_cast<std::uint64_t>(static_cast<const char*>(p) - base);
+        BRAID_DASSERT(off % 16 == 0);
+        items.push_back((off / 16) << kClassBits | c);
+      }
+      b = following;
+    }
+  }
+  std::sort(items.begin(), items.end());
+  std::sort(old.begin(), old.end(), [](const Run& a, const Run& b) { return a.begin < b.begin; });
+  const auto begin_of = [](std::uint64_t item) {
+    return static_cast<std::size_t>(item >> kClassBits) * 16;
+  };
+  const auto class_of_item = [](std::uint64_t item) {
+    return static_cast<std::size_t>(item & ((1u << kClassBits) - 1));
+  };
+
+  // Runs of free memory, ascending: objects and old runs that touch end to end.
+  struct Span {
+    Run run;
+    std::size_t object_bytes;
+    bool old;  // holds pages given back before: given back again, whatever `keep` says
+    bool release;
+  };
+  std::vector<Span> spans;
+  std::size_t listed = 0;
+  {
+    std::size_t i = 0, j = 0;
+    while (i < items.size() || j < old.size()) {
+      const bool take_old =
+          j < old.size() && (i == items.size() || old[j].begin < begin_of(items[i]));
+      Run r;
+      std::size_t bytes = 0;
+      if (take_old) {
+        r = old[j++];
+      } else {
+        r.begin = begin_of(items[i]);
+        bytes = class_bytes(class_of_item(items[i++]));
+        r.end = r.begin + bytes;
+      }
+      listed += bytes;
+      if (!spans.empty() && spans.back().run.end == r.begin) {
+        spans.back().run.end = r.end;
+        spans.back().object_bytes += bytes;
+        spans.back().old |= take_old;
+      } else {
+        BRAID_DASSERT(spans.empty() || spans.back().run.end < r.begin);  // no object twice
+        spans.push_back({r, bytes, take_old, false});
+      }
+    }
+  }
+  // Highest addresses first, so what stays listed and what is carved again packs low.
+  for (std::size_t k = spans.size(); k-- > 0;) {
+    Span& s = spans[k];
+    const bool worth = listed > keep && pages_inside(s.run) >= kMinReleaseRun;
+    if (!s.old && !worth) continue;
+    s.release = true;
+    listed -= s.object_bytes;
+  }
+
+  std::vector<Run> runs;
+  std::size_t new_pages = 0;
+  for (const Span& s : spans) {
+    if (!s.release) continue;
+    runs.push_back(s.run);
+    const std::size_t inside = pages_inside(s.run);
+    new_pages += inside;
+    if (inside == 0) continue;
+    const std::size_t from = (s.run.begin + kPage - 1) / kPage * kPage;
+    // A page given back reads as zeros when touched again; nothing reads a free object but the
+    // carving that writes it, so no failure here can be observed (the pages just stay).
+    (void)::madvise(arena_.base() + from, inside, MADV_DONTNEED);
+  }
+  std::reverse(runs.begin(), runs.end());  // runs_ is kept descending
+
+  // The objects that stay listed, relinked into batches of their class.
+  void* heads[kClasses] = {};
+  std::uint32_t counts[kClasses] = {};
+  std::vector<std::pair<void*, std::uint32_t>> batches[kClasses];
+  std::size_t at = 0;
+  for (const std::uint64_t item : items) {
+    const std::size_t off = begin_of(item);
+    while (spans[at].run.end <= off) ++at;
+    if (spans[at].release) continue;
+    const std::size_t c = class_of_item(item);
+    void* p = arena_.base() + off;
+    next_of(p) = heads[c];
+    heads[c] = p;
+    if (++counts[c] == batch_of(c)) {
+      batches[c].emplace_back(heads[c], counts[c]);
+      heads[c] = nullptr;
+      counts[c] = 0;
+    }
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (std::size_t c = 0; c < kClasses; ++c) {
+    for (const auto& [first, n] : batches[c]) add_central(c, first, n);
+    if (heads[c] != nullptr) add_central(c, heads[c], counts[c]);
+  }
+  BRAID_DASSERT(runs_.empty());  // only a release adds runs, and this one holds them
+  runs_ = std::move(runs);
+  released_now_.store(new_pages, std::memory_order_relaxed);
+  BRAID_DASSERT(new_pages >= old_pages);
+  const std::size_t given = new_pages - old_pages;
+  released_total_.fetch_add(given, std::memory_order_relaxed);
+  return given;
 }
 
 }  // namespace braid::mvcc

@@ -8,13 +8,22 @@
 // possibly on another thread, so each transaction context keeps small per-class free lists that
 // need no lock, and trades whole batches with a central list under a mutex (tcmalloc's design,
 // much smaller).
+//
+// Memory goes back to the system from the central lists only, and only in bulk: a heap whose
+// free objects outgrew a quarter of what it holds (a load under a budget keeps the versions'
+// peak long after eviction took them; a table emptied by removals) gives back the pages that
+// whole runs of free objects cover (release_free). Tracking pages per allocation would add a
+// counter's line to every allocation and free; a release instead pays once per large change of
+// the live set, off the allocation path.
 #pragma once
 
 #include <braid/status.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "util/vmem.h"
 
@@ -42,7 +51,35 @@ class VersionHeap {
   // Hands everything in `cache` back to the central lists.
   void drain(Cache* cache);
 
+  // Gives back to the system the pages of the central lists' free objects that lie in runs of
+  // whole free objects, highest addresses first, until at most `keep` bytes of free objects
+  // stay listed; answers the bytes of pages given back. A given-back run is carved again (from
+  // its lowest address) only once the central lists are empty, before fresh memory: a page
+  // given back and faulted in at once would be a loss twice over. Any thread; concurrent
+  // allocations and frees proceed meanwhile (they see empty central lists, which costs them
+  // fresh memory for that moment). Objects in the contexts' caches stay where they are.
+  std::size_t release_free(std::size_t keep);
+  // Cheap (two relaxed loads): the central lists hold more than a quarter of the heap's
+  // resident objects and at least kReleaseFloor, and no release runs; then release_free(an
+  // eighth of the resident objects) is worth its walk of the lists.
+  bool release_due() const;
+  void maybe_release() {
+    if (release_due()) (void)release_free(resident_bytes() / 8);
+  }
+  static constexpr std::size_t kReleaseFloor = std::size_t{256} << 10;
+  // The smallest run of whole free pages given back at once: each give-back of part of a huge
+  // page splits it, so slivers are not worth it.
+  static constexpr std::size_t kMinReleaseRun = std::size_t{16} << 10;
+
   std::size_t committed_bytes() const { return arena_.committed(); }
+  // Carved so far less the pages given back now: what the heap holds of the system's memory
+  // (its resident bytes, up to pages never touched).
+  std::size_t resident_bytes() const {
+    return carved_.load(std::memory_order_relaxed) - released_now_.load(std::memory_order_relaxed);
+  }
+  // Pages given back since init (a page given back twice counts twice).
+  std::uint64_t released_bytes() const { return released_total_.load(std::memory_order_relaxed); }
+  std::size_t central_free_bytes() const { return central_bytes_.load(std::memory_order_relaxed); }
   const char* base() const { return arena_.base(); }
   bool huge_pages() const { return arena_.huge_pages_advised(); }
 
@@ -51,13 +88,34 @@ class VersionHeap {
 
  private:
   static std::uint32_t batch_of(std::size_t c);
-  // Moves up to `n` objects of class c into the cache (central list first, then fresh memory).
+  // Moves up to `n` objects of class c into the cache (central list first, then a given-back
+  // run, then fresh memory).
   bool refill(Cache* cache, std::size_t c);
+  // Carves up to `want` objects of `size` bytes from the lowest given-back run that holds one;
+  // answers the first (linked), or null. Under mutex_.
+  void* carve_run(std::size_t size, std::uint32_t want, std::uint32_t* got);
+  void add_central(std::size_t c, void* first, std::uint32_t n);  // under mutex_
+
+  // Free memory whose whole pages went back to the system: arena offsets [begin, end), the
+  // pages inside given back (its edges may share a page with live objects).
+  struct Run {
+    std::size_t begin;
+    std::size_t end;
+  };
+  static std::size_t pages_inside(Run r);
 
   util::VirtualArena arena_;
   std::mutex mutex_;
   std::size_t cursor_ = 0;        // guarded by mutex_
   void* central_[kClasses] = {};  // per class, a stack of whole batches (version_heap.cc)
+  std::vector<Run> runs_;         // guarded by mutex_; by begin, descending (lowest last)
+  std::mutex release_mutex_;      // one release at a time
+  // Written under mutex_, read without it by release_due and the statistics.
+  std::atomic<std::size_t> central_bytes_{0};
+  std::atomic<std::size_t> carved_{0};  // cursor_, as a value any thread may read
+  std::atomic<std::size_t> released_now_{0};
+  std::atomic<std::uint64_t> released_total_{0};
+  std::atomic<bool> releasing_{false};
 };
 
 }  // namespace braid::mvcc

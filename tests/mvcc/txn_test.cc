@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
 #include <vector>
 
 namespace braid::mvcc {
@@ -176,54 +175,6 @@ TEST(TxnTable, ReservedContextsAreOnlyTakenExplicitly) {
   EXPECT_NE(slot1->xid.load(), 0u);
   (void)t.finish(slot1);
   (void)t.finish(shared);
-}
-
-TEST(VersionHeap, ClassesCoverEverySizeAndRecycle) {
-  for (std::size_t b = 1; b <= VersionHeap::kMaxBytes; b += (b < 600 ? 1 : 997)) {
-    const std::size_t c = VersionHeap::class_of(b);
-    ASSERT_LT(c, VersionHeap::kClasses);
-    ASSERT_GE(VersionHeap::class_bytes(c), b);
-    if (c > 0) {
-      ASSERT_LT(VersionHeap::class_bytes(c - 1), b);
-    }
-  }
-  VersionHeap heap;
-  ASSERT_TRUE(heap.init(std::size_t{64} << 20, true).is_ok());
-  VersionHeap::Cache a;
-  VersionHeap::Cache b;
-  std::vector<void*> ptrs;
-  for (int i = 0; i < 10000; ++i) {
-    void* p = heap.allocate(&a, 40);
-    ASSERT_NE(p, nullptr);
-    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % 16, 0u);
-    ptrs.push_back(p);
-  }
-  const std::size_t committed = heap.committed_bytes();
-  for (void* p : ptrs) heap.free(&b, p, 40);  // freed by another context
-  heap.drain(&b);
-  // Everything freed went back through whole batches (given back by `b` as its list grew, then
-  // its remainder by drain): a third context gets each freed object exactly once and carves
-  // nothing new (`a` would first hand out what is left of its own last batch).
-  std::set<void*> freed(ptrs.begin(), ptrs.end());
-  VersionHeap::Cache c;
-  for (int i = 0; i < 10000; ++i) {
-    void* p = heap.allocate(&c, 40);
-    ASSERT_NE(p, nullptr);
-    ASSERT_EQ(freed.erase(p), 1u) << "object " << i << " handed out twice or never freed";
-  }
-  EXPECT_TRUE(freed.empty());
-  EXPECT_EQ(heap.committed_bytes(), committed);  // recycled, not carved anew
-}
-
-TEST(VersionHeap, ExhaustionAnswersNull) {
-  VersionHeap heap;
-  ASSERT_TRUE(heap.init(std::size_t{2} << 20, false).is_ok());
-  VersionHeap::Cache c;
-  int n = 0;
-  while (heap.allocate(&c, 64 << 10) != nullptr) ++n;
-  EXPECT_GT(n, 0);
-  EXPECT_LE(n, 32);
-  EXPECT_EQ(heap.allocate(&c, VersionHeap::kMaxBytes + 1), nullptr);
 }
 
 }  // namespace
