@@ -114,6 +114,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("cold_read_bytes_per_s", m.cold.cold_read_bytes_per_s);
   o.add("evictions", m.cold.evictions).add("live_version_bytes", st.live_version_bytes);
   o.add("index_nodes", st.index_nodes).add("index_leaves_stored", st.index_leaves_stored);
+  o.add("index_nodes_free", st.index_nodes_free);
   o.add("index_leaf_evictions", st.index_leaf_evictions);
   o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("index_leaf_write_errors", st.index_leaf_write_errors);

@@ -349,7 +349,8 @@ class ColdStore {
   std::uint32_t hand_table_ = 0;
   std::uint64_t hand_oid_ = 0;
   std::atomic<std::uint64_t> sampled_bytes_{0};
-  // A lap of the leaves' hand over a table starts at most once per this many leaf sweeps. A
+  // A lap of the leaves' hand over a table starts at most once per this many calls of
+  // sweep_leaves (each sweep of the records calls it once, whether or not its batch moves). A
   // coroutine's descent reads a leaf a few scheduler rounds after the step that reached or
   // loaded it, and a worker over budget sweeps every round: a hand that lapped a small table
   // every round would clear a leaf's mark and evict it in two, before the descent came back

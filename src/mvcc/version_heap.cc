@@ -30,6 +30,7 @@ std::uint32_t batch_count(void* first) {
 }
 
 constexpr std::size_t kPage = 4096;
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 void push_batch(void** central, void* first, std::uint32_t n) {
   BRAID_DASSERT(n > 0);
@@ -168,9 +169,11 @@ void VersionHeap::drain(Cache* cache) {
   }
 }
 
-std::size_t VersionHeap::pages_inside(Run r) {
-  const std::size_t from = (r.begin + kPage - 1) / kPage * kPage;
-  const std::size_t to = r.end / kPage * kPage;
+std::size_t VersionHeap::granule() const { return arena_.huge_pages_advised() ? kHugePage : kPage; }
+
+std::size_t VersionHeap::pages_inside(Run r, std::size_t g) {
+  const std::size_t from = (r.begin + g - 1) / g * g;
+  const std::size_t to = r.end / g * g;
   return to > from ? to - from : 0;
 }
 
@@ -180,10 +183,11 @@ void* VersionHeap::carve_run(std::size_t size, std::uint32_t want, std::uint32_t
     const std::size_t fit = (r.end - r.begin) / size;
     if (fit == 0) continue;  // a sliver: it joins its neighbours when they are freed
     const auto n = static_cast<std::uint32_t>(fit < want ? fit : want);
-    const std::size_t before = pages_inside(r);
+    const std::size_t g = granule();
+    const std::size_t before = pages_inside(r, g);
     const std::size_t at = r.begin;
     r.begin += n * size;
-    const std::size_t after = pages_inside(r);
+    const std::size_t after = pages_inside(r, g);
     BRAID_DASSERT(before >= after);
     released_now_.store(released_now_.load(std::memory_order_relaxed) - (before - after),
                         std::memory_order_relaxed);
@@ -219,8 +223,10 @@ std::size_t VersionHeap::release_free(std::size_t keep) {
   // Take the central lists and the runs whole, so the walk and the sort below hold no lock.
   void* lists[kClasses];
   std::vector<Run> old;
+  std::size_t g = 0;  // granule(), read where the arena's growth cannot change it
   {
     std::lock_guard<std::mutex> guard(mutex_);
+    g = granule();
     if (central_bytes_.load(std::memory_order_relaxed) <= keep) return 0;
     for (std::size_t c = 0; c < kClasses; ++c) {
       lists[c] = central_[c];
@@ -230,7 +236,7 @@ std::size_t VersionHeap::release_free(std::size_t keep) {
     old.swap(runs_);
   }
   std::size_t old_pages = 0;
-  for (const Run& r : old) old_pages += pages_inside(r);
+  for (const Run& r : old) old_pages += pages_inside(r, g);
 
   // Every free object as one word: its offset in 16-byte units above its class (5 bits). The
   // batch heads give the count first, so the vector is sized once: 8 bytes per object.
@@ -302,7 +308,7 @@ std::size_t VersionHeap::release_free(std::size_t keep) {
   // Highest addresses first, so what stays listed and what is carved again packs low.
   for (std::size_t k = spans.size(); k-- > 0;) {
     Span& s = spans[k];
-    const bool worth = listed > keep && pages_inside(s.run) >= kMinReleaseRun;
+    const bool worth = listed > keep && pages_inside(s.run, g) >= kMinReleaseRun;
     if (!s.old && !worth) continue;
     s.release = true;
     listed -= s.object_bytes;
@@ -313,10 +319,10 @@ std::size_t VersionHeap::release_free(std::size_t keep) {
   for (const Span& s : spans) {
     if (!s.release) continue;
     runs.push_back(s.run);
-    const std::size_t inside = pages_inside(s.run);
+    const std::size_t inside = pages_inside(s.run, g);
     new_pages += inside;
     if (inside == 0) continue;
-    const std::size_t from = (s.run.begin + kPage - 1) / kPage * kPage;
+    const std::size_t from = (s.run.begin + g - 1) / g * g;
     // A page given back reads as zeros when touched again; nothing reads a free object but the
     // carving that writes it, so no failure here can be observed (the pages just stay).
     (void)::madvise(arena_.base() + from, inside, MADV_DONTNEED);

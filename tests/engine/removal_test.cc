@@ -131,8 +131,10 @@ TEST(Removal, ATableEmptiedByRemovalsGivesItsVersionMemoryBack) {
   auto db = testing::open_db();
   Table* t = testing::make_table(*db, "t");
   Table* scratch = testing::make_table(*db, "scratch");
+  // 16 MB of versions (4 KiB each): eight huge pages, of which a release may keep the first
+  // and the last (shared with other versions, or carved only in part).
   constexpr std::uint64_t kRecords = 4000;
-  const auto value_of = [](std::uint64_t i, char c) { return std::string(1000, c) + key_of(i); };
+  const auto value_of = [](std::uint64_t i, char c) { return std::string(3000, c) + key_of(i); };
   const auto fill = [&](char c) {
     for (std::uint64_t i = 0; i < kRecords; i += 100) {
       Transaction tx = begin(*db);
@@ -143,7 +145,7 @@ TEST(Removal, ATableEmptiedByRemovalsGivesItsVersionMemoryBack) {
   };
   fill('a');
   const DatabaseStats full = db->stats();
-  ASSERT_GT(full.version_heap_bytes, kRecords * 1000);
+  ASSERT_GT(full.version_heap_bytes, kRecords * 3000);
   EXPECT_EQ(full.version_bytes_released, 0u);
   for (std::uint64_t i = 0; i < kRecords; i += 100) {
     Transaction tx = begin(*db);
@@ -151,10 +153,10 @@ TEST(Removal, ATableEmptiedByRemovalsGivesItsVersionMemoryBack) {
     ASSERT_TRUE(tx.commit().is_ok());
   }
   ASSERT_TRUE(churn_until(
-      *db, *scratch, [&] { return db->stats().version_heap_bytes < full.version_heap_bytes / 4; }))
+      *db, *scratch, [&] { return db->stats().version_heap_bytes < full.version_heap_bytes / 2; }))
       << "version heap " << db->stats().version_heap_bytes << " of " << full.version_heap_bytes;
   const DatabaseStats empty = db->stats();
-  EXPECT_GT(empty.version_bytes_released, kRecords * 1000 / 2);
+  EXPECT_GT(empty.version_bytes_released, full.version_heap_bytes / 2);
   fill('b');
   // Carved again from what went back: about the memory the first fill took (give or take what
   // the contexts' caches and the pages shared with the scratch table's versions hold).

@@ -413,6 +413,23 @@ TEST(BTreePaging, AReadThroughScanLeavesTheLeavesOnStorage) {
   EXPECT_EQ(t.stored_leaves(), stored);
   ASSERT_TRUE(scan(false, &fresh, &got));
   EXPECT_EQ(got.size(), keys.size());
+
+  // Damaged images fail the scan with Corruption, never with rows from them, and leave the
+  // leaves where they were.
+  const std::vector<std::uint64_t> addresses = store.addresses();
+  ASSERT_EQ(addresses.size(), stored);
+  for (const std::uint64_t a : addresses) ASSERT_TRUE(store.damage(a, 600));
+  LeafImages damaged;
+  EXPECT_FALSE(scan(false, &damaged, &got));
+  const Status s = take_load_failure();
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.to_string();
+  EXPECT_EQ(t.stored_leaves(), stored);
+  EXPECT_EQ(t.loads(), loads);
+  for (const std::uint64_t a : addresses) ASSERT_TRUE(store.damage(a, 600));  // mended
+  LeafImages mended;
+  ASSERT_TRUE(scan(false, &mended, &got));
+  ASSERT_EQ(got.size(), keys.size());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], i);
   t.check_invariants();
 }
 

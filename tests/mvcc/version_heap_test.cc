@@ -89,6 +89,23 @@ bool intact(const Live& l) {
   return std::all_of(c, c + l.bytes, [&](unsigned char x) { return x == l.mark; });
 }
 
+// `n` objects of `bytes` from `cache`, each filled with a mark of its own (from `first` on);
+// fewer, with a failure, if the heap refuses one.
+std::vector<Live> allocate_marked(VersionHeap& heap, VersionHeap::Cache* cache, int n,
+                                  std::size_t bytes, unsigned first) {
+  std::vector<Live> out;
+  for (int i = 0; i < n; ++i) {
+    void* p = heap.allocate(cache, bytes);
+    EXPECT_NE(p, nullptr);
+    if (p == nullptr) break;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 16, 0u);
+    out.push_back(
+        {p, bytes, static_cast<unsigned char>(1 + (first + static_cast<unsigned>(i)) % 251)});
+    fill(out.back());
+  }
+  return out;
+}
+
 TEST(VersionHeap, FreePagesGoBackAndAreCarvedBeforeFreshMemory) {
   VersionHeap heap;
   ASSERT_TRUE(heap.init(std::size_t{256} << 20, false).is_ok());
@@ -96,13 +113,8 @@ TEST(VersionHeap, FreePagesGoBackAndAreCarvedBeforeFreshMemory) {
   VersionHeap::Cache b;
   constexpr int kObjects = 40000;
   constexpr std::size_t kBytes = 160;
-  std::vector<Live> all;
-  for (int i = 0; i < kObjects; ++i) {
-    void* p = heap.allocate(&a, kBytes);
-    ASSERT_NE(p, nullptr);
-    all.push_back({p, kBytes, static_cast<unsigned char>(1 + i % 251)});
-    fill(all.back());
-  }
+  const std::vector<Live> all = allocate_marked(heap, &a, kObjects, kBytes, 0);
+  ASSERT_EQ(all.size(), std::size_t{kObjects});
   const std::size_t carved = heap.resident_bytes();
   ASSERT_GE(carved, kObjects * kBytes);
   // Every 500th object stays: most pages hold only free objects, a few hold a live one.
@@ -138,14 +150,9 @@ TEST(VersionHeap, FreePagesGoBackAndAreCarvedBeforeFreshMemory) {
   // Allocations now take the listed objects, then the given-back runs, before fresh memory:
   // as many objects as were freed fit without carving past the old end.
   VersionHeap::Cache c;
-  std::vector<Live> again;
-  for (int i = 0; i < kObjects - static_cast<int>(kept.size()); ++i) {
-    void* p = heap.allocate(&c, kBytes);
-    ASSERT_NE(p, nullptr);
-    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p) % 16, 0u);
-    again.push_back({p, kBytes, static_cast<unsigned char>(200 + i % 50)});
-    fill(again.back());
-  }
+  const std::vector<Live> again =
+      allocate_marked(heap, &c, kObjects - static_cast<int>(kept.size()), kBytes, 100);
+  ASSERT_EQ(again.size(), kObjects - kept.size());
   for (const Live& l : kept) ASSERT_TRUE(intact(l)) << "a live object was handed out again";
   for (const Live& l : again) ASSERT_TRUE(intact(l)) << "an object was handed out twice";
   EXPECT_LE(heap.resident_bytes(), carved + 2 * 8192);  // at most a batch or two beyond
@@ -154,7 +161,7 @@ TEST(VersionHeap, FreePagesGoBackAndAreCarvedBeforeFreshMemory) {
 TEST(VersionHeap, MixedClassesReleasedAndReusedKeepEveryLiveObject) {
   std::mt19937_64 rng(20261201);
   VersionHeap heap;
-  ASSERT_TRUE(heap.init(std::size_t{512} << 20, true).is_ok());
+  ASSERT_TRUE(heap.init(std::size_t{512} << 20, false).is_ok());
   VersionHeap::Cache cache;
   std::vector<Live> live;
   unsigned char mark = 1;
@@ -189,6 +196,42 @@ TEST(VersionHeap, MixedClassesReleasedAndReusedKeepEveryLiveObject) {
     ASSERT_GE(at, end);
     end = at + bytes;
   }
+}
+
+// On huge pages only whole huge pages go back: giving back part of one would split it, and
+// every live version left on it would cost a TLB miss more.
+TEST(VersionHeap, OnHugePagesOnlyWholeHugePagesGoBack) {
+  VersionHeap heap;
+  ASSERT_TRUE(heap.init(std::size_t{256} << 20, true).is_ok());
+  VersionHeap::Cache a;
+  VersionHeap::Cache b;
+  constexpr int kObjects = 60000;  // 9.6 MB: four huge pages and more
+  constexpr std::size_t kBytes = 160;
+  const std::vector<Live> all = allocate_marked(heap, &a, kObjects, kBytes, 0);
+  ASSERT_EQ(all.size(), std::size_t{kObjects});
+  // The first and the last objects stay: the huge pages they sit on stay whole.
+  for (int i = 1; i + 1 < kObjects; ++i) heap.free(&b, all[static_cast<std::size_t>(i)].p, kBytes);
+  heap.drain(&b);
+  const std::size_t given = heap.release_free(0);
+  const std::size_t huge = std::size_t{2} << 20;
+  if (heap.huge_pages()) {
+    EXPECT_EQ(given % huge, 0u);
+    EXPECT_GE(given, 2 * huge);  // at least the two huge pages between the kept objects
+    // The kept objects' huge pages stay whole (resident).
+    const std::size_t page = 4096;
+    EXPECT_EQ(resident_pages(all.front().p, page), 1u);
+    EXPECT_EQ(resident_pages(static_cast<char*>(all.front().p) + huge - page, page), 1u);
+  } else {
+    EXPECT_GT(given, kObjects * kBytes / 2);
+  }
+  EXPECT_TRUE(intact(all.front()));
+  EXPECT_TRUE(intact(all.back()));
+  VersionHeap::Cache c;
+  const std::vector<Live> again = allocate_marked(heap, &c, kObjects, kBytes, 100);
+  ASSERT_EQ(again.size(), std::size_t{kObjects});
+  EXPECT_TRUE(intact(all.front()));
+  EXPECT_TRUE(intact(all.back()));
+  for (const Live& l : again) ASSERT_TRUE(intact(l));
 }
 
 // Releases race allocations and frees on other threads (run under TSan): no live object is
