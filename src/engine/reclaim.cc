@@ -317,10 +317,15 @@ DatabaseImpl::StaleOutcome DatabaseImpl::reclaim_stale_entry(const mvcc::StaleEn
         for (const Version* v = entry::hot(now); v != nullptr;
              v = v->next.load(std::memory_order_acquire)) {
           const std::uint64_t stamp = v->stamp.load(std::memory_order_acquire);
-          if (!v->tombstone()) {
+          // An aborted version derives nothing anyone sees.
+          if (stamp != mvcc::kInvisible && !v->tombstone()) {
             Key derived;
             if (c->sec->extract(c->key, v->value(), &derived) && derived.view() == c->secondary) {
-              return false;  // current again for some snapshot
+              // Current again for some snapshot. An uncommitted version decides only once its
+              // writer has: kept for it, the entry would outlive its abort, and nothing would
+              // queue it again (the writer found it present and added nothing).
+              if (mvcc::is_owner_stamp(stamp)) c->retry = true;
+              return false;
             }
           }
           // Nothing older is seen by any snapshot.
