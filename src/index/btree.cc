@@ -533,25 +533,29 @@ BTree::~BTree() {
 }
 
 Node* BTree::new_node(std::uint8_t level) {
+  // Where the frame comes from decides what its lock and stamp need: a frame that left the
+  // tree goes on counting its version; a given-back one reads zeros and starts above every
+  // version a given-back frame had; a fresh one is constructed.
+  enum class From { kFree, kReleased, kChunk };
+  From from = From::kChunk;
   Node* n = nullptr;
   void* mem = nullptr;
-  bool revived = false;
   {
     std::lock_guard<std::mutex> guard(alloc_mutex_);
     if (!free_nodes_.empty()) {
+      from = From::kFree;
       n = free_nodes_.back();
       free_nodes_.pop_back();
       nodes_free_.fetch_sub(1, std::memory_order_relaxed);
     } else if (!released_.empty()) {
-      // Its page reads zeros (not constructed again, as any reused frame: stale readers may
-      // still read it); its version and stamp go above its earlier lives'.
+      // Not constructed again, as any reused frame: stale readers may still read it.
+      from = From::kReleased;
       n = released_.back();
       released_.pop_back();
       released_count_.fetch_sub(1, std::memory_order_relaxed);
       nodes_free_.fetch_sub(1, std::memory_order_relaxed);
       n->lock.revive_above(released_version_);
       n->pstamp.store(released_pstamp_, std::memory_order_relaxed);
-      revived = true;
     } else {
       if (chunk_cursor_ == chunk_end_) {
         void* c = pool_ != nullptr ? pool_->take() : nullptr;
@@ -572,11 +576,7 @@ Node* BTree::new_node(std::uint8_t level) {
       chunk_cursor_ += kNodeBytes;
     }
   }
-  const bool reused = n != nullptr && !revived;
-  if (n == nullptr) {
-    n = new (mem) Node;
-    n->pstamp.store(0, std::memory_order_relaxed);
-  }
+  if (from == From::kChunk) n = new (mem) Node;  // outside the mutex: the lock word and all
   // A reused node is not constructed again: its version word goes on counting (revive, below)
   // and it keeps the SSN stamp of its earlier lives (Node::pstamp). Readers still holding it
   // read these fields racily and fail their validation.
@@ -588,14 +588,20 @@ Node* BTree::new_node(std::uint8_t level) {
   n->leftmost = nullptr;
   if (pages()) used_mark(n).store(1, std::memory_order_relaxed);  // spared by the hand's next pass
   if (level < kLevels) level_nodes_[level].fetch_add(1, std::memory_order_relaxed);
-  if (reused) {
-    n->lock.revive();
-    return n;
-  }
-  if (revived) return n;
-  const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (nodes * kNodeBytes > cache_bytes_ && !outgrew_cache_.load(std::memory_order_relaxed)) {
-    outgrew_cache_.store(true, std::memory_order_relaxed);
+  switch (from) {
+    case From::kFree:
+      n->lock.revive();
+      break;
+    case From::kReleased:
+      break;  // revived above its floor, under the mutex
+    case From::kChunk: {
+      n->pstamp.store(0, std::memory_order_relaxed);
+      const std::size_t nodes = nodes_allocated_.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (nodes * kNodeBytes > cache_bytes_ && !outgrew_cache_.load(std::memory_order_relaxed)) {
+        outgrew_cache_.store(true, std::memory_order_relaxed);
+      }
+      break;
+    }
   }
   return n;
 }

@@ -181,41 +181,68 @@ std::size_t NodeSegmentWriter::live_segments() const {
   return live_.size();
 }
 
-Result<const char*> read_node_slot(FileTable* files, std::uint64_t address, char* block) {
+namespace {
+// The slot `address` names; Corruption when it names none.
+Result<ColdAddress> slot_of(std::uint64_t address) {
   if (!is_cold(address)) return Status::corruption("a node address that is no address");
   const ColdAddress a = cold(address);
-  const std::string where = node_segment_name(a.segment) + " at offset " + std::to_string(a.offset);
   if (a.size != kNodeSlotBytes || a.offset % kNodeSlotBytes != 0) {
-    return Status::corruption("a node address that names no slot: " + where + ", " +
+    return Status::corruption("a node address that names no slot: " + node_segment_name(a.segment) +
+                              " at offset " + std::to_string(a.offset) + ", " +
                               std::to_string(a.size) + " bytes");
   }
-  Result<FileTable::Handle> h = files->acquire(a.segment);
+  return a;
+}
+
+// The whole direct-I/O blocks that hold `slots` slots from `first` on.
+struct Span {
+  std::uint64_t start;
+  std::size_t len;
+};
+Span blocks_of(const ColdAddress& first, std::size_t slots) {
+  const std::uint64_t start = first.offset / kDirectAlign * kDirectAlign;
+  const std::uint64_t end = round_up(first.offset + slots * kNodeSlotBytes, kDirectAlign);
+  return {start, static_cast<std::size_t>(end - start)};
+}
+
+// Reads `span` of `first`'s segment into `buf` and answers where the first slot starts in it;
+// IOError when the read fails or the file is unknown, Corruption when the file ends before the
+// last slot.
+Result<const char*> read_span(FileTable* files, const ColdAddress& first, std::size_t slots,
+                              Span span, char* buf) {
+  Result<FileTable::Handle> h = files->acquire(first.segment);
   if (!h.is_ok()) return h.status();
-  const std::uint64_t start = a.offset / kDirectAlign * kDirectAlign;
   std::size_t got = 0;
-  const Status s = files->fs()->read(h->id, start, kDirectAlign, block, &got);
-  files->release(a.segment);
+  const Status s = files->fs()->read(h->id, span.start, span.len, buf, &got);
+  files->release(first.segment);
+  const std::string where =
+      node_segment_name(first.segment) + " at offset " + std::to_string(first.offset);
+  const char* what = slots == 1 ? "image" : "images";
   if (!s.is_ok()) {
-    return Status::io_error("cannot read node image in " + where + ": " + std::string(s.message()));
+    return Status::io_error("cannot read node " + std::string(what) + " in " + where + ": " +
+                            std::string(s.message()));
   }
-  const std::uint64_t in_block = a.offset - start;
-  if (got < in_block + kNodeSlotBytes) {
-    return Status::corruption("node segment " + where + " ends before the image");
+  const std::uint64_t in_buf = first.offset - span.start;
+  if (got < in_buf + slots * kNodeSlotBytes) {
+    return Status::corruption("node segment " + where + " ends before the " + what);
   }
-  return static_cast<const char*>(block + in_block);
+  return static_cast<const char*>(buf + in_buf);
+}
+}  // namespace
+
+Result<const char*> read_node_slot(FileTable* files, std::uint64_t address, char* block) {
+  Result<ColdAddress> a = slot_of(address);
+  if (!a.is_ok()) return a.status();
+  const Span span = blocks_of(*a, 1);
+  BRAID_DASSERT(span.len == kDirectAlign);  // a slot never straddles two blocks
+  return read_span(files, *a, 1, span, block);
 }
 
 Status read_node_slots(FileTable* files, std::span<const std::uint64_t> addresses, char* out) {
   std::unique_ptr<char, void (*)(void*)> buf(nullptr, &std::free);
   std::size_t buf_bytes = 0;
   for (const std::uint64_t address : addresses) {
-    if (!is_cold(address)) return Status::corruption("a node address that is no address");
-    const ColdAddress a = cold(address);
-    if (a.size != kNodeSlotBytes || a.offset % kNodeSlotBytes != 0) {
-      return Status::corruption(
-          "a node address that names no slot: " + node_segment_name(a.segment) + " at offset " +
-          std::to_string(a.offset));
-    }
+    if (Result<ColdAddress> a = slot_of(address); !a.is_ok()) return a.status();
   }
   for (std::size_t i = 0; i < addresses.size();) {
     const ColdAddress first = cold(addresses[i]);
@@ -225,30 +252,15 @@ Status read_node_slots(FileTable* files, std::span<const std::uint64_t> addresse
       if (a.segment != first.segment || a.offset != first.offset + (j - i) * kNodeSlotBytes) break;
       ++j;
     }
-    const std::uint64_t start = first.offset / kDirectAlign * kDirectAlign;
-    const std::uint64_t end = round_up(first.offset + (j - i) * kNodeSlotBytes, kDirectAlign);
-    const std::size_t len = static_cast<std::size_t>(end - start);
-    if (len > buf_bytes) {
-      buf.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, len)));
+    const Span span = blocks_of(first, j - i);
+    if (span.len > buf_bytes) {
+      buf.reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, span.len)));
       if (buf == nullptr) return Status::io_error("no memory for a read of node images");
-      buf_bytes = len;
+      buf_bytes = span.len;
     }
-    Result<FileTable::Handle> h = files->acquire(first.segment);
-    if (!h.is_ok()) return h.status();
-    std::size_t got = 0;
-    const Status s = files->fs()->read(h->id, start, len, buf.get(), &got);
-    files->release(first.segment);
-    const std::string where =
-        node_segment_name(first.segment) + " at offset " + std::to_string(first.offset);
-    if (!s.is_ok()) {
-      return Status::io_error("cannot read node images in " + where + ": " +
-                              std::string(s.message()));
-    }
-    const std::uint64_t in_buf = first.offset - start;
-    if (got < in_buf + (j - i) * kNodeSlotBytes) {
-      return Status::corruption("node segment " + where + " ends before the images");
-    }
-    std::memcpy(out + i * kNodeSlotBytes, buf.get() + in_buf, (j - i) * kNodeSlotBytes);
+    Result<const char*> at = read_span(files, first, j - i, span, buf.get());
+    if (!at.is_ok()) return at.status();
+    std::memcpy(out + i * kNodeSlotBytes, *at, (j - i) * kNodeSlotBytes);
     i = j;
   }
   return Status::ok();
