@@ -220,6 +220,9 @@ int check(const std::string& dir) {
       static_cast<unsigned long long>(st.index_nodes),
       static_cast<unsigned long long>(st.index_nodes_free),
       static_cast<unsigned long long>(st.live_versions));
+  std::printf("  memory: version heap %s, index frames %s, OIDs %s\n",
+              mib(st.version_heap_bytes).c_str(), mib(st.index_frame_bytes).c_str(),
+              mib(st.oid_bytes).c_str());
   if (st.records != total) {
     std::printf("  MISMATCH: the engine counts %llu records, the scans %llu\n",
                 static_cast<unsigned long long>(st.records),

@@ -120,6 +120,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("index_leaf_write_errors", st.index_leaf_write_errors);
   o.add("index_frame_bytes_released", st.index_frame_bytes_released);
   o.add("version_heap_bytes", st.version_heap_bytes);
+  o.add("index_frame_bytes", st.index_frame_bytes).add("oid_bytes", st.oid_bytes);
   o.add("version_bytes_released", st.version_bytes_released);
   o.add("lines_per_txn", s.lines_per_txn).add("line_fetches_per_s", line_rate);
   if (s.roof_rate > 0) {
@@ -142,12 +143,15 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
                 with_commas(st.index_leaf_evictions).c_str(),
                 with_commas(st.index_leaf_loads).c_str());
   }
-  std::printf("; version heap %.1f MiB", static_cast<double>(st.version_heap_bytes) / (1 << 20));
-  if (st.version_bytes_released != 0) {
-    std::printf(" (%.1f MiB given back)",
-                static_cast<double>(st.version_bytes_released) / (1 << 20));
-  }
   std::printf("\n");
+  const auto in_mib = [](std::uint64_t b) { return static_cast<double>(b) / (1 << 20); };
+  std::printf("  memory: version heap %.1f MiB (%.1f MiB live", in_mib(st.version_heap_bytes),
+              in_mib(st.live_version_bytes));
+  if (st.version_bytes_released != 0) {
+    std::printf(", %.1f MiB given back", in_mib(st.version_bytes_released));
+  }
+  std::printf("), index frames %.1f MiB, OIDs %.1f MiB\n", in_mib(st.index_frame_bytes),
+              in_mib(st.oid_bytes));
   std::vector<std::string> labels;
   for (const Variant& v : variants) labels.push_back(v.label);
   print_rounds_summary(labels, rates, "txn/s");

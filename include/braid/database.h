@@ -169,6 +169,11 @@ struct DatabaseStats {
   std::uint64_t index_leaf_write_errors = 0;
   // Memory of evicted leaves' frames given back to the system so far, in bytes.
   std::uint64_t index_frame_bytes_released = 0;
+  // The memory each share holds now: the index's node frames (in the trees, and free ones not
+  // given back) and the OID arrays (committed as they grew); with version_heap_bytes, the
+  // engine's data in memory. The budget counts live versions and a paging tree's nodes.
+  std::uint64_t index_frame_bytes = 0;
+  std::uint64_t oid_bytes = 0;
   // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
   // reclamation and OIDs waiting to be given back). Exact while no reclamation runs; while it
   // does, an OID given back during the call may be missed.

@@ -47,6 +47,8 @@ class OidArray {
   }
   std::uint64_t allocated() const { return next_.load(std::memory_order_acquire); }
   std::uint64_t capacity() const { return capacity_; }
+  // The memory the array holds: what it committed as it grew (it never shrinks).
+  std::size_t committed_bytes() const { return arena_.committed(); }
   bool huge_pages() const { return arena_.huge_pages_advised(); }
 
  private:

@@ -377,5 +377,29 @@ TEST(Api, MissingOrInvalidDirectoriesAreClearErrors) {
   std::system(("rm -rf " + parent).c_str());
 }
 
+// DatabaseStats names what each share of the engine's memory holds: the version heap at least
+// the live versions, the node frames at least the trees' nodes, the OID array an entry per
+// record; each grows with the data.
+TEST(Api, StatsReportEachShareOfMemory) {
+  auto db = open_db();
+  Table* t = make_table(*db, "t");
+  const DatabaseStats empty = db->stats();
+  constexpr int kRecords = 20000;
+  for (int i = 0; i < kRecords; i += 500) {
+    Transaction tx = begin(*db);
+    for (int k = i; k < i + 500; ++k) {
+      ASSERT_TRUE(tx.insert(*t, "key" + std::to_string(k), std::string(100, 'v')).is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  const DatabaseStats s = db->stats();
+  EXPECT_GE(s.version_heap_bytes, s.live_version_bytes);
+  EXPECT_GE(s.live_version_bytes, std::uint64_t{kRecords} * 100);
+  EXPECT_GE(s.index_frame_bytes, s.index_nodes * 1024);
+  EXPECT_GT(s.index_frame_bytes, empty.index_frame_bytes);
+  EXPECT_GE(s.oid_bytes, std::uint64_t{kRecords} * 8);
+  EXPECT_GT(s.version_heap_bytes, empty.version_heap_bytes);
+}
+
 }  // namespace
 }  // namespace braid
