@@ -28,13 +28,8 @@ class NodeStore {
   // Reads the images at `addresses` into `out`, one after another (kNodeImageBytes each,
   // 64-byte aligned), unverified: a store whose images lie side by side reads them with one
   // request. IOError or Corruption as read().
-  virtual Status read_many(std::span<const std::uint64_t> addresses, char* out) {
-    for (std::size_t i = 0; i < addresses.size(); ++i) {
-      if (Status s = read(addresses[i], out + i * kImageBytes); !s.is_ok()) return s;
-    }
-    return Status::ok();
-  }
-  static constexpr std::size_t kImageBytes = 1024;  // kNodeImageBytes (index/node_image.h)
+  // The default reads one image at a time (index/paging.cc).
+  virtual Status read_many(std::span<const std::uint64_t> addresses, char* out);
   // No node names `address` any more (it was loaded back, or its eviction gave up): its slot
   // holds garbage from now on. Any thread.
   virtual void release(std::uint64_t address) = 0;

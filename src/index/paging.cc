@@ -61,7 +61,12 @@ BTree::Load BTree::load_child(Node* parent, std::uint64_t pv, unsigned idx, std:
   return install_image(parent, pv, idx, address, image, child);
 }
 
-static_assert(NodeStore::kImageBytes == kNodeImageBytes);
+Status NodeStore::read_many(std::span<const std::uint64_t> addresses, char* out) {
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    if (Status s = read(addresses[i], out + i * kNodeImageBytes); !s.is_ok()) return s;
+  }
+  return Status::ok();
+}
 
 LeafImages::LeafImages()
     : images_(static_cast<char*>(std::aligned_alloc(64, std::size_t{kSlots} * kNodeImageBytes))),
