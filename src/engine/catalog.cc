@@ -75,16 +75,6 @@ Table* DatabaseImpl::table_at(std::uint32_t id) const {
   return id < tables_published_.load(std::memory_order_acquire) ? tables_[id].get() : nullptr;
 }
 
-namespace {
-// A tree's frames: all it ever made (its nodes and its free frames) but those given back. The
-// counters are read racily: a release between two reads must not wrap the difference.
-std::uint64_t held_frame_bytes(const index::BTree& t) {
-  const std::size_t made = t.node_count() + t.free_node_count();
-  const std::size_t released = t.released_frames();
-  return made > released ? (made - released) * index::kNodeBytes : 0;
-}
-}  // namespace
-
 DatabaseStats DatabaseImpl::stats() const {
   DatabaseStats s;
   std::int64_t live = 0;
@@ -125,11 +115,11 @@ DatabaseStats DatabaseImpl::stats() const {
     s.index_leaf_evictions += t->index().evictions();
     s.index_leaf_loads += t->index().loads();
     s.index_frame_bytes_released += t->index().released_bytes();
-    s.index_frame_bytes += held_frame_bytes(t->index());
+    s.index_frame_bytes += t->index().frame_bytes();
     for (std::uint32_t i = 0; i < t->index_count(); ++i) {
       s.index_nodes += t->secondary(i)->tree().node_count();
       s.index_nodes_free += t->secondary(i)->tree().free_node_count();
-      s.index_frame_bytes += held_frame_bytes(t->secondary(i)->tree());
+      s.index_frame_bytes += t->secondary(i)->tree().frame_bytes();
     }
     s.oid_bytes += t->oids().committed_bytes();
     s.oids_free += t->oids().free_count();

@@ -158,8 +158,8 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
     // next to the tree (it shrank: a load's peak, or the versions' share grew) their pages go
     // back to the system, or the process keeps the tree's peak for good. Not in the steady
     // churn of evictions and loads: each release splits the chunks' huge pages and each reuse
-    // faults a page in (a release at every few thousand frames cost 5-9 % of YCSB-C's
-    // throughput at 40 MiB). What stays is the quarter of the tree's nodes.
+    // faults a page in (releasing at every few thousand frames cost YCSB-C throughput
+    // measurably). What stays is the quarter of the tree's nodes.
     index::BTree& tree = t->index();
     const std::size_t idle = tree.free_node_count() - tree.released_frames();
     const std::size_t keep = kKeptFrames + tree.node_count() / 4;

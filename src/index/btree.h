@@ -718,6 +718,13 @@ class BTree {
   std::size_t released_frames() const { return released_count_.load(std::memory_order_relaxed); }
   // Bytes given back so far (a page reused and given back again counts again).
   std::uint64_t released_bytes() const { return released_bytes_.load(std::memory_order_relaxed); }
+  // The frames the tree holds: all it made (its nodes and its free frames) but those given
+  // back. Read racily: a release between the reads must not wrap the difference.
+  std::uint64_t frame_bytes() const {
+    const std::size_t made = node_count() + free_node_count();
+    const std::size_t released = released_frames();
+    return made > released ? (made - released) * kNodeBytes : 0;
+  }
   // Merges and unlinks done so far (tests and tools).
   std::uint64_t merges() const { return merges_.load(std::memory_order_relaxed); }
   // True once the nodes take more than the constructor's `cache_bytes` (a core's L2 by

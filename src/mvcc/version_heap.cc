@@ -108,18 +108,18 @@ bool VersionHeap::refill(Cache* cache, std::size_t c) {
     }
   }
   const std::size_t need = want * size;
-  if (cursor_ + need > arena_.reserved() || !arena_.ensure_committed(cursor_ + need).is_ok()) {
+  const std::size_t cursor = cursor_.load(std::memory_order_relaxed);
+  if (cursor + need > arena_.reserved() || !arena_.ensure_committed(cursor + need).is_ok()) {
     return false;  // exhausted: a partial batch would only postpone the same answer
   }
   // Linked back to front so the cache hands out ascending addresses (the pages fault in order).
   void* head = nullptr;
   for (std::uint32_t i = want; i-- > 0;) {
-    void* p = arena_.base() + cursor_ + i * size;
+    void* p = arena_.base() + cursor + i * size;
     next_of(p) = head;
     head = p;
   }
-  cursor_ += need;
-  carved_.store(cursor_, std::memory_order_relaxed);
+  cursor_.store(cursor + need, std::memory_order_relaxed);
   cache->head[c] = head;
   cache->count[c] = want;
   return true;

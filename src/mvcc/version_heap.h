@@ -75,7 +75,7 @@ class VersionHeap {
   // Carved so far less the pages given back now: what the heap holds of the system's memory
   // (its resident bytes, up to pages never touched).
   std::size_t resident_bytes() const {
-    return carved_.load(std::memory_order_relaxed) - released_now_.load(std::memory_order_relaxed);
+    return cursor_.load(std::memory_order_relaxed) - released_now_.load(std::memory_order_relaxed);
   }
   // Pages given back since init (a page given back twice counts twice).
   std::uint64_t released_bytes() const { return released_total_.load(std::memory_order_relaxed); }
@@ -104,21 +104,21 @@ class VersionHeap {
   };
   // What a release gives back in: whole huge pages where the heap has them. Giving back part
   // of one splits it, and every live version left on the split page then costs a TLB miss
-  // more: YCSB-C at an 80 MiB budget kept 31 MiB of versions on such pages and ran at 0.94x
-  // (4 rounds), for 2-3 MiB less RSS than whole huge pages give.
+  // more: a budget that keeps many versions ran measurably slower on split pages, for a few
+  // MiB less memory than whole huge pages keep (docs/results.md).
   // Under mutex_: the arena learns whether it has huge pages as it grows, in refill.
   std::size_t granule() const;
   static std::size_t pages_inside(Run r, std::size_t granule);
 
   util::VirtualArena arena_;
   std::mutex mutex_;
-  std::size_t cursor_ = 0;        // guarded by mutex_
+  // Written under mutex_; atomic only so the statistics may read it without the mutex.
+  std::atomic<std::size_t> cursor_{0};
   void* central_[kClasses] = {};  // per class, a stack of whole batches (version_heap.cc)
   std::vector<Run> runs_;         // guarded by mutex_; by begin, descending (lowest last)
   std::mutex release_mutex_;      // one release at a time
   // Written under mutex_, read without it by release_due and the statistics.
   std::atomic<std::size_t> central_bytes_{0};
-  std::atomic<std::size_t> carved_{0};  // cursor_, as a value any thread may read
   std::atomic<std::size_t> released_now_{0};
   std::atomic<std::uint64_t> released_total_{0};
   std::atomic<bool> releasing_{false};
