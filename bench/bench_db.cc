@@ -112,6 +112,14 @@ std::unique_ptr<Database> open_bench_db(const Options& given) {
   return std::move(opened).value();
 }
 
+void ColdFigures::with_leaves(const DatabaseStats& before, const DatabaseStats& after,
+                              const ExecStats& exec) {
+  const std::uint64_t loads = after.index_leaf_loads - before.index_leaf_loads;
+  if (exec.index_leaf_visits == 0) return;
+  leaf_hit_ratio =
+      1 - std::min(1.0, static_cast<double>(loads) / static_cast<double>(exec.index_leaf_visits));
+}
+
 ColdFigures ColdFigures::of(const DatabaseStats& before, const DatabaseStats& after,
                             std::uint64_t accesses, double seconds) {
   ColdFigures f;

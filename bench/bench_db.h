@@ -49,6 +49,10 @@ std::unique_ptr<Database> open_bench_db(const Options& options);
 // number of record accesses the run made (a miss is a cold read led or joined).
 struct ColdFigures {
   double hit_ratio = 1;
+  // Of the index leaves the workers' operations reached (leaves on storage: --page-index), the
+  // share found in memory: 1 - loads / visits (ExecStats::index_leaf_visits); 1 with no leaf
+  // out. Set by with_leaves().
+  double leaf_hit_ratio = 1;
   double cold_reads_per_s = 0;    // storage reads (an extent of neighbouring records is one)
   double cold_records_per_s = 0;  // records those reads brought back
   double cold_read_bytes_per_s = 0;
@@ -56,6 +60,8 @@ struct ColdFigures {
   std::uint64_t evictions = 0;
   static ColdFigures of(const DatabaseStats& before, const DatabaseStats& after,
                         std::uint64_t accesses, double seconds);
+  // `exec`: the workers' counters over the same interval (exec_delta).
+  void with_leaves(const DatabaseStats& before, const DatabaseStats& after, const ExecStats& exec);
 };
 
 // Why transactions aborted over one run (between two stats() snapshots): first-updater-wins

@@ -270,6 +270,7 @@ ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
   d.io_checks = after.io_checks - before.io_checks;
   d.index_restarts = after.index_restarts - before.index_restarts;
   d.index_backoff_ns = after.index_backoff_ns - before.index_backoff_ns;
+  d.index_leaf_visits = after.index_leaf_visits - before.index_leaf_visits;
   d.teams = after.teams - before.teams;
   d.team_members = after.team_members - before.team_members;
   d.cold_reads_issued = after.cold_reads_issued - before.cold_reads_issued;

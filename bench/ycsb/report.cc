@@ -77,10 +77,10 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   }
   if (cfg.db.memory_budget_mib != 0) {
     std::printf(
-        "  %-14s hit ratio %.4f, %.0f cold reads/s (%.1f MB/s), io depth %.1f, "
+        "  %-14s hit ratio %.4f (leaves %.4f), %.0f cold reads/s (%.1f MB/s), io depth %.1f, "
         "%s evictions\n",
-        "", m.cold.hit_ratio, m.cold.cold_reads_per_s, m.cold.cold_read_bytes_per_s / 1e6,
-        m.cold.io_depth, with_commas(m.cold.evictions).c_str());
+        "", m.cold.hit_ratio, m.cold.leaf_hit_ratio, m.cold.cold_reads_per_s,
+        m.cold.cold_read_bytes_per_s / 1e6, m.cold.io_depth, with_commas(m.cold.evictions).c_str());
   }
   std::fflush(stdout);
   if (cfg.json == "none") return "";
@@ -107,6 +107,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
   o.add("auto_decisions", m.exec.auto_decisions).add("live_versions", st.live_versions);
   o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
+  o.add("leaf_hit_ratio", m.cold.leaf_hit_ratio);
   o.add("page_index", cfg.db.page_index ? 1 : 0);
   o.add("scan_read_ahead", cfg.db.scan_read_ahead);
   o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);
@@ -117,6 +118,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("index_nodes_free", st.index_nodes_free);
   o.add("index_leaf_evictions", st.index_leaf_evictions);
   o.add("index_leaf_loads", st.index_leaf_loads);
+  o.add("index_leaf_loads_async", st.index_leaf_loads_async);
   o.add("index_leaf_write_errors", st.index_leaf_write_errors);
   o.add("index_frame_bytes_released", st.index_frame_bytes_released);
   o.add("version_heap_bytes", st.version_heap_bytes);
@@ -138,10 +140,10 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
   std::printf("  peak RSS %.1f MiB, %s live versions, %s index nodes", peak_rss_mib(),
               with_commas(st.live_versions).c_str(), with_commas(st.index_nodes).c_str());
   if (st.index_leaf_evictions != 0) {
-    std::printf(" (%s leaves on storage; %s leaf evictions, %s loads)",
-                with_commas(st.index_leaves_stored).c_str(),
-                with_commas(st.index_leaf_evictions).c_str(),
-                with_commas(st.index_leaf_loads).c_str());
+    std::printf(
+        " (%s leaves on storage; %s leaf evictions, %s loads, %s of them async)",
+        with_commas(st.index_leaves_stored).c_str(), with_commas(st.index_leaf_evictions).c_str(),
+        with_commas(st.index_leaf_loads).c_str(), with_commas(st.index_leaf_loads_async).c_str());
   }
   std::printf("\n");
   const auto in_mib = [](std::uint64_t b) { return static_cast<double>(b) / (1 << 20); };

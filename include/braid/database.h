@@ -164,6 +164,10 @@ struct DatabaseStats {
   std::uint64_t index_leaves_stored = 0;
   std::uint64_t index_leaf_evictions = 0;
   std::uint64_t index_leaf_loads = 0;
+  // Of those loads, the ones read through a worker's ring while the operation was suspended
+  // (gets, writes and scans in the coroutine modes); the rest were read synchronously by the
+  // thread that met the leaf (the plain modes, application threads, workers without a ring).
+  std::uint64_t index_leaf_loads_async = 0;
   // Sweeps of the leaves' hand whose images could not be written (a full disk): those leaves
   // stayed in memory, so memory can run past the budget while this grows.
   std::uint64_t index_leaf_write_errors = 0;
@@ -268,6 +272,10 @@ struct ExecStats {
   // or changed, and the time spent backing off before retrying.
   std::uint64_t index_restarts = 0;
   std::uint64_t index_backoff_ns = 0;
+  // Under a budget with leaves on storage (Options::page_index_leaves): leaves the workers'
+  // operations reached, the visit after each load included. With the loads in DatabaseStats
+  // (index_leaf_loads), the leaves' hit ratio over an interval: 1 - loads / visits.
+  std::uint64_t index_leaf_visits = 0;
   // SchedulerPolicy::kTeam: teams resumed, and the transactions resumed in them (their ratio
   // is the mean team size; STEPS Table 4), and the most rounds in a row a resumable
   // transaction was passed over (at most ExecOptions::team_wait; 0 under the other policies).

@@ -1,6 +1,8 @@
 // The operations as coroutines: Flat (interleaved; FlatStorage with the storage path inlined)
 // and Nested modes.
 #include <atomic>
+#include <chrono>
+#include <concepts>
 #include <cstring>
 #include <string>
 

@@ -114,6 +114,7 @@ DatabaseStats DatabaseImpl::stats() const {
     s.index_leaves_stored += t->index().stored_leaves();
     s.index_leaf_evictions += t->index().evictions();
     s.index_leaf_loads += t->index().loads();
+    s.index_leaf_loads_async += t->index().driver_loads();
     s.index_frame_bytes_released += t->index().released_bytes();
     s.index_frame_bytes += t->index().frame_bytes();
     for (std::uint32_t i = 0; i < t->index_count(); ++i) {

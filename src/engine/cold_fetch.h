@@ -256,10 +256,12 @@ class ScanExtents {
   // past the scan's place `pos` and kHotStretch cached entries past the last cold one;
   // `entry_of(value)` is the OID entry an index value names.
   // Answers the plan's cursor when the plan needs its next leaf (drive it, then call again;
-  // `tree`, `begin` and `end` are the scan's), or null when the plan goes no further now.
+  // `tree`, `begin`, `end` and `load` are the scan's: index::ScanLeaf), or null when the plan
+  // goes no further now.
   template <typename EntryOf>
   index::ScanLeaf* plan_ahead(std::uint64_t pos, std::uint64_t limit, const index::BTree& tree,
-                              std::string_view begin, std::string_view end, EntryOf&& entry_of) {
+                              std::string_view begin, std::string_view end, bool load,
+                              EntryOf&& entry_of) {
     BRAID_DASSERT(planning());
     Plan& p = *plan_;
     index::LeafBatch& pb = *p.batch;
@@ -281,7 +283,7 @@ class ScanExtents {
         }
         p.from.swap(pb.next);
         return &p.leaf.emplace(tree, p.from, false, begin, end, reverse_, &pb,
-                               index::NodeSearch::kCount, /*keys=*/false);
+                               index::NodeSearch::kCount, /*keys=*/false, nullptr, load);
       }
       const std::uint64_t e = entry_of(pb.entries[p.pos].value);
       ++p.pos;

@@ -407,9 +407,11 @@ Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_
 
 namespace {
 thread_local ContentionCounters tls_contention;
+thread_local PagingCounters tls_paging;
 }  // namespace
 
 ContentionCounters& thread_contention() { return tls_contention; }
+PagingCounters& thread_paging() { return tls_paging; }
 
 void Descent::restart() {
   ++restarts_;
@@ -482,7 +484,10 @@ __attribute__((always_inline)) inline Descent::Step Descent::step_inline() {
   }
   if (racy(n->level) == 0) {
     version_ = v;
-    if (mark_used_) BTree::note_used(n);
+    if (mark_used_) {
+      BTree::note_used(n);
+      ++thread_paging().leaf_visits;
+    }
     return Step::kLeaf;
   }
   const unsigned count = racy_count(n);
@@ -1211,10 +1216,10 @@ std::uint32_t BTree::rebalance_level(const SearchKey& k, std::uint32_t level) {
 
 ScanLeaf::ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite,
                    std::string_view begin, std::string_view end, bool reverse, LeafBatch* out,
-                   NodeSearch search, bool keys, LeafImages* through)
+                   NodeSearch search, bool keys, LeafImages* through, bool load)
     : key_(from_infinite ? SearchKey::plus_infinity() : SearchKey(from)),
       descent_(tree, key_, reverse ? Descent::Bias::kBelow : Descent::Bias::kFloor, true, 0, search,
-               /*load=*/through == nullptr, /*user=*/through == nullptr),
+               /*load=*/through == nullptr && load, /*user=*/through == nullptr),
       begin_(begin),
       end_(end),
       reverse_(reverse),
@@ -1238,7 +1243,10 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
     }
     const Node* leaf = descent_.node();
     if (s == Descent::Step::kStored) {
-      BRAID_DASSERT(through_ != nullptr);  // only a descent that does not load stops there
+      if (through_ == nullptr) {  // built not to load: the driver reads it (install())
+        stored_ = true;
+        return true;
+      }
       switch (descent_.tree().read_through(descent_, through_, &leaf)) {
         case BTree::Load::kInstalled:
           break;

@@ -55,6 +55,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "index/racy.h"
@@ -317,6 +318,16 @@ class Descent {
   std::uint32_t child_index() const { return child_idx_; }
   // After kStored: the address the child on storage has.
   std::uint64_t stored_address() const { return stored_address_; }
+  // After kStored, the three ways a driver's own read of that child ends (Lookup and ScanLeaf
+  // built not to load). Each answers whether the operation failed (take_load_failure() says
+  // why; the tree is unchanged); otherwise the child is in memory, installed by this read or
+  // by another loader's, and the descent restarts from the root, since the install moved the
+  // parent's version. install_stored(): the image read (kNodeImageBytes, unverified);
+  // load_stored(): no read of the driver's own could be had, so read it here, synchronously;
+  // fail_stored(): the read failed (`why`, IOError), unless another loader came first.
+  [[nodiscard]] bool install_stored(const char* image);
+  [[nodiscard]] bool load_stored();
+  [[nodiscard]] bool fail_stored(Status why);
 
  private:
   // The step met child `idx` of `n` (read at `v`) on storage, at `address`.
@@ -352,6 +363,16 @@ struct ContentionCounters {
   std::uint64_t backoff_ns = 0;
 };
 ContentionCounters& thread_contention();
+
+// Leaves this thread's operations reached in trees that page (BTree::attach_store), the visit
+// after each load included: with the trees' loads(), the leaves' hit ratio (1 - loads /
+// visits). Counted where the descent marks the leaf used, so a tree that does not page pays
+// nothing. Thread-local, as ContentionCounters; a worker publishes its own
+// (ExecStats::index_leaf_visits).
+struct PagingCounters {
+  std::uint64_t leaf_visits = 0;
+};
+PagingCounters& thread_paging();
 
 // What a point operation of the tree did: yes (found, inserted, removed), no (absent, already
 // present, not removed), or failed: a node on the way is on storage and could not be loaded
@@ -426,11 +447,11 @@ class Lookup {
   std::uint64_t stored_address() const { return descent_.stored_address(); }
   // Installs the image (unless another loader came first) and goes on from the root: true. False
   // when it does not verify: the lookup failed (take_load_failure() says why).
-  bool install(const char* image);
+  bool install(const char* image) { return end_load(descent_.install_stored(image)); }
   // The image could not be read (`why`, IOError): the lookup failed.
-  void fail(Status why);
+  void fail(Status why) { (void)end_load(descent_.fail_stored(std::move(why))); }
   // No read of the driver's own could be had: reads the image here, as a lookup that loads.
-  bool load_here();
+  bool load_here() { return end_load(descent_.load_stored()); }
   // Whether a plain driver should prefetch next() whole before the step (BTree::outgrew_cache).
   inline bool outgrew_cache() const;
   // Whether next() is on a level small enough to stay cached (BTree::resident_level).
@@ -460,9 +481,16 @@ class Lookup {
 
  private:
   BRAID_OPTIMISTIC void check_leaf() const;
-  // After a load install() or load_here() asked for: `failed` (the lookup is over), or on
-  // from the root.
-  bool after_load(bool failed);
+  // After the driver's load: `failed` (the lookup is over), or on from the root.
+  bool end_load(bool failed) {
+    BRAID_ASSERT(stored_);
+    stored_ = false;
+    if (failed) {
+      failed_ = true;
+      found_ = false;
+    }
+    return !failed;
+  }
   // One step, with the descent's step and the node searches inlined: step() for the drivers
   // that suspend between steps (the calls cost there too), and run's loop.
   BRAID_OPTIMISTIC inline bool step_inline();
@@ -542,9 +570,12 @@ class ScanLeaf {
  public:
   // `through`: read leaves on storage through these images instead of loading them (see
   // LeafImages); such a scan marks no leaf used either, being no reason to keep one.
+  // `load` (without `through`): as Lookup's; a scan built not to load stops at a leaf on
+  // storage (stored()) for its driver to read.
   ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite, std::string_view begin,
            std::string_view end, bool reverse, LeafBatch* out,
-           NodeSearch search = NodeSearch::kCount, bool keys = true, LeafImages* through = nullptr);
+           NodeSearch search = NodeSearch::kCount, bool keys = true, LeafImages* through = nullptr,
+           bool load = true);
   ScanLeaf(const ScanLeaf&) = delete;
   ScanLeaf& operator=(const ScanLeaf&) = delete;
 
@@ -552,6 +583,13 @@ class ScanLeaf {
   const Node* next() const { return descent_.node(); }
   // After the last step: as Lookup::failed(); the batch is then empty.
   bool failed() const { return failed_; }
+  // A scan that does not load waits for its driver, as a Lookup that does not load does:
+  // stored(), stored_address(), install(), fail() and load_here() are Lookup's.
+  bool stored() const { return stored_; }
+  std::uint64_t stored_address() const { return descent_.stored_address(); }
+  bool install(const char* image) { return end_load(descent_.install_stored(image)); }
+  void fail(Status why) { (void)end_load(descent_.fail_stored(std::move(why))); }
+  bool load_here() { return end_load(descent_.load_stored()); }
   inline bool outgrew_cache() const;  // as Lookup's
   inline bool next_resident() const;  // as Lookup's
   // After the last step: the leaf the batch came from, at the version it was read.
@@ -565,8 +603,19 @@ class ScanLeaf {
   bool reverse_;
   bool keys_;
   bool failed_ = false;
+  bool stored_ = false;
   LeafBatch* out_;
   LeafImages* through_;
+
+  bool end_load(bool failed) {
+    BRAID_ASSERT(stored_);
+    stored_ = false;
+    if (failed) {
+      out_->clear();
+      failed_ = true;
+    }
+    return !failed;
+  }
 };
 
 class BTree {
@@ -663,6 +712,10 @@ class BTree {
   std::size_t stored_leaves() const { return stored_.load(std::memory_order_relaxed); }
   std::uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
   std::uint64_t loads() const { return loads_.load(std::memory_order_relaxed); }
+  // Of loads(), those whose image the operation's driver read (Descent::install_stored: a
+  // coroutine on a worker's ring, suspended while the read was out); the rest were read
+  // synchronously by the thread that met the leaf.
+  std::uint64_t driver_loads() const { return driver_loads_.load(std::memory_order_relaxed); }
 
   // One leaf of a range scan over [begin, end) (empty end: unbounded).
   //   forward: `from` is the inclusive start; fills entries in ascending order.
@@ -875,6 +928,7 @@ class BTree {
   mutable std::atomic<std::size_t> stored_{0};
   std::atomic<std::uint64_t> evictions_{0};
   mutable std::atomic<std::uint64_t> loads_{0};
+  mutable std::atomic<std::uint64_t> driver_loads_{0};
   static constexpr std::uint32_t kLevels = kMaxLevels;
   std::atomic<std::size_t> level_nodes_[kLevels] = {};
 

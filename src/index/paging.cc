@@ -198,49 +198,36 @@ void BTree::retire_subtree(Node* n) {
   retire(n);
 }
 
-bool Lookup::install(const char* image) {
-  BRAID_ASSERT(stored_);
-  stored_ = false;
+bool Descent::install_stored(const char* image) {
   Node* child = nullptr;
-  return after_load(descent_.tree().install_image(descent_.node(), descent_.version(),
-                                                  descent_.child_index(), descent_.stored_address(),
-                                                  image, &child) == BTree::Load::kFailed);
+  const BTree::Load l =
+      tree_.install_image(node_, version_, child_idx_, stored_address_, image, &child);
+  if (l == BTree::Load::kFailed) return true;
+  if (l == BTree::Load::kInstalled) tree_.driver_loads_.fetch_add(1, std::memory_order_relaxed);
+  // Installed, by this read or another: from the root again (a few cached nodes) rather than
+  // from a parent whose version the install moved.
+  restart();
+  return false;
 }
 
-bool Lookup::after_load(bool failed) {
-  if (failed) {
-    failed_ = true;
-    found_ = false;
-    return false;
-  }
-  // Installed, by this lookup or another: from the root again (a few cached nodes) rather
-  // than from a parent whose version the install moved.
-  descent_.restart();
-  return true;
+bool Descent::load_stored() {
+  Node* child = nullptr;
+  const BTree::Load l = tree_.load_child(node_, version_, child_idx_, stored_address_, &child);
+  if (l == BTree::Load::kFailed) return true;
+  restart();
+  return false;
 }
 
-void Lookup::fail(Status why) {
-  BRAID_ASSERT(stored_);
+bool Descent::fail_stored(Status why) {
   BRAID_ASSERT(!why.is_ok());
-  stored_ = false;
   // A read that failed after another loader installed the leaf (and gave its image back) is a
   // lost race, as in load_child: from the root again.
-  if (!descent_.node()->lock.validate(descent_.version())) {
-    descent_.restart();
-    return;
+  if (!node_->lock.validate(version_)) {
+    restart();
+    return false;
   }
   tls_load_failure = std::move(why);
-  failed_ = true;
-  found_ = false;
-}
-
-bool Lookup::load_here() {
-  BRAID_ASSERT(stored_);
-  stored_ = false;
-  Node* child = nullptr;
-  return after_load(descent_.tree().load_child(descent_.node(), descent_.version(),
-                                               descent_.child_index(), descent_.stored_address(),
-                                               &child) == BTree::Load::kFailed);
+  return true;
 }
 
 Status BTree::evict_leaf(std::string_view key, bool* evicted) {

@@ -301,9 +301,13 @@ struct Loaded {
   }
 };
 
-void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out) {
-  Result<std::unique_ptr<engine::DatabaseImpl>> impl =
-      engine::DatabaseImpl::open(budget_options(), fs);
+// `cache`: whether the table caches the records it reads (Database::set_cache_reads);
+// `page`: whether index leaves go to storage too (Options::page_index_leaves).
+void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool cache = true,
+                 bool page = true) {
+  Options o = budget_options();
+  o.page_index_leaves = page;
+  Result<std::unique_ptr<engine::DatabaseImpl>> impl = engine::DatabaseImpl::open(o, fs);
   ASSERT_TRUE(impl.is_ok()) << impl.status().to_string();
   out->impl = impl->get();
   out->db = engine::WorkerPool::wrap(std::move(impl).value());
@@ -311,6 +315,7 @@ void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out) {
   ASSERT_TRUE(t.is_ok());
   out->t = *t;
   load(*out->db, out->t, 0);
+  ASSERT_TRUE(out->db->set_cache_reads(*out->t, cache).is_ok());
 }
 
 // An EIO on a cold read, in every mode (the ring's read or the synchronous one), fails the
@@ -506,6 +511,106 @@ TEST_P(ColdStoreModes, AFullDiskKeepsLeavesInMemoryAndSaysSo) {
   EXPECT_EQ(healed.index_leaf_write_errors, full.index_leaf_write_errors);
 }
 
+// Scans meet leaves on storage as gets do: in the coroutine modes on a worker with a ring, the
+// scan suspends on the leaf's read (DatabaseStats::index_leaf_loads_async counts them) while
+// the worker runs other transactions; the plain modes read it in place. Either way every row
+// comes back, in order, forward and reverse, from a table that caches reads (loads) and from
+// one that does not (the scan's own extents, whose plan walks the leaves ahead of the scan).
+TEST_P(ColdStoreModes, ScansReadLeavesOnStorageThroughTheRingInCoroutineModes) {
+  const ExecMode mode = GetParam().mode;
+  for (const bool cache : {true, false}) {
+    SCOPED_TRACE(cache ? "caching table" : "uncached table");
+    auto fs = std::make_shared<storage::SimFileSystem>(41);
+    Loaded l;
+    open_loaded(fs, &l, cache);
+    index::BTree& tree = l.t->index();
+    ASSERT_TRUE(tree.pages());
+    for (int k = 0; k < kRecords; ++k) {
+      bool evicted = false;
+      ASSERT_TRUE(tree.evict_leaf(key_of(k), &evicted).is_ok());
+    }
+    ASSERT_GT(tree.stored_leaves(), 20u);
+    std::map<std::string, std::string> want;
+    for (int k = 0; k < kRecords; ++k) want[key_of(k)] = value_of(k, 0);
+    const DatabaseStats before = l.db->stats();
+    const ExecStats exec_before = l.db->exec_stats();
+
+    // Four scans at once (two forward, two reverse), each checking every row against `want`.
+    std::vector<testing::ListGenerator::Body> bodies;
+    std::vector<std::size_t> rows(4, 0);
+    std::vector<int> wrong(4, 0);
+    for (int s = 0; s < 4; ++s) {
+      bodies.push_back([&, s](Tx& tx) -> Task<Status> {
+        const ScanOrder order = s % 2 == 0 ? ScanOrder::kForward : ScanOrder::kReverse;
+        auto it = want.begin();
+        auto rit = want.rbegin();
+        co_return co_await tx.scan(
+            *l.t, "", "", 0,
+            [&, s, order](std::string_view k, std::string_view v) {
+              const auto& [wk, wv] = order == ScanOrder::kForward ? *it++ : *rit++;
+              if (k != wk || v != wv) ++wrong[s];
+              return ++rows[s] < want.size();
+            },
+            order);
+      });
+    }
+    testing::ListGenerator gen(std::move(bodies));
+    TxnGenerator* gens[] = {&gen};
+    ASSERT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+    for (Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
+    for (int s = 0; s < 4; ++s) {
+      EXPECT_EQ(rows[s], want.size()) << "scan " << s;
+      EXPECT_EQ(wrong[s], 0) << "scan " << s;
+    }
+    const DatabaseStats after = l.db->stats();
+    const std::uint64_t loads = after.index_leaf_loads - before.index_leaf_loads;
+    const std::uint64_t async = after.index_leaf_loads_async - before.index_leaf_loads_async;
+    EXPECT_GE(loads, 20u);
+    // Every load ends in a visit of the leaf it brought in (the leaves' hit ratio's base).
+    const std::uint64_t visits =
+        l.db->exec_stats().index_leaf_visits - exec_before.index_leaf_visits;
+    EXPECT_GE(visits, loads);
+    if (mode == ExecMode::kNested || mode == ExecMode::kInterleaved) {
+      // A read in place happens only when every extent buffer is in use.
+      EXPECT_GE(async * 2, loads) << async << " of " << loads << " loads async";
+    } else if (mode != ExecMode::kAuto) {
+      EXPECT_EQ(async, 0u);
+    }
+  }
+}
+
+// The leaves' hit ratio counts only where leaves page: the workers count the leaves their
+// operations reach in a tree that pages (ExecStats::index_leaf_visits), and nothing in one
+// that does not, so a database without paging pays nothing for the count.
+TEST(ColdStore, LeafVisitsAreCountedOnlyWhereLeavesPage) {
+  for (const bool page : {false, true}) {
+    SCOPED_TRACE(page ? "leaves page" : "leaves stay");
+    Loaded l;
+    open_loaded(std::make_shared<storage::SimFileSystem>(43), &l, true, page);
+    const ExecStats before = l.db->exec_stats();
+    std::vector<testing::ListGenerator::Body> bodies;
+    for (int k = 0; k < kRecords; k += 60) {
+      bodies.push_back([&, k](Tx& tx) -> Task<Status> {
+        Result<std::string_view> r = co_await tx.get(*l.t, key_of(k));
+        if (!r.is_ok()) co_return r.status();
+        co_return co_await tx.commit();
+      });
+    }
+    const std::uint64_t gets = bodies.size();
+    testing::ListGenerator gen(std::move(bodies));
+    TxnGenerator* gens[] = {&gen};
+    const ExecOptions e = testing::exec_of({ExecMode::kInterleaved, SchedulerPolicy::kPipeline}, 8);
+    ASSERT_TRUE(l.db->run(gens, e).is_ok());
+    for (Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
+    const std::uint64_t visits = l.db->exec_stats().index_leaf_visits - before.index_leaf_visits;
+    if (page) {
+      EXPECT_GE(visits, gets);
+    } else {
+      EXPECT_EQ(visits, 0u);
+    }
+  }
+}
+
 // A read that fails while a scan has others in flight ahead of it: the scan answers IOError
 // (never a short or wrong result), the reads still ahead are collected before it returns, and
 // the same scan reads everything once the disk answers again. Both ways a scan reads cold
@@ -516,8 +621,7 @@ TEST_P(ColdStoreModes, AReadErrorFailsTheScanAndItsReadsAheadEnd) {
     SCOPED_TRACE(cache ? "caching table" : "uncached table");
     auto fs = std::make_shared<storage::SimFileSystem>(37);
     Loaded l;
-    open_loaded(fs, &l);
-    ASSERT_TRUE(l.db->set_cache_reads(*l.t, cache).is_ok());
+    open_loaded(fs, &l, cache);
     auto scan_all = [&]() {
       std::vector<testing::ListGenerator::Body> bodies;
       std::size_t rows = 0;
