@@ -32,7 +32,7 @@ DbFlags DbFlags::parse(Flags& flags) {
 }
 
 std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFlags& db,
-                          Options* options) {
+                          Options* options, bool existing) {
   options->workers = threads;
   options->slots_per_worker = std::max<std::uint32_t>(batch, 16);
   options->external_transactions = std::max<std::uint32_t>(threads, 4);
@@ -78,7 +78,12 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
   options->memory_budget_bytes = db.memory_budget_mib << 20;
   options->page_index_leaves = db.page_index;
   std::error_code ec;
-  if (std::filesystem::exists(db.dir, ec) && !std::filesystem::is_empty(db.dir, ec)) {
+  if (existing) {
+    if (!std::filesystem::exists(std::filesystem::path(db.dir) / "CATALOG", ec)) {
+      return "--dir " + db.dir + " holds no database (no CATALOG file) for --load existing";
+    }
+    options->create_if_missing = false;
+  } else if (std::filesystem::exists(db.dir, ec) && !std::filesystem::is_empty(db.dir, ec)) {
     return "--dir " + db.dir + " exists and is not empty; give a new path";
   }
   const std::filesystem::path parent = std::filesystem::path(db.dir).parent_path();

@@ -38,9 +38,10 @@ struct DbFlags {
 // The engine options of a benchmark run: `threads` workers with room for `batch` open
 // transactions and for kAuto's candidates (up to 16), the prefault, and, with --dir, a fresh
 // database directory (an existing one would already hold the benchmark's keys; its parents are
-// created). Returns an error message for the usage text, or "" after filling `options`.
+// created), or with `existing` the database an earlier run left there. Returns an error
+// message for the usage text, or "" after filling `options`.
 std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFlags& db,
-                          Options* options);
+                          Options* options, bool existing = false);
 
 // Opens the benchmark's database; on failure prints why (to stderr) and answers null.
 std::unique_ptr<Database> open_bench_db(const Options& options);

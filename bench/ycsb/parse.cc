@@ -69,9 +69,9 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
   // to pass through memory.
   cfg->load =
       flags.choice("load", cfg->db.dir.empty() || cfg->db.memory_budget_mib == 0 ? "txn" : "bulk",
-                   {"txn", "bulk"});
+                   {"txn", "bulk", "existing"});
   if (!err.empty() || !flags.finish(&err)) return err;
-  if (cfg->load == "bulk" && cfg->db.dir.empty()) return "--load bulk needs --dir";
+  if (cfg->load != "txn" && cfg->db.dir.empty()) return "--load " + cfg->load + " needs --dir";
   const std::uint32_t sum = cfg->read + cfg->update + cfg->rmw + cfg->scan + cfg->insert;
   if (sum != 100) {
     return "--read + --update + --rmw + --scan + --insert must sum to 100, got " +

@@ -67,10 +67,12 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      (default: 1024 for versions, 32 per table): small under valgrind
   --scan-read-ahead N  cold records a scan reads ahead in the coroutine modes (0..16,
                      Options::scan_read_ahead; default 16; 0 or 1: one read at a time)
-  --load L           txn | bulk: load through transactions of 1000 inserts on --threads
-                     threads, or with Database::bulk_load straight to storage (records kept
-                     in memory up to the budget, the rest cold; needs --dir). Default: bulk
-                     with --memory-budget-mib, txn otherwise
+  --load L           txn | bulk | existing: load through transactions of 1000 inserts on
+                     --threads threads, or with Database::bulk_load straight to storage
+                     (records kept in memory up to the budget, the rest cold; needs --dir),
+                     or open the database an earlier run left in --dir (the same --records,
+                     --key-bytes and --value-bytes; the load's line reports the open).
+                     Default: bulk with --memory-budget-mib, txn otherwise
   --mode M           plain | sequential | prefetch | nested | interleaved | auto | all,
                      or a comma-separated list of them (default interleaved). Several
                      modes run on the same loaded data, one after another, and print

@@ -282,14 +282,21 @@ class ColdStore {
   // ended). False when the entry moved on (a writer, an eviction) or a checkpoint is deleting
   // files (the version then stays until a sweep).
   bool drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx);
-  // Whether version memory is past the high-water mark (sampled: cheap to call often).
-  bool over_budget();
+  // Whether version memory is past the high-water mark (sampled: cheap to call often;
+  // `sample`: sampled now, for a caller that asks seldom).
+  bool over_budget(bool sample = false);
   // One bounded CLOCK step: visits up to `visits` entries from the shared hand and evicts
   // what it may, while version memory is above the low-water mark. Answers the evictions.
   // Primary-index leaves count in the budget with the versions and go too (a paging tree's,
   // BTree::pages): each step also moves a second hand over the leaves that hold about `visits`
   // keys, so both hands cross the key space at about one pace.
   std::uint32_t sweep(mvcc::TxnContext* ctx, std::uint32_t visits);
+  // The leaves' hand alone, for the open's replay (one thread, before any worker runs): under
+  // a budget records come back as addresses, so the index it rebuilds is what fills the
+  // budget, and without this an open held the whole index however small the budget (the
+  // records' hand needs the durable clock and a begun context, which a replay has not).
+  // Answers the leaves evicted.
+  std::uint64_t sweep_index(std::uint32_t keys);
 
   // ---- Checkpoints and file deletion (durability.cc) ----
   // A file may be deleted only when no cold entry and no evictable version's `home` names it.
@@ -325,6 +332,8 @@ class ColdStore {
   void read_sync(ColdLoad* l);
   void fail(ColdLoad* l, Status why);
   std::uint64_t live_bytes() const;
+  // Takes what a sweep evicted off the sampled live bytes.
+  void debit(std::uint64_t bytes);
   // The leaves' hand: evicts leaves holding about `keys` keys of the table it is in, one thread
   // at a time (a sweeper that finds it taken goes on without), in batches (kLeafBatchKeys).
   // Answers the bytes of the leaves evicted.

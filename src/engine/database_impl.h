@@ -247,6 +247,11 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // before the tables, so it outlives their trees, and after the cold store, whose file table
   // it reads through.
   std::unique_ptr<NodeSegments> node_segments_;
+  // The replay's writes, how often its leaves' hand looks at the budget, and the most moves it
+  // makes then (recover_write).
+  static constexpr std::uint32_t kRecoverySweepEvery = 256;
+  static constexpr std::uint32_t kRecoverySweepMoves = 64;
+  std::uint64_t recovered_writes_ = 0;
   std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
   // Reserved to Options::max_tables at open, so no push moves an element: table_at() reads an

@@ -12,6 +12,8 @@
 #include "engine/table.h"
 #include "mvcc/chain_walk.h"
 #include "mvcc/txn.h"
+#include "storage/log_format.h"
+#include "storage/node_segment.h"
 #include "util/assert.h"
 #include "util/progress.h"
 #include "util/stall.h"
@@ -128,6 +130,26 @@ Status Durability::persist_catalog(const std::vector<storage::CatalogEntry>& ent
 }
 
 Status Durability::recover_and_open_logs() {
+  storage::FileTable* files = &deps_.cold->files();
+  if (!options_.read_only) {
+    // The replay may send leaves to new node segments (under a budget, DatabaseImpl::
+    // recover_write): their numbers must lie above every file present, and the segments of an
+    // earlier open, which nothing names (docs/internals/index-paging.md), go first.
+    std::vector<std::string> names;
+    if (Status s = fs_->list(dir_, &names); !s.is_ok()) return s;
+    for (const std::string& name : names) {
+      storage::LogName ln{};
+      std::uint64_t n = 0;
+      if (storage::parse_log_file_name(name, &ln)) {
+        files->reserve_through(ln.segment);
+      } else if (storage::parse_part_file_name(name, &n)) {
+        files->reserve_through(n);
+      } else if (storage::parse_node_segment_name(name, &n)) {
+        files->reserve_through(n);
+        if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
+      }
+    }
+  }
   EngineApplier apply(deps_.sink, options_.memory_budget_bytes != 0);
   const storage::RecoveryMode mode = options_.recovery == RecoveryMode::kSalvage
                                          ? storage::RecoveryMode::kSalvage
@@ -143,7 +165,6 @@ Status Durability::recover_and_open_logs() {
   last_checkpoint_cts_.store(recovery_.checkpoint_cts, std::memory_order_relaxed);
   auto& clock = deps_.txns->clock();
   clock.store(std::max(recovery_.cutoff, clock.load()), std::memory_order_seq_cst);
-  storage::FileTable* files = &deps_.cold->files();
   // Cold entries may point into any numbered file present until the open's checkpoint says
   // which ones it still needs.
   for (const auto& [number, name] : recovery_.numbered_files) {
@@ -168,10 +189,6 @@ Status Durability::recover_and_open_logs() {
   // File numbers are database-wide and never reused: the new logs' start above every file
   // present.
   files->reserve_through(recovery_.max_file);
-  // Index node images of an earlier open: nothing names them (docs/internals/index-paging.md).
-  for (const std::string& name : recovery_.node_segments) {
-    if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
-  }
   const std::uint32_t n = options_.workers + 1;
   retired_epoch_.assign(n, 0);
   retire_before_.assign(n, 0);

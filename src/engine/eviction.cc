@@ -169,12 +169,12 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
   return 0;
 }
 
-bool ColdStore::over_budget() {
+bool ColdStore::over_budget(bool sample) {
   if (budget_ == 0) return false;
   // The sum reads every context's counter (a line each): sample it every 16th call (an
   // application commit of 50 puts adds ~30 KiB, and coarser sampling let memory run past the
   // budget by megabytes between samples).
-  if (sample_countdown_.fetch_add(1, std::memory_order_relaxed) % 16 == 0) {
+  if (sample_countdown_.fetch_add(1, std::memory_order_relaxed) % 16 == 0 || sample) {
     const std::uint64_t live = live_bytes();
     sampled_bytes_.store(live, std::memory_order_relaxed);
     if (live > budget_) evicting_.store(true, std::memory_order_relaxed);
@@ -224,16 +224,7 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
     if (noting_) files.push_back(entry::cold(home).segment);
   }
   bytes += sweep_leaves(visits);
-  if (bytes != 0) {
-    // The sample is refreshed only every 64th over_budget(): debit what this step evicted, so
-    // sweeps stop at the low-water mark instead of running on until the next sample.
-    std::uint64_t seen = sampled_bytes_.load(std::memory_order_relaxed);
-    std::uint64_t left;
-    do {
-      left = seen > bytes ? seen - bytes : 0;
-    } while (!sampled_bytes_.compare_exchange_weak(seen, left, std::memory_order_relaxed));
-    if (left < budget_ / 100 * kLowWaterPercent) evicting_.store(false, std::memory_order_relaxed);
-  }
+  debit(bytes);
   if (!files.empty()) {
     std::lock_guard<std::mutex> g(noted_mutex_);
     noted_.insert(noted_.end(), files.begin(), files.end());
@@ -241,6 +232,24 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
     noted_.erase(std::unique(noted_.begin(), noted_.end()), noted_.end());
   }
   return n;
+}
+
+void ColdStore::debit(std::uint64_t bytes) {
+  if (bytes == 0) return;
+  // The sample is refreshed only every 16th over_budget(): debit what this step evicted, so
+  // sweeps stop at the low-water mark instead of running on until the next sample.
+  std::uint64_t seen = sampled_bytes_.load(std::memory_order_relaxed);
+  std::uint64_t left;
+  do {
+    left = seen > bytes ? seen - bytes : 0;
+  } while (!sampled_bytes_.compare_exchange_weak(seen, left, std::memory_order_relaxed));
+  if (left < budget_ / 100 * kLowWaterPercent) evicting_.store(false, std::memory_order_relaxed);
+}
+
+std::uint64_t ColdStore::sweep_index(std::uint32_t keys) {
+  const std::uint64_t bytes = sweep_leaves(keys);
+  debit(bytes);
+  return bytes / index::kNodeBytes;
 }
 
 void ColdStore::start_noting() {

@@ -192,7 +192,12 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
   // A read-only database logs nothing, ticks included (it writes no version either).
   txns_.set_logged_ticks(!options_.read_only);
   txns_.set_cooling(options_.memory_budget_bytes != 0);
-  return durability_->recover_and_open_logs();
+  // The replay's descents are not uses: the leaves' hand may take any leaf it rebuilt
+  // (recover_write sweeps as it goes).
+  for (const auto& t : tables_) t->index().set_marks_uses(false);
+  Status s = durability_->recover_and_open_logs();
+  for (const auto& t : tables_) t->index().set_marks_uses(true);
+  return s;
 }
 
 void DatabaseImpl::free_chain(TxnContext* ctx, std::uint64_t e) {
@@ -214,6 +219,17 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   }
   TxnContext* ctx = &txns_.at(checkpoint_context());
   BRAID_ASSERT(!fresh || !tombstone);
+  // Under a budget the records come back as addresses and the index is what grows: its inserts,
+  // and the log tail's lookups, which read leaves back. The leaves' hand keeps pace with the
+  // replay, as with a bulk load, so an open stays within the budget instead of holding every
+  // leaf until the workers' first sweeps. Nothing else runs: it may take several moves at once
+  // (a lap's end waits kMinLapSweeps moves), bounded per check, and it samples the budget at
+  // each check (a sample every 16th ask is too seldom at one ask per 256 writes).
+  if (node_segments_ != nullptr && ++recovered_writes_ % kRecoverySweepEvery == 0) {
+    for (std::uint32_t i = 0; i < kRecoverySweepMoves && cold_->over_budget(i == 0); ++i) {
+      (void)cold_->sweep_index(kRecoverySweepEvery);
+    }
+  }
   std::uint64_t oid = 0;
   // A checkpoint's key is new: its insert below is the one descent (a lookup first would
   // double the index work of an open, most of its time).

@@ -400,7 +400,7 @@ Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_
       search_(search),
       track_fences_(track_fences),
       load_(load),
-      mark_used_(user && tree.pages()),
+      mark_used_(user && tree.pages() && tree.marks_uses()),
       split_threshold_(split_threshold) {
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
@@ -591,7 +591,8 @@ Node* BTree::new_node(std::uint8_t level) {
   n->level = level;
   n->run_end = 0;
   n->leftmost = nullptr;
-  if (pages()) used_mark(n).store(1, std::memory_order_relaxed);  // spared by the hand's next pass
+  // Spared by the hand's next pass, unless no descent marks (an open's replay).
+  if (pages()) used_mark(n).store(marks_uses() ? 1 : 0, std::memory_order_relaxed);
   if (level < kLevels) level_nodes_[level].fetch_add(1, std::memory_order_relaxed);
   switch (from) {
     case From::kFree:

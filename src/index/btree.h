@@ -708,6 +708,11 @@ class BTree {
                       std::size_t max_keys = SIZE_MAX);
   // Whether a store is attached (leaves may be on storage).
   bool pages() const { return store_ != nullptr; }
+  // Whether descents mark the leaves they reach used (on by default). Off while an open
+  // replays into the tree: its inserts are no application's reads, and a rebuild that marked
+  // every leaf it filled left the hand a whole pass of clearing before it could evict one.
+  bool marks_uses() const { return marks_uses_.load(std::memory_order_relaxed); }
+  void set_marks_uses(bool on) { marks_uses_.store(on, std::memory_order_relaxed); }
   // Leaves on storage now; evictions and loads so far.
   std::size_t stored_leaves() const { return stored_.load(std::memory_order_relaxed); }
   std::uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
@@ -922,6 +927,7 @@ class BTree {
   // largest SSN stamp of a leaf that left memory, which every loaded leaf takes (conservative:
   // an inserter behind a reader that certified is then never missed, mvcc/ssn.h).
   NodeStore* store_ = nullptr;
+  std::atomic<bool> marks_uses_{true};  // beside store_: a descent reads both
   std::uint32_t tree_id_ = 0;
   std::mutex evict_mutex_;
   mutable std::atomic<std::uint64_t> evicted_pstamp_{0};

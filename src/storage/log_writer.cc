@@ -48,7 +48,6 @@ LogWriter::~LogWriter() {
   }
   queue_.reset();
   if (file_ >= 0) fs_->close(file_);
-  for (char* b : buffers_) std::free(b);
 }
 
 Status LogWriter::open(std::uint64_t first_segment) {
@@ -56,10 +55,17 @@ Status LogWriter::open(std::uint64_t first_segment) {
   // is 8), so every block, and every record in it, starts at a 16-byte multiple of the file.
   align_ = config_.sync == SyncMethod::kDirect ? kDirectAlign : kRecordAlign;
   capacity_ = static_cast<std::uint32_t>(round_up(config_.buffer_bytes, kDirectAlign));
-  for (char*& b : buffers_) {
-    b = static_cast<char*>(std::aligned_alloc(kDirectAlign, capacity_));
-    if (b == nullptr) return Status::io_error("cannot allocate the log buffers");
-    std::memset(b, 0, capacity_);
+  // Zero-filled and page-aligned (so aligned for direct I/O), and resident only where a block
+  // was placed: the pages a log's blocks never reached cost nothing. Filling the buffers here
+  // made every log hold both at their full size from the open on. What a block leaves unused
+  // is zeroed as the block is submitted (submit_active), not relied on from here.
+  for (int i = 0; i < 2; ++i) {
+    if (Status s = arenas_[i].reserve(capacity_, false); !s.is_ok()) return s;
+    if (Status s = arenas_[i].ensure_committed(capacity_); !s.is_ok()) {
+      return Status::io_error("cannot allocate the log buffers: " + std::string(s.message()));
+    }
+    buffers_[i] = arenas_[i].base();
+    static_assert(kDirectAlign <= 4096, "a mapping's start is page-aligned");
   }
   if (Status s = open_segment(first_segment); !s.is_ok()) return s;
   place_active_block();

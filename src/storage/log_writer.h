@@ -26,6 +26,7 @@
 
 #include "storage/file_system.h"
 #include "storage/log_format.h"
+#include "util/vmem.h"
 
 namespace braid::storage {
 
@@ -177,6 +178,9 @@ class LogWriter {
   const std::atomic<std::uint64_t>* clock_;
   std::uint32_t capacity_ = 0;
   std::uint32_t align_ = kRecordAlign;
+  // The buffers' memory: mapped, not touched, so a log costs memory only as far as its blocks
+  // have reached (a read-mostly database never pays for its logs' full buffers).
+  util::VirtualArena arenas_[2];
   char* buffers_[2] = {nullptr, nullptr};
   std::uint32_t used_[2] = {0, 0};  // payload bytes (after the block header)
   std::uint32_t txns_[2] = {0, 0};

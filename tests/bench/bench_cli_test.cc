@@ -505,6 +505,8 @@ TEST(BenchCli, UsageErrorsExitWithTwo) {
         Case{"ycsb --engine rocksdb --page-index 1", "applies to --engine braid only"},
         Case{"tpcc --memory-budget-mib 4", "needs --dir"},
         Case{"ycsb --load bulk", "--load bulk needs --dir"},
+        Case{"ycsb --load existing", "--load existing needs --dir"},
+        Case{"ycsb --load existing --dir /tmp/braid-never-made", "holds no database"},
         Case{"ycsb --load fast", "--load must be one of"},
         Case{"churn --pattern lifo", "--pattern"},
         Case{"churn --live 32 --threads 4 --keys-per-txn 4", "--live must be at least"},
@@ -998,6 +1000,42 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
   }
   EXPECT_EQ(lines.size(), 4u);
   std::remove(json.c_str());
+}
+
+// --load existing: a second run opens the database the first left (its open is the load's
+// line), runs on the same records, and refuses a directory whose table the flags do not
+// describe.
+TEST(BenchCli, TinyYcsbRunsAgainOnTheDatabaseAnEarlierRunLeft) {
+  const std::string dir = temp_path("db-existing");
+  std::system(("rm -rf " + dir).c_str());
+  const auto ycsb = [&](const std::string& records, const std::string& value_bytes,
+                        const std::string& more) {
+    return run("ycsb --records " + records + " --value-bytes " + value_bytes +
+               " --seconds 0.2 --workload c --memory-budget-mib 1 --page-index 1 --json none "
+               "--dir " +
+               dir + more);
+  };
+  RunResult first = ycsb("20000", "64", "");
+  ASSERT_EQ(first.code, 0) << first.out;
+  EXPECT_NE(first.out.find("load (bulk)"), std::string::npos) << first.out;
+  RunResult again = ycsb("20000", "64", " --load existing");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_NE(again.out.find("load (existing)"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("hit ratio"), std::string::npos) << again.out;
+  // Flags that do not describe the table: a clear refusal, exit 1.
+  const struct {
+    const char* records;
+    const char* value_bytes;
+    const char* says;
+  } refused[] = {{"20001", "64", "record 20000"},
+                 {"20000", "65", "not --value-bytes 65"},
+                 {"19999", "64", "more than --records"}};
+  for (const auto& c : refused) {
+    RunResult r = ycsb(c.records, c.value_bytes, " --load existing");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << r.out;
+  }
+  std::system(("rm -rf " + dir).c_str());
 }
 
 // Scans over cold records with their reads issued ahead (--scan-read-ahead) and one at a time:
