@@ -38,15 +38,15 @@ std::string check_existing(Database& db, Table& table, const Config& cfg) {
 // Load: opens the database and loads the table (or opens the one in the directory). Answers 0
 // or the exit code (after printing why).
 int load_database(const Config& cfg, Setup* s) {
+  const bool existing = cfg.load == "existing";
   Options options;
   if (std::string e =
           bench_options(cfg.threads, *std::max_element(cfg.batches.begin(), cfg.batches.end()),
-                        cfg.db, &options, cfg.load == "existing");
+                        cfg.db, &options, existing);
       !e.empty()) {
     std::fprintf(stderr, "braid-bench ycsb: %s\n", e.c_str());
     return 2;
   }
-  const bool existing = cfg.load == "existing";
   const auto opening = Clock::now();
   s->db = open_bench_db(options);
   if (s->db == nullptr) return 1;

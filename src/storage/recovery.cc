@@ -825,7 +825,6 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
       r->numbered_files[part] = name;
     } else if (std::uint64_t node = 0; parse_node_segment_name(name, &node)) {
       r->max_file = std::max(r->max_file, node);
-      r->node_segments.push_back(name);
     }
   }
 

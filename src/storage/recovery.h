@@ -88,9 +88,6 @@ struct RecoveryReport {
   // any of them until the open's checkpoint says which ones it still needs; the next
   // generation makes the rest obsolete.
   std::map<std::uint64_t, std::string> numbered_files;
-  // Node segments present (storage/node_segment.h): no checkpoint names one yet, so every one
-  // found is left from an earlier open and holds nothing (their numbers count in max_file).
-  std::vector<std::string> node_segments;
   double seconds = 0;
 };
 
