@@ -119,6 +119,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("index_leaf_evictions", st.index_leaf_evictions);
   o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("index_leaf_loads_async", st.index_leaf_loads_async);
+  o.add("index_leaf_read_joins", st.index_leaf_read_joins);
   o.add("index_leaf_write_errors", st.index_leaf_write_errors);
   o.add("index_frame_bytes_released", st.index_frame_bytes_released);
   o.add("version_heap_bytes", st.version_heap_bytes);

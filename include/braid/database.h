@@ -168,6 +168,9 @@ struct DatabaseStats {
   // (gets, writes and scans in the coroutine modes); the rest were read synchronously by the
   // thread that met the leaf (the plain modes, application threads, workers without a ring).
   std::uint64_t index_leaf_loads_async = 0;
+  // Misses on a leaf that waited for the read another transaction on the same worker had
+  // issued for it, instead of reading it again.
+  std::uint64_t index_leaf_read_joins = 0;
   // Sweeps of the leaves' hand whose images could not be written (a full disk): those leaves
   // stayed in memory, so memory can run past the budget while this grows.
   std::uint64_t index_leaf_write_errors = 0;

@@ -44,8 +44,11 @@ namespace entry = mvcc::entry;
 // Records per context a kept version is allocated through: the context pins the reclamation
 // horizon while it is open, so it is finished and begun again this often.
 constexpr std::uint32_t kRecordsPerContext = 1024;
-// Over budget, a load sweeps once per this many records, this many entries.
+// Over budget, a load sweeps once per this many records, this many entries, and the leaves'
+// hand makes up to kSweepMoves more moves (ColdStore::catch_up_index) while the tree alone
+// holds more than the budget.
 constexpr std::uint32_t kSweepEvery = 256;
+constexpr std::uint32_t kSweepMoves = 64;
 
 class BulkLoader {
  public:
@@ -151,6 +154,8 @@ Status BulkLoader::run(BulkSource next) {
       &d->fs(), queue_.get(), header, std::vector<storage::LogStart>{}, std::move(config));
   ColdStore* cold = db_->cold();
   const bool budget = cold->budget() != 0;
+  const bool pages = table_->index().pages();
+  bool reached = false;  // a paging tree's load went past the budget
   std::string_view key;
   std::string_view value;
   for (std::uint64_t n = 1; next(&key, &value); ++n) {
@@ -186,8 +191,20 @@ Status BulkLoader::run(BulkSource next) {
         (void)cold->sweep(ctx_, kSweepEvery);
         ctx_records_ += kSweepEvery;  // a context pins the horizon: not for the whole load
       }
+      // The leaves' hand catches up with the load only for a tree past the whole budget:
+      // until then the sweep above evicts the versions the load kept before it reached the
+      // budget (in bulk, so the heap gives their pages back), and the leaves stay. Under a
+      // scattered hot set a resident leaf serves every record it holds, and the first records
+      // loaded are no hotter than the rest.
+      (void)cold->catch_up_index(kSweepEvery, kSweepMoves, &table_->index(), cold->budget());
     }
-    if (options_.keep_in_memory && !(budget && cold->over_budget())) {
+    // A paging tree's load keeps versions only until the budget is first reached: from then
+    // on the leaves' hand keeps the tree near the budget, and versions kept whenever it had
+    // just made room would take the room of leaves (under a scattered hot set a leaf serves
+    // every record it holds, the last records loaded are no hotter than the rest, and a run
+    // would begin with its leaves to load).
+    if (budget && pages && !reached && cold->over_budget()) reached = true;
+    if (options_.keep_in_memory && !reached && !(budget && cold->over_budget())) {
       v = keep(value, &failure);
       if (!failure.is_ok()) return failure;
     }

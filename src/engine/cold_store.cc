@@ -479,6 +479,7 @@ void ColdStore::add_stats(DatabaseStats* out) const {
   out->cold_read_wait_ns = wait_ns_.load(std::memory_order_relaxed);
   out->read_drops = drops_.load(std::memory_order_relaxed);
   out->index_leaf_write_errors = leaf_write_errors_.load(std::memory_order_relaxed);
+  out->index_leaf_read_joins = leaf_joins_.load(std::memory_order_relaxed);
 }
 
 // ---- A worker's reads
@@ -599,6 +600,41 @@ void ColdReader::release_extent(ColdLoad* l) {
     l->ring_buf = nullptr;
   }
   store_->release(l);
+}
+
+ColdLoad* ColdReader::read_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len) {
+  Shared* free = nullptr;
+  for (Shared& sh : shared_) {
+    if (sh.load == nullptr) {
+      if (free == nullptr) free = &sh;
+      continue;
+    }
+    BRAID_DASSERT(sh.holders > 0);
+    if (sh.load->extent_file == segment && sh.load->extent_start == start &&
+        sh.load->extent_len == len) {
+      ++sh.holders;
+      store_->count_leaf_join();
+      return sh.load;
+    }
+  }
+  ColdLoad* l = read_extent(segment, start, len);
+  if (l == nullptr) return nullptr;
+  BRAID_ASSERT(free != nullptr);  // each row holds a scan buffer, and read_extent found one
+  *free = Shared{l, 1};
+  return l;
+}
+
+void ColdReader::release_shared(ColdLoad* l) {
+  for (Shared& sh : shared_) {
+    if (sh.load != l) continue;
+    BRAID_ASSERT(sh.holders > 0);
+    if (--sh.holders == 0) {
+      sh.load = nullptr;
+      release_extent(l);
+    }
+    return;
+  }
+  BRAID_ASSERT(false);  // a read not shared
 }
 
 void ColdReader::submit(ColdLoad* load) {

@@ -25,6 +25,7 @@
 #include <braid/database.h>
 #include <braid/status.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -124,6 +125,14 @@ class ColdPort {
   virtual ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) = 0;
   virtual void flush_extents() = 0;
   virtual void release_extent(ColdLoad* extent) = 0;
+  // An index leaf's read, as read_extent(), that the thread's transactions share: a miss on a
+  // leaf whose block a transaction of this thread already asked for (the read in flight or
+  // back and not yet let go) joins that read instead of issuing its own, so concurrent misses
+  // on one leaf make one read. A node segment is written once and its file number never
+  // comes again, so the bytes at an address stay the leaf's for as long as anyone holds them.
+  // release_shared() once the image is no longer used; the last holder's releases the extent.
+  virtual ColdLoad* read_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len) = 0;
+  virtual void release_shared(ColdLoad* extent) = 0;
 
   // The calling thread's port (its worker's), or null on an application thread.
   static ColdPort* current();
@@ -208,6 +217,8 @@ class ColdStore {
                               std::uint32_t table, std::string_view key, storage::RecordView* rv);
   // Records scans took from their extents: read back, as a load's record is.
   void count_extent_records(std::uint64_t n) { reads_.fetch_add(n, std::memory_order_relaxed); }
+  // A leaf's miss joined a read of the same leaf (ColdPort::read_shared).
+  void count_leaf_join() { leaf_joins_.fetch_add(1, std::memory_order_relaxed); }
   // Drops a reference; the last one returns the load to the pool.
   void release(ColdLoad* l);
   // What a finished load means to a transaction that waited on it: OK (read the entry again)
@@ -297,6 +308,15 @@ class ColdStore {
   // records' hand needs the durable clock and a begun context, which a replay has not).
   // Answers the leaves evicted.
   std::uint64_t sweep_index(std::uint32_t keys);
+  // A single writer that grows a paging index fast (an open's replay, a bulk load) catches the
+  // leaves' hand up with it: up to `max_moves` calls of sweep_index(keys) while the budget,
+  // sampled at the first, is exceeded. The hand's own pace (a move per kLeafBatchKeys keys of
+  // credit, a lap's end after kMinLapSweeps moves, leaves marked used spared once) lets a
+  // tree that grows at a load's rate run far past the budget before the first evictions.
+  // With `tree`, only while it holds more than `share` bytes of nodes. Answers the leaves
+  // evicted.
+  std::uint64_t catch_up_index(std::uint32_t keys, std::uint32_t max_moves,
+                               const index::BTree* tree = nullptr, std::uint64_t share = 0);
 
   // ---- Checkpoints and file deletion (durability.cc) ----
   // A file may be deleted only when no cold entry and no evictable version's `home` names it.
@@ -383,6 +403,7 @@ class ColdStore {
   std::uint64_t leaf_lap_start_ = 0;
   std::uint64_t leaf_credit_ = 0;  // keys owed to the hand since it last moved
   std::atomic<std::uint64_t> leaf_write_errors_{0};
+  std::atomic<std::uint64_t> leaf_joins_{0};
   std::atomic<std::uint32_t> sample_countdown_{0};
   std::atomic<bool> evicting_{false};  // between the high- and low-water marks
 
@@ -523,6 +544,9 @@ class ColdReader {
   ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len);
   void flush_extents();
   void release_extent(ColdLoad* l);
+  // ColdPort::read_shared() and release_shared().
+  ColdLoad* read_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len);
+  void release_shared(ColdLoad* l);
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
@@ -576,6 +600,14 @@ class ColdReader {
   std::unique_ptr<char, FreeBlock> scan_block_;
   std::vector<std::uint32_t> free_scan_;
   std::uint32_t scan_bytes_ = 0;
+  // The shared reads (read_shared) and how many hold each. Each holds a scan buffer, so there
+  // are never more than kScanExtentsPerWorker: a free row is there whenever read_extent()
+  // answered.
+  struct Shared {
+    ColdLoad* load = nullptr;
+    std::uint32_t holders = 0;
+  };
+  std::array<Shared, kScanExtentsPerWorker> shared_{};
   std::uint32_t plugged_ = 0;
 
   ColdStore* store_;

@@ -252,6 +252,18 @@ std::uint64_t ColdStore::sweep_index(std::uint32_t keys) {
   return bytes / index::kNodeBytes;
 }
 
+std::uint64_t ColdStore::catch_up_index(std::uint32_t keys, std::uint32_t max_moves,
+                                        const index::BTree* tree, std::uint64_t share) {
+  if (!pages_index_) return 0;
+  std::uint64_t evicted = 0;
+  for (std::uint32_t i = 0; i < max_moves; ++i) {
+    if (tree != nullptr && tree->node_count() * index::kNodeBytes <= share) break;
+    if (!over_budget(i == 0)) break;
+    evicted += sweep_index(keys);
+  }
+  return evicted;
+}
+
 void ColdStore::start_noting() {
   std::unique_lock<std::shared_mutex> g(gate_);
   noting_ = true;

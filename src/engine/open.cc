@@ -226,9 +226,7 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   // (a lap's end waits kMinLapSweeps moves), bounded per check, and it samples the budget at
   // each check (a sample every 16th ask is too seldom at one ask per 256 writes).
   if (node_segments_ != nullptr && ++recovered_writes_ % kRecoverySweepEvery == 0) {
-    for (std::uint32_t i = 0; i < kRecoverySweepMoves && cold_->over_budget(i == 0); ++i) {
-      (void)cold_->sweep_index(kRecoverySweepEvery);
-    }
+    (void)cold_->catch_up_index(kRecoverySweepEvery, kRecoverySweepMoves);
   }
   std::uint64_t oid = 0;
   // A checkpoint's key is new: its insert below is the one descent (a lookup first would

@@ -136,6 +136,14 @@ class Worker final : public ColdPort {
     BRAID_ASSERT(reader_ != nullptr);
     reader_->release_extent(extent);
   }
+  ColdLoad* read_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len) override {
+    BRAID_ASSERT(reader_ != nullptr);
+    return reader_->read_shared(segment, start, len);
+  }
+  void release_shared(ColdLoad* extent) override {
+    BRAID_ASSERT(reader_ != nullptr);
+    reader_->release_shared(extent);
+  }
   // The worker whose thread this is (null on other threads).
   static Worker* current();
   const DatabaseImpl* db() const { return db_; }

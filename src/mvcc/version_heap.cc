@@ -95,8 +95,15 @@ bool VersionHeap::refill(Cache* cache, std::size_t c) {
     central_[c] = next_batch(first);
     cache->head[c] = first;
     cache->count[c] = batch_count(first);
-    central_bytes_.store(central_bytes_.load(std::memory_order_relaxed) - cache->count[c] * size,
-                         std::memory_order_relaxed);
+    const std::size_t left =
+        central_bytes_.load(std::memory_order_relaxed) - cache->count[c] * size;
+    central_bytes_.store(left, std::memory_order_relaxed);
+    // (Before the first release there is no window: kNoWindow stays.)
+    if (const std::size_t low = window_low_.load(std::memory_order_relaxed);
+        low != kNoWindow && left < low) {
+      window_low_.store(left, std::memory_order_relaxed);
+    }
+    took(cache->count[c] * size);
     return true;
   }
   if (!runs_.empty()) {
@@ -104,6 +111,7 @@ bool VersionHeap::refill(Cache* cache, std::size_t c) {
     if (void* head = carve_run(size, want, &got); head != nullptr) {
       cache->head[c] = head;
       cache->count[c] = got;
+      took(got * size);
       return true;
     }
   }
@@ -122,6 +130,7 @@ bool VersionHeap::refill(Cache* cache, std::size_t c) {
   cursor_.store(cursor + need, std::memory_order_relaxed);
   cache->head[c] = head;
   cache->count[c] = want;
+  took(need);
   return true;
 }
 
@@ -158,6 +167,8 @@ void VersionHeap::add_central(std::size_t c, void* first, std::uint32_t n) {
   push_batch(&central_[c], first, n);
   central_bytes_.store(central_bytes_.load(std::memory_order_relaxed) + n * class_bytes(c),
                        std::memory_order_relaxed);
+  window_given_.store(window_given_.load(std::memory_order_relaxed) + n * class_bytes(c),
+                      std::memory_order_relaxed);
 }
 
 void VersionHeap::drain(Cache* cache) {
@@ -211,6 +222,32 @@ bool VersionHeap::release_due() const {
   return !releasing_.load(std::memory_order_relaxed);
 }
 
+void VersionHeap::start_window() {
+  window_low_.store(central_bytes_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  window_taken_.store(0, std::memory_order_relaxed);
+  window_given_.store(0, std::memory_order_relaxed);
+}
+
+void VersionHeap::maybe_release() {
+  if (!release_due()) return;
+  const std::size_t resident = resident_bytes();
+  const std::size_t low = window_low_.load(std::memory_order_relaxed);
+  if (low == kNoWindow) {
+    (void)release_free(resident / 8);
+    return;
+  }
+  const std::size_t taken = window_taken_.load(std::memory_order_relaxed);
+  if (taken + window_given_.load(std::memory_order_relaxed) < resident / 8) return;  // too young
+  const std::size_t listed = central_bytes_.load(std::memory_order_relaxed);
+  const std::size_t idle = std::max(low, listed > taken ? listed - taken : 0);
+  if (idle < kReleaseFloor) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    start_window();
+    return;
+  }
+  (void)release_free(std::max(resident / 8, listed - std::min(listed, idle)));
+}
+
 std::size_t VersionHeap::release_free(std::size_t keep) {
   std::unique_lock<std::mutex> one(release_mutex_, std::try_to_lock);
   if (!one.owns_lock()) return 0;
@@ -227,7 +264,10 @@ std::size_t VersionHeap::release_free(std::size_t keep) {
   {
     std::lock_guard<std::mutex> guard(mutex_);
     g = granule();
-    if (central_bytes_.load(std::memory_order_relaxed) <= keep) return 0;
+    if (central_bytes_.load(std::memory_order_relaxed) <= keep) {
+      start_window();
+      return 0;
+    }
     for (std::size_t c = 0; c < kClasses; ++c) {
       lists[c] = central_[c];
       central_[c] = nullptr;
@@ -355,6 +395,7 @@ std::size_t VersionHeap::release_free(std::size_t keep) {
   }
   BRAID_DASSERT(runs_.empty());  // only a release adds runs, and this one holds them
   runs_ = std::move(runs);
+  start_window();
   released_now_.store(new_pages, std::memory_order_relaxed);
   BRAID_DASSERT(new_pages >= old_pages);
   const std::size_t given = new_pages - old_pages;

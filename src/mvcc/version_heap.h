@@ -60,12 +60,19 @@ class VersionHeap {
   // fresh memory for that moment). Objects in the contexts' caches stay where they are.
   std::size_t release_free(std::size_t keep);
   // Cheap (two relaxed loads): the central lists hold more than a quarter of the heap's
-  // resident objects and at least kReleaseFloor, and no release runs; then release_free(an
-  // eighth of the resident objects) is worth its walk of the lists.
+  // resident objects and at least kReleaseFloor, and no release runs.
   bool release_due() const;
-  void maybe_release() {
-    if (release_due()) (void)release_free(resident_bytes() / 8);
-  }
+  // The first release due gives back all but an eighth of the resident objects. After it, what
+  // is free is judged over a window of traffic: the allocations and frees that followed,
+  // until they moved an eighth of the resident bytes. Idle is what stayed listed the whole
+  // window (its low-water mark), or what is listed beyond the window's allocations, whichever
+  // is more (a drop of the live set frees far more than it allocates: nothing of it is in
+  // use); only idle memory goes back, and a window with less than kReleaseFloor idle gives
+  // back nothing and the next one starts. Without the window, a steady churn (eviction frees
+  // versions as loads allocate them) that keeps more than a quarter of the heap free released
+  // at every mark: each release a sort of every free object, and the pages given back faulted
+  // in again at once (a quarter of a worker's time under a 20 MiB budget).
+  void maybe_release();
   static constexpr std::size_t kReleaseFloor = std::size_t{256} << 10;
   // The smallest run of whole free pages given back at once (on 4 KiB pages; on huge pages a
   // release gives back only whole huge pages, below).
@@ -122,6 +129,18 @@ class VersionHeap {
   std::atomic<std::size_t> released_now_{0};
   std::atomic<std::uint64_t> released_total_{0};
   std::atomic<bool> releasing_{false};
+  // maybe_release()'s window, written under mutex_: the least the central lists held since it
+  // began (kNoWindow: no release yet), the bytes refills handed out since, and the bytes freed
+  // to the lists since.
+  static constexpr std::size_t kNoWindow = ~std::size_t{0};
+  std::atomic<std::size_t> window_low_{kNoWindow};
+  std::atomic<std::size_t> window_taken_{0};
+  std::atomic<std::size_t> window_given_{0};  // bytes frees listed since it began
+  void start_window();                        // under mutex_
+  void took(std::size_t bytes) {              // under mutex_: a refill handed `bytes` out
+    window_taken_.store(window_taken_.load(std::memory_order_relaxed) + bytes,
+                        std::memory_order_relaxed);
+  }
 };
 
 }  // namespace braid::mvcc

@@ -653,34 +653,69 @@ TEST_P(ColdStoreModes, AReadErrorFailsTheScanAndItsReadsAheadEnd) {
   }
 }
 
+// `n` transactions that each get key `k` of `t` and count in *right the answers that are its
+// first value.
+std::vector<testing::ListGenerator::Body> gets_of(Table* t, int k, int n, int* right) {
+  std::vector<testing::ListGenerator::Body> bodies;
+  for (int i = 0; i < n; ++i) {
+    bodies.push_back([t, k, right](Tx& tx) -> Task<Status> {
+      Result<std::string_view> r = co_await tx.get(*t, key_of(k));
+      if (!r.is_ok()) co_return r.status();
+      if (*r == value_of(k, 0)) ++*right;
+      co_return Status::ok();
+    });
+  }
+  return bodies;
+}
+
 // Umbra's de-duplicated loads: transactions that miss on the same cold record while its read is
 // in flight wait for that read; one I/O serves them all.
 TEST(ColdStore, ConcurrentMissesShareOneRead) {
   Loaded l;
   open_loaded(std::make_shared<storage::SimFileSystem>(11), &l);
   auto& db = l.db;
-  Table** t = &l.t;
   std::uint64_t e = 0;
   const int cold_key = l.first_cold(&e);
   ASSERT_GE(cold_key, 0);
   const DatabaseStats before = db->stats();
-  std::vector<testing::ListGenerator::Body> bodies;
   int right = 0;
-  for (int i = 0; i < 8; ++i) {
-    bodies.push_back([&](Tx& tx) -> Task<Status> {
-      Result<std::string_view> r = co_await tx.get(**t, key_of(cold_key));
-      if (!r.is_ok()) co_return r.status();
-      if (*r == value_of(cold_key, 0)) ++right;
-      co_return Status::ok();
-    });
-  }
-  testing::ListGenerator gen(std::move(bodies));
+  testing::ListGenerator gen(gets_of(l.t, cold_key, 8, &right));
   TxnGenerator* gens[] = {&gen};
   const ExecCase c{ExecMode::kInterleaved, SchedulerPolicy::kBatch};
   ASSERT_TRUE(db->run(gens, testing::exec_of(c, 8)).is_ok());
   EXPECT_EQ(right, 8);
   const DatabaseStats after = db->stats();
   EXPECT_EQ(after.cold_reads - before.cold_reads, 1u);
+  EXPECT_EQ(after.cold_read_joins - before.cold_read_joins, 7u);
+}
+
+// The same for index leaves: transactions of one worker that miss on a leaf on storage while
+// its read is in flight wait for that read (ColdPort::read_shared) instead of reading the block
+// again. Eight gets of one cold key whose leaf was evicted: one read for the leaf, one for the
+// record, and every get answers the record's value.
+TEST(ColdStore, ConcurrentMissesOnOneLeafShareOneRead) {
+  Loaded l;
+  open_loaded(std::make_shared<storage::SimFileSystem>(13), &l);
+  std::uint64_t e = 0;
+  const int cold_key = l.first_cold(&e);
+  ASSERT_GE(cold_key, 0);
+  index::BTree& tree = l.t->index();
+  ASSERT_TRUE(tree.pages());
+  bool evicted = false;
+  ASSERT_TRUE(tree.evict_leaf(key_of(cold_key), &evicted).is_ok());
+  ASSERT_TRUE(evicted);
+  const DatabaseStats before = l.db->stats();
+  int right = 0;
+  testing::ListGenerator gen(gets_of(l.t, cold_key, 8, &right));
+  TxnGenerator* gens[] = {&gen};
+  const ExecCase c{ExecMode::kInterleaved, SchedulerPolicy::kBatch};
+  ASSERT_TRUE(l.db->run(gens, testing::exec_of(c, 8)).is_ok());
+  for (Code code : gen.outcomes) EXPECT_EQ(code, Code::kOk);
+  EXPECT_EQ(right, 8);
+  const DatabaseStats after = l.db->stats();
+  EXPECT_EQ(after.index_leaf_read_joins - before.index_leaf_read_joins, 7u);
+  EXPECT_EQ(after.index_leaf_loads - before.index_leaf_loads, 1u);
+  EXPECT_EQ(after.cold_read_ios - before.cold_read_ios, 2u);  // the leaf's block, the record's
   EXPECT_EQ(after.cold_read_joins - before.cold_read_joins, 7u);
 }
 

@@ -158,6 +158,48 @@ TEST(VersionHeap, FreePagesGoBackAndAreCarvedBeforeFreshMemory) {
   EXPECT_LE(heap.resident_bytes(), carved + 2 * 8192);  // at most a batch or two beyond
 }
 
+// After a large drop the first release gives back what is free. Then a steady churn that
+// frees as much as it allocates keeps more than a quarter of the heap listed: only what stayed
+// listed through a window of allocations goes back, once, and the pages the churn uses are not
+// given back and faulted in again round after round (each release a sort of every free object).
+TEST(VersionHeap, ASteadyChurnIsNotReleasedRoundAfterRound) {
+  VersionHeap heap;
+  ASSERT_TRUE(heap.init(std::size_t{256} << 20, false).is_ok());
+  VersionHeap::Cache cache;
+  constexpr int kObjects = 40000;
+  constexpr std::size_t kBytes = 160;
+  std::vector<Live> all = allocate_marked(heap, &cache, kObjects, kBytes, 0);
+  ASSERT_EQ(all.size(), std::size_t{kObjects});
+  std::vector<Live> kept;
+  for (int i = 0; i < kObjects; ++i) {
+    if (i % 500 == 0) {
+      kept.push_back(all[static_cast<std::size_t>(i)]);
+    } else {
+      heap.free(&cache, all[static_cast<std::size_t>(i)].p, kBytes);
+    }
+  }
+  heap.drain(&cache);
+  ASSERT_TRUE(heap.release_due());
+  heap.maybe_release();
+  const std::uint64_t first = heap.released_bytes();
+  EXPECT_GT(first, 0u);
+  std::vector<std::uint64_t> after_round;
+  for (int round = 0; round < 40; ++round) {
+    std::vector<Live> churn =
+        allocate_marked(heap, &cache, 2000, kBytes, static_cast<unsigned>(round));
+    ASSERT_EQ(churn.size(), 2000u);
+    for (const Live& l : churn) ASSERT_TRUE(intact(l));
+    for (const Live& l : churn) heap.free(&cache, l.p, kBytes);
+    heap.drain(&cache);
+    heap.maybe_release();
+    after_round.push_back(heap.released_bytes());
+  }
+  // At most a few windows give anything back; the rest of the rounds give nothing.
+  EXPECT_EQ(after_round.back(), after_round[9])
+      << "first " << first << ", after 10 rounds " << after_round[9];
+  for (const Live& l : kept) ASSERT_TRUE(intact(l));
+}
+
 TEST(VersionHeap, MixedClassesReleasedAndReusedKeepEveryLiveObject) {
   std::mt19937_64 rng(20261201);
   VersionHeap heap;
