@@ -126,8 +126,24 @@ DatabaseStats DatabaseImpl::stats() const {
     s.oids_free += t->oids().free_count();
     oids_used += t->oids().allocated() - t->oids().free_count();
   }
-  // Read racily: an OID given back between the contexts' reads and the tables' is missed for
-  // that moment (one record too few); exact while no reclamation runs.
+  // An OID given back between the contexts' reads and the tables' would count twice as no
+  // record (a context stops counting it before its table lists it free): the count is taken
+  // again until the contexts' sum held still across the tables' read (bounded; an idle
+  // worker gives OIDs back in batches, and a slow read of the tables once missed 108).
+  const auto sum_not_records = [&] {
+    std::int64_t n = 0;
+    for (std::uint32_t i = 0; i < txns_.size(); ++i) {
+      n += txns_.at(i).oids_not_records.load(std::memory_order_relaxed);
+    }
+    return n;
+  };
+  for (int tries = 0; tries < kStatsRereads; ++tries) {
+    const std::int64_t again = sum_not_records();
+    if (again == not_records) break;
+    not_records = again;
+    oids_used = 0;
+    for (const auto& t : tables_) oids_used += t->oids().allocated() - t->oids().free_count();
+  }
   const auto out = static_cast<std::uint64_t>(std::max<std::int64_t>(not_records, 0));
   s.records = oids_used > out ? oids_used - out : 0;
   s.commit_clock = txns_.clock_now();

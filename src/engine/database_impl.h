@@ -251,6 +251,8 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // makes then (recover_write).
   static constexpr std::uint32_t kRecoverySweepEvery = 256;
   static constexpr std::uint32_t kRecoverySweepMoves = 64;
+  // How often stats() reads the tables' OID counts again while reclamation moves them.
+  static constexpr int kStatsRereads = 8;
   std::uint64_t recovered_writes_ = 0;
   std::unique_ptr<Durability> durability_;
   mutable std::mutex catalog_mutex_;
