@@ -148,7 +148,7 @@ inline bool recall_read(const mvcc::TxnContext* ctx, const Table& table, std::st
 // Secondary-index reads (scan_op): the OID an entry names, and whether the entry's secondary
 // key (its first `secondary_len` bytes) is still the key of the visible `value`.
 inline std::uint64_t entry_oid(const Index* sec, std::uint64_t value) {
-  return sec != nullptr ? Index::oid_of(value) : value;
+  return sec != nullptr ? Index::oid_of(value) : leaf_value::oid(value);
 }
 bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary_len,
                    std::string_view value);

@@ -339,10 +339,10 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
     };
     load_upcoming();
     auto oid_at = [&](std::size_t i) -> const std::atomic<std::uint64_t>* {
-      if (i < n) return &t->oids().entry(c.batch.entries[i].value);
+      if (i < n) return &t->oids().entry(leaf_value::oid(c.batch.entries[i].value));
       i -= n;
       if (!c.upcoming_loaded || i >= c.upcoming.entries.size()) return nullptr;
-      return &t->oids().entry(c.upcoming.entries[i].value);
+      return &t->oids().entry(leaf_value::oid(c.upcoming.entries[i].value));
     };
     auto prefetch_version = [&](std::size_t i) {
       const std::atomic<std::uint64_t>* ahead = oid_at(i);
@@ -362,7 +362,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (const auto* slot = oid_at(c.pos + kSlotAhead)) __builtin_prefetch(slot, 0, 3);
       prefetch_version(c.pos + kVersionAhead);
       const auto& e = c.batch.entries[c.pos];
-      auto& slot = t->oids().entry(e.value);
+      auto& slot = t->oids().entry(leaf_value::oid(e.value));
       const std::uint64_t entry = slot.load(std::memory_order_acquire);
       const std::string_view key = c.batch.key(e);
       if (mvcc::entry::is_cold(entry)) {
@@ -439,7 +439,8 @@ Status Durability::stage_reads(Table* t) {
   auto collect = [&](const index::LeafBatch& batch, std::size_t from) {
     for (std::size_t i = from; i < batch.entries.size(); ++i) {
       const auto& be = batch.entries[i];
-      const std::uint64_t e = t->oids().entry(be.value).load(std::memory_order_acquire);
+      const std::uint64_t e =
+          t->oids().entry(leaf_value::oid(be.value)).load(std::memory_order_acquire);
       if (!mvcc::entry::is_cold(e) || referable(mvcc::entry::cold(e).segment)) continue;
       bytes += mvcc::entry::cold(e).size;
       c.bulk_refs.push_back({e, ColdStore::key_hash(batch.key(be))});

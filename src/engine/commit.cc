@@ -157,7 +157,7 @@ void DatabaseImpl::abort(TxnContext* ctx, std::uint32_t log) {
     const std::string_view key(ctx->staged_keys.data() + it->key_off, it->key_len);
     // The leaf is in memory: one that holds a record an open transaction writes never leaves
     // (ColdStore::sweep_leaves), so nothing here can fail on a load.
-    const index::Outcome removed = it->table->index().remove(key, it->oid);
+    const index::Outcome removed = it->table->index().remove(key, leaf_value::of_oid(it->oid));
     BRAID_ASSERT(static_cast<bool>(removed));
   }
   protocol_.unlink_writes(ctx);

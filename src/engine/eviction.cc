@@ -113,7 +113,7 @@ namespace {
 bool no_open_writes(void* arg, const index::Node& leaf) {
   auto* table = static_cast<Table*>(arg);
   for (unsigned i = 0; i < leaf.count; ++i) {
-    const std::uint64_t oid = leaf.tails(leaf.count)[i].value;
+    const std::uint64_t oid = leaf_value::oid(leaf.tails(leaf.count)[i].value);
     BRAID_DASSERT(oid < table->oids().allocated());
     const std::uint64_t e = table->oids().entry(oid).load(std::memory_order_acquire);
     if (!entry::is_hot(e)) continue;

@@ -90,7 +90,7 @@ void DatabaseImpl::check_invariants() {
     // The leaves in memory (check_invariants counts their keys): a check reads nothing in.
     (void)t->index().visit_bottom_up([&](const index::Node& n, std::span<const std::uint64_t>) {
       for (unsigned i = 0; n.level == 0 && i < n.count; ++i) {
-        const std::uint64_t oid = n.tails(n.count)[i].value;
+        const std::uint64_t oid = leaf_value::oid(n.tails(n.count)[i].value);
         BRAID_ASSERT(oid < t->oids().allocated());
         // A key names a chain (a removed record keeps its tombstone until it is reclaimed) or
         // a cold record's address.
@@ -228,14 +228,15 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   if (node_segments_ != nullptr && ++recovered_writes_ % kRecoverySweepEvery == 0) {
     (void)cold_->catch_up_index(kRecoverySweepEvery, kRecoverySweepMoves);
   }
-  std::uint64_t oid = 0;
+  std::uint64_t named = 0;  // the leaf's value: the record's OID (leaf_value)
   // A checkpoint's key is new: its insert below is the one descent (a lookup first would
   // double the index work of an open, most of its time).
-  const index::Outcome found = fresh ? index::Outcome::kNo : t->index().lookup(key, &oid);
+  const index::Outcome found = fresh ? index::Outcome::kNo : t->index().lookup(key, &named);
   if (found.failed()) return index::take_load_failure("recovery");
+  const std::uint64_t oid = leaf_value::oid(named);
   if (tombstone) {
     if (!found) return Status::ok();
-    const index::Outcome removed = t->index().remove(key, oid);
+    const index::Outcome removed = t->index().remove(key, named);
     if (removed.failed()) return index::take_load_failure("recovery");
     BRAID_ASSERT(static_cast<bool>(removed));
     auto& slot = t->oids().entry(oid);
@@ -273,7 +274,8 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   }
   t->oids().entry(*oid_new).store(e, std::memory_order_relaxed);
   std::uint64_t existing;
-  const index::Outcome inserted = t->index().insert_if_absent(key, *oid_new, &existing);
+  const index::Outcome inserted =
+      t->index().insert_if_absent(key, leaf_value::of_oid(*oid_new), &existing);
   if (!inserted) {
     t->oids().entry(*oid_new).store(entry::kEmpty, std::memory_order_relaxed);
     t->oids().release(*oid_new);

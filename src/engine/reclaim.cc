@@ -212,7 +212,7 @@ DatabaseImpl::TombOutcome DatabaseImpl::reclaim_tomb(TxnContext* ctx, const mvcc
     std::uint64_t head;
   } unlink{&slot, e};
   const index::Outcome removed = table.index().remove_if(
-      key, t.oid,
+      key, leaf_value::of_oid(t.oid),
       [](void* arg) {
         auto* u = static_cast<Unlink*>(arg);
         std::uint64_t expected = u->head;

@@ -48,7 +48,8 @@ Status check_records(DatabaseImpl& db, Table& table, const ColdStore::BulkOption
       break;
     }
     for (const auto& e : batch.entries) {
-      const std::uint64_t entry = table.oids().entry(e.value).load(std::memory_order_acquire);
+      const std::uint64_t entry =
+          table.oids().entry(leaf_value::oid(e.value)).load(std::memory_order_acquire);
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: committed and seen by every snapshot, this one included.
         pass.push_back({entry, ColdStore::key_hash(batch.key(e))});

@@ -215,8 +215,9 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
     cold.clear();
     return s;
   };
-  const bool scanned = table.index().for_each([&](std::string_view key, std::uint64_t oid) {
+  const bool scanned = table.index().for_each([&](std::string_view key, std::uint64_t value) {
     if (!status.is_ok()) return;
+    const std::uint64_t oid = leaf_value::oid(value);
     const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
     if (entry::is_cold(e)) {
       cold.push_back({e, ColdStore::key_hash(key), oid});

@@ -64,6 +64,22 @@ class Index {
   index::BTree tree_;
 };
 
+// A primary-index entry's value (docs/internals/index-paging.md, decision 4): the record's OID
+// shifted left by one, so bit 0 is clear. Bit 0 set is kept for a record named by the cold
+// address of its newest version (storage/cold_address.h, whose words have bit 0 set) instead of
+// an OID, so a record on storage need not hold a slot of the OID array.
+namespace leaf_value {
+inline std::uint64_t of_oid(std::uint64_t oid) {
+  BRAID_DASSERT(oid < (std::uint64_t{1} << 63));
+  return oid << 1;
+}
+inline bool names_oid(std::uint64_t value) { return (value & 1) == 0; }
+inline std::uint64_t oid(std::uint64_t value) {
+  BRAID_DASSERT(names_oid(value));
+  return value >> 1;
+}
+}  // namespace leaf_value
+
 class Table {
  public:
   // `cache_bytes`: the tree's cache size (index::BTree). `pool`: the database's prefaulted

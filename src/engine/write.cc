@@ -62,9 +62,11 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       found = hint->found;
       oid = hint->oid;
     } else {
-      const index::Outcome looked = table.index().lookup(key, &oid);
+      std::uint64_t value = 0;
+      const index::Outcome looked = table.index().lookup(key, &value);
       if (looked.failed()) return index::take_load_failure("write");
       found = static_cast<bool>(looked);
+      oid = leaf_value::oid(value);
     }
     if (!found && ctx->serializable && (kind == WriteKind::kUpdate || kind == WriteKind::kRemove)) {
       // NotFound is a read of absence: keep the leaf that answered it (phantoms).
@@ -72,7 +74,7 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       l.run(false);
       if (l.failed()) return index::take_load_failure("write");
       found = l.found();
-      oid = l.value();
+      oid = leaf_value::oid(l.value());
       if (!found) {
         if (Status s = protocol_.ssn_read_leaf(ctx, l.leaf_read()); !s.is_ok()) return s;
       }
@@ -89,7 +91,7 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       std::uint64_t existing;
       index::LeafChange change;
       const index::Outcome inserted = table.index().insert_if_absent(
-          key, *fresh, &existing, ctx->serializable ? &change : nullptr,
+          key, leaf_value::of_oid(*fresh), &existing, ctx->serializable ? &change : nullptr,
           attempt == 0 && hint != nullptr ? &hint->leaf : nullptr, txns_.hint_of(v));
       if (inserted) {
         if (ctx->serializable) protocol_.ssn_note_insert(ctx, change);
@@ -107,7 +109,7 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       mvcc::add_own(ctx->oids_not_records, 1);
       ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
       if (inserted.failed()) return index::take_load_failure("write");
-      oid = existing;
+      oid = leaf_value::oid(existing);
     }
     Status status;
     const mvcc::Install r = protocol_.install(ctx, &table, table.oids().entry(oid), oid, key, value,

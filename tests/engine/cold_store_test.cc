@@ -293,9 +293,9 @@ struct Loaded {
   // The first key whose record the sweeps turned cold (the hand starts at OID 0), or -1.
   int first_cold(std::uint64_t* entry) const {
     for (int k = 0; k < kRecords; ++k) {
-      std::uint64_t oid = 0;
-      if (!impl->table_at(0)->index().lookup(key_of(k), &oid)) return -1;
-      *entry = impl->table_at(0)->oids().entry(oid).load();
+      std::uint64_t value = 0;
+      if (!impl->table_at(0)->index().lookup(key_of(k), &value)) return -1;
+      *entry = impl->table_at(0)->oids().entry(leaf_value::oid(value)).load();
       if (mvcc::entry::is_cold(*entry)) return k;
     }
     return -1;

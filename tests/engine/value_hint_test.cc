@@ -46,7 +46,7 @@ Hints hints_of(const Opened& o, const std::string& key) {
   index::Lookup l(table.index(), key);
   l.run(false);
   EXPECT_TRUE(l.found()) << key;
-  const std::uint64_t e = table.oids().entry(l.value()).load();
+  const std::uint64_t e = table.oids().entry(leaf_value::oid(l.value())).load();
   EXPECT_TRUE(mvcc::entry::is_hot(e));
   return {l.value_hint(), o.impl->txns().hint_of(mvcc::entry::hot(e))};
 }
