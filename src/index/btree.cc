@@ -990,39 +990,64 @@ void BTree::set_value_hint(const LeafRead& at, unsigned slot, std::uint32_t valu
   leaf->lock.restore(at.version);
 }
 
+namespace {
+// Descends to the leaf that covers `k` and locks it at the version the descent validated (the
+// caller unlocks it, or restores that version when it changed nothing); `*idx` is k's slot in
+// it and `*exact` whether k is there. Null when a node on the way could not be loaded.
+Node* lock_leaf(Descent& d, const SearchKey& k, unsigned* idx, bool* exact) {
+  for (;;) {
+    if (!d.to_leaf()) return nullptr;
+    Node* leaf = d.node();
+    if (leaf->lock.try_upgrade(d.version())) {
+      BRAID_DASSERT(leaf->level == 0);
+      *idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, exact);
+      return leaf;
+    }
+    d.restart();
+  }
+}
+}  // namespace
+
 Outcome BTree::remove(std::string_view key, std::uint64_t expected, bool any) {
-  return remove_matching(key, expected, any, nullptr, nullptr);
+  return change_matching(key, expected, any, nullptr, nullptr, nullptr);
 }
 
 Outcome BTree::remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*),
                          void* arg) {
   BRAID_ASSERT(consent != nullptr);
-  return remove_matching(key, expected, false, consent, arg);
+  return change_matching(key, expected, false, consent, arg, nullptr);
 }
 
-Outcome BTree::remove_matching(std::string_view key, std::uint64_t expected, bool any,
-                               bool (*consent)(void*), void* arg) {
+Outcome BTree::replace(std::string_view key, std::uint64_t expected, std::uint64_t desired) {
+  return change_matching(key, expected, false, nullptr, nullptr, &desired);
+}
+
+Outcome BTree::change_matching(std::string_view key, std::uint64_t expected, bool any,
+                               bool (*consent)(void*), void* arg, const std::uint64_t* desired) {
   BRAID_ASSERT(!key.empty());
   BRAID_ASSERT(key.size() <= kMaxKey);
   const SearchKey k(key);
   Descent d(*this, k, Descent::Bias::kFloor, false, 0, NodeSearch::kBisect);
-  for (;;) {
-    if (!d.to_leaf()) return Outcome::kFailed;
-    Node* leaf = d.node();
-    if (!leaf->lock.try_upgrade(d.version())) {
-      d.restart();
-      continue;
-    }
-    bool exact;
-    const unsigned idx = lower_bound(leaf, leaf->count, k, NodeSearch::kBisect, &exact);
-    const bool hit = exact && (any || leaf->tails(leaf->count)[idx].value == expected) &&
-                     (consent == nullptr || consent(arg));
-    if (hit) remove_at(leaf, idx);
-    const bool underfull = hit && used_bytes(leaf) < kUnderfullBytes;
-    leaf->lock.unlock();
-    if (underfull) rebalance(k);
-    return Outcome::of(hit);
+  unsigned idx;
+  bool exact;
+  Node* leaf = lock_leaf(d, k, &idx, &exact);
+  if (leaf == nullptr) return Outcome::kFailed;
+  const bool hit = exact && (any || leaf->tails(leaf->count)[idx].value == expected) &&
+                   (consent == nullptr || consent(arg));
+  if (!hit) {
+    leaf->lock.restore(d.version());  // nothing changed: readers need not restart
+    return Outcome::kNo;
   }
+  if (desired != nullptr) {
+    leaf->tails(leaf->count)[idx].value = *desired;
+    leaf->lock.unlock();
+    return Outcome::kYes;
+  }
+  remove_at(leaf, idx);
+  const bool underfull = used_bytes(leaf) < kUnderfullBytes;
+  leaf->lock.unlock();
+  if (underfull) rebalance(k);
+  return Outcome::kYes;
 }
 
 void BTree::rebalance(const SearchKey& k) {

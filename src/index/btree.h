@@ -665,6 +665,13 @@ class BTree {
   // the leaf). `consent` must be short and must not touch this tree.
   Outcome remove_if(std::string_view key, std::uint64_t expected, bool (*consent)(void*),
                     void* arg);
+  // Sets the key's value to `desired` if it maps to `expected`; yes when set, no when the key
+  // is absent or maps to something else. The leaf's version moves (unlike set_value_hint's),
+  // for two reasons: an optimistic reader that read `expected` must not validate it afterwards,
+  // and a leaf eviction that took its image before the change must find the leaf changed and
+  // give up (an image that held `expected` would bring it back). SSN's phantom checks on the
+  // leaf see a change too: a serializable reader of the leaf's absences may abort needlessly.
+  Outcome replace(std::string_view key, std::uint64_t expected, std::uint64_t desired);
 
   // Empties the tree at once: every key goes, and the images of leaves on storage are given
   // back to the store. Readers that run meanwhile find the old nodes retired and restart on the
@@ -844,8 +851,9 @@ class BTree {
     return fn(*n, std::span<const std::uint64_t>(children));
   }
   Node* new_node(std::uint8_t level);
-  Outcome remove_matching(std::string_view key, std::uint64_t expected, bool any,
-                          bool (*consent)(void*), void* arg);
+  // remove, remove_if and replace: the entry goes, or takes `*desired` when given.
+  Outcome change_matching(std::string_view key, std::uint64_t expected, bool any,
+                          bool (*consent)(void*), void* arg, const std::uint64_t* desired);
   // Locks a node found at version v (and its parent at pv, when present) or answers false.
   bool lock_pair(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv);
   // `append`: the insert that forced the split lies beyond the node's last key.

@@ -41,7 +41,7 @@ void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) 
   std::string hand;
   for (std::size_t i = 0; i < ops; ++i) {
     const std::string k = random_key(&rng, pool, 24);
-    switch (rng.uniform(6)) {
+    switch (rng.uniform(7)) {
       case 0:
       case 1: {
         std::uint64_t existing = 0;
@@ -69,6 +69,17 @@ void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) 
         if (l.found()) {
           ASSERT_EQ(l.value(), it->second);
         }
+        break;
+      }
+      case 5: {
+        // Half of them expect the present value; the rest a wrong one.
+        const auto it = model.find(k);
+        const bool right = it != model.end() && rng.uniform(2) == 0;
+        const std::uint64_t expected = right ? it->second : i + 1;
+        const Outcome replaced = t->replace(k, expected, i);
+        ASSERT_FALSE(replaced.failed()) << "op " << i;
+        ASSERT_EQ(static_cast<bool>(replaced), right) << "op " << i;
+        if (right) it->second = i;
         break;
       }
       case 4: {
@@ -512,6 +523,25 @@ TEST(BTreePaging, AnEvictionGivesUpWhenItsLeafChangesOrTheStoreFails) {
   EXPECT_EQ(store.live(), 0u);
   std::uint64_t v = 0;
   EXPECT_TRUE(t.lookup(keys[1'500] + "a", &v));
+  // So does a replaced value: an image taken before it would bring the old value back.
+  ASSERT_TRUE(t.lookup(keys[1'400], &v));
+  store.on_next_flush([&] { ASSERT_TRUE(t.replace(keys[1'400], v, v + 1)); });
+  ASSERT_TRUE(t.evict_leaf(keys[1'400], &evicted).is_ok());
+  EXPECT_FALSE(evicted);
+  EXPECT_EQ(store.live(), 0u);
+  ASSERT_TRUE(t.evict_leaf(keys[1'400], &evicted).is_ok());
+  ASSERT_TRUE(evicted);
+  std::uint64_t after = 0;
+  ASSERT_TRUE(t.lookup(keys[1'400], &after));
+  EXPECT_EQ(after, v + 1);
+  // A replace of a key whose leaf is on storage reads the leaf in.
+  ASSERT_TRUE(t.evict_leaf(keys[1'400], &evicted).is_ok());
+  ASSERT_TRUE(evicted);
+  ASSERT_TRUE(t.replace(keys[1'400], v + 1, v + 2));
+  ASSERT_TRUE(t.lookup(keys[1'400], &after));
+  EXPECT_EQ(after, v + 2);
+  ASSERT_EQ(t.stored_leaves(), 0u);
+  EXPECT_EQ(store.live(), 0u);
   // The store fails: IOError, nothing evicted, nothing leaked.
   store.fail_adds(1);
   EXPECT_EQ(t.evict_leaf(keys[10], &evicted).code(), Code::kIOError);

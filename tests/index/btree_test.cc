@@ -496,6 +496,35 @@ TEST(BTree, SetValueHintKeepsTheLeafVersionAndNeedsTheLeafUnchanged) {
   }
 }
 
+TEST(BTree, ReplaceSetsOnlyTheExpectedValueAndMovesTheLeafVersionWhenItDoes) {
+  BTree t;
+  std::uint64_t existing;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    ASSERT_TRUE(t.insert_if_absent("k" + std::to_string(i * 2), i, &existing));
+  }
+  Lookup l(t, "k40");
+  l.run(false);
+  ASSERT_TRUE(l.found());
+  ASSERT_EQ(l.value(), 20u);
+  const LeafRead at = l.leaf_read();
+  // A miss (wrong value, absent key) leaves the leaf as it was.
+  EXPECT_FALSE(t.replace("k40", 21, 5));
+  EXPECT_FALSE(t.replace("k41", 0, 5));
+  EXPECT_EQ(at.leaf->lock.read_version(), at.version);
+  EXPECT_TRUE(t.replace("k40", 20, 1'000));
+  EXPECT_NE(at.leaf->lock.read_version(), at.version);
+  EXPECT_FALSE(at.leaf->lock.validate(at.version));
+  std::uint64_t v = 0;
+  ASSERT_TRUE(t.lookup("k40", &v));
+  EXPECT_EQ(v, 1'000u);
+  // The neighbours and the key set are untouched.
+  ASSERT_TRUE(t.lookup("k38", &v));
+  EXPECT_EQ(v, 19u);
+  ASSERT_TRUE(t.lookup("k42", &v));
+  EXPECT_EQ(v, 21u);
+  EXPECT_EQ(t.check_invariants(), 200u);
+}
+
 TEST(BTree, AnInsertFromAStaleLeafFindsTheRightOne) {
   BTree t;
   std::uint64_t ex;
