@@ -332,10 +332,11 @@ struct Options {
   // Under a budget, primary-index leaves leave memory too (docs/internals/index-paging.md): they
   // count in the budget beside the versions, a second CLOCK hand writes leaves not used since
   // its last pass to node segments in the directory, and a descent that meets one reads it
-  // back. Off by default while the index's paging is being built: a leaf is read back
-  // synchronously on the thread that needs it (a worker's coroutines wait too), and its frame
-  // is kept for later loads rather than given back to the system, so today it costs throughput
-  // and saves no peak memory (docs/results.md, "The index beyond memory"). Needs a budget.
+  // back (a worker's coroutines suspend on the read; the plain modes and application threads
+  // read synchronously). Off by default while the index's paging is being built: inner nodes
+  // and the OID array stay in memory whatever the budget, and a leaf read back costs more than
+  // the records it spares, so today it lowers peak memory under small budgets and costs
+  // throughput under large ones (docs/results.md, "The index beyond memory"). Needs a budget.
   bool page_index_leaves = false;
   // Cold records a scan reads ahead of the one it is at, in the coroutine modes on a worker:
   // their reads are issued together and complete while the scan goes on with the records

@@ -171,7 +171,8 @@ Status BulkLoader::run(BulkSource next) {
     Result<std::uint64_t> oid = table_->oids().allocate();
     if (!oid.is_ok()) return oid.status();
     std::uint64_t existing = 0;
-    const index::Outcome inserted = table_->index().insert_if_absent(key, *oid, &existing);
+    const index::Outcome inserted =
+        table_->index().insert_if_absent(key, leaf_value::of_oid(*oid), &existing);
     if (inserted.failed()) return index::take_load_failure("bulk_load");
     if (!inserted) {
       return Status::duplicate("bulk_load: record " + std::to_string(n) +
@@ -203,8 +204,9 @@ Status BulkLoader::run(BulkSource next) {
     // just made room would take the room of leaves (under a scattered hot set a leaf serves
     // every record it holds, the last records loaded are no hotter than the rest, and a run
     // would begin with its leaves to load).
-    if (budget && pages && !reached && cold->over_budget()) reached = true;
-    if (options_.keep_in_memory && !reached && !(budget && cold->over_budget())) {
+    const bool over = budget && cold->over_budget();
+    if (pages && over) reached = true;
+    if (options_.keep_in_memory && !reached && !over) {
       v = keep(value, &failure);
       if (!failure.is_ok()) return failure;
     }

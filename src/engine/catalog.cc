@@ -107,7 +107,11 @@ DatabaseStats DatabaseImpl::stats() const {
   s.version_heap_bytes = txns_.heap().resident_bytes();
   s.version_bytes_released = txns_.heap().released_bytes();
   std::lock_guard<std::mutex> guard(catalog_mutex_);
-  std::uint64_t oids_used = 0;
+  const auto used_oids = [&] {
+    std::uint64_t n = 0;
+    for (const auto& t : tables_) n += t->oids().allocated() - t->oids().free_count();
+    return n;
+  };
   for (const auto& t : tables_) {
     s.index_nodes += t->index().node_count();
     s.index_nodes_free += t->index().free_node_count();
@@ -124,8 +128,8 @@ DatabaseStats DatabaseImpl::stats() const {
     }
     s.oid_bytes += t->oids().committed_bytes();
     s.oids_free += t->oids().free_count();
-    oids_used += t->oids().allocated() - t->oids().free_count();
   }
+  std::uint64_t oids_used = used_oids();
   // An OID given back between the contexts' reads and the tables' would count twice as no
   // record (a context stops counting it before its table lists it free): the count is taken
   // again until the contexts' sum held still across the tables' read (bounded; an idle
@@ -141,8 +145,7 @@ DatabaseStats DatabaseImpl::stats() const {
     const std::int64_t again = sum_not_records();
     if (again == not_records) break;
     not_records = again;
-    oids_used = 0;
-    for (const auto& t : tables_) oids_used += t->oids().allocated() - t->oids().free_count();
+    oids_used = used_oids();
   }
   const auto out = static_cast<std::uint64_t>(std::max<std::int64_t>(not_records, 0));
   s.records = oids_used > out ? oids_used - out : 0;
