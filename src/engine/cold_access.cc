@@ -19,6 +19,38 @@ Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table&
   return cold->fetch_sync(port, env.ctx, slot, table.id(), key, out);
 }
 
+Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHint* hint) {
+  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round) {
+    BRAID_DASSERT(!leaf_value::names_oid(named));
+    BRAID_DASSERT(mvcc::entry::is_cold(named));
+    Result<std::uint64_t> fresh = table.oids().allocate();
+    if (!fresh.is_ok()) return fresh.status();
+    std::atomic<std::uint64_t>& entry = table.oids().entry(*fresh);
+    entry.store(named, std::memory_order_release);
+    const index::Outcome swapped = table.index().replace(key, named, leaf_value::of_oid(*fresh));
+    if (!swapped) {
+      // The leaf changed first (another promotion, a removal): nothing ever named the OID, so
+      // no transaction can hold it and it goes back at once.
+      entry.store(mvcc::entry::kEmpty, std::memory_order_release);
+      table.oids().release(*fresh);
+      if (swapped.failed()) return index::take_load_failure("promote");
+    }
+    index::Lookup l(table.index(), key);
+    l.run(false);
+    if (l.failed()) return index::take_load_failure("promote");
+    if (!l.found()) {
+      *hint = LookupHint{false, 0, l.leaf_read(), 0};
+      return Status::ok();
+    }
+    named = l.value();
+    if (leaf_value::names_oid(named)) {
+      *hint = LookupHint{true, leaf_value::oid(named), l.leaf_read(), l.leaf_slot()};
+      return Status::ok();
+    }
+  }
+  return Status::busy("promote: the key's leaf kept changing");
+}
+
 void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e) {
   const StageScope stage(Stage::kDrop);
   (void)env.db->cold()->drop(*slot, e, env.ctx);

@@ -45,6 +45,15 @@ struct LookupHint {
   unsigned slot = 0;
 };
 
+// A primary leaf that names its record by the cold address `named` (leaf_value) instead of an
+// OID: the record takes an OID first (docs/internals/index-paging.md, decision 4), a fresh one
+// holding the address, swapped into the leaf under the leaf's lock (BTree::replace); then the
+// key is looked up again, so *hint (found, OID, leaf read and slot) comes from a lookup that
+// saw the OID, as the caller's SSN and insert-at-leaf need. Not found: the key went
+// meanwhile. A read of the record follows as for any cold entry. Synchronous (the record's own
+// read, which follows, is the latency that matters); bounded by ColdStore::kMaxMissRounds.
+Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHint* hint);
+
 class Durability;
 class ColdStore;
 class NodeSegments;

@@ -113,7 +113,9 @@ namespace {
 bool no_open_writes(void* arg, const index::Node& leaf) {
   auto* table = static_cast<Table*>(arg);
   for (unsigned i = 0; i < leaf.count; ++i) {
-    const std::uint64_t oid = leaf_value::oid(leaf.tails(leaf.count)[i].value);
+    const std::uint64_t named = leaf.tails(leaf.count)[i].value;
+    if (!leaf_value::names_oid(named)) continue;  // a record on storage: nobody writes it
+    const std::uint64_t oid = leaf_value::oid(named);
     BRAID_DASSERT(oid < table->oids().allocated());
     const std::uint64_t e = table->oids().entry(oid).load(std::memory_order_acquire);
     if (!entry::is_hot(e)) continue;

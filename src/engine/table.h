@@ -78,6 +78,9 @@ inline std::uint64_t oid(std::uint64_t value) {
   BRAID_DASSERT(names_oid(value));
   return value >> 1;
 }
+// For a value read before it is known to name an OID (an absent key's, or an address, which
+// promote() turns into one first).
+inline std::uint64_t oid_or_zero(std::uint64_t value) { return names_oid(value) ? value >> 1 : 0; }
 }  // namespace leaf_value
 
 class Table {

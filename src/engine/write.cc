@@ -55,6 +55,18 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
                                    std::string_view value, WriteKind kind, const LookupHint* hint,
                                    std::uint64_t* oid_out, const Version** prev) {
   *prev = nullptr;
+  // A value read from the key's leaf: an OID, or a cold address that takes one first.
+  const auto oid_of = [&](std::uint64_t named, bool* found, std::uint64_t* oid) {
+    if (leaf_value::names_oid(named)) [[likely]] {
+      *oid = leaf_value::oid(named);
+      return Status::ok();
+    }
+    LookupHint promoted;
+    Status s = promote(table, key, named, &promoted);
+    *found = promoted.found;
+    *oid = promoted.oid;
+    return s;
+  };
   for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
     std::uint64_t oid = 0;
     bool found;
@@ -66,7 +78,9 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       const index::Outcome looked = table.index().lookup(key, &value);
       if (looked.failed()) return index::take_load_failure("write");
       found = static_cast<bool>(looked);
-      oid = leaf_value::oid(value);
+      if (found) {
+        if (Status s = oid_of(value, &found, &oid); !s.is_ok()) return s;
+      }
     }
     if (!found && ctx->serializable && (kind == WriteKind::kUpdate || kind == WriteKind::kRemove)) {
       // NotFound is a read of absence: keep the leaf that answered it (phantoms).
@@ -74,7 +88,9 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       l.run(false);
       if (l.failed()) return index::take_load_failure("write");
       found = l.found();
-      oid = leaf_value::oid(l.value());
+      if (found) {
+        if (Status s = oid_of(l.value(), &found, &oid); !s.is_ok()) return s;
+      }
       if (!found) {
         if (Status s = protocol_.ssn_read_leaf(ctx, l.leaf_read()); !s.is_ok()) return s;
       }
@@ -109,7 +125,9 @@ Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_vi
       mvcc::add_own(ctx->oids_not_records, 1);
       ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
       if (inserted.failed()) return index::take_load_failure("write");
-      oid = leaf_value::oid(existing);
+      bool still = true;
+      if (Status s = oid_of(existing, &still, &oid); !s.is_ok()) return s;
+      if (!still) continue;  // the key went since: look again
     }
     Status status;
     const mvcc::Install r = protocol_.install(ctx, &table, table.oids().entry(oid), oid, key, value,

@@ -319,6 +319,100 @@ void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool c
   ASSERT_TRUE(out->db->set_cache_reads(*out->t, cache).is_ok());
 }
 
+// Records whose leaves name them by their cold address instead of an OID (index-paging.md,
+// decision 4; nothing in the engine writes such a leaf yet, so the test does, as the leaves'
+// hand will: the address into the leaf, the OID given back). Gets and writes in every mode, and
+// the blocking API, give each such record a fresh OID first and then read it as any cold
+// record; an insert of its key is a duplicate, a removal removes it.
+TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
+  auto fs = std::make_shared<storage::SimFileSystem>(23);
+  Loaded l;
+  open_loaded(fs, &l);
+  Table& t = *l.impl->table_at(0);
+  std::vector<bool> by_address(kRecords, false);
+  int demoted = 0;
+  for (int k = 0; k < kRecords; ++k) {
+    std::uint64_t named = 0;
+    ASSERT_TRUE(t.index().lookup(key_of(k), &named));
+    ASSERT_TRUE(leaf_value::names_oid(named));
+    const std::uint64_t oid = leaf_value::oid(named);
+    const std::uint64_t e = t.oids().entry(oid).load();
+    if (!mvcc::entry::is_cold(e)) continue;
+    ASSERT_TRUE(t.index().replace(key_of(k), named, e));
+    t.oids().entry(oid).store(mvcc::entry::kEmpty);
+    t.oids().release(oid);
+    by_address[k] = true;
+    ++demoted;
+  }
+  ASSERT_GT(demoted, kRecords / 2);
+  const std::uint64_t free_before = t.oids().free_count();
+  // Through transactions in the mode under test: a get of every second key, a put of every
+  // third, an insert of every fifth (a duplicate, aborting its transaction: alone in it).
+  std::vector<testing::ListGenerator::Body> bodies;
+  std::vector<int> mismatches(1, 0);
+  for (int k = 0; k < kRecords; k += 2) {
+    bodies.push_back([&, k](Tx& tx) -> Task<Status> {
+      Result<std::string_view> r = co_await tx.get(*l.t, key_of(k));
+      if (!r.is_ok()) co_return r.status();
+      if (*r != value_of(k, 0)) ++mismatches[0];
+      if (k % 3 == 0) co_return co_await tx.put(*l.t, key_of(k), value_of(k, 1));
+      co_return Status::ok();
+    });
+  }
+  std::vector<int> inserted;
+  for (int k = 1; k < kRecords; k += 10) {
+    inserted.push_back(k);
+    bodies.push_back([&, k](Tx& tx) -> Task<Status> {
+      co_return co_await tx.insert(*l.t, key_of(k), value_of(k, 9));
+    });
+  }
+  testing::ListGenerator gen(std::move(bodies));
+  TxnGenerator* gens[] = {&gen};
+  ASSERT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+  EXPECT_EQ(mismatches[0], 0);
+  // Outcomes arrive in the order transactions finish.
+  const std::size_t reads = (kRecords + 1) / 2;
+  ASSERT_EQ(gen.outcomes.size(), reads + inserted.size());
+  EXPECT_EQ(std::count(gen.outcomes.begin(), gen.outcomes.end(), Code::kOk),
+            static_cast<std::ptrdiff_t>(reads));
+  EXPECT_EQ(std::count(gen.outcomes.begin(), gen.outcomes.end(), Code::kDuplicate),
+            static_cast<std::ptrdiff_t>(inserted.size()));
+  // The records read took OIDs: the ones given back went first (FIFO), and every key the
+  // transactions touched names one now.
+  EXPECT_LT(t.oids().free_count(), free_before);
+  for (int k = 0; k < kRecords; k += 2) {
+    std::uint64_t named = 0;
+    ASSERT_TRUE(t.index().lookup(key_of(k), &named));
+    EXPECT_TRUE(leaf_value::names_oid(named)) << k;
+  }
+  // The blocking API: a removal of a record named by its address, then every key read.
+  int removed = -1;
+  for (int k = 3; k < kRecords && removed < 0; k += 2) {
+    if (by_address[k]) removed = k;
+  }
+  ASSERT_GE(removed, 0);
+  {
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    ASSERT_TRUE(tx->remove(*l.t, key_of(removed)).is_ok());
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+  for (int i = 0; i < kRecords; i += 500) {
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    for (int k = i; k < i + 500; ++k) {
+      Result<std::string_view> r = tx->get(*l.t, key_of(k));
+      if (k == removed) {
+        EXPECT_EQ(r.status().code(), Code::kNotFound);
+        continue;
+      }
+      ASSERT_TRUE(r.is_ok()) << k << ": " << r.status().to_string();
+      EXPECT_EQ(*r, value_of(k, k % 2 == 0 && k % 3 == 0 ? 1 : 0)) << k;
+    }
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+}
+
 // An EIO on a cold read, in every mode (the ring's read or the synchronous one), fails the
 // transaction that met it with IOError — not a crash, not a halt, not a wrong value — and the
 // record reads once the disk answers again; a disk that fails every read fails every cold
