@@ -321,9 +321,10 @@ void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool c
 
 // Records whose leaves name them by their cold address instead of an OID (index-paging.md,
 // decision 4; nothing in the engine writes such a leaf yet, so the test does, as the leaves'
-// hand will: the address into the leaf, the OID given back). Gets and writes in every mode, and
-// the blocking API, give each such record a fresh OID first and then read it as any cold
-// record; an insert of its key is a duplicate, a removal removes it.
+// hand will: the address into the leaf, the OID given back). The check reads them through their
+// leaves; gets and writes in every mode, and the blocking API, give each such record a fresh
+// OID first and then read it as any cold record; an insert of its key is a duplicate, a
+// removal removes it.
 TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
   auto fs = std::make_shared<storage::SimFileSystem>(23);
   Loaded l;
@@ -345,6 +346,11 @@ TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
     ++demoted;
   }
   ASSERT_GT(demoted, kRecords / 2);
+  // The check reads them through their leaves, each once, as the evicted ones.
+  engine::RecordCheckCounts counts;
+  ASSERT_TRUE(engine::check_records(*l.impl, t, {}, &counts, [](std::uint64_t) {}).is_ok());
+  EXPECT_EQ(counts.records, std::uint64_t{kRecords});
+  EXPECT_GE(counts.cold, static_cast<std::uint64_t>(demoted));
   const std::uint64_t free_before = t.oids().free_count();
   // Through transactions in the mode under test: a get of every second key, a put of every
   // third, an insert of every fifth (a duplicate, aborting its transaction: alone in it).
