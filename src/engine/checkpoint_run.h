@@ -32,6 +32,10 @@ struct CheckpointFixup {
   std::uint64_t old;
   mvcc::Version* version;  // or a version whose home becomes the new address
   bool done;
+  // Or, neither slot nor version: a record the primary leaf of `key` in `table` names by its
+  // cold address `old` (leaf_value), whose leaf value moves instead.
+  Table* table = nullptr;
+  std::string key;
 };
 
 struct CheckpointRun {

@@ -205,6 +205,13 @@ void Durability::fix(std::uint64_t cookie, std::uint64_t address) {
   if (f.version != nullptr) {
     // Versions the checkpoint saw are not freed before it ends (its snapshot holds the horizon).
     std::atomic_ref<std::uint64_t>(f.version->home).store(address, std::memory_order_relaxed);
+  } else if (f.slot == nullptr) {
+    // A leaf's value moves as an entry would; it fails when the record took an OID meanwhile
+    // (promote: the entry then holds the old address) or the leaf could not be read in.
+    const index::Outcome moved =
+        address == 0 ? index::Outcome::kNo : f.table->index().replace(f.key, f.old, address);
+    if (moved.failed()) (void)index::take_load_failure();
+    if (!moved) c.keep.push_back(mvcc::entry::cold(f.old).segment);
   } else {
     std::uint64_t expect = f.old;
     // No address (the copy cannot be named) leaves the entry as it is. The CAS fails when a
@@ -338,11 +345,17 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       c.upcoming_loaded = true;
     };
     load_upcoming();
+    // Null past the leaves scanned, and for a record its leaf names by address (no entry).
     auto oid_at = [&](std::size_t i) -> const std::atomic<std::uint64_t>* {
-      if (i < n) return &t->oids().entry(leaf_value::oid(c.batch.entries[i].value));
-      i -= n;
-      if (!c.upcoming_loaded || i >= c.upcoming.entries.size()) return nullptr;
-      return &t->oids().entry(leaf_value::oid(c.upcoming.entries[i].value));
+      std::uint64_t named;
+      if (i < n) {
+        named = c.batch.entries[i].value;
+      } else if (c.upcoming_loaded && i - n < c.upcoming.entries.size()) {
+        named = c.upcoming.entries[i - n].value;
+      } else {
+        return nullptr;
+      }
+      return leaf_value::names_oid(named) ? &t->oids().entry(leaf_value::oid(named)) : nullptr;
     };
     auto prefetch_version = [&](std::size_t i) {
       const std::atomic<std::uint64_t>* ahead = oid_at(i);
@@ -362,8 +375,10 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (const auto* slot = oid_at(c.pos + kSlotAhead)) __builtin_prefetch(slot, 0, 3);
       prefetch_version(c.pos + kVersionAhead);
       const auto& e = c.batch.entries[c.pos];
-      auto& slot = t->oids().entry(leaf_value::oid(e.value));
-      const std::uint64_t entry = slot.load(std::memory_order_acquire);
+      // A record its leaf names by address has no entry: the leaf's value is its cold word.
+      std::atomic<std::uint64_t>* const slot =
+          leaf_value::names_oid(e.value) ? &t->oids().entry(leaf_value::oid(e.value)) : nullptr;
+      const std::uint64_t entry = slot != nullptr ? slot->load(std::memory_order_acquire) : e.value;
       const std::string_view key = c.batch.key(e);
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: its version is seen by every snapshot, ours included.
@@ -388,7 +403,9 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
           }
           value = alone;
         }
-        const std::uint64_t cookie = add_fixup({&slot, entry, nullptr, false});
+        const std::uint64_t cookie =
+            slot != nullptr ? add_fixup({slot, entry, nullptr, false})
+                            : add_fixup({nullptr, entry, nullptr, false, t, std::string(key)});
         // The copy keeps the record's own timestamp: the entry moves to it, and a reader whose
         // snapshot predates this checkpoint may load it and must still see it.
         Result<std::uint64_t> at = c.writer->add(t->id(), key, value, cts, cookie);
@@ -440,7 +457,9 @@ Status Durability::stage_reads(Table* t) {
     for (std::size_t i = from; i < batch.entries.size(); ++i) {
       const auto& be = batch.entries[i];
       const std::uint64_t e =
-          t->oids().entry(leaf_value::oid(be.value)).load(std::memory_order_acquire);
+          leaf_value::names_oid(be.value)
+              ? t->oids().entry(leaf_value::oid(be.value)).load(std::memory_order_acquire)
+              : be.value;
       if (!mvcc::entry::is_cold(e) || referable(mvcc::entry::cold(e).segment)) continue;
       bytes += mvcc::entry::cold(e).size;
       c.bulk_refs.push_back({e, ColdStore::key_hash(batch.key(be))});

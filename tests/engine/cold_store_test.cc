@@ -321,16 +321,17 @@ void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool c
 
 // Records whose leaves name them by their cold address instead of an OID (index-paging.md,
 // decision 4; nothing in the engine writes such a leaf yet, so the test does, as the leaves'
-// hand will: the address into the leaf, the OID given back). The check reads them through their
-// leaves; gets and writes in every mode, and the blocking API, give each such record a fresh
-// OID first and then read it as any cold record; an insert of its key is a duplicate, a
-// removal removes it.
+// hand will: the address into the leaf, the OID given back). A checkpoint moves them into its
+// parts, the check reads them through their leaves; gets and writes in every mode, and the blocking
+// API, give each such record a fresh OID first and then read it as any cold record; an insert of
+// its key is a duplicate, a removal removes it.
 TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
   auto fs = std::make_shared<storage::SimFileSystem>(23);
   Loaded l;
   open_loaded(fs, &l);
   Table& t = *l.impl->table_at(0);
   std::vector<bool> by_address(kRecords, false);
+  std::vector<std::uint64_t> address_of(kRecords, 0);
   int demoted = 0;
   for (int k = 0; k < kRecords; ++k) {
     std::uint64_t named = 0;
@@ -343,9 +344,22 @@ TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
     t.oids().entry(oid).store(mvcc::entry::kEmpty);
     t.oids().release(oid);
     by_address[k] = true;
+    address_of[k] = e;
     ++demoted;
   }
   ASSERT_GT(demoted, kRecords / 2);
+  // A checkpoint copies them out of the log segments (no checkpoint holds records yet) into
+  // its parts and moves their leaves' values there, their only name: the segments go.
+  ASSERT_TRUE(l.db->checkpoint().is_ok());
+  int moved = 0;
+  for (int k = 0; k < kRecords; ++k) {
+    if (!by_address[k]) continue;
+    std::uint64_t named = 0;
+    ASSERT_TRUE(t.index().lookup(key_of(k), &named));
+    ASSERT_FALSE(leaf_value::names_oid(named)) << k;
+    if (named != address_of[k]) ++moved;
+  }
+  EXPECT_EQ(moved, demoted);
   // The check reads them through their leaves, each once, as the evicted ones.
   engine::RecordCheckCounts counts;
   ASSERT_TRUE(engine::check_records(*l.impl, t, {}, &counts, [](std::uint64_t) {}).is_ok());
