@@ -168,6 +168,11 @@ Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table&
 Task<Status> cold_fetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table& table,
                         std::string_view key, std::uint64_t* e);
 
+// A scan's copy of a primary leaf: every record it names by cold address takes an OID
+// (promote). True when it named none; false when some took one (the caller reads the leaf
+// again) or a promotion failed (*status).
+bool promote_named(Table& table, const index::LeafBatch& batch, Status* status);
+
 // A get of a table that does not cache reads (Database::set_cache_reads) read `e` back into
 // `slot`: turn the entry cold again (the version stays valid while the transaction runs).
 void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e);

@@ -51,6 +51,21 @@ Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHi
   return Status::busy("promote: the key's leaf kept changing");
 }
 
+bool promote_named(Table& table, const index::LeafBatch& batch, Status* status) {
+  bool none = true;
+  for (const auto& e : batch.entries) {
+    if (leaf_value::names_oid(e.value)) [[likely]]
+      continue;
+    none = false;
+    LookupHint promoted;
+    if (Status s = promote(table, batch.key(e), e.value, &promoted); !s.is_ok()) {
+      *status = std::move(s);
+      return false;
+    }
+  }
+  return none;
+}
+
 void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e) {
   const StageScope stage(Stage::kDrop);
   (void)env.db->cold()->drop(*slot, e, env.ctx);

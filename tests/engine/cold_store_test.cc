@@ -322,9 +322,9 @@ void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool c
 // Records whose leaves name them by their cold address instead of an OID (index-paging.md,
 // decision 4; nothing in the engine writes such a leaf yet, so the test does, as the leaves'
 // hand will: the address into the leaf, the OID given back). A checkpoint moves them into its
-// parts, the check reads them through their leaves; gets and writes in every mode, and the blocking
-// API, give each such record a fresh OID first and then read it as any cold record; an insert of
-// its key is a duplicate, a removal removes it.
+// parts, the check reads them through their leaves; scans, gets and writes in every mode, and the
+// blocking API, give each such record a fresh OID first and then read it as any cold record; an
+// insert of its key is a duplicate, a removal removes it.
 TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
   auto fs = std::make_shared<storage::SimFileSystem>(23);
   Loaded l;
@@ -332,6 +332,7 @@ TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
   Table& t = *l.impl->table_at(0);
   std::vector<bool> by_address(kRecords, false);
   std::vector<std::uint64_t> address_of(kRecords, 0);
+  std::atomic<int> mismatches_scan{0};
   int demoted = 0;
   for (int k = 0; k < kRecords; ++k) {
     std::uint64_t named = 0;
@@ -366,6 +367,56 @@ TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
   EXPECT_EQ(counts.records, std::uint64_t{kRecords});
   EXPECT_GE(counts.cold, static_cast<std::uint64_t>(demoted));
   const std::uint64_t free_before = t.oids().free_count();
+  // Scans in the mode under test, forward and reverse, through leaves that name records by
+  // address: each row its key's value, in key order, and the leaves name OIDs afterwards.
+  {
+    const std::vector<int> starts = {1000, 2000, 3000, 4000, 5000};
+    std::vector<std::vector<std::string>> got(2 * starts.size());
+    std::vector<testing::ListGenerator::Body> scans;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      scans.push_back([&, i](Tx& tx) -> Task<Status> {
+        got[i].clear();  // a retried body starts over
+        const std::string from = key_of(starts[i / 2]);
+        const bool reverse = i % 2 == 1;
+        co_return co_await tx.scan(
+            *l.t, reverse ? "" : from, reverse ? from : "", 40,
+            [&, i](std::string_view k, std::string_view v) {
+              const int n = std::stoi(std::string(k.substr(3)));
+              if (v != value_of(n, 0)) ++mismatches_scan;
+              got[i].push_back(std::string(k));
+              return true;
+            },
+            reverse ? ScanOrder::kReverse : ScanOrder::kForward);
+      });
+    }
+    testing::ListGenerator gen(std::move(scans));
+    TxnGenerator* gens[] = {&gen};
+    ASSERT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+    for (Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
+    EXPECT_EQ(mismatches_scan, 0);
+    int scanned_by_address = 0;
+    std::vector<std::string> keys;
+    for (int k = 0; k < kRecords; ++k) keys.push_back(key_of(k));
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const auto at = std::lower_bound(keys.begin(), keys.end(), key_of(starts[i / 2]));
+      std::vector<std::string> want;
+      if (i % 2 == 0) {
+        want.assign(at, at + std::min<std::ptrdiff_t>(40, keys.end() - at));
+      } else {
+        const auto rat = std::make_reverse_iterator(at);
+        want.assign(rat, rat + std::min<std::ptrdiff_t>(40, at - keys.begin()));
+      }
+      EXPECT_EQ(got[i], want) << i;
+      for (const std::string& k : got[i]) {
+        scanned_by_address += by_address[std::stoi(k.substr(3))] ? 1 : 0;
+        std::uint64_t named = 0;
+        ASSERT_TRUE(t.index().lookup(k, &named));
+        EXPECT_TRUE(leaf_value::names_oid(named)) << k;
+      }
+    }
+    EXPECT_GT(scanned_by_address, 100);
+  }
   // Through transactions in the mode under test: a get of every second key, a put of every
   // third, an insert of every fifth (a duplicate, aborting its transaction: alone in it).
   std::vector<testing::ListGenerator::Body> bodies;
