@@ -162,7 +162,10 @@ int check(const std::string& dir) {
       c.hot += mvcc::entry::is_hot(e) ? 1 : 0;
       c.cold += mvcc::entry::is_cold(e) ? 1 : 0;
     }
-    slots += c.table->oids().allocated();
+    // Records on storage whose leaves name them by address hold no OID entry.
+    const auto by_address = static_cast<std::uint64_t>(c.table->named_by_address());
+    c.cold += by_address;
+    slots += c.table->oids().allocated() + by_address;
     tables.push_back(c);
   }
   std::uint64_t cold_total = 0;
@@ -179,7 +182,7 @@ int check(const std::string& dir) {
     engine::RecordCheckCounts n;
     Status s = engine::check_records(*impl, *c.table, {}, &n,
                                      [&](std::uint64_t done) { meter.update(before + done); });
-    before += c.table->oids().allocated() + c.cold;
+    before += c.table->oids().allocated() + c.table->named_by_address() + c.cold;
     bulk.records += n.bulk.records;
     bulk.reads += n.bulk.reads;
     bulk.bytes += n.bulk.bytes;
@@ -212,9 +215,10 @@ int check(const std::string& dir) {
       read_s > 0 ? static_cast<double>(bulk.bytes) / (1 << 20) / read_s : 0.0);
   const DatabaseStats st = db->stats();
   std::printf(
-      "  engine: %llu records, %llu tombstones pending, %llu OIDs free, %llu index nodes "
-      "(%llu free), %llu live versions\n",
+      "  engine: %llu records (%llu named by address), %llu tombstones pending, %llu OIDs "
+      "free, %llu index nodes (%llu free), %llu live versions\n",
       static_cast<unsigned long long>(st.records),
+      static_cast<unsigned long long>(st.records_named_by_address),
       static_cast<unsigned long long>(st.tombstones_pending),
       static_cast<unsigned long long>(st.oids_free),
       static_cast<unsigned long long>(st.index_nodes),

@@ -182,9 +182,13 @@ struct DatabaseStats {
   std::uint64_t index_frame_bytes = 0;
   std::uint64_t oid_bytes = 0;
   // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
-  // reclamation and OIDs waiting to be given back). Exact while no reclamation runs; while it
-  // does, an OID given back during the call may be missed.
+  // reclamation and OIDs waiting to be given back, plus the records named by address).
+  // Exact while no reclamation runs; while it does, an OID given back during the call may be
+  // missed.
   std::uint64_t records = 0;
+  // Records on storage whose index leaf names them by their address and that hold no OID
+  // (under a memory budget, in tables without secondary indexes).
+  std::uint64_t records_named_by_address = 0;
   std::uint64_t tombstones_pending = 0;  // committed removals not reclaimed yet
   std::uint64_t records_reclaimed = 0;   // removed records whose key, versions and OID went
   std::uint64_t oids_free = 0;           // OIDs given back, allocatable again

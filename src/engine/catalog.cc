@@ -112,6 +112,7 @@ DatabaseStats DatabaseImpl::stats() const {
     for (const auto& t : tables_) n += t->oids().allocated() - t->oids().free_count();
     return n;
   };
+  std::int64_t by_address = 0;
   for (const auto& t : tables_) {
     s.index_nodes += t->index().node_count();
     s.index_nodes_free += t->index().free_node_count();
@@ -128,7 +129,10 @@ DatabaseStats DatabaseImpl::stats() const {
     }
     s.oid_bytes += t->oids().committed_bytes();
     s.oids_free += t->oids().free_count();
+    by_address += t->named_by_address();
   }
+  // A promotion racing a bulk load's rollback can take one off a count the rollback reset.
+  s.records_named_by_address = static_cast<std::uint64_t>(std::max<std::int64_t>(by_address, 0));
   std::uint64_t oids_used = used_oids();
   // An OID given back between the contexts' reads and the tables' would count twice as no
   // record (a context stops counting it before its table lists it free): the count is taken
@@ -148,7 +152,7 @@ DatabaseStats DatabaseImpl::stats() const {
     oids_used = used_oids();
   }
   const auto out = static_cast<std::uint64_t>(std::max<std::int64_t>(not_records, 0));
-  s.records = oids_used > out ? oids_used - out : 0;
+  s.records = (oids_used > out ? oids_used - out : 0) + s.records_named_by_address;
   s.commit_clock = txns_.clock_now();
   s.stalls = stalls_.stalls();
   if (cold_ != nullptr) cold_->add_stats(&s);

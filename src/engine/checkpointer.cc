@@ -142,8 +142,11 @@ Status Durability::start_checkpoint() {
   c->seq = checkpoint_seq_ + 1;
   c->tables = deps_.tables->table_count();
   std::uint64_t keys = 0;
-  for (std::uint32_t t = 0; t < c->tables; ++t)
-    keys += deps_.tables->table_at(t)->oids().allocated();
+  for (std::uint32_t t = 0; t < c->tables; ++t) {
+    Table* table = deps_.tables->table_at(t);
+    keys += table->oids().allocated() +
+            static_cast<std::uint64_t>(std::max<std::int64_t>(table->named_by_address(), 0));
+  }
   ckpt_keys_.store(keys, std::memory_order_relaxed);
   ckpt_scanned_.store(0, std::memory_order_relaxed);
   storage::CkptHeader h{storage::kFormatVersion, c->tables, c->seq, c->cts, generation_, 0, 0};
@@ -355,7 +358,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       } else {
         return nullptr;
       }
-      return leaf_value::names_oid(named) ? &t->oids().entry(leaf_value::oid(named)) : nullptr;
+      return t->slot_named(named);
     };
     auto prefetch_version = [&](std::size_t i) {
       const std::atomic<std::uint64_t>* ahead = oid_at(i);
@@ -376,8 +379,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       prefetch_version(c.pos + kVersionAhead);
       const auto& e = c.batch.entries[c.pos];
       // A record its leaf names by address has no entry: the leaf's value is its cold word.
-      std::atomic<std::uint64_t>* const slot =
-          leaf_value::names_oid(e.value) ? &t->oids().entry(leaf_value::oid(e.value)) : nullptr;
+      std::atomic<std::uint64_t>* const slot = t->slot_named(e.value);
       const std::uint64_t entry = slot != nullptr ? slot->load(std::memory_order_acquire) : e.value;
       const std::string_view key = c.batch.key(e);
       if (mvcc::entry::is_cold(entry)) {
@@ -456,10 +458,7 @@ Status Durability::stage_reads(Table* t) {
   auto collect = [&](const index::LeafBatch& batch, std::size_t from) {
     for (std::size_t i = from; i < batch.entries.size(); ++i) {
       const auto& be = batch.entries[i];
-      const std::uint64_t e =
-          leaf_value::names_oid(be.value)
-              ? t->oids().entry(leaf_value::oid(be.value)).load(std::memory_order_acquire)
-              : be.value;
+      const std::uint64_t e = t->entry_named(be.value);
       if (!mvcc::entry::is_cold(e) || referable(mvcc::entry::cold(e).segment)) continue;
       bytes += mvcc::entry::cold(e).size;
       c.bulk_refs.push_back({e, ColdStore::key_hash(batch.key(be))});

@@ -28,6 +28,7 @@ Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHi
     std::atomic<std::uint64_t>& entry = table.oids().entry(*fresh);
     entry.store(named, std::memory_order_release);
     const index::Outcome swapped = table.index().replace(key, named, leaf_value::of_oid(*fresh));
+    if (swapped) table.note_named_by_address(-1);
     if (!swapped) {
       // The leaf changed first (another promotion, a removal): nothing ever named the OID, so
       // no transaction can hold it and it goes back at once.

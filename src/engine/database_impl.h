@@ -54,6 +54,20 @@ struct LookupHint {
 // read, which follows, is the latency that matters); bounded by ColdStore::kMaxMissRounds.
 Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHint* hint);
 
+// A finished primary lookup of `key` as a hint, its record promoted first when the leaf names
+// it by address. Copied out so the stepper (key and fences, hundreds of bytes) need not live on
+// in a coroutine frame across the suspensions that follow.
+inline Status hint_of(Table& table, std::string_view key, const index::Lookup& lookup,
+                      LookupHint* hint) {
+  const std::uint64_t named = lookup.value();
+  *hint = LookupHint{lookup.found(), leaf_value::oid_or_zero(named), lookup.leaf_read(),
+                     lookup.leaf_slot()};
+  if (hint->found && !leaf_value::names_oid(named)) [[unlikely]] {
+    return promote(table, key, named, hint);
+  }
+  return Status::ok();
+}
+
 class Durability;
 class ColdStore;
 class NodeSegments;
@@ -110,6 +124,13 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   static Status serialization_failure();
   DatabaseStats stats() const;
   const Options& options() const { return options_; }
+  // Whether a primary leaf of `table` may name a record by its cold address instead of an OID
+  // (docs/internals/index-paging.md, decision 4). Only under a budget (without one nothing
+  // leaves memory, and the scans skip the check), and only in a table without secondary
+  // indexes: their entries name OIDs, so create_index gives every such record one first.
+  bool names_by_address(const Table& table) const {
+    return options_.memory_budget_bytes != 0 && table.index_count() == 0;
+  }
   // Options::l2_cache_bytes, or the machine's L2 when it is 0: what each tree is sized against.
   std::size_t l2_cache_bytes() const {
     return options_.l2_cache_bytes != 0 ? static_cast<std::size_t>(options_.l2_cache_bytes)

@@ -214,6 +214,17 @@ void DatabaseImpl::free_chain(TxnContext* ctx, std::uint64_t e) {
   }
 }
 
+namespace {
+
+// An insert of a key recovery had found absent failed: only a checkpoint's records skip the
+// lookup (`fresh`), so the checkpoint holds the key twice.
+Status duplicate_in_checkpoint(const Table& t, bool fresh) {
+  BRAID_ASSERT(fresh);  // a lookup said absent, and nothing else runs
+  return Status::corruption("recovery: the checkpoint holds a key of table " + t.name() + " twice");
+}
+
+}  // namespace
+
 Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
                                    std::string_view value, bool tombstone, std::uint64_t cts,
                                    std::uint64_t cold, bool fresh) {
@@ -233,26 +244,42 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
   if (node_segments_ != nullptr && ++recovered_writes_ % kRecoverySweepEvery == 0) {
     (void)cold_->catch_up_index(kRecoverySweepEvery, kRecoverySweepMoves);
   }
-  std::uint64_t named = 0;  // the leaf's value: the record's OID (leaf_value)
+  std::uint64_t named = 0;  // the leaf's value (leaf_value): the record's OID or its address
   // A checkpoint's key is new: its insert below is the one descent (a lookup first would
   // double the index work of an open, most of its time).
   const index::Outcome found = fresh ? index::Outcome::kNo : t->index().lookup(key, &named);
   if (found.failed()) return index::take_load_failure("recovery");
-  const std::uint64_t oid = leaf_value::oid(named);
+  // The leaf stopped naming `named`. Nothing else runs and no secondary index exists before
+  // the application creates one: an OID goes back at once (no transaction can hold it).
+  auto forget = [&](std::uint64_t was) {
+    if (!leaf_value::names_oid(was)) {
+      t->note_named_by_address(-1);
+      return;
+    }
+    auto& slot = t->oids().entry(leaf_value::oid(was));
+    free_chain(ctx, slot.load(std::memory_order_relaxed));
+    slot.store(entry::kEmpty, std::memory_order_relaxed);
+    t->oids().release(leaf_value::oid(was));
+  };
+  auto set_leaf = [&](std::uint64_t to) -> Status {
+    const index::Outcome replaced = t->index().replace(key, named, to);
+    if (replaced.failed()) return index::take_load_failure("recovery");
+    BRAID_ASSERT(static_cast<bool>(replaced));
+    forget(named);
+    if (!leaf_value::names_oid(to)) t->note_named_by_address(1);
+    return Status::ok();
+  };
   if (tombstone) {
     if (!found) return Status::ok();
     const index::Outcome removed = t->index().remove(key, named);
     if (removed.failed()) return index::take_load_failure("recovery");
     BRAID_ASSERT(static_cast<bool>(removed));
-    auto& slot = t->oids().entry(oid);
-    free_chain(ctx, slot.load(std::memory_order_relaxed));
-    slot.store(entry::kEmpty, std::memory_order_relaxed);
-    // Nobody else runs yet and no secondary index exists before the application creates it.
-    t->oids().release(oid);
+    forget(named);
     return Status::ok();
   }
   // A cold entry keeps only the record's address: recovery under a memory budget reads no
-  // value (MosaicDB §2.1).
+  // value (MosaicDB §2.1), and the leaf names the record by that address, so an open under a
+  // budget allocates no OID for it (docs/internals/index-paging.md, decision 4).
   std::uint64_t e = cold;
   if (e == 0) {
     t->note_value_size(value.size());
@@ -266,10 +293,20 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
     e = entry::from_version(v);
   }
   BRAID_ASSERT(entry::is_cold(e) == (cold != 0));
-  if (found) {
-    auto& slot = t->oids().entry(oid);
+  const bool by_address = entry::is_cold(e) && names_by_address(*t);
+  if (found && by_address) return set_leaf(e);
+  if (found && leaf_value::names_oid(named)) {
+    auto& slot = t->oids().entry(leaf_value::oid(named));
     free_chain(ctx, slot.load(std::memory_order_relaxed));
     slot.store(e, std::memory_order_relaxed);
+    return Status::ok();
+  }
+  if (!found && by_address) {
+    std::uint64_t existing;
+    const index::Outcome inserted = t->index().insert_if_absent(key, e, &existing);
+    if (inserted.failed()) return index::take_load_failure("recovery");
+    if (!inserted) return duplicate_in_checkpoint(*t, fresh);
+    t->note_named_by_address(1);
     return Status::ok();
   }
   Result<std::uint64_t> oid_new = t->oids().allocate();
@@ -278,6 +315,9 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
     return oid_new.status();
   }
   t->oids().entry(*oid_new).store(e, std::memory_order_relaxed);
+  // A leaf that named the record by address names its OID now: the record stays in memory
+  // (a value without an address, or a table that may not name addresses).
+  if (found) return set_leaf(leaf_value::of_oid(*oid_new));
   std::uint64_t existing;
   const index::Outcome inserted =
       t->index().insert_if_absent(key, leaf_value::of_oid(*oid_new), &existing);
@@ -286,9 +326,7 @@ Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
     t->oids().release(*oid_new);
     free_chain(ctx, e);
     if (inserted.failed()) return index::take_load_failure("recovery");
-    BRAID_ASSERT(fresh);  // a lookup said absent, and nothing else runs
-    return Status::corruption("recovery: the checkpoint holds a key of table " + t->name() +
-                              " twice");
+    return duplicate_in_checkpoint(*t, fresh);
   }
   return Status::ok();
 }

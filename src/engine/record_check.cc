@@ -50,10 +50,7 @@ Status check_records(DatabaseImpl& db, Table& table, const ColdStore::BulkOption
     for (const auto& e : batch.entries) {
       // A leaf value that is no OID is the record's cold address (leaf_value), as an evicted
       // record's entry is.
-      const std::uint64_t entry =
-          leaf_value::names_oid(e.value)
-              ? table.oids().entry(leaf_value::oid(e.value)).load(std::memory_order_acquire)
-              : e.value;
+      const std::uint64_t entry = table.entry_named(e.value);
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: committed and seen by every snapshot, this one included.
         pass.push_back({entry, ColdStore::key_hash(batch.key(e))});

@@ -217,6 +217,14 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
   };
   const bool scanned = table.index().for_each([&](std::string_view key, std::uint64_t value) {
     if (!status.is_ok()) return;
+    if (!leaf_value::names_oid(value)) {
+      // A record named by its cold address: a secondary entry names an OID, so the record
+      // takes one first (names_by_address: a table with secondary indexes keeps no address).
+      LookupHint promoted;
+      status = promote(table, key, value, &promoted);
+      if (!status.is_ok() || !promoted.found) return;
+      value = leaf_value::of_oid(promoted.oid);
+    }
     const std::uint64_t oid = leaf_value::oid(value);
     const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
     if (entry::is_cold(e)) {

@@ -101,6 +101,18 @@ class Table {
   index::BTree& index() { return index_; }
   mvcc::OidArray& oids() { return oids_; }
 
+  // What a primary leaf value `named` (leaf_value) names: the OID entry it points to (null for
+  // a record named by its cold address, which has none), and the entry word to read the record
+  // by (for an address, the leaf value itself: it is the cold word an evicted entry would hold).
+  std::atomic<std::uint64_t>* slot_named(std::uint64_t named) {
+    return leaf_value::names_oid(named) ? &oids_.entry(leaf_value::oid(named)) : nullptr;
+  }
+  std::uint64_t entry_named(std::uint64_t named) {
+    return leaf_value::names_oid(named)
+               ? oids_.entry(leaf_value::oid(named)).load(std::memory_order_acquire)
+               : named;
+  }
+
   // Secondary indexes. Published with release so a writer that sees the count sees the index;
   // added only while no transaction writes the table (Database::create_index).
   std::uint32_t index_count() const { return index_count_.load(std::memory_order_acquire); }
@@ -113,6 +125,16 @@ class Table {
     BRAID_ASSERT(n < kMaxIndexesPerTable);
     secondaries_[n] = index;
     index_count_.store(n + 1, std::memory_order_release);
+  }
+
+  // Records whose leaf names them by cold address (leaf_value), holding no OID: what the OID
+  // count misses of the table's records. Moved by whoever changes a leaf value's kind
+  // (recovery, promotion); DatabaseStats::records adds it.
+  std::int64_t named_by_address() const {
+    return named_by_address_.load(std::memory_order_relaxed);
+  }
+  void note_named_by_address(std::int64_t delta) {
+    named_by_address_.fetch_add(delta, std::memory_order_relaxed);
   }
 
   // Set while Database::bulk_load fills the table (one load at a time): writes and index
@@ -151,6 +173,7 @@ class Table {
   std::array<Index*, kMaxIndexesPerTable> secondaries_{};
   std::atomic<std::uint32_t> index_count_{0};
   std::atomic<bool> loading_{false};
+  std::atomic<std::int64_t> named_by_address_{0};
   std::atomic<std::uint32_t> value_size_{0};
 };
 

@@ -304,17 +304,25 @@ struct Loaded {
 
 // `cache`: whether the table caches the records it reads (Database::set_cache_reads);
 // `page`: whether index leaves go to storage too (Options::page_index_leaves).
-void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool cache = true,
-                 bool page = true) {
-  Options o = budget_options();
-  o.page_index_leaves = page;
+// Opens the database on `fs` into *out (closing the one it held first) and its table "t",
+// created or opened.
+void open_table_t(std::shared_ptr<storage::SimFileSystem> fs, const Options& o, bool create,
+                  Loaded* out) {
+  out->db.reset();
   Result<std::unique_ptr<engine::DatabaseImpl>> impl = engine::DatabaseImpl::open(o, fs);
   ASSERT_TRUE(impl.is_ok()) << impl.status().to_string();
   out->impl = impl->get();
   out->db = engine::WorkerPool::wrap(std::move(impl).value());
-  Result<Table*> t = out->db->create_table("t");
+  Result<Table*> t = create ? out->db->create_table("t") : out->db->open_table("t");
   ASSERT_TRUE(t.is_ok());
   out->t = *t;
+}
+
+void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool cache = true,
+                 bool page = true) {
+  Options o = budget_options();
+  o.page_index_leaves = page;
+  open_table_t(fs, o, true, out);
   load(*out->db, out->t, 0);
   ASSERT_TRUE(out->db->set_cache_reads(*out->t, cache).is_ok());
 }
@@ -344,11 +352,14 @@ TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
     ASSERT_TRUE(t.index().replace(key_of(k), named, e));
     t.oids().entry(oid).store(mvcc::entry::kEmpty);
     t.oids().release(oid);
+    t.note_named_by_address(1);
     by_address[k] = true;
     address_of[k] = e;
     ++demoted;
   }
   ASSERT_GT(demoted, kRecords / 2);
+  EXPECT_EQ(l.db->stats().records, std::uint64_t{kRecords});
+  EXPECT_EQ(l.db->stats().records_named_by_address, static_cast<std::uint64_t>(demoted));
   // A checkpoint copies them out of the log segments (no checkpoint holds records yet) into
   // its parts and moves their leaves' values there, their only name: the segments go.
   ASSERT_TRUE(l.db->checkpoint().is_ok());
@@ -484,6 +495,139 @@ TEST_P(ColdStoreModes, RecordsNamedByTheirAddressTakeAnOidFirst) {
     }
     ASSERT_TRUE(tx->commit().is_ok());
   }
+}
+
+// An open under a budget names every record it recovers by its cold address (index-paging.md,
+// decision 4): no OID is allocated, and the records count all the same. Transactions in the
+// mode under test read, update, remove and scan through those leaves; the next open replays
+// their log over leaves that name addresses; a secondary index created after it gives every
+// record an OID first, since its entries name OIDs.
+TEST_P(ColdStoreModes, AnOpenUnderABudgetNamesRecordsByAddress) {
+  auto fs = std::make_shared<storage::SimFileSystem>(29);
+  Loaded l;
+  open_loaded(fs, &l);
+  ASSERT_TRUE(l.db->checkpoint().is_ok());
+  // Half the records rewritten after the checkpoint: the next open meets their keys twice,
+  // in the checkpoint and in the log tail.
+  for (int i = 0; i < kRecords; i += 100) {
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    for (int k = i; k < i + 50; ++k) ASSERT_TRUE(tx->put(*l.t, key_of(k), value_of(k, 1)).is_ok());
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+  auto round_of = [](int k) { return k % 100 < 50 ? 1 : 0; };
+  open_table_t(fs, budget_options(), false, &l);
+  {
+    const DatabaseStats s = l.db->stats();
+    EXPECT_EQ(s.records, std::uint64_t{kRecords});
+    EXPECT_EQ(s.records_named_by_address, std::uint64_t{kRecords});
+    EXPECT_EQ(l.t->oids().allocated(), 0u);
+  }
+  // Gets of every second key, updates of every sixth, removals of every tenth from key 1,
+  // and scans of 40 rows from five keys.
+  std::vector<testing::ListGenerator::Body> bodies;
+  std::vector<int> mismatches(1, 0);
+  for (int k = 0; k < kRecords; k += 2) {
+    bodies.push_back([&, k](Tx& tx) -> Task<Status> {
+      Result<std::string_view> r = co_await tx.get(*l.t, key_of(k));
+      if (!r.is_ok()) co_return r.status();
+      if (*r != value_of(k, round_of(k))) ++mismatches[0];
+      if (k % 6 == 0) co_return co_await tx.put(*l.t, key_of(k), value_of(k, 2));
+      co_return Status::ok();
+    });
+  }
+  int removed = 0;
+  for (int k = 1; k < kRecords; k += 10, ++removed) {
+    bodies.push_back(
+        [&, k](Tx& tx) -> Task<Status> { co_return co_await tx.remove(*l.t, key_of(k)); });
+  }
+  std::vector<int> scanned(5, 0);
+  for (int i = 0; i < 5; ++i) {
+    bodies.push_back([&, i](Tx& tx) -> Task<Status> {
+      scanned[i] = 0;  // a retried body starts over
+      const std::string from = key_of(1000 * (i + 1) + 3);
+      co_return co_await tx.scan(*l.t, from, {}, 40,
+                                 [&, i](std::string_view k, std::string_view v) {
+                                   const int n = std::stoi(std::string(k.substr(3)));
+                                   // A removal may run first; an update leaves round 0 or 2.
+                                   if (v != value_of(n, round_of(n)) && v != value_of(n, 2)) {
+                                     ++mismatches[0];
+                                   }
+                                   ++scanned[i];
+                                   return true;
+                                 });
+    });
+  }
+  testing::ListGenerator gen(std::move(bodies));
+  TxnGenerator* gens[] = {&gen};
+  ASSERT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+  EXPECT_EQ(mismatches[0], 0);
+  for (Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
+  for (int n : scanned) EXPECT_EQ(n, 40);
+  const std::uint64_t live = kRecords - removed;
+  {
+    const DatabaseStats s = l.db->stats();
+    EXPECT_EQ(s.records, live);
+    // The records the transactions reached hold OIDs now; the rest are still named by address.
+    EXPECT_GT(s.records_named_by_address, live / 3);
+    EXPECT_LT(s.records_named_by_address, live - kRecords / 2 + 1);
+  }
+  auto want = [&](int k) { return k % 6 == 0 ? value_of(k, 2) : value_of(k, round_of(k)); };
+  auto check_all = [&] {
+    for (int i = 0; i < kRecords; i += 500) {
+      Result<Transaction> tx = l.db->begin();
+      ASSERT_TRUE(tx.is_ok());
+      for (int k = i; k < i + 500; ++k) {
+        Result<std::string_view> r = tx->get(*l.t, key_of(k));
+        if (k % 10 == 1) {
+          EXPECT_EQ(r.status().code(), Code::kNotFound) << k;
+          continue;
+        }
+        ASSERT_TRUE(r.is_ok()) << k << ": " << r.status().to_string();
+        EXPECT_EQ(*r, want(k)) << k;
+      }
+      ASSERT_TRUE(tx->commit().is_ok());
+    }
+  };
+  // The log since the checkpoint replays puts and removals over leaves that name addresses.
+  open_table_t(fs, budget_options(), false, &l);
+  {
+    const DatabaseStats s = l.db->stats();
+    EXPECT_EQ(s.records, live);
+    EXPECT_EQ(s.records_named_by_address, live);
+    engine::RecordCheckCounts counts;
+    ASSERT_TRUE(engine::check_records(*l.impl, *l.t, {}, &counts, [](std::uint64_t) {}).is_ok());
+    EXPECT_EQ(counts.records, live);
+    EXPECT_EQ(counts.cold, live);
+  }
+  check_all();
+  // A secondary index: every record takes an OID, and the index finds each by its value's
+  // head ("v<k>r<round>").
+  Result<Index*> by_head =
+      l.db->create_index(*l.t, "head", [](std::string_view, std::string_view v, Key* out) {
+        out->append_bytes(v.substr(0, v.find(':')));
+        return true;
+      });
+  ASSERT_TRUE(by_head.is_ok()) << by_head.status().to_string();
+  EXPECT_EQ(l.db->stats().records_named_by_address, 0u);
+  EXPECT_EQ(l.db->stats().records, live);
+  for (int k = 0; k < kRecords; k += 7) {
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    const std::string w = want(k);
+    int found = 0;
+    ASSERT_TRUE(tx->lookup_index(**by_head, w.substr(0, w.find(':')), 0,
+                                 [&](std::string_view key, std::string_view v) {
+                                   EXPECT_EQ(key, key_of(k));
+                                   EXPECT_EQ(v, w);
+                                   ++found;
+                                   return true;
+                                 })
+                    .is_ok());
+    EXPECT_EQ(found, k % 10 == 1 ? 0 : 1) << k;
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+  check_all();
 }
 
 // An EIO on a cold read, in every mode (the ring's read or the synchronous one), fails the
