@@ -3,11 +3,14 @@
 //
 // Records go into checkpoint parts (the log's record format, so each has an address a cold
 // entry can name), not through the log and not through version memory, so a table many times
-// its budget loads in the memory of its index and OID array. Each record's entry is stored
-// once the chunk holding it is written: its cold address, or a version kept in memory while
-// version memory is within the budget (its `home` set to the same address, so eviction can
-// let it go). Every record carries one commit timestamp, logged (an empty transaction record)
-// before the first part is written, so recovery's dense timestamps hold.
+// its budget loads in the memory of its index (and of the OIDs of the records it keeps). A
+// record kept in memory while version memory is within the budget takes an OID whose entry
+// holds the version (its `home` set to the record's address once the chunk holding it is
+// written, so eviction can let it go). A cold record takes an OID only in a table whose leaves
+// may not name addresses (DatabaseImpl::names_by_address), and its entry is stored once the
+// chunk is written; otherwise its key enters the index then, named by that address. Every record
+// carries one commit timestamp, logged (an empty transaction record) before the first part is
+// written, so recovery's dense timestamps hold.
 //
 // All or nothing on disk: no checkpoint starts while a load runs (Durability::hold_checkpoints),
 // and the load ends with one that refers to every record of its parts; until that checkpoint
@@ -19,9 +22,11 @@
 
 #include <braid/database.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -64,11 +69,24 @@ class BulkLoader {
   const std::vector<storage::CkptPart>& parts() const { return parts_; }
 
  private:
-  // Cookies name what an address belongs to: a kept version (its pointer, 16-byte aligned, so
-  // even) or a cold record's OID (odd).
+  // Cookies name what an address belongs to, told apart by their low two bits: a kept version
+  // (its pointer, 16-byte aligned: 00), a cold record's OID (01), or a cold record whose key
+  // waits to enter the index named by its address (11: its place in waiting_).
   static std::uint64_t version_cookie(Version* v) { return reinterpret_cast<std::uint64_t>(v); }
-  static std::uint64_t oid_cookie(std::uint64_t oid) { return oid << 1 | 1; }
+  static std::uint64_t oid_cookie(std::uint64_t oid) { return oid << 2 | 1; }
+  static std::uint64_t waiting_cookie(std::uint64_t seq) { return seq << 2 | 3; }
   void written(std::uint64_t cookie, std::uint64_t address);
+  // A cold record of a table whose leaves may name addresses (DatabaseImpl::names_by_address)
+  // takes no OID: its key enters the index once its chunk is written, named by the address
+  // (until then a reader finds no key, as it finds an empty entry otherwise). Keys in any
+  // order, so a key given twice is found only then: *failure_ names the record.
+  struct Waiting {
+    std::string key;
+    std::uint64_t n = 0;  // the record's position in the source
+    bool done = false;
+  };
+  void enter(Waiting* w, std::uint64_t address);
+  void pop_done();
   // A version of `value` with the load's timestamp, or null when no context is free (the
   // record then starts cold) or version memory is exhausted (*failure says so).
   Version* keep(std::string_view value, Status* failure);
@@ -85,19 +103,55 @@ class BulkLoader {
   std::vector<storage::CkptPart> parts_;
   mvcc::TxnContext* ctx_ = nullptr;
   std::uint32_t ctx_records_ = 0;
+  std::deque<Waiting> waiting_;     // in the order added; the written ones leave from the front
+  std::uint64_t waiting_base_ = 0;  // the sequence number of waiting_.front()
+  std::uint64_t waiting_next_ = 0;
+  Status failure_;  // of a key entering the index from written()
 };
 
 void BulkLoader::written(std::uint64_t cookie, std::uint64_t address) {
   BRAID_DASSERT(entry::is_cold(address));
-  if ((cookie & 1) != 0) {
+  if ((cookie & 3) == 3) {
+    const std::uint64_t seq = cookie >> 2;
+    BRAID_ASSERT(seq >= waiting_base_);
+    BRAID_ASSERT(seq - waiting_base_ < waiting_.size());
+    enter(&waiting_[seq - waiting_base_], address);
+    pop_done();
+    return;
+  }
+  if ((cookie & 3) == 1) {
     // Readable from here on: until now the entry was empty (a reader found no record).
-    table_->oids().entry(cookie >> 1).store(address, std::memory_order_release);
+    table_->oids().entry(cookie >> 2).store(address, std::memory_order_release);
     return;
   }
   // The version is alive: nothing evicts it before it has a home, and no writer may replace
   // it while the table is loading.
   Version* v = reinterpret_cast<Version*>(cookie);
   std::atomic_ref<std::uint64_t>(v->home).store(address, std::memory_order_relaxed);
+}
+
+void BulkLoader::pop_done() {
+  while (!waiting_.empty() && waiting_.front().done) {
+    waiting_.pop_front();
+    ++waiting_base_;
+  }
+}
+
+void BulkLoader::enter(Waiting* w, std::uint64_t address) {
+  BRAID_ASSERT(!w->done);
+  w->done = true;
+  if (!failure_.is_ok()) return;  // the load fails and rolls back: nothing more to enter
+  std::uint64_t existing = 0;
+  const index::Outcome inserted = table_->index().insert_if_absent(w->key, address, &existing);
+  if (inserted.failed()) {
+    failure_ = index::take_load_failure("bulk_load");
+  } else if (!inserted) {
+    failure_ = Status::duplicate("bulk_load: record " + std::to_string(w->n) +
+                                 " repeats the key of an earlier record");
+  } else {
+    table_->note_named_by_address(1);
+  }
+  w->key = std::string();  // its memory back now, not when the front catches up
 }
 
 Version* BulkLoader::keep(std::string_view value, Status* failure) {
@@ -155,6 +209,7 @@ Status BulkLoader::run(BulkSource next) {
   ColdStore* cold = db_->cold();
   const bool budget = cold->budget() != 0;
   const bool pages = table_->index().pages();
+  const bool by_address = db_->names_by_address(*table_);
   bool reached = false;  // a paging tree's load went past the budget
   std::string_view key;
   std::string_view value;
@@ -168,16 +223,6 @@ Status BulkLoader::run(BulkSource next) {
                                       std::string(s.message()));
     }
     table_->note_value_size(value.size());
-    Result<std::uint64_t> oid = table_->oids().allocate();
-    if (!oid.is_ok()) return oid.status();
-    std::uint64_t existing = 0;
-    const index::Outcome inserted =
-        table_->index().insert_if_absent(key, leaf_value::of_oid(*oid), &existing);
-    if (inserted.failed()) return index::take_load_failure("bulk_load");
-    if (!inserted) {
-      return Status::duplicate("bulk_load: record " + std::to_string(n) +
-                               " repeats the key of an earlier record");
-    }
     Status failure;
     Version* v = nullptr;
     // Index leaves count in the budget (ColdStore::sweep): a load past it sends the leaves it
@@ -206,15 +251,47 @@ Status BulkLoader::run(BulkSource next) {
     // would begin with its leaves to load).
     const bool over = budget && cold->over_budget();
     if (pages && over) reached = true;
-    if (options_.keep_in_memory && !reached && !over) {
+    const bool keeps = options_.keep_in_memory && !reached && !over;
+    std::uint64_t oid = 0;
+    auto insert_with_oid = [&]() -> Status {
+      Result<std::uint64_t> fresh = table_->oids().allocate();
+      if (!fresh.is_ok()) return fresh.status();
+      oid = *fresh;
+      std::uint64_t existing = 0;
+      const index::Outcome inserted =
+          table_->index().insert_if_absent(key, leaf_value::of_oid(oid), &existing);
+      if (inserted.failed()) return index::take_load_failure("bulk_load");
+      if (!inserted) {
+        return Status::duplicate("bulk_load: record " + std::to_string(n) +
+                                 " repeats the key of an earlier record");
+      }
+      return Status::ok();
+    };
+    const bool waits = !keeps && by_address;
+    if (!waits) {
+      if (Status s = insert_with_oid(); !s.is_ok()) return s;
+    }
+    if (keeps) {
       v = keep(value, &failure);
       if (!failure.is_ok()) return failure;
     }
-    Result<std::uint64_t> at = writer_->add(table_->id(), key, value, cts_,
-                                            v != nullptr ? version_cookie(v) : oid_cookie(*oid));
+    std::uint64_t cookie = v != nullptr ? version_cookie(v) : oid_cookie(oid);
+    if (waits) {
+      // Before the add: the writer may reap (and call written()) inside it.
+      waiting_.push_back({std::string(key), n, false});
+      cookie = waiting_cookie(waiting_next_++);
+    }
+    Result<std::uint64_t> at = writer_->add(table_->id(), key, value, cts_, cookie);
     if (!at.is_ok()) return at.status();
+    if (!failure_.is_ok()) return failure_;
     if (*at == 0 && v == nullptr) {
       // Too big for a cold address: it can only live in memory (and in the next checkpoint).
+      if (waits) {  // no written() follows for it: it enters the index with an OID
+        BRAID_ASSERT(!waiting_.empty());
+        waiting_.back().done = true;
+        pop_done();
+        if (Status s = insert_with_oid(); !s.is_ok()) return s;
+      }
       v = keep(value, &failure);
       if (!failure.is_ok()) return failure;
       if (v == nullptr) {
@@ -224,13 +301,23 @@ Status BulkLoader::run(BulkSource next) {
       }
     }
     if (v != nullptr)
-      table_->oids().entry(*oid).store(entry::from_version(v), std::memory_order_release);
+      table_->oids().entry(oid).store(entry::from_version(v), std::memory_order_release);
   }
   end_context();
   for (;;) {
     Result<bool> done = writer_->finish(true);
     if (!done.is_ok()) return done.status();
+    if (!failure_.is_ok()) return failure_;
     if (*done) break;
+  }
+  BRAID_ASSERT(waiting_.empty());  // every chunk written: every waiting key entered
+  // The keys of the last chunks entered the index after the last sweep: the leaves' hand
+  // catches up with them before the load's checkpoint (bounded by the leaves there are).
+  if (budget && by_address) {
+    (void)cold->catch_up_index(
+        kSweepEvery,
+        static_cast<std::uint32_t>(std::min<std::size_t>(table_->index().node_count(), UINT32_MAX)),
+        &table_->index(), cold->budget());
   }
   parts_ = writer_->parts();
   writer_.reset();
@@ -239,11 +326,15 @@ Status BulkLoader::run(BulkSource next) {
 
 void BulkLoader::rollback() {
   end_context();
+  // Chunks the writer still completes enter no key.
+  if (failure_.is_ok()) failure_ = Status::io_error("bulk_load: rolled back");
   writer_.reset();  // waits for its requests: their buffers and callbacks are ours
   // The table held no key before the load (DatabaseImpl::bulk_load checks) and nobody else
   // writes it meanwhile: every key is the load's, and the index is emptied at once, with no
   // read of the leaves that went to storage meanwhile.
   table_->index().clear();
+  // A promotion racing the clear may still take one off the count (DatabaseStats clamps it).
+  table_->note_named_by_address(-table_->named_by_address());
   mvcc::TxnContext* ctx = nullptr;
   const std::uint64_t end = table_->oids().allocated();
   for (std::uint64_t oid = first_oid_; oid < end; ++oid) {

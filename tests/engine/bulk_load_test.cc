@@ -109,6 +109,9 @@ TEST(BulkLoad, TwelveTimesTheBudgetLoadsReadsBackAndReopens) {
     EXPECT_GT(s.live_versions, 0u);
     EXPECT_LT(s.live_version_bytes, std::uint64_t{2} << 20);
     EXPECT_EQ(s.cold_reads, 0u);
+    // The records loaded cold hold no OID: their leaves name them by address.
+    EXPECT_EQ(s.records, std::uint64_t{kN});
+    EXPECT_GT(s.records_named_by_address, std::uint64_t{kN} / 2);
     // The load's parts, and its checkpoint's part (references, and the values kept in memory).
     std::vector<std::string> loaded_parts;
     std::ranges::set_difference(part_names(*fs), before, std::back_inserter(loaded_parts));
@@ -315,10 +318,14 @@ TEST(BulkLoad, ARepeatedKeyUndoesTheWholeLoad) {
     // sweep took some of the load's records out of memory meanwhile).
     const DatabaseStats after = (*db)->stats();
     EXPECT_EQ(after.live_versions, after.retired_versions);
+    EXPECT_EQ(after.records_named_by_address, 0u);
     // The table takes a good load after a failed one.
     Source good(kN, 9);
     ASSERT_TRUE(good.load(**db, *t).is_ok());
+    EXPECT_GT((*db)->stats().records_named_by_address, std::uint64_t{kN} / 2);
+    // (The scan gives every record it reads an OID.)
     expect_all(**db, kN);
+    EXPECT_EQ((*db)->stats().records_named_by_address, 0u);
   }
   auto db = test::open_sim(load_options(1 << 20), fs);
   ASSERT_TRUE(db.is_ok()) << db.status().to_string();
