@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <future>
@@ -145,6 +146,54 @@ TEST(BulkLoad, TwelveTimesTheBudgetLoadsReadsBackAndReopens) {
   ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
   expect_all(**whole, kN);
   EXPECT_EQ((*whole)->stats().live_versions, std::uint64_t{kN});
+}
+
+// Readers beside a load (the API allows them): a record is found with its value or not at
+// all, whether it entered the index with an OID (kept in memory) or by address, and readers
+// that find one named by address give it an OID (promote) while the load enters further
+// keys and the leaves' hand sends leaves to storage. Under TSan in CI.
+TEST(BulkLoad, ReadersBesideALoadSeeEachRecordWholeOrNotAtAll) {
+  constexpr int kN = 20000;
+  auto fs = std::make_shared<storage::SimFileSystem>(12);
+  auto db = test::open_sim(load_options(1 << 20), fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  Table* t = (*db)->create_table("t").value();
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0};
+  std::atomic<int> found{0};
+  std::thread reader([&] {
+    util::Rng rng(21);
+    while (!done.load(std::memory_order_acquire)) {
+      Result<Transaction> tx = (*db)->begin();
+      if (!tx.is_ok()) continue;
+      for (int i = 0; i < 16; ++i) {
+        const int k = static_cast<int>(rng.uniform(kN));
+        Result<std::string_view> r = tx->get(*t, key_of(k));
+        if (r.is_ok()) {
+          ++found;
+          if (*r != value_of(k)) ++wrong;
+        } else if (r.status().code() != Code::kNotFound) {
+          ++wrong;
+        }
+      }
+      const Status sc = tx->scan(*t, key_of(static_cast<int>(rng.uniform(kN))), {}, 8,
+                                 [&](std::string_view k, std::string_view v) {
+                                   if (v != value_of(std::stoi(std::string(k.substr(3))))) ++wrong;
+                                   return true;
+                                 });
+      if (!sc.is_ok()) ++wrong;
+      (void)tx->commit();
+    }
+  });
+  Source src(kN, 4);
+  const Status loaded = src.load(**db, *t);
+  done.store(true, std::memory_order_release);
+  reader.join();
+  ASSERT_TRUE(loaded.is_ok()) << loaded.to_string();
+  EXPECT_EQ(wrong.load(), 0);
+  std::printf("readers beside the load found %d records\n", found.load());
+  EXPECT_EQ((*db)->stats().records, std::uint64_t{kN});
+  expect_all(**db, kN);
 }
 
 // An open under a budget replays a table whose index alone is several times the budget: the
