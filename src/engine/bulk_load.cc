@@ -15,9 +15,10 @@
 // All or nothing on disk: no checkpoint starts while a load runs (Durability::hold_checkpoints),
 // and the load ends with one that refers to every record of its parts; until that checkpoint
 // is durable no manifest names the parts, so a crash loses the whole load and the next open
-// deletes its files as unneeded. A load that fails removes its keys again and deletes its
-// parts; writes to the table answer Busy meanwhile (Table::loading), so every OID from the
-// load's first one on is the load's.
+// deletes its files as unneeded. A load that fails removes its keys again, gives the OIDs it
+// allocated back (after an epoch) and deletes its parts; writes to the table answer Busy
+// meanwhile (Table::loading), so every OID from the load's first one on is the load's or a
+// reader's promotion's.
 #include "engine/database_impl.h"
 
 #include <braid/database.h>
@@ -31,6 +32,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/checks.h"
@@ -96,6 +98,9 @@ class BulkLoader {
   Table* table_;
   const BulkLoadOptions options_;
   const std::uint64_t first_oid_;
+  // The OIDs the load allocated, as runs [first, end): one run unless released OIDs were
+  // reused or readers' promotions took some in between.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> own_oids_;
   std::uint64_t cts_ = 0;
   std::unique_ptr<storage::IoQueue> queue_;
   std::unique_ptr<storage::CheckpointWriter> writer_;
@@ -257,6 +262,11 @@ Status BulkLoader::run(BulkSource next) {
       Result<std::uint64_t> fresh = table_->oids().allocate();
       if (!fresh.is_ok()) return fresh.status();
       oid = *fresh;
+      if (!own_oids_.empty() && own_oids_.back().second == oid) {
+        ++own_oids_.back().second;
+      } else {
+        own_oids_.push_back({oid, oid + 1});
+      }
       std::uint64_t existing = 0;
       const index::Outcome inserted =
           table_->index().insert_if_absent(key, leaf_value::of_oid(oid), &existing);
@@ -335,25 +345,43 @@ void BulkLoader::rollback() {
   table_->index().clear();
   // A promotion racing the clear may still take one off the count (DatabaseStats clamps it).
   table_->note_named_by_address(-table_->named_by_address());
+  // A context is needed for this: the load's own was finished above, and the rollback waits
+  // for one rather than leak.
   mvcc::TxnContext* ctx = nullptr;
-  const std::uint64_t end = table_->oids().allocated();
-  for (std::uint64_t oid = first_oid_; oid < end; ++oid) {
-    const std::uint64_t old =
-        table_->oids().entry(oid).exchange(entry::kEmpty, std::memory_order_acq_rel);
-    if (!entry::is_hot(old)) continue;
-    // Readers that found the record may still walk its chain: retired, freed past the
-    // horizon. A context is free for this: the load's own was finished above, and the
-    // rollback waits for one rather than leak.
+  auto context = [&] {
     while (ctx == nullptr) {
       ctx = db_->txns().begin();
       if (ctx == nullptr) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
+    return ctx;
+  };
+  auto empty = [&](std::uint64_t oid) {
+    const std::uint64_t old =
+        table_->oids().entry(oid).exchange(entry::kEmpty, std::memory_order_acq_rel);
+    if (!entry::is_hot(old)) return;
+    // Readers that found the record may still walk its chain: retired, freed past the horizon.
     for (Version* x = entry::hot(old); x != nullptr;) {
       Version* older = x->next.load(std::memory_order_acquire);
-      db_->txns().retire(ctx, x);
+      db_->txns().retire(context(), x);
       x = older;
     }
+  };
+  // The OIDs past the load's first: its own and those readers' promotions took meanwhile.
+  const std::uint64_t end = table_->oids().allocated();
+  for (std::uint64_t oid = first_oid_; oid < end; ++oid) empty(oid);
+  // The load's own OIDs (some may be released ones below its first) go back once the
+  // transactions that may have found them have ended, as an aborted insert's do. A
+  // promotion's OID is not the load's to give back: a promotion that lost to the clear gives
+  // its own back at once.
+  for (const auto& [from, to] : own_oids_) {
+    for (std::uint64_t oid = from; oid < to; ++oid) {
+      if (oid < first_oid_) empty(oid);
+      context()->freed_oids.push_back({table_, oid, mvcc::kUnsealed});
+      mvcc::add_own(ctx->oids_not_records, 1);
+    }
   }
+  if (!own_oids_.empty())
+    ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact at its end
   if (ctx != nullptr) {
     std::lock_guard<std::mutex> g(db_->durability()->external_mutex());
     db_->finish_txn(ctx, db_->external_log());
