@@ -163,7 +163,7 @@ int check(const std::string& dir) {
       c.cold += mvcc::entry::is_cold(e) ? 1 : 0;
     }
     // Records on storage whose leaves name them by address hold no OID entry.
-    const auto by_address = static_cast<std::uint64_t>(c.table->named_by_address());
+    const std::uint64_t by_address = c.table->named_by_address();
     c.cold += by_address;
     slots += c.table->oids().allocated() + by_address;
     tables.push_back(c);

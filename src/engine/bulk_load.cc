@@ -343,8 +343,7 @@ void BulkLoader::rollback() {
   // writes it meanwhile: every key is the load's, and the index is emptied at once, with no
   // read of the leaves that went to storage meanwhile.
   table_->index().clear();
-  // A promotion racing the clear may still take one off the count (DatabaseStats clamps it).
-  table_->note_named_by_address(-table_->named_by_address());
+  table_->reset_named_by_address();
   // A context is needed for this: the load's own was finished above, and the rollback waits
   // for one rather than leak.
   mvcc::TxnContext* ctx = nullptr;

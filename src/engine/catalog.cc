@@ -112,7 +112,7 @@ DatabaseStats DatabaseImpl::stats() const {
     for (const auto& t : tables_) n += t->oids().allocated() - t->oids().free_count();
     return n;
   };
-  std::int64_t by_address = 0;
+
   for (const auto& t : tables_) {
     s.index_nodes += t->index().node_count();
     s.index_nodes_free += t->index().free_node_count();
@@ -129,10 +129,8 @@ DatabaseStats DatabaseImpl::stats() const {
     }
     s.oid_bytes += t->oids().committed_bytes();
     s.oids_free += t->oids().free_count();
-    by_address += t->named_by_address();
+    s.records_named_by_address += t->named_by_address();
   }
-  // A promotion racing a bulk load's rollback can take one off a count the rollback reset.
-  s.records_named_by_address = static_cast<std::uint64_t>(std::max<std::int64_t>(by_address, 0));
   std::uint64_t oids_used = used_oids();
   // An OID given back between the contexts' reads and the tables' would count twice as no
   // record (a context stops counting it before its table lists it free): the count is taken

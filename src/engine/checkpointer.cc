@@ -144,8 +144,7 @@ Status Durability::start_checkpoint() {
   std::uint64_t keys = 0;
   for (std::uint32_t t = 0; t < c->tables; ++t) {
     Table* table = deps_.tables->table_at(t);
-    keys += table->oids().allocated() +
-            static_cast<std::uint64_t>(std::max<std::int64_t>(table->named_by_address(), 0));
+    keys += table->oids().allocated() + table->named_by_address();
   }
   ckpt_keys_.store(keys, std::memory_order_relaxed);
   ckpt_scanned_.store(0, std::memory_order_relaxed);

@@ -130,12 +130,16 @@ class Table {
   // Records whose leaf names them by cold address (leaf_value), holding no OID: what the OID
   // count misses of the table's records. Moved by whoever changes a leaf value's kind
   // (recovery, promotion); DatabaseStats::records adds it.
-  std::int64_t named_by_address() const {
-    return named_by_address_.load(std::memory_order_relaxed);
+  // Signed underneath: a promotion racing a bulk load's rollback (which resets the count) can
+  // take one off after the reset; read as 0 then.
+  std::uint64_t named_by_address() const {
+    const std::int64_t n = named_by_address_.load(std::memory_order_relaxed);
+    return n > 0 ? static_cast<std::uint64_t>(n) : 0;
   }
   void note_named_by_address(std::int64_t delta) {
     named_by_address_.fetch_add(delta, std::memory_order_relaxed);
   }
+  void reset_named_by_address() { named_by_address_.store(0, std::memory_order_relaxed); }
 
   // Set while Database::bulk_load fills the table (one load at a time): writes and index
   // builds answer Busy meanwhile, so every record past the load's first OID is the load's.
