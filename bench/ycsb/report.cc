@@ -125,6 +125,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("version_heap_bytes", st.version_heap_bytes);
   o.add("index_frame_bytes", st.index_frame_bytes).add("oid_bytes", st.oid_bytes);
   o.add("records_named_by_address", st.records_named_by_address);
+  o.add("records_demoted", st.records_demoted);
   o.add("version_bytes_released", st.version_bytes_released);
   o.add("lines_per_txn", s.lines_per_txn).add("line_fetches_per_s", line_rate);
   if (s.roof_rate > 0) {
@@ -157,8 +158,13 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
   std::printf("), index frames %.1f MiB, OIDs %.1f MiB", in_mib(st.index_frame_bytes),
               in_mib(st.oid_bytes));
   if (st.records_named_by_address != 0) {
-    std::printf(" (%s records named by address hold none)",
+    std::printf(" (%s records named by address hold none",
                 with_commas(st.records_named_by_address).c_str());
+    // Records that held one until they went cold and the leaves' hand took it back, so far.
+    if (st.records_demoted != 0) {
+      std::printf("; %s demotions", with_commas(st.records_demoted).c_str());
+    }
+    std::printf(")");
   }
   std::printf("\n");
   std::vector<std::string> labels;

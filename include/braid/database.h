@@ -189,6 +189,9 @@ struct DatabaseStats {
   // Records on storage whose index leaf names them by their address and that hold no OID
   // (under a memory budget, in tables without secondary indexes).
   std::uint64_t records_named_by_address = 0;
+  // Records that went cold while named by an OID and whose leaf the index's hand then made
+  // name them by address, giving the OID back (Options::page_index_leaves under a budget).
+  std::uint64_t records_demoted = 0;
   std::uint64_t tombstones_pending = 0;  // committed removals not reclaimed yet
   std::uint64_t records_reclaimed = 0;   // removed records whose key, versions and OID went
   std::uint64_t oids_free = 0;           // OIDs given back, allocatable again

@@ -173,6 +173,27 @@ Task<Status> cold_fetch(OpEnv env, std::atomic<std::uint64_t>* slot, const Table
 // again) or a promotion failed (*status).
 bool promote_named(Table& table, const index::LeafBatch& batch, Status* status);
 
+// The caller took an OID from `key`'s leaf, and its entry now reads moved (mvcc::entry::kMoved):
+// the leaves' hand demoted the record to its address since. Looks the key up again (promoting
+// the address: promote) and reads the record back if it is cold, synchronously as promote is
+// (the move is a narrow race: a record went out between a look and a read). On OK, *slot and
+// *e name the entry as the read left it (hot or empty), or *slot is null when the key is gone
+// (removed before the snapshot: a later removal keeps its record in memory); *leaf is the
+// leaf read that answered. Bounded by ColdStore::kMaxMissRounds.
+Status relocate(OpEnv env, Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
+                std::uint64_t* e, index::LeafRead* leaf);
+
+// The same for a walker that reads records where they are and takes no OID (a checkpoint,
+// braid check): `key`'s leaf value afresh. *slot is its entry (null for a record its leaf
+// names by address) and *e the word to read the record by: the entry's, the address, or empty
+// when the key is gone.
+Status reread_moved(Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
+                    std::uint64_t* e);
+
+// A get that found no record: NotFound, and for a serializable transaction the leaf that said
+// so is a read too (an insert of the key must not go unnoticed: phantoms).
+Status absent(const OpEnv& env, const index::LeafRead& leaf);
+
 // A get of a table that does not cache reads (Database::set_cache_reads) read `e` back into
 // `slot`: turn the entry cold again (the version stays valid while the transaction runs).
 void drop_read(OpEnv env, std::atomic<std::uint64_t>* slot, std::uint64_t e);

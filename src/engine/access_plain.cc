@@ -18,6 +18,13 @@ template void run<Prefetch>(OpEnv env, detail::OpState* op);
 
 namespace braid::engine {
 
+Status absent(const OpEnv& env, const index::LeafRead& leaf) {
+  if (!env.ctx->serializable) [[likely]]
+    return Status(Code::kNotFound);
+  Status s = env.db->protocol().ssn_read_leaf(env.ctx, leaf);
+  return s.is_ok() ? Status(Code::kNotFound) : s;
+}
+
 Status ssn_track_get(const OpEnv& env, std::atomic<std::uint64_t>* slot, const mvcc::Version* v,
                      const index::LeafRead& leaf) {
   Status s = env.db->protocol().ssn_read(env.ctx, slot, v);

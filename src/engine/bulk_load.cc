@@ -419,6 +419,8 @@ Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOpti
       return Status::busy("bulk_load: table '" + table->name() + "' is being loaded already");
     }
   }
+  // A pass of the leaves' hand that began before the load may not demote the load's records.
+  if (cold_ != nullptr) cold_->wait_for_leaf_hand();
   index::LeafBatch batch;
   std::string from;
   for (;;) {

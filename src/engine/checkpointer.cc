@@ -8,6 +8,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "engine/access.h"
 #include "engine/cold_store.h"
 #include "engine/table.h"
 #include "mvcc/chain_walk.h"
@@ -378,9 +379,14 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       prefetch_version(c.pos + kVersionAhead);
       const auto& e = c.batch.entries[c.pos];
       // A record its leaf names by address has no entry: the leaf's value is its cold word.
-      std::atomic<std::uint64_t>* const slot = t->slot_named(e.value);
-      const std::uint64_t entry = slot != nullptr ? slot->load(std::memory_order_acquire) : e.value;
+      std::atomic<std::uint64_t>* slot = t->slot_named(e.value);
+      std::uint64_t entry = slot != nullptr ? slot->load(std::memory_order_acquire) : e.value;
       const std::string_view key = c.batch.key(e);
+      if (mvcc::entry::is_moved(entry)) [[unlikely]] {
+        // Demoted since the leaf was copied: its leaf names it by address now, and skipping it
+        // would leave it out of the checkpoint.
+        if (Status s = reread_moved(*t, key, &slot, &entry); !s.is_ok()) return s;
+      }
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: its version is seen by every snapshot, ours included.
         const mvcc::entry::ColdAddress a = mvcc::entry::cold(entry);

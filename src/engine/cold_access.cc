@@ -52,6 +52,45 @@ Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHi
   return Status::busy("promote: the key's leaf kept changing");
 }
 
+Status relocate(OpEnv env, Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
+                std::uint64_t* e, index::LeafRead* leaf) {
+  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round) {
+    index::Lookup l(table.index(), key);
+    l.run(false);
+    if (l.failed()) return index::take_load_failure("relocate");
+    LookupHint hint;
+    if (Status s = hint_of(table, key, l, &hint); !s.is_ok()) return s;
+    *leaf = hint.leaf;
+    if (!hint.found) {
+      *slot = nullptr;
+      *e = mvcc::entry::kEmpty;
+      return Status::ok();
+    }
+    *slot = &table.oids().entry(hint.oid);
+    if (Status s = cold_fetch_sync(env, *slot, table, key, e); !s.is_ok()) return s;
+    if (!mvcc::entry::is_moved(*e)) return Status::ok();
+  }
+  return Status::busy("relocate: the record was demoted again on every look");
+}
+
+Status reread_moved(Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
+                    std::uint64_t* e) {
+  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round) {
+    std::uint64_t named = 0;
+    const index::Outcome found = table.index().lookup(key, &named);
+    if (found.failed()) return index::take_load_failure("reread");
+    if (!found) {
+      *slot = nullptr;
+      *e = mvcc::entry::kEmpty;
+      return Status::ok();
+    }
+    *slot = table.slot_named(named);
+    *e = table.entry_named(named);
+    if (!mvcc::entry::is_moved(*e)) return Status::ok();
+  }
+  return Status::busy("reread: the record was demoted again on every look");
+}
+
 bool promote_named(Table& table, const index::LeafBatch& batch, Status* status) {
   bool none = true;
   for (const auto& e : batch.entries) {

@@ -479,6 +479,7 @@ void ColdStore::add_stats(DatabaseStats* out) const {
   out->cold_read_wait_ns = wait_ns_.load(std::memory_order_relaxed);
   out->read_drops = drops_.load(std::memory_order_relaxed);
   out->index_leaf_write_errors = leaf_write_errors_.load(std::memory_order_relaxed);
+  out->records_demoted = demotions_.load(std::memory_order_relaxed);
   out->index_leaf_read_joins = leaf_joins_.load(std::memory_order_relaxed);
 }
 

@@ -308,6 +308,9 @@ class ColdStore {
   // records' hand needs the durable clock and a begun context, which a replay has not).
   // Answers the leaves evicted.
   std::uint64_t sweep_index(std::uint32_t keys);
+  // Returns once no pass of the leaves' hand is under way: one that starts later sees a table's
+  // demotion hold (Table::demotes) set before the call.
+  void wait_for_leaf_hand() { std::lock_guard<std::mutex> g(leaf_mutex_); }
   // A single writer that grows a paging index fast (an open's replay, a bulk load) catches the
   // leaves' hand up with it: up to `max_moves` calls of sweep_index(keys) while the budget,
   // sampled at the first, is exceeded. The hand's own pace (a move per kLeafBatchKeys keys of
@@ -358,7 +361,10 @@ class ColdStore {
   // at a time (a sweeper that finds it taken goes on without), in batches (kLeafBatchKeys).
   // Answers the bytes of the leaves evicted.
   // The caller pins the horizon (`ctx`'s snapshot): the versions the consent reads stay.
-  std::uint64_t sweep_leaves(std::uint32_t keys);
+  // With `ctx` (a records' sweep), the leaves it visits demote their cold records, which give
+  // their OIDs back through `ctx`'s freed OIDs (demote_cold in eviction.cc); without (an open,
+  // a bulk load), nothing is demoted.
+  std::uint64_t sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx);
 
   const Deps deps_;
   std::function<std::uint64_t()> durable_clock_;
@@ -403,6 +409,7 @@ class ColdStore {
   std::uint64_t leaf_lap_start_ = 0;
   std::uint64_t leaf_credit_ = 0;  // keys owed to the hand since it last moved
   std::atomic<std::uint64_t> leaf_write_errors_{0};
+  std::atomic<std::uint64_t> demotions_{0};  // records whose OID the leaves' hand gave back
   std::atomic<std::uint64_t> leaf_joins_{0};
   std::atomic<std::uint32_t> sample_countdown_{0};
   std::atomic<bool> evicting_{false};  // between the high- and low-water marks

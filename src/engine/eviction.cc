@@ -107,11 +107,18 @@ std::uint64_t ColdStore::live_bytes() const {
 }
 
 namespace {
+// One table's pass of the leaves' hand.
+struct LeafPass {
+  Table* table;
+  mvcc::TxnContext* ctx;  // takes the demoted records' OIDs (null: demote none)
+  std::uint64_t demoted = 0;
+};
+
 // A leaf that holds a record an open transaction writes stays in memory: an abort removes its
 // fresh keys from the index, which must not fail on a load (DatabaseImpl::abort). Its head is
 // then an owner's version, or an aborted one not yet unlinked.
 bool no_open_writes(void* arg, const index::Node& leaf) {
-  auto* table = static_cast<Table*>(arg);
+  Table* table = static_cast<LeafPass*>(arg)->table;
   for (unsigned i = 0; i < leaf.count; ++i) {
     const std::uint64_t named = leaf.tails(leaf.count)[i].value;
     if (!leaf_value::names_oid(named)) continue;  // a record on storage: nobody writes it
@@ -124,9 +131,38 @@ bool no_open_writes(void* arg, const index::Node& leaf) {
   }
   return true;
 }
+
+// Demotion (docs/internals/index-paging.md, decision 4), with the leaf locked: a record its
+// leaf names by an OID whose entry is cold (evicted) is named by that address instead, so the
+// OID array holds only records in memory and those on their way out. The entry turns moved
+// first, by a CAS from the address: a load that installed the record first wins and the OID
+// stays. Whoever took the OID before finds moved and looks the key up again (relocate); the
+// OID itself waits for the horizon in the context's freed OIDs, as a removed record's does.
+void demote_cold(void* arg, index::Node& leaf) {
+  auto* pass = static_cast<LeafPass*>(arg);
+  Table* table = pass->table;
+  index::Tail* tails = leaf.tails(leaf.count);
+  for (unsigned i = 0; i < leaf.count; ++i) {
+    const std::uint64_t named = tails[i].value;
+    if (!leaf_value::names_oid(named)) continue;  // named by address already
+    const std::uint64_t oid = leaf_value::oid(named);
+    BRAID_DASSERT(oid < table->oids().allocated());
+    std::atomic<std::uint64_t>& slot = table->oids().entry(oid);
+    std::uint64_t e = slot.load(std::memory_order_acquire);
+    if (!entry::is_cold(e)) continue;
+    if (!slot.compare_exchange_strong(e, entry::kMoved, std::memory_order_acq_rel)) continue;
+    tails[i].value = e;  // a cold word is the leaf value that names that address (leaf_value)
+    pass->ctx->freed_oids.push_back({table, oid, mvcc::kUnsealed});
+    // Counted as a record by address before its OID stops counting: stats() may read one
+    // record too many in between, never one too few.
+    table->note_named_by_address(1);
+    mvcc::add_own(pass->ctx->oids_not_records, 1);
+    ++pass->demoted;
+  }
+}
 }  // namespace
 
-std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
+std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx) {
   if (!pages_index_) return 0;
   std::unique_lock<std::mutex> g(leaf_mutex_, std::try_to_lock);
   if (!g.owns_lock()) return 0;
@@ -149,11 +185,19 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys) {
       continue;
     }
     std::size_t evicted = 0;
+    // Demotion needs leaves that may name records by address (a budget: this hand runs only
+    // under one) in a table that allows it now.
+    LeafPass pass{t, ctx != nullptr && t->demotes() ? ctx : nullptr};
     if (!t->index()
-             .sweep_leaves(&leaf_hand_, kLeafBatchVisits, &evicted, &no_open_writes, t, pace)
+             .sweep_leaves(&leaf_hand_, kLeafBatchVisits, &evicted, &no_open_writes, &pass, pace,
+                           pass.ctx != nullptr ? &demote_cold : nullptr)
              .is_ok()) {
       // The images could not be written (a full disk): the leaves stay, and so does the hand.
       leaf_write_errors_.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (pass.demoted != 0) {
+      demotions_.fetch_add(pass.demoted, std::memory_order_relaxed);
+      ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
     }
     if (leaf_hand_.empty()) ++leaf_table_;  // past its last leaf
     // The evicted leaves' frames wait on the tree's free list for loads. Once they are many
@@ -225,7 +269,7 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
     ++n;
     if (noting_) files.push_back(entry::cold(home).segment);
   }
-  bytes += sweep_leaves(visits);
+  bytes += sweep_leaves(visits, ctx);
   debit(bytes);
   if (!files.empty()) {
     std::lock_guard<std::mutex> g(noted_mutex_);
@@ -249,7 +293,7 @@ void ColdStore::debit(std::uint64_t bytes) {
 }
 
 std::uint64_t ColdStore::sweep_index(std::uint32_t keys) {
-  const std::uint64_t bytes = sweep_leaves(keys);
+  const std::uint64_t bytes = sweep_leaves(keys, nullptr);
   debit(bytes);
   return bytes / index::kNodeBytes;
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/access.h"
 #include "engine/database_impl.h"
 #include "engine/table.h"
 #include "mvcc/chain_walk.h"
@@ -50,7 +51,13 @@ Status check_records(DatabaseImpl& db, Table& table, const ColdStore::BulkOption
     for (const auto& e : batch.entries) {
       // A leaf value that is no OID is the record's cold address (leaf_value), as an evicted
       // record's entry is.
-      const std::uint64_t entry = table.entry_named(e.value);
+      std::uint64_t entry = table.entry_named(e.value);
+      if (mvcc::entry::is_moved(entry)) [[unlikely]] {
+        // Demoted since the leaf was copied: its leaf names it by address now.
+        std::atomic<std::uint64_t>* slot = nullptr;
+        status = reread_moved(table, batch.key(e), &slot, &entry);
+        if (!status.is_ok()) break;
+      }
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: committed and seen by every snapshot, this one included.
         pass.push_back({entry, ColdStore::key_hash(batch.key(e))});
@@ -62,6 +69,7 @@ Status check_records(DatabaseImpl& db, Table& table, const ColdStore::BulkOption
       ++out->records;
       ++out->hot;
     }
+    if (!status.is_ok()) break;
     walked += batch.entries.size();
     progress(walked + out->cold);
     if (pass.size() >= kPassRecords) status = read_pass();

@@ -155,7 +155,12 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   if (durability_ != nullptr) {
     if (Status s = durability_->hold_checkpoints(); !s.is_ok()) return s;
   }
+  // The build gives every record named by address an OID, and the index's entries name them:
+  // from here on no record may give its OID back (Table::demotes).
+  table.hold_demotion();
+  if (cold_ != nullptr) cold_->wait_for_leaf_hand();
   Result<Index*> built = build_index(table, name, std::move(key_fn));
+  table.release_demotion();  // kept off by the index itself, once it was added
   if (durability_ != nullptr) {
     durability_->release_checkpoints();
     wake_worker0(true);  // a checkpoint asked for meanwhile waited for the hold

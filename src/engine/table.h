@@ -141,6 +141,17 @@ class Table {
   }
   void reset_named_by_address() { named_by_address_.store(0, std::memory_order_relaxed); }
 
+  // Whether the leaves' hand may demote the table's cold records to their addresses
+  // (ColdStore::sweep_leaves): not while a bulk load fills it (its rollback empties the OIDs it
+  // allocated, which must still be its records'), and not from the start of an index build
+  // (secondary entries name OIDs). The hand reads it once per pass under its mutex; whoever
+  // sets a hold then waits for the pass under way (ColdStore::wait_for_leaf_hand).
+  bool demotes() const {
+    return index_count() == 0 && !loading() && demotion_holds_.load(std::memory_order_seq_cst) == 0;
+  }
+  void hold_demotion() { demotion_holds_.fetch_add(1, std::memory_order_seq_cst); }
+  void release_demotion() { demotion_holds_.fetch_sub(1, std::memory_order_seq_cst); }
+
   // Set while Database::bulk_load fills the table (one load at a time): writes and index
   // builds answer Busy meanwhile, so every record past the load's first OID is the load's.
   bool loading() const { return loading_.load(std::memory_order_acquire); }
@@ -177,6 +188,7 @@ class Table {
   std::array<Index*, kMaxIndexesPerTable> secondaries_{};
   std::atomic<std::uint32_t> index_count_{0};
   std::atomic<bool> loading_{false};
+  std::atomic<std::uint32_t> demotion_holds_{0};
   std::atomic<std::int64_t> named_by_address_{0};
   std::atomic<std::uint32_t> value_size_{0};
 };

@@ -710,9 +710,16 @@ class BTree {
   // that clears their marks and evicted nothing. Not at taken keys alone either: a hand that
   // runs on until it takes enough laps the leaves so fast that warm ones are not marked again
   // in time, and come straight back (YCSB with Zipf keys: ten times the loads).
+  //
+  // `rewrite`, when given, is called (with `arg`) for every leaf the hand visits in memory,
+  // spared or taken, with the leaf locked and before its image is taken: it may change values
+  // (never keys), and the leaf's version stays, so readers that copied the old values validate.
+  // The engine demotes records there (index-paging.md, decision 4): a reader of an old value
+  // must handle it being stale on its own. Short, and must not touch this tree.
+  using LeafRewrite = void (*)(void* arg, Node& leaf);
   Status sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted,
                       LeafConsent consent = nullptr, void* arg = nullptr,
-                      std::size_t max_keys = SIZE_MAX);
+                      std::size_t max_keys = SIZE_MAX, LeafRewrite rewrite = nullptr);
   // Whether a store is attached (leaves may be on storage).
   bool pages() const { return store_ != nullptr; }
   // Whether descents mark the leaves they reach used (on by default). Off while an open
@@ -906,7 +913,8 @@ class BTree {
   // Takes the image of the leaf `d` reached into a slot of the store (unflushed), unless the
   // leaf is the root, is empty, changed since `d` read it, or `consent` refuses it (*took
   // false). The caller holds evict_mutex_. IOError from the store.
-  Status take_image(const Descent& d, LeafConsent consent, void* arg, TakenLeaf* out, bool* took);
+  Status take_image(const Descent& d, LeafConsent consent, LeafRewrite rewrite, void* arg,
+                    TakenLeaf* out, bool* took);
   // After the flush that wrote their images: each leaf still at the versions its image was
   // taken at leaves the tree and its parent names the address; the others' slots go back.
   // Answers how many left. The caller holds evict_mutex_.

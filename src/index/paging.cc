@@ -250,7 +250,8 @@ Status BTree::evict_leaf(std::string_view key, bool* evicted) {
 }
 
 Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_t* evicted,
-                           LeafConsent consent, void* arg, std::size_t max_keys) {
+                           LeafConsent consent, void* arg, std::size_t max_keys,
+                           LeafRewrite rewrite) {
   BRAID_ASSERT(store_ != nullptr);
   std::lock_guard<std::mutex> guard(evict_mutex_);
   // The images of the leaves the hand took go out with one flush (one write for up to a
@@ -277,10 +278,15 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
       std::atomic_ref<std::uint8_t> mark = used_mark(d.node());
       if (mark.load(std::memory_order_relaxed) != 0) {
         mark.store(0, std::memory_order_relaxed);
+        // A leaf in use is rewritten all the same: the records it names may be cold.
+        if (rewrite != nullptr && d.node()->lock.try_upgrade(d.version())) {
+          rewrite(arg, *d.node());
+          d.node()->lock.restore(d.version());
+        }
       } else {
         TakenLeaf t;
         bool took = false;
-        failed = take_image(d, consent, arg, &t, &took);
+        failed = take_image(d, consent, rewrite, arg, &t, &took);
         if (!failed.is_ok()) break;
         if (took) {
           taken.push_back(t);
@@ -309,7 +315,9 @@ Status BTree::evict_reached(const Descent& d, bool* evicted) {
   *evicted = false;
   TakenLeaf t;
   bool took = false;
-  if (Status s = take_image(d, nullptr, nullptr, &t, &took); !s.is_ok() || !took) return s;
+  if (Status s = take_image(d, nullptr, nullptr, nullptr, &t, &took); !s.is_ok() || !took) {
+    return s;
+  }
   if (Status s = store_->flush(); !s.is_ok()) {
     store_->release(t.address);
     return s;
@@ -318,8 +326,8 @@ Status BTree::evict_reached(const Descent& d, bool* evicted) {
   return Status::ok();
 }
 
-Status BTree::take_image(const Descent& d, LeafConsent consent, void* arg, TakenLeaf* out,
-                         bool* took) {
+Status BTree::take_image(const Descent& d, LeafConsent consent, LeafRewrite rewrite, void* arg,
+                         TakenLeaf* out, bool* took) {
   *took = false;
   Node* const leaf = d.node();
   Node* const parent = d.parent();
@@ -331,6 +339,8 @@ Status BTree::take_image(const Descent& d, LeafConsent consent, void* arg, Taken
     leaf->lock.restore(lv);
     parent->lock.restore(pv);
   };
+  // Before the image: a leaf that goes out carries what the rewrite made of its values.
+  if (rewrite != nullptr) rewrite(arg, *leaf);
   if (leaf->count == 0 || (consent != nullptr && !consent(arg, *leaf))) {
     keep();
     return Status::ok();

@@ -26,6 +26,8 @@ class ChainWalk {
         v_(mvcc::entry::is_hot(entry) ? mvcc::entry::hot(entry) : nullptr),
         fetch_bytes_(fetch_bytes) {
     BRAID_ASSERT(!mvcc::entry::is_cold(entry));  // the caller fetched a cold record first
+    // A moved entry reads as no version: the caller looks the key up again first (relocate).
+    BRAID_DASSERT(!mvcc::entry::is_moved(entry));
   }
   bool step() {
     if (!started_) {

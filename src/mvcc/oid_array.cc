@@ -16,7 +16,13 @@ Status OidArray::init(std::uint64_t max_records, bool huge_pages) {
 
 void OidArray::release(std::uint64_t oid) {
   BRAID_ASSERT(oid < allocated());
-  BRAID_DASSERT(entry(oid).load(std::memory_order_relaxed) == entry::kEmpty);
+  // A demoted record's OID still reads moved (entry::kMoved) for the stale holders that may
+  // meet it until the horizon passes; none is left now, and the next allocation expects empty.
+  std::atomic<std::uint64_t>& e = entry(oid);
+  if (entry::is_moved(e.load(std::memory_order_relaxed))) {
+    e.store(entry::kEmpty, std::memory_order_relaxed);
+  }
+  BRAID_DASSERT(e.load(std::memory_order_relaxed) == entry::kEmpty);
   std::lock_guard<std::mutex> g(free_mutex_);
   free_.push_back(oid);
   free_count_.store(free_.size(), std::memory_order_relaxed);

@@ -33,7 +33,8 @@ class OidArray {
     }
     return allocate_new();
   }
-  // Makes an OID allocatable again. The caller guarantees that its entry is empty and that no
+  // Makes an OID allocatable again. The caller guarantees that its entry is empty (or moved,
+  // which this empties) and that no
   // transaction can still reach it: nothing names it (no index entry, no secondary entry) and
   // every transaction that could have found it before has ended (the reclamation epoch has
   // passed the clock read after the last name went; engine/reclaim.cc).

@@ -92,8 +92,9 @@ Install Protocol::install(TxnContext* ctx, Table* table, std::atomic<std::uint64
   BRAID_DASSERT(ctx->state.load(std::memory_order_relaxed) == cstate::kActive);
   for (int attempt = 0; attempt < kMaxWriteRetries; ++attempt) {
     std::uint64_t e = slot.load(std::memory_order_acquire);
-    // Empty: an aborted insert is taking this key's index entry away; look the key up again.
-    if (entry::is_empty(e)) return Install::kRelookup;
+    // Empty: an aborted insert is taking this key's index entry away; moved: the record's leaf
+    // names it by address now. Either way the OID is no longer the key's: look it up again.
+    if (entry::is_empty(e) || entry::is_moved(e)) return Install::kRelookup;
     if (entry::is_cold(e)) return Install::kCold;
     Version* head = entry::hot(e);
     const std::uint64_t stamp = head->stamp.load(std::memory_order_acquire);

@@ -141,6 +141,9 @@ bool Protocol::ssn_check_reads(TxnContext* ctx, std::uint64_t me) const {
     watch.reset();
     for (std::uint32_t spins = 0;; ++spins) {
       const std::uint64_t e = r.slot->load(std::memory_order_acquire);
+      // Moved: the record went cold and its leaf names it by address, so a later overwrite
+      // would sit in another OID, out of this entry's sight: certify conservatively.
+      if (entry::is_moved(e)) return false;
       // Cold (or empty): nothing above what we read — an overwrite keeps the record in memory
       // while any snapshot, ours included, cannot see it.
       if (!entry::is_hot(e)) break;

@@ -72,13 +72,18 @@ static_assert(alignof(Version) == 8);
 static_assert(offsetof(Version, size) == 24, "header layout: two words, home, size and flags");
 
 // ---- Entries ------------------------------------------------------------------------------------
-// An OID-array entry ("swip"): one word, three meanings, told apart by tag bits:
+// An OID-array entry ("swip"): one word, four meanings, told apart by value and tag bits:
 //   0                  empty: no version (never written, or an aborted insert)
-//   bit 0 clear, != 0  hot: Version* of the newest version (versions are 16-byte aligned)
+//   2                  moved: the record's leaf names it by its cold address now and the OID
+//                      waits for reclamation's horizon (the leaves' hand demoted it,
+//                      docs/internals/index-paging.md decision 4); whoever took the OID before
+//                      looks the key up again. Never a version: those are 16-byte aligned
+//   bit 0 clear, > 2   hot: Version* of the newest version
 //   bit 0 set          cold: the durable address of the newest committed version's record
 //                      (storage/cold_address.h)
 namespace entry {
 inline constexpr std::uint64_t kEmpty = 0;
+inline constexpr std::uint64_t kMoved = 2;
 using storage::cold;
 using storage::cold_encodable;
 using storage::ColdAddress;
@@ -90,7 +95,14 @@ using storage::kMaxColdSegment;
 using storage::kMaxColdSize;
 
 inline bool is_empty(std::uint64_t e) { return e == kEmpty; }
-inline bool is_hot(std::uint64_t e) { return e != kEmpty && !is_cold(e); }
+inline bool is_moved(std::uint64_t e) { return e == kMoved; }
+// Both in one test, for a memory path's single branch: bit 0 is a cold word's tag, and bit 1 is
+// set in no other entry (a version is 16-byte aligned, empty is 0).
+inline bool is_cold_or_moved(std::uint64_t e) { return (e & (kColdBit | kMoved)) != 0; }
+static_assert(kColdBit == 1, "is_cold_or_moved: the cold tag is bit 0");
+static_assert(kMoved == 2, "is_cold_or_moved: moved is bit 1 alone");
+// One compare more than a test for empty would cost nothing: both are against a constant.
+inline bool is_hot(std::uint64_t e) { return e > kMoved && !is_cold(e); }
 inline Version* hot(std::uint64_t e) {
   BRAID_DASSERT(is_hot(e));
   return reinterpret_cast<Version*>(e);
