@@ -354,33 +354,51 @@ void BulkLoader::rollback() {
     }
     return ctx;
   };
+  // Empties an entry; answers whether it held anything.
   auto empty = [&](std::uint64_t oid) {
     const std::uint64_t old =
         table_->oids().entry(oid).exchange(entry::kEmpty, std::memory_order_acq_rel);
-    if (!entry::is_hot(old)) return;
-    // Readers that found the record may still walk its chain: retired, freed past the horizon.
-    for (Version* x = entry::hot(old); x != nullptr;) {
-      Version* older = x->next.load(std::memory_order_acquire);
-      db_->txns().retire(context(), x);
-      x = older;
+    if (entry::is_hot(old)) {
+      // Readers that found the record may still walk its chain: retired, freed past the
+      // horizon.
+      for (Version* x = entry::hot(old); x != nullptr;) {
+        Version* older = x->next.load(std::memory_order_acquire);
+        db_->txns().retire(context(), x);
+        x = older;
+      }
     }
+    return old != entry::kEmpty;
   };
-  // The OIDs past the load's first: its own and those readers' promotions took meanwhile.
+  // Given back once the transactions that may have found them have ended, as an aborted
+  // insert's are.
+  auto give_back = [&](std::uint64_t oid) {
+    context()->freed_oids.push_back({table_, oid, mvcc::kUnsealed});
+    mvcc::add_own(ctx->oids_not_records, 1);
+  };
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> own = own_oids_;
+  std::sort(own.begin(), own.end());
+  auto is_own = [&](std::uint64_t oid) {
+    const auto after =
+        std::upper_bound(own.begin(), own.end(), std::make_pair(oid, ~std::uint64_t{0}));
+    return after != own.begin() && oid < std::prev(after)->second;
+  };
+  // The OIDs past the load's first: its own, and those readers' promotions took meanwhile
+  // (promote allocates there while a load runs). A promotion's OID goes back from here when
+  // its entry still held something (the index named it, or its promotion is still under way
+  // and will find the entry emptied); one whose promotion lost to the clear and emptied it
+  // first was given back by the promotion.
   const std::uint64_t end = table_->oids().allocated();
-  for (std::uint64_t oid = first_oid_; oid < end; ++oid) empty(oid);
-  // The load's own OIDs (some may be released ones below its first) go back once the
-  // transactions that may have found them have ended, as an aborted insert's do. A
-  // promotion's OID is not the load's to give back: a promotion that lost to the clear gives
-  // its own back at once.
+  for (std::uint64_t oid = first_oid_; oid < end; ++oid) {
+    if (empty(oid) && !is_own(oid)) give_back(oid);
+  }
+  // The load's own OIDs, some of them released ones below its first.
   for (const auto& [from, to] : own_oids_) {
     for (std::uint64_t oid = from; oid < to; ++oid) {
-      if (oid < first_oid_) empty(oid);
-      context()->freed_oids.push_back({table_, oid, mvcc::kUnsealed});
-      mvcc::add_own(ctx->oids_not_records, 1);
+      if (oid < first_oid_) (void)empty(oid);
+      give_back(oid);
     }
   }
-  if (!own_oids_.empty())
-    ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact at its end
+  if (ctx != nullptr) ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact at its end
   if (ctx != nullptr) {
     std::lock_guard<std::mutex> g(db_->durability()->external_mutex());
     db_->finish_txn(ctx, db_->external_log());

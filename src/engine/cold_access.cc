@@ -23,17 +23,23 @@ Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHi
   for (int round = 0; round < ColdStore::kMaxMissRounds; ++round) {
     BRAID_DASSERT(!leaf_value::names_oid(named));
     BRAID_DASSERT(mvcc::entry::is_cold(named));
-    Result<std::uint64_t> fresh = table.oids().allocate();
+    // Beside a bulk load, an OID above the load's first: a failed load takes back what lies
+    // there (BulkLoader::rollback), promotions' OIDs included.
+    Result<std::uint64_t> fresh =
+        table.loading() ? table.oids().allocate_above() : table.oids().allocate();
     if (!fresh.is_ok()) return fresh.status();
     std::atomic<std::uint64_t>& entry = table.oids().entry(*fresh);
     entry.store(named, std::memory_order_release);
     const index::Outcome swapped = table.index().replace(key, named, leaf_value::of_oid(*fresh));
     if (swapped) table.note_named_by_address(-1);
     if (!swapped) {
-      // The leaf changed first (another promotion, a removal): nothing ever named the OID, so
-      // no transaction can hold it and it goes back at once.
-      entry.store(mvcc::entry::kEmpty, std::memory_order_release);
-      table.oids().release(*fresh);
+      // The leaf changed first (another promotion, a removal, a failed load's clear): nothing
+      // ever named the OID, so no transaction can hold it and it goes back at once; unless a
+      // load's rollback emptied it first, which then gives it back (one of the two wins here).
+      std::uint64_t expect = named;
+      if (entry.compare_exchange_strong(expect, mvcc::entry::kEmpty, std::memory_order_acq_rel)) {
+        table.oids().release(*fresh);
+      }
       if (swapped.failed()) return index::take_load_failure("promote");
     }
     index::Lookup l(table.index(), key);

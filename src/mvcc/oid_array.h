@@ -33,6 +33,9 @@ class OidArray {
     }
     return allocate_new();
   }
+  // A never-used OID, above every one allocated so far, even while released ones wait: for a
+  // bulk load's neighbours, whose rollback takes back what lies above the load's first OID.
+  Result<std::uint64_t> allocate_above() { return allocate_new(); }
   // Makes an OID allocatable again. The caller guarantees that its entry is empty (or moved,
   // which this empties) and that no
   // transaction can still reach it: nothing names it (no index entry, no secondary entry) and
