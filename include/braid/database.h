@@ -199,7 +199,9 @@ struct DatabaseStats {
   // until no snapshot can need them, and removed.
   std::uint64_t stale_entries_pending = 0;
   std::uint64_t stale_entries_removed = 0;
-  std::uint64_t open_transactions = 0;  // workers' and applications' (not checkpoint, eviction)
+  // Workers' and applications' (not the checkpoint's or eviction's contexts, nor one lent to
+  // another thread to reclaim its queues).
+  std::uint64_t open_transactions = 0;
   std::uint64_t commit_clock = 0;
   // The cold store (Options::memory_budget_bytes).
   std::uint64_t memory_budget_bytes = 0;

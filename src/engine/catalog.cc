@@ -88,9 +88,12 @@ DatabaseStats DatabaseImpl::stats() const {
     s.aborts += c.aborts.load(std::memory_order_relaxed);
     s.pruned_versions += c.pruned.load(std::memory_order_relaxed);
     // The engine's own contexts (a checkpoint in progress spans rounds) are not transactions
-    // anyone opened.
+    // anyone opened, nor is a context another thread borrowed to reclaim its queues.
     const bool system = i >= checkpoint_context() && i < first_shared_context();
-    if (!system && c.in_use.load(std::memory_order_relaxed)) ++s.open_transactions;
+    if (!system && c.in_use.load(std::memory_order_relaxed) &&
+        !c.lent.load(std::memory_order_relaxed)) {
+      ++s.open_transactions;
+    }
     s.retired_versions += c.retired.load(std::memory_order_relaxed);
     s.write_conflicts += c.write_conflicts.load(std::memory_order_relaxed);
     s.ssn_aborts += c.ssn_aborts.load(std::memory_order_relaxed);

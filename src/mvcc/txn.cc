@@ -69,6 +69,7 @@ TxnContext* TxnTable::begin_if_free(std::uint32_t i) {
   if (c.in_use.load(std::memory_order_relaxed)) return nullptr;
   bool expected = false;
   if (!c.in_use.compare_exchange_strong(expected, true, std::memory_order_acquire)) return nullptr;
+  c.lent.store(true, std::memory_order_relaxed);
   borrowed_.fetch_add(1, std::memory_order_acq_rel);
   c.borrowed = true;
   start(c);
@@ -135,6 +136,7 @@ bool TxnTable::finish(TxnContext* ctx, const LoggedTick* tick) {
   }
   const bool borrowed = ctx->borrowed;
   ctx->borrowed = false;
+  if (borrowed) ctx->lent.store(false, std::memory_order_relaxed);
   ctx->in_use.store(false, std::memory_order_release);
   if (borrowed) borrowed_.fetch_sub(1, std::memory_order_acq_rel);
   return wants_tick;

@@ -165,6 +165,11 @@ struct alignas(64) TxnContext {
   std::atomic<std::uint64_t> state{cstate::kActive};
   std::atomic<std::uint64_t> pin{kNoPin};
   std::atomic<bool> in_use{false};
+  // In use by a thread that borrowed it to do its queued reclamation (TxnTable::begin_if_free):
+  // no transaction, so stats() does not count it as an open one. Set right after the borrow and
+  // cleared right before the return: a stats() read can count a borrow for those few
+  // instructions only (it counted the whole borrow before).
+  std::atomic<bool> lent{false};
   // Counters summed by Database::stats(); written only by the occupant (add_own).
   std::atomic<std::int64_t> versions_live{0};
   std::atomic<std::int64_t> version_bytes_live{0};
