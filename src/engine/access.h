@@ -183,13 +183,6 @@ bool promote_named(Table& table, const index::LeafBatch& batch, Status* status);
 Status relocate(OpEnv env, Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
                 std::uint64_t* e, index::LeafRead* leaf);
 
-// The same for a walker that reads records where they are and takes no OID (a checkpoint,
-// braid check): `key`'s leaf value afresh. *slot is its entry (null for a record its leaf
-// names by address) and *e the word to read the record by: the entry's, the address, or empty
-// when the key is gone.
-Status reread_moved(Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
-                    std::uint64_t* e);
-
 // A get that found no record: NotFound, and for a serializable transaction the leaf that said
 // so is a read too (an insert of the key must not go unnoticed: phantoms).
 Status absent(const OpEnv& env, const index::LeafRead& leaf);

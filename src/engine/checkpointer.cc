@@ -8,7 +8,6 @@
 #include <shared_mutex>
 #include <thread>
 
-#include "engine/access.h"
 #include "engine/cold_store.h"
 #include "engine/table.h"
 #include "mvcc/chain_walk.h"
@@ -385,7 +384,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       if (mvcc::entry::is_moved(entry)) [[unlikely]] {
         // Demoted since the leaf was copied: its leaf names it by address now, and skipping it
         // would leave it out of the checkpoint.
-        if (Status s = reread_moved(*t, key, &slot, &entry); !s.is_ok()) return s;
+        if (Status s = t->reread_moved(key, &slot, &entry); !s.is_ok()) return s;
       }
       if (mvcc::entry::is_cold(entry)) {
         // Evicted: its version is seen by every snapshot, ours included.

@@ -79,24 +79,6 @@ Status relocate(OpEnv env, Table& table, std::string_view key, std::atomic<std::
   return Status::busy("relocate: the record was demoted again on every look");
 }
 
-Status reread_moved(Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
-                    std::uint64_t* e) {
-  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round) {
-    std::uint64_t named = 0;
-    const index::Outcome found = table.index().lookup(key, &named);
-    if (found.failed()) return index::take_load_failure("reread");
-    if (!found) {
-      *slot = nullptr;
-      *e = mvcc::entry::kEmpty;
-      return Status::ok();
-    }
-    *slot = table.slot_named(named);
-    *e = table.entry_named(named);
-    if (!mvcc::entry::is_moved(*e)) return Status::ok();
-  }
-  return Status::busy("reread: the record was demoted again on every look");
-}
-
 bool promote_named(Table& table, const index::LeafBatch& batch, Status* status) {
   bool none = true;
   for (const auto& e : batch.entries) {

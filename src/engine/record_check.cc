@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/access.h"
 #include "engine/database_impl.h"
 #include "engine/table.h"
 #include "mvcc/chain_walk.h"
@@ -55,7 +54,7 @@ Status check_records(DatabaseImpl& db, Table& table, const ColdStore::BulkOption
       if (mvcc::entry::is_moved(entry)) [[unlikely]] {
         // Demoted since the leaf was copied: its leaf names it by address now.
         std::atomic<std::uint64_t>* slot = nullptr;
-        status = reread_moved(table, batch.key(e), &slot, &entry);
+        status = table.reread_moved(batch.key(e), &slot, &entry);
         if (!status.is_ok()) break;
       }
       if (mvcc::entry::is_cold(entry)) {

@@ -113,6 +113,29 @@ class Table {
                : named;
   }
 
+  // For a walker that reads records where they are and takes no OID (a checkpoint, braid
+  // check) whose copy of a leaf named an OID that reads moved now (the leaves' hand demoted the
+  // record since): `key`'s leaf value afresh. *slot is its entry (null for a record its leaf
+  // names by address) and *e the word to read the record by: the entry's, the address, or
+  // empty when the key is gone. Bounded: a record demoted again on every look is Busy.
+  Status reread_moved(std::string_view key, std::atomic<std::uint64_t>** slot, std::uint64_t* e) {
+    constexpr int kMaxRereads = 64;
+    for (int round = 0; round < kMaxRereads; ++round) {
+      std::uint64_t named = 0;
+      const index::Outcome found = index_.lookup(key, &named);
+      if (found.failed()) return index::take_load_failure("reread");
+      if (!found) {
+        *slot = nullptr;
+        *e = mvcc::entry::kEmpty;
+        return Status::ok();
+      }
+      *slot = slot_named(named);
+      *e = entry_named(named);
+      if (!mvcc::entry::is_moved(*e)) return Status::ok();
+    }
+    return Status::busy("reread: the record was demoted again on every look");
+  }
+
   // Secondary indexes. Published with release so a writer that sees the count sees the index;
   // added only while no transaction writes the table (Database::create_index).
   std::uint32_t index_count() const { return index_count_.load(std::memory_order_acquire); }
