@@ -398,8 +398,8 @@ void BulkLoader::rollback() {
       give_back(oid);
     }
   }
-  if (ctx != nullptr) ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact at its end
   if (ctx != nullptr) {
+    ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact at its end
     std::lock_guard<std::mutex> g(db_->durability()->external_mutex());
     db_->finish_txn(ctx, db_->external_log());
   }
