@@ -6,8 +6,11 @@
 #include <braid/tx.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace braid::testing {
@@ -89,6 +92,20 @@ inline std::vector<ExecCase> all_cases() {
   cases.push_back(
       {ExecMode::kInterleaved, SchedulerPolicy::kTeam, true, true, false, SchedulerPolicy::kBatch});
   return cases;
+}
+
+// DatabaseStats::records is exact only while no reclamation runs, and workers that wait for
+// the next run reclaim what the last one queued (removals' OIDs, demoted records' OIDs): a
+// count read meanwhile may be one off. This reads it until it is `want`, for at most ten
+// seconds, and returns the last count read, so a count that stays wrong still fails.
+inline std::uint64_t settled_records(Database& db, std::uint64_t want) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::uint64_t n = db.stats().records;
+  while (n != want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = db.stats().records;
+  }
+  return n;
 }
 
 inline ExecOptions exec_of(const ExecCase& c, std::uint32_t batch, std::uint64_t seed = 1) {
