@@ -91,9 +91,10 @@ Options tool_options(const std::string& dir, bool read_only, RecoveryMode mode) 
 
 void print_recovery(const DurabilityStats& d) {
   std::printf(
-      "  recovered: checkpoint records %llu, log transactions %llu, log writes %llu, "
+      "  recovered: checkpoint records %llu (runs %llu), log transactions %llu, log writes %llu, "
       "log read %s, newest commit %llu\n",
       static_cast<unsigned long long>(d.recovered_checkpoint_records),
+      static_cast<unsigned long long>(d.recovered_checkpoint_runs),
       static_cast<unsigned long long>(d.recovered_transactions),
       static_cast<unsigned long long>(d.recovered_writes), mib(d.recovery_log_bytes).c_str(),
       static_cast<unsigned long long>(d.recovery_cutoff));

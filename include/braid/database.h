@@ -252,6 +252,9 @@ struct DurabilityStats {
   // What opening the database recovered.
   double recovery_seconds = 0;
   std::uint64_t recovered_checkpoint_records = 0;
+  // Runs in the checkpoint's run list (one per index leaf it wrote, where the index pages:
+  // Options::page_index_leaves), each checked against the records it names.
+  std::uint64_t recovered_checkpoint_runs = 0;
   bool recovered_checkpoint_under_way = false;  // a checkpoint's manifest written mid-way
   std::uint64_t recovered_transactions = 0;
   std::uint64_t recovered_writes = 0;

@@ -152,6 +152,9 @@ Status Durability::start_checkpoint() {
   storage::CheckpointConfig config = part_config();
   if (options_.memory_budget_bytes == 0)
     config.part_target = options_.durability.checkpoint_part_bytes;
+  // Where the index pages, the checkpoint's runs are its leaves on storage (index-paging.md,
+  // decision 6): one run per leaf the scan reads.
+  config.runs = options_.page_index_leaves;
   storage::FileTable* files = &deps_.cold->files();
   config.created = [this, files](std::uint64_t n, const std::string& path) {
     files->add(n, path);
@@ -319,6 +322,7 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
         return index::take_load_failure("checkpoint");
       }
       c.batch_loaded = true;
+      c.writer->start_run();
       if (c.staged_batches > 0) --c.staged_batches;
       c.pos = 0;
     }

@@ -367,6 +367,7 @@ void Durability::add_stats(DurabilityStats* out) const {
   if (out->halted) out->halt_reason = halt_status().to_string();
   out->recovery_seconds = recovery_.seconds;
   out->recovered_checkpoint_records = recovery_.checkpoint_records;
+  out->recovered_checkpoint_runs = recovery_.checkpoint_runs;
   out->recovered_checkpoint_under_way = recovery_.checkpoint_under_way;
   out->checkpoint_parts_passed = parts_passed_.load(std::memory_order_relaxed);
   out->checkpoint_roll_misses = roll_misses_.load(std::memory_order_relaxed);

@@ -1,5 +1,6 @@
 #include "storage/checkpoint.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "storage/cold_address.h"
@@ -265,8 +266,9 @@ Result<std::uint64_t> CheckpointWriter::add(std::uint32_t table, std::string_vie
   if (Status s = make_room(need); !s.is_ok()) return s;
   char* p = buffers_[active_].get() + kChunkHeaderBytes + used_;
   encode_record(p, WriteOp::kPut, table, key, value, cts);
-  const std::uint64_t address =
-      cold_word(files_.back().number, part_offset_ + kChunkHeaderBytes + used_, need);
+  const std::uint64_t offset = part_offset_ + kChunkHeaderBytes + used_;
+  const std::uint64_t address = cold_word(files_.back().number, offset, need);
+  note_run(table, key, offset, need, 0);
   if (address != 0 && cookie != 0) pending_[active_].emplace_back(cookie, address);
   used_ += need;
   ++count_;
@@ -285,6 +287,7 @@ Status CheckpointWriter::add_ref(std::uint32_t table, std::string_view key, std:
   encode_record(buffers_[active_].get() + kChunkHeaderBytes + used_, WriteOp::kRef, table, key,
                 {v, sizeof v}, header_.cts);
   live_.insert(cold(entry).segment);
+  note_run(table, key, part_offset_ + kChunkHeaderBytes + used_, need, cold(entry).segment);
   used_ += need;
   ++count_;
   ++records_;
@@ -292,11 +295,54 @@ Status CheckpointWriter::add_ref(std::uint32_t table, std::string_view key, std:
   return Status::ok();
 }
 
+void CheckpointWriter::note_run(std::uint32_t table, std::string_view key, std::uint64_t offset,
+                                std::uint32_t bytes, std::uint64_t ref_file) {
+  if (!lists_runs()) return;
+  // Side by side in the chunk (a new chunk starts past its header, never at the run's end),
+  // and within what a cold word addresses.
+  const bool joins = !run_break_ && run_.records != 0 && run_file_ == files_.back().number &&
+                     offset == run_offset_ + run_bytes_ && run_bytes_ + bytes <= kMaxColdSize;
+  if (!joins) {
+    close_run();
+    if (bytes > kMaxColdSize || cold_word(files_.back().number, offset, bytes) == 0) {
+      runs_ok_ = false;  // no run can hold this record: no list at all
+      return;
+    }
+    run_ = {table, 0, 0, static_cast<std::uint32_t>(key.size()), 0};
+    run_file_ = files_.back().number;
+    run_offset_ = offset;
+    run_bytes_ = 0;
+    run_key_.assign(key);
+    run_refs_.clear();
+  }
+  run_break_ = false;
+  run_bytes_ += bytes;
+  ++run_.records;
+  if (ref_file != 0 && std::find(run_refs_.begin(), run_refs_.end(), ref_file) == run_refs_.end()) {
+    run_refs_.push_back(ref_file);
+  }
+}
+
+void CheckpointWriter::close_run() {
+  if (run_.records == 0) return;
+  run_.address = cold_word(run_file_, run_offset_, run_bytes_);
+  BRAID_ASSERT(run_.address != 0);
+  run_.ref_files = static_cast<std::uint32_t>(run_refs_.size());
+  const std::size_t start = runs_image_.size();
+  append(&runs_image_, run_);
+  for (std::uint64_t f : run_refs_) append(&runs_image_, f);
+  runs_image_ += run_key_;
+  runs_image_.resize(start + run_entry_bytes(run_), '\0');
+  ++run_count_;
+  run_.records = 0;
+}
+
 std::string CheckpointWriter::manifest_image(const CkptHeader& header,
                                              const std::vector<LogStart>& starts,
                                              const std::vector<CkptPart>& parts,
                                              std::set<std::uint64_t> live,
-                                             const std::string& frontier) const {
+                                             const std::string& frontier,
+                                             const std::string& runs) const {
   std::string head;
   append(&head, header);
   for (const LogStart& st : starts) append(&head, st);
@@ -320,6 +366,10 @@ std::string CheckpointWriter::manifest_image(const CkptHeader& header,
   put_chunk(&image, kCkptLiveMagic, static_cast<std::uint32_t>(live.size()), index++, header.seq,
             outside);
   if (!frontier.empty()) put_chunk(&image, kCkptFrontierMagic, 0, index++, header.seq, frontier);
+  if (run_count_ != 0 && !runs.empty()) {
+    put_chunk(&image, kCkptRunsMagic, static_cast<std::uint32_t>(run_count_), index++, header.seq,
+              runs);
+  }
   put_chunk(&image, kCkptTrailerMagic, 0, index, header.seq, trailer);
   return image;
 }
@@ -360,7 +410,7 @@ Status CheckpointWriter::write_under_way(std::size_t parts, const CheckpointBase
   std::string frontier;
   append(&frontier, f);
   frontier += last.last_key;
-  if (Status s = publish(manifest_image(h, base.starts, list, std::move(live), frontier));
+  if (Status s = publish(manifest_image(h, base.starts, list, std::move(live), frontier, {}));
       !s.is_ok()) {
     failure_ = s;
     return s;
@@ -369,7 +419,10 @@ Status CheckpointWriter::write_under_way(std::size_t parts, const CheckpointBase
 }
 
 Status CheckpointWriter::write_manifest() {
-  manifest_image_ = manifest_image(header_, starts_, parts_, live_, {});
+  close_run();
+  // More runs than a chunk's count can say: listed by none (they would be ~100 GiB of parts).
+  const bool runs = lists_runs() && run_count_ <= 0xffffffffu;
+  manifest_image_ = manifest_image(header_, starts_, parts_, live_, {}, runs ? runs_image_ : "");
   for (const CkptPart& p : parts_) live_.erase(p.file);
   Result<FileId> f = fs_->open(manifest_path_ + ".new", {.create = true});
   if (!f.is_ok()) return f.status();

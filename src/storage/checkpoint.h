@@ -41,6 +41,11 @@ struct CheckpointConfig {
   // synced as soon as its writes are done, so the parts become durable one by one while the
   // scan goes on (durable_parts()).
   std::uint64_t part_target = 0;
+  // Lists the checkpoint's runs in its manifest (log_format.h, CkptRun): the records added
+  // between two start_run() calls, split where a chunk ends or a run would pass what a cold
+  // word addresses. A record too big for any run leaves the whole list out (the open then
+  // reads the parts, as without one).
+  bool runs = false;
 };
 
 // The previous checkpoint, as a manifest of a checkpoint under way names it (log_format.h).
@@ -71,6 +76,11 @@ class CheckpointWriter {
   // A reference to the record's newest version at cold entry `entry` (a log segment or an
   // older part): its file joins the live set.
   Status add_ref(std::uint32_t table, std::string_view key, std::uint64_t entry);
+  // With config.runs: the next record added starts a new run (an index leaf begins).
+  void start_run() { run_break_ = true; }
+  // Runs listed so far (the open one excluded), and whether the list will be written.
+  std::uint64_t runs() const { return run_count_; }
+  bool lists_runs() const { return config_.runs && runs_ok_; }
   // After the last add: writes the last chunk, syncs the parts, writes and syncs the manifest
   // (into a new file renamed over its slot: a slot holds a whole manifest or the one before).
   // Call until it answers true (done) or an error; with `wait`, blocks on the device meanwhile.
@@ -119,9 +129,13 @@ class CheckpointWriter {
   // Syncs closed parts whose writes are done, a few at a time.
   Status sync_closed();
   void note_last(std::uint32_t table, std::string_view key);
+  // The record of `bytes` at `offset` of the last part joins the open run or starts one.
+  void note_run(std::uint32_t table, std::string_view key, std::uint64_t offset,
+                std::uint32_t bytes, std::uint64_t ref_file);
+  void close_run();
   std::string manifest_image(const CkptHeader& header, const std::vector<LogStart>& starts,
                              const std::vector<CkptPart>& parts, std::set<std::uint64_t> live,
-                             const std::string& frontier) const;
+                             const std::string& frontier, const std::string& runs) const;
   // Writes `image` into the slot's new file synchronously, and renames it over the slot.
   Status publish(const std::string& image);
   Status write_manifest();
@@ -150,6 +164,17 @@ class CheckpointWriter {
   std::uint64_t records_ = 0;
   std::uint64_t bytes_ = 0;
   std::set<std::uint64_t> live_;
+  // The run list (config.runs): entries encoded as they close, and the open run.
+  std::string runs_image_;
+  std::uint64_t run_count_ = 0;
+  bool runs_ok_ = true;
+  bool run_break_ = true;
+  CkptRun run_{};
+  std::uint64_t run_file_ = 0;
+  std::uint64_t run_offset_ = 0;
+  std::uint64_t run_bytes_ = 0;
+  std::string run_key_;
+  std::vector<std::uint64_t> run_refs_;
   enum class Phase : std::uint8_t { kData, kSyncParts, kManifest, kSyncManifest, kDone };
   Phase phase_ = Phase::kData;
   std::uint32_t writes_in_flight_ = 0;

@@ -31,7 +31,18 @@
 
 namespace braid::storage {
 
-inline constexpr std::uint32_t kFormatVersion = 4;
+// Files are written in kFormatVersion and read back to kOldestFormatVersion: version 5 added
+// the run list of a checkpoint's manifest (CkptRun), which a version-4 manifest lacks and a
+// version-4 build would not know (it refuses version 5 by its number, not by a bad chunk).
+inline constexpr std::uint32_t kFormatVersion = 5;
+inline constexpr std::uint32_t kOldestFormatVersion = 4;
+inline bool readable_format(std::uint32_t version) {
+  return version >= kOldestFormatVersion && version <= kFormatVersion;
+}
+inline std::string readable_formats() {
+  return "versions " + std::to_string(kOldestFormatVersion) + " to " +
+         std::to_string(kFormatVersion);
+}
 inline constexpr std::uint64_t kSegmentMagic = 0x474f4c4449415242ull;  // "BRAIDLOG"
 inline constexpr std::uint32_t kBlockMagic = 0x314b4c42u;              // "BLK1"
 inline constexpr std::uint32_t kSegmentHeaderBytes = 4096;
@@ -160,7 +171,8 @@ bool parse_log_file_name(std::string_view name, LogName* out);
 //   manifest: the header chunk (CkptHeader, then `logs` LogStarts), the parts chunk (CkptPart
 //             per part, in order), the live chunk (u64 numbers of the files outside the
 //             checkpoint that its kRef records point into), for a checkpoint under way the
-//             frontier chunk (CkptFrontier, then its key), the trailer (CkptTrailer).
+//             frontier chunk (CkptFrontier, then its key), for a checkpoint that lists its
+//             runs the runs chunk (CkptRun entries), the trailer (CkptTrailer).
 // A manifest is valid when every chunk checks and the trailer matches it; its parts are
 // verified as they are read (they were durable before the manifest was written).
 //
@@ -177,6 +189,7 @@ inline constexpr std::uint32_t kCkptPartsMagic = 0x31504b43u;     // "CKP1"
 inline constexpr std::uint32_t kCkptLiveMagic = 0x314c4b43u;      // "CKL1"
 inline constexpr std::uint32_t kCkptTrailerMagic = 0x31544b43u;   // "CKT1"
 inline constexpr std::uint32_t kCkptFrontierMagic = 0x31464b43u;  // "CKF1"
+inline constexpr std::uint32_t kCkptRunsMagic = 0x31524b43u;      // "CKR1"
 inline constexpr std::uint32_t kChunkHeaderBytes = 32;
 
 struct ChunkHeader {
@@ -233,6 +246,24 @@ struct CkptFrontier {
   std::uint32_t key_len;    // the key follows
 };
 static_assert(sizeof(CkptFrontier) == 32);
+
+// A run (docs/internals/index-paging.md, decision 6): the records the checkpoint wrote for one
+// index leaf, side by side in one chunk of one part, so that a leaf can be rebuilt from them
+// alone. Each entry of the runs chunk is a CkptRun, then `ref_files` u64 numbers of the files
+// the run's references point into (so a run carried into a later checkpoint keeps them), then
+// the run's first key, then zeros to a multiple of 8. Runs are listed in key order (table id,
+// then key) and hold every record of the checkpoint, each once.
+struct CkptRun {
+  std::uint32_t table;
+  std::uint32_t records;
+  std::uint64_t address;  // a cold word (cold_address.h): part, first record's offset, bytes
+  std::uint32_t key_len;
+  std::uint32_t ref_files;
+};
+static_assert(sizeof(CkptRun) == 24);
+inline std::uint64_t run_entry_bytes(const CkptRun& r) {
+  return round_up(sizeof(CkptRun) + std::uint64_t{r.ref_files} * 8 + r.key_len, 8);
+}
 
 struct CkptTrailer {
   std::uint64_t seq;

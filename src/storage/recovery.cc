@@ -219,11 +219,11 @@ class LogCursor {
       }
       return stop(at(file, 0) + ": bad segment header");
     }
-    if (h.version != kFormatVersion) {
+    if (!readable_format(h.version)) {
       done_ = true;
       return Status::corruption(file + ": unsupported log format version " +
-                                std::to_string(h.version) + " (this build reads version " +
-                                std::to_string(kFormatVersion) + ")");
+                                std::to_string(h.version) + " (this build reads " +
+                                readable_formats() + ")");
     }
     if (h.log != log_ || h.generation != generation_ || h.segment != it_->first) {
       return stop(at(file, 0) + ": segment header does not match the file name");
@@ -377,10 +377,10 @@ Status read_catalog(FileSystem& fs, const std::string& dir, Catalog* out, bool* 
   if (img.size() < 16 || load<std::uint32_t>(img.data()) != kCatalogMagic) {
     return corrupt(path, "not a BraidDB catalog");
   }
-  if (load<std::uint32_t>(img.data() + 4) != kFormatVersion) {
+  if (!readable_format(load<std::uint32_t>(img.data() + 4))) {
     return corrupt(path, "unsupported catalog version " +
                              std::to_string(load<std::uint32_t>(img.data() + 4)) +
-                             " (this build reads version " + std::to_string(kFormatVersion) + ")");
+                             " (this build reads " + readable_formats() + ")");
   }
   const auto count = load<std::uint32_t>(img.data() + 8);
   if (img.size() < 24 ||
@@ -431,6 +431,48 @@ Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& cata
 
 // ---- Checkpoints --------------------------------------------------------------------------------
 
+namespace {
+
+// The run list's own shape, before a part is read: every entry whole, keys in order, every run
+// inside a part of the checkpoint, and as many records as the parts hold. Why not, or "".
+std::string check_runs(const CheckpointInfo& info) {
+  std::map<std::uint64_t, std::uint64_t> part_bytes;
+  for (const CkptPart& p : info.parts) part_bytes[p.file] = p.bytes;
+  std::string_view runs = info.runs;
+  std::size_t at = 0;
+  std::uint64_t records = 0;
+  std::uint32_t last_table = 0;
+  std::string last_key;
+  for (std::uint64_t i = 0; i < info.run_count; ++i) {
+    const std::string where = "run " + std::to_string(i) + " of the run list";
+    if (runs.size() - at < sizeof(CkptRun)) return where + " is cut off";
+    const auto r = load<CkptRun>(runs.data() + at);
+    if (r.key_len > kMaxKeyBytes || r.records == 0 || r.ref_files > r.records ||
+        runs.size() - at < run_entry_bytes(r)) {
+      return where + " is malformed";
+    }
+    const RunView v = next_run(runs, &at);
+    if (i > 0 &&
+        (v.run.table < last_table || (v.run.table == last_table && v.key.compare(last_key) <= 0))) {
+      return where + " is out of key order";
+    }
+    if (!is_cold(v.run.address)) return where + " has no address";
+    const ColdAddress a = cold(v.run.address);
+    const auto part = part_bytes.find(a.segment);
+    if (part == part_bytes.end() || a.offset + a.size > part->second) {
+      return where + " lies outside the checkpoint's parts";
+    }
+    last_table = v.run.table;
+    last_key.assign(v.key);
+    records += v.run.records;
+  }
+  if (at != runs.size()) return "the run list is longer than its runs";
+  if (records != info.trailer.records) return "the run list does not hold every record";
+  return {};
+}
+
+}  // namespace
+
 Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
   *info = {};
   info->bytes = img.size();
@@ -448,13 +490,16 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
       info->problem = "bad chunk " + std::to_string(i) + " at offset " + std::to_string(at);
       return Status::ok();
     }
+    // A checkpoint under way lists no runs (it is written without a budget only).
     const bool frontier = i == 3 && c.magic == kCkptFrontierMagic;
+    const bool runs = i == 3 && c.magic == kCkptRunsMagic && info->header.version >= 5;
     const std::uint32_t expect = i == 0     ? kCkptHeaderMagic
                                  : i == 1   ? kCkptPartsMagic
                                  : i == 2   ? kCkptLiveMagic
                                  : frontier ? kCkptFrontierMagic
+                                 : runs     ? kCkptRunsMagic
                                             : kCkptTrailerMagic;
-    if (c.magic != expect || i > (info->under_way ? 4u : 3u)) {
+    if (c.magic != expect || i > (info->under_way || info->run_count != 0 ? 4u : 3u)) {
       info->problem = "chunk out of place";
       return Status::ok();
     }
@@ -467,10 +512,10 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
           return Status::ok();
         }
         const auto version = load<std::uint32_t>(p);
-        if (version != kFormatVersion) {
+        if (!readable_format(version)) {
           return Status::corruption("checkpoint format version " + std::to_string(version) +
-                                    " is not supported (this build reads version " +
-                                    std::to_string(kFormatVersion) + ")");
+                                    " is not supported (this build reads " + readable_formats() +
+                                    ")");
         }
         if (c.len < sizeof(CkptHeader)) {
           info->problem = "bad header chunk";
@@ -526,6 +571,14 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
         info->under_way = true;
         break;
       }
+      case kCkptRunsMagic:
+        if (c.count == 0) {
+          info->problem = "empty runs chunk";
+          return Status::ok();
+        }
+        info->runs.assign(p, c.len);
+        info->run_count = c.count;
+        break;
       default:
         if (c.len != sizeof(CkptTrailer)) {
           info->problem = "bad trailer chunk";
@@ -550,8 +603,23 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
     info->problem = "trailer does not match the manifest";
     return Status::ok();
   }
+  if (info->run_count != 0) {
+    if (std::string e = check_runs(*info); !e.empty()) {
+      info->problem = e;
+      return Status::ok();
+    }
+  }
   info->valid = true;
   return Status::ok();
+}
+
+RunView next_run(std::string_view runs, std::size_t* at) {
+  RunView v;
+  v.run = load<CkptRun>(runs.data() + *at);
+  v.ref_files = runs.data() + *at + sizeof(CkptRun);
+  v.key = runs.substr(*at + sizeof(CkptRun) + std::size_t{v.run.ref_files} * 8, v.run.key_len);
+  *at += run_entry_bytes(v.run);
+  return v;
 }
 
 bool CheckpointInfo::past_frontier(std::uint32_t table, std::string_view key) const {
@@ -566,6 +634,38 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
   if (applied != nullptr) *applied = 0;
   std::string buf;
   std::uint64_t records_before = 0;  // in the parts before this one
+  // The run list, if any, followed record by record: each run starts where it says, with the
+  // key it says, and holds its records side by side; the runs hold every record, in order.
+  RunView run;
+  std::uint32_t in_run = 0;  // records of `run` met so far
+  std::uint64_t run_end = 0;
+  std::size_t run_at = 0;
+  std::uint64_t runs_met = 0;
+  auto follow_run = [&](const CkptPart& part, std::uint64_t off,
+                        const RecordView& w) -> std::string {
+    if (in_run == run.run.records) {
+      if (runs_met == info.run_count) return "a record after the last run of the run list";
+      run = next_run(info.runs, &run_at);
+      ++runs_met;
+      in_run = 0;
+      const ColdAddress a = cold(run.run.address);
+      if (a.segment != part.file || a.offset != off) {
+        return "run " + std::to_string(runs_met - 1) + " of the run list does not start here";
+      }
+      if (run.run.table != w.table || run.key != w.key) {
+        return "run " + std::to_string(runs_met - 1) + " of the run list names another key";
+      }
+    } else if (off != run_end) {
+      return "run " + std::to_string(runs_met - 1) + " of the run list is not contiguous";
+    }
+    ++in_run;
+    run_end = off + w.size;
+    const ColdAddress a = cold(run.run.address);
+    if (in_run == run.run.records && run_end != a.offset + a.size) {
+      return "run " + std::to_string(runs_met - 1) + " of the run list has another size";
+    }
+    return {};
+  };
   for (std::size_t index = 0; index < info.parts.size(); ++index) {
     const CkptPart& part = info.parts[index];
     // Under way: the previous checkpoint's parts count only past the frontier.
@@ -613,6 +713,12 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
         }
         const std::uint64_t record_off = off + static_cast<std::uint64_t>(p - buf.data());
         p += w.size;
+        if (info.run_count != 0) {
+          if (std::string e = follow_run(part, record_off, w); !e.empty()) {
+            s = corrupt(at(path, record_off), e);
+            break;
+          }
+        }
         if (apply == nullptr) continue;
         if (base && !info.past_frontier(w.table, w.key)) continue;
         if (!base && info.under_way && info.past_frontier(w.table, w.key)) {
@@ -648,6 +754,9 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
                                ")");
     }
   }
+  // The counts agree (check_runs), so every record met its run and every run was met whole.
+  BRAID_ASSERT(runs_met == info.run_count);
+  BRAID_ASSERT(info.run_count == 0 || in_run == run.run.records);
   return Status::ok();
 }
 
@@ -887,11 +996,10 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     std::string img;
     SegmentHeader h{};
     if (!files.empty() && read_file(fs, dir + "/" + files.front().name, &img).is_ok() &&
-        header_ok(img, &h) && h.version != kFormatVersion) {
+        header_ok(img, &h) && !readable_format(h.version)) {
       return Status::corruption(dir + "/" + files.front().name +
                                 ": unsupported log format version " + std::to_string(h.version) +
-                                " (this build reads version " + std::to_string(kFormatVersion) +
-                                ")");
+                                " (this build reads " + readable_formats() + ")");
     }
     if (Status s = damage(
             dir + ": no whole checkpoint, but the " +
@@ -918,6 +1026,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     apply.checkpoint_applied();
     meter.finish();
     r->checkpoint = true;
+    r->checkpoint_runs = c.run_count;
     r->checkpoint_seq = c.header.seq;
     r->checkpoint_cts = c.header.cts;
     r->checkpoint_under_way = c.under_way;

@@ -66,6 +66,7 @@ struct RecoveryReport {
   std::uint64_t checkpoint_seq = 0;
   std::uint64_t checkpoint_cts = 0;
   std::uint64_t checkpoint_records = 0;    // applied from its parts
+  std::uint64_t checkpoint_runs = 0;       // in its run list, each checked against its part
   bool checkpoint_under_way = false;       // the manifest of a checkpoint under way
   std::uint32_t checkpoint_fallbacks = 0;  // slots present but torn or corrupt
   std::uint64_t generation = 0;            // the log generation replayed
@@ -115,7 +116,19 @@ struct CheckpointInfo {
   std::string frontier_key;
   // Whether (table, key) lies past the frontier (always, for a whole checkpoint).
   bool past_frontier(std::uint32_t table, std::string_view key) const;
+  // The run list (log_format.h, CkptRun), when the checkpoint wrote one: the runs chunk's
+  // payload as it is (~30 bytes a leaf; read with next_run), and how many runs it holds.
+  std::string runs;
+  std::uint64_t run_count = 0;
 };
+// One entry of a run list, pointing into the CheckpointInfo it was read from.
+struct RunView {
+  CkptRun run{};
+  const char* ref_files = nullptr;  // run.ref_files u64s, unaligned
+  std::string_view key;
+};
+// The entry at `*at` of a valid manifest's run list; advances `*at` past it.
+RunView next_run(std::string_view runs, std::size_t* at);
 // Validates a checkpoint manifest image (log_format.h); Corruption only for another format
 // version, otherwise `valid` and `problem` say.
 Status read_checkpoint(std::string_view image, CheckpointInfo* info);

@@ -1,0 +1,292 @@
+// A checkpoint's run list (storage/checkpoint.h, log_format.h CkptRun): each run is the records
+// added for one leaf, side by side in one chunk, split where a chunk ends; the list holds every
+// record once, in key order, with the files its references need; a record no run can hold
+// leaves the list out; and recovery refuses a list that disagrees with the parts, naming where.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/checkpoint.h"
+#include "storage/cold_address.h"
+#include "storage/log_format.h"
+#include "storage/recovery.h"
+#include "storage/sim_fs.h"
+#include "util/crc32c.h"
+#include "util/random.h"
+
+namespace braid::storage {
+namespace {
+
+const std::string kDir = "/db";
+constexpr std::uint64_t kOlderPart = 7;  // the file references point into
+
+std::string key_of(std::uint64_t i) {
+  char b[16];
+  std::snprintf(b, sizeof b, "key%010llu", static_cast<unsigned long long>(i));
+  return b;
+}
+
+struct Leaf {
+  std::uint32_t table;
+  std::vector<std::uint64_t> keys;
+};
+
+struct Written {
+  std::string manifest;
+  std::uint64_t records = 0;
+  bool listed = false;
+};
+
+// Writes `leaves` as a checkpoint would (a run started at each leaf): every third record a
+// reference into kOlderPart, the rest values of `value_bytes`.
+Written write_checkpoint(SimFileSystem* fs, const std::vector<Leaf>& leaves,
+                         std::size_t value_bytes) {
+  EXPECT_TRUE(fs->open_dir(kDir, true).is_ok());
+  Result<std::unique_ptr<IoQueue>> q = fs->make_queue(8);
+  EXPECT_TRUE(q.is_ok());
+  std::uint64_t next_file = 100;
+  CheckpointConfig config;
+  config.dir = kDir;
+  config.part_bytes = 4u << 20;
+  config.new_file = [&next_file] { return next_file++; };
+  config.runs = true;
+  const CkptHeader header{kFormatVersion, 2, 1, 50, 1, 0, 0};
+  CheckpointWriter w(fs, q->get(), header, {}, config);
+  Written out;
+  const std::string value(value_bytes, 'v');
+  for (const Leaf& leaf : leaves) {
+    w.start_run();
+    for (std::uint64_t k : leaf.keys) {
+      const std::string key = key_of(k);
+      if (k % 3 == 0) {
+        EXPECT_TRUE(w.add_ref(leaf.table, key, cold_word(kOlderPart, k * 16 % 4096, 64)).is_ok());
+      } else {
+        Result<std::uint64_t> at = w.add(leaf.table, key, value, 40);
+        EXPECT_TRUE(at.is_ok());
+      }
+      ++out.records;
+    }
+  }
+  for (;;) {
+    Result<bool> done = w.finish(true);
+    EXPECT_TRUE(done.is_ok()) << done.status().to_string();
+    if (!done.is_ok() || *done) break;
+  }
+  out.listed = w.lists_runs();
+  EXPECT_TRUE(read_file(*fs, w.path(), &out.manifest).is_ok());
+  return out;
+}
+
+// Leaves of 1..40 records over two tables, in key order.
+std::vector<Leaf> leaves_of(std::uint64_t seed, std::uint64_t records) {
+  util::Rng rnd(seed);
+  std::vector<Leaf> leaves;
+  std::uint64_t k = 0;
+  for (std::uint32_t table = 0; table < 2; ++table) {
+    const std::uint64_t end = k + records / 2;
+    while (k < end) {
+      Leaf leaf{table, {}};
+      const std::uint64_t n = 1 + rnd.uniform(40);
+      for (std::uint64_t i = 0; i < n && k < end; ++i) leaf.keys.push_back(k++);
+      leaves.push_back(std::move(leaf));
+    }
+  }
+  return leaves;
+}
+
+std::vector<RunView> runs_of(const CheckpointInfo& info) {
+  std::vector<RunView> runs;
+  std::size_t at = 0;
+  for (std::uint64_t i = 0; i < info.run_count; ++i) runs.push_back(next_run(info.runs, &at));
+  EXPECT_EQ(at, info.runs.size());
+  return runs;
+}
+
+TEST(CheckpointRuns, EachLeafIsARunSplitOnlyWhereAChunkEnds) {
+  SimFileSystem fs(1);
+  // ~1.4 MiB of records: the first chunk (1 MiB) ends inside some leaf.
+  const std::vector<Leaf> leaves = leaves_of(11, 12000);
+  const Written w = write_checkpoint(&fs, leaves, 80);
+  ASSERT_TRUE(w.listed);
+  CheckpointInfo info;
+  ASSERT_TRUE(read_checkpoint(w.manifest, &info).is_ok());
+  ASSERT_TRUE(info.valid) << info.problem;
+  EXPECT_EQ(info.header.version, kFormatVersion);
+  const std::vector<RunView> runs = runs_of(info);
+  // One run per leaf, and one more where a chunk ended inside a leaf.
+  ASSERT_GT(info.parts.front().chunks, 1u);
+  EXPECT_GE(runs.size(), leaves.size());
+  EXPECT_LE(runs.size(), leaves.size() + info.parts.front().chunks - 1);
+  std::size_t leaf = 0;
+  std::size_t in_leaf = 0;  // records of `leaf` the runs so far covered
+  std::uint64_t records = 0;
+  std::uint64_t prev_end = 0;
+  std::uint64_t splits = 0;
+  for (const RunView& r : runs) {
+    ASSERT_LT(leaf, leaves.size());
+    // A run starts at its leaf's first key, or where a chunk cut the leaf.
+    EXPECT_EQ(r.run.table, leaves[leaf].table);
+    EXPECT_EQ(r.key, key_of(leaves[leaf].keys[in_leaf]));
+    const ColdAddress a = cold(r.run.address);
+    if (in_leaf != 0) {
+      // The run before ended its chunk: this one starts past the next chunk's header.
+      EXPECT_EQ(a.offset, prev_end + kChunkHeaderBytes) << "a leaf split inside a chunk";
+      ++splits;
+    }
+    prev_end = a.offset + a.size;
+    // The references' file is listed wherever the run holds one.
+    bool refs = false;
+    for (std::uint32_t i = 0; i < r.run.records; ++i)
+      refs |= leaves[leaf].keys[in_leaf + i] % 3 == 0;
+    ASSERT_EQ(r.run.ref_files, refs ? 1u : 0u);
+    if (refs) {
+      std::uint64_t f;
+      std::memcpy(&f, r.ref_files, 8);
+      EXPECT_EQ(f, kOlderPart);
+    }
+    in_leaf += r.run.records;
+    ASSERT_LE(in_leaf, leaves[leaf].keys.size());
+    if (in_leaf == leaves[leaf].keys.size()) {
+      ++leaf;
+      in_leaf = 0;
+    }
+    records += r.run.records;
+  }
+  EXPECT_EQ(leaf, leaves.size());
+  EXPECT_EQ(records, w.records);
+  EXPECT_GT(splits, 0u);
+  EXPECT_EQ(runs.size(), leaves.size() + splits);
+  // The parts agree with the list, record by record.
+  EXPECT_TRUE(read_checkpoint_parts(fs, kDir, info, nullptr).is_ok());
+}
+
+// The manifest with its runs chunk's payload replaced (the chunk's checksum made right again),
+// as a bug in the writer would leave it.
+std::string with_runs(std::string manifest, const std::string& runs) {
+  std::size_t at = 0;
+  for (;;) {
+    ChunkHeader h;
+    std::memcpy(&h, manifest.data() + at, sizeof h);
+    if (h.magic == kCkptRunsMagic) {
+      EXPECT_EQ(runs.size(), h.len);
+      std::memcpy(manifest.data() + at + kChunkHeaderBytes, runs.data(), runs.size());
+      h.crc = util::crc32c(manifest.data() + at + 4, kChunkHeaderBytes - 4 + h.len);
+      std::memcpy(manifest.data() + at, &h.crc, 4);
+      return manifest;
+    }
+    at += chunk_bytes(h.len);
+  }
+}
+
+TEST(CheckpointRuns, AListThatDisagreesWithItselfOrItsPartsIsRefused) {
+  SimFileSystem fs(2);
+  const Written w = write_checkpoint(&fs, leaves_of(12, 600), 30);
+  CheckpointInfo good;
+  ASSERT_TRUE(read_checkpoint(w.manifest, &good).is_ok());
+  ASSERT_TRUE(good.valid) << good.problem;
+  ASSERT_GE(good.run_count, 4u);
+  const std::vector<RunView> runs = runs_of(good);
+  // Offsets into the payload of run i's fixed part.
+  std::vector<std::size_t> offsets;
+  for (std::size_t at = 0; offsets.size() < runs.size();) {
+    offsets.push_back(at);
+    (void)next_run(good.runs, &at);
+  }
+  auto patched = [&](std::size_t run, auto change) {
+    std::string payload = good.runs;
+    CkptRun r;
+    std::memcpy(&r, payload.data() + offsets[run], sizeof r);
+    change(&r, payload.data() + offsets[run] + sizeof r + std::size_t{r.ref_files} * 8);
+    std::memcpy(payload.data() + offsets[run], &r, sizeof r);
+    return payload;
+  };
+  // A run past the first with two records or more, followed by another, whose first key's
+  // last digit can grow by one without a carry: that key is then its second record's.
+  std::size_t m = 1;
+  while (m + 1 < runs.size() && (runs[m].run.records < 2 || runs[m].key.back() == '9')) ++m;
+  ASSERT_LT(m + 1, runs.size());
+  // The manifest alone shows these: out of order, outside the parts, counts that do not add up.
+  struct Bad {
+    std::string payload;
+    const char* says;
+  };
+  const Bad self[] = {
+      {patched(m + 1, [](CkptRun*, char* key) { key[0] = 'a'; }), "out of key order"},
+      {patched(m, [](CkptRun* r, char*) { r->address = cold_word(999, 0, 64); }),
+       "outside the checkpoint's parts"},
+      {patched(m, [](CkptRun* r, char*) { ++r->records; }), "does not hold every record"},
+  };
+  for (const Bad& b : self) {
+    CheckpointInfo info;
+    ASSERT_TRUE(read_checkpoint(with_runs(w.manifest, b.payload), &info).is_ok());
+    EXPECT_FALSE(info.valid) << b.says;
+    EXPECT_NE(info.problem.find(b.says), std::string::npos) << info.problem;
+  }
+  // These only the parts show: the manifest checks, and reading the parts is Corruption.
+  std::string moved = patched(m, [](CkptRun* r, char*) { --r->records; });
+  {
+    CkptRun next;
+    std::memcpy(&next, moved.data() + offsets[m + 1], sizeof next);
+    ++next.records;  // the record run m lost: the counts still add up
+    std::memcpy(moved.data() + offsets[m + 1], &next, sizeof next);
+  }
+  const Bad parts[] = {
+      {moved, "has another size"},
+      {patched(m, [](CkptRun* r, char* key) { ++key[r->key_len - 1]; }), "names another key"},
+  };
+  for (const Bad& b : parts) {
+    CheckpointInfo info;
+    ASSERT_TRUE(read_checkpoint(with_runs(w.manifest, b.payload), &info).is_ok());
+    ASSERT_TRUE(info.valid) << info.problem;
+    const Status s = read_checkpoint_parts(fs, kDir, info, nullptr);
+    EXPECT_EQ(s.code(), Code::kCorruption) << s.to_string();
+    EXPECT_NE(s.message().find("of the run list " + std::string(b.says)), std::string::npos)
+        << s.to_string();
+  }
+}
+
+TEST(CheckpointRuns, ARecordNoRunCanHoldLeavesTheListOut) {
+  SimFileSystem fs(3);
+  std::vector<Leaf> leaves = {{0, {1, 2}}, {0, {4, 5}}};
+  // A value of 64 KiB makes a record past what a cold word addresses.
+  const Written w = write_checkpoint(&fs, leaves, 64 * 1024);
+  EXPECT_FALSE(w.listed);
+  CheckpointInfo info;
+  ASSERT_TRUE(read_checkpoint(w.manifest, &info).is_ok());
+  ASSERT_TRUE(info.valid) << info.problem;
+  EXPECT_EQ(info.run_count, 0u);
+  EXPECT_TRUE(read_checkpoint_parts(fs, kDir, info, nullptr).is_ok());
+}
+
+TEST(CheckpointRuns, AVersionFourManifestCannotListRuns) {
+  SimFileSystem fs(4);
+  const Written w = write_checkpoint(&fs, leaves_of(13, 100), 30);
+  std::string manifest = w.manifest;
+  // The header chunk says version 4 (checksum made right): a runs chunk is then out of place.
+  ChunkHeader h;
+  std::memcpy(&h, manifest.data(), sizeof h);
+  const std::uint32_t v4 = 4;
+  std::memcpy(manifest.data() + kChunkHeaderBytes, &v4, 4);
+  h.crc = util::crc32c(manifest.data() + 4, kChunkHeaderBytes - 4 + h.len);
+  std::memcpy(manifest.data(), &h.crc, 4);
+  CheckpointInfo info;
+  ASSERT_TRUE(read_checkpoint(manifest, &info).is_ok());
+  EXPECT_FALSE(info.valid);
+  EXPECT_NE(info.problem.find("out of place"), std::string::npos) << info.problem;
+  // A version this build does not know is refused by its number.
+  const std::uint32_t v6 = kFormatVersion + 1;
+  std::memcpy(manifest.data() + kChunkHeaderBytes, &v6, 4);
+  h.crc = util::crc32c(manifest.data() + 4, kChunkHeaderBytes - 4 + h.len);
+  std::memcpy(manifest.data(), &h.crc, 4);
+  const Status s = read_checkpoint(manifest, &info);
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("versions 4 to 5"), std::string::npos) << s.to_string();
+}
+
+}  // namespace
+}  // namespace braid::storage
