@@ -327,6 +327,31 @@ bool fits(const Node* node, std::size_t key_len) {
   return node->free_bytes() + node->garbage >= entry_bytes(key_len);
 }
 
+}  // namespace
+
+bool fill_leaf(Node* n, std::span<const std::string_view> keys,
+               std::span<const std::uint64_t> values) {
+  BRAID_ASSERT(keys.size() == values.size());
+  std::size_t bytes = 0;
+  for (std::string_view k : keys) bytes += entry_bytes(k.size());
+  if (keys.size() > Node::kMaxSlots || bytes > kNodeBytes - Node::kHeader) return false;
+  n->count = static_cast<std::uint16_t>(keys.size());
+  n->heap_begin = kNodeBytes;
+  n->garbage = 0;
+  n->level = 0;
+  n->run_end = 0;
+  n->leftmost = nullptr;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    BRAID_ASSERT(!keys[i].empty());
+    BRAID_ASSERT(keys[i].size() <= kMaxKey);
+    BRAID_ASSERT(i == 0 || keys[i - 1] < keys[i]);
+    write_slot(n, static_cast<unsigned>(i), keys[i], values[i], 0);
+  }
+  return true;
+}
+
+namespace {
+
 // ---- Underflow ----------------------------------------------------------------------------------
 
 constexpr std::size_t kBodyBytes = kNodeBytes - Node::kHeader;
@@ -697,6 +722,65 @@ void BTree::install_new_root(Node* left, std::string_view sep, Node* right) {
   // `left` (the old root) is locked by the caller, so no reader can pass the version check on
   // it before the new root is published.
   root_.store(root, std::memory_order_release);
+}
+
+void BTree::build_over_stored(std::span<const StoredLeaf> leaves) {
+  BRAID_ASSERT(leaves.size() >= 2);
+  // Children per inner node past its leftmost: room for the splits the first writes cause.
+  constexpr unsigned kFill = Node::kMaxSlots * 3 / 4;
+  // One level at a time: its nodes' first keys and words (addresses at the leaves' level).
+  std::vector<std::string> keys;
+  std::vector<std::uint64_t> words;
+  keys.reserve(leaves.size());
+  words.reserve(leaves.size());
+  for (const StoredLeaf& l : leaves) {
+    BRAID_ASSERT(is_address(l.address));
+    BRAID_ASSERT(keys.empty() || keys.back() < l.first_key);
+    keys.emplace_back(l.first_key);
+    words.push_back(l.address);
+  }
+  Node* top = nullptr;
+  for (std::uint8_t level = 1;; ++level) {
+    std::vector<std::string> up_keys;
+    std::vector<std::uint64_t> up_words;
+    Node* n = nullptr;
+    Node* before = nullptr;  // the node left of n
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (n != nullptr && n->count < kFill && fits(n, keys[i].size())) {
+        insert_at(n, n->count, keys[i], words[i], 0);
+        continue;
+      }
+      before = n;
+      n = new_node(level);
+      n->leftmost = reinterpret_cast<Node*>(words[i]);
+      up_keys.push_back(std::move(keys[i]));
+      up_words.push_back(reinterpret_cast<std::uint64_t>(n));
+    }
+    // No inner node with only its leftmost child: the last one takes its left neighbour's last.
+    if (n->count == 0 && before != nullptr) {
+      BRAID_ASSERT(before->count >= 1);
+      char buf[kMaxKey];
+      const unsigned last = before->count - 1u;
+      const std::uint32_t len = copy_key(before, before->count, last, buf);
+      const std::uint64_t word = before->tails(before->count)[last].value;
+      remove_at(before, last);
+      insert_at(n, 0, up_keys.back(), reinterpret_cast<std::uint64_t>(n->leftmost), 0);
+      n->leftmost = reinterpret_cast<Node*>(word);
+      up_keys.back().assign(buf, len);
+    }
+    if (up_keys.size() == 1) {
+      top = n;
+      break;
+    }
+    keys = std::move(up_keys);
+    words = std::move(up_words);
+  }
+  Node* old = root_.load(std::memory_order_relaxed);
+  const bool locked = old->lock.try_upgrade(old->lock.read_version());
+  BRAID_ASSERT(locked);  // nobody else has it: the tree is not shared yet
+  root_.store(top, std::memory_order_release);
+  retire(old);
+  stored_.fetch_add(leaves.size(), std::memory_order_relaxed);
 }
 
 BRAID_OPTIMISTIC bool Lookup::step() { return step_inline(); }

@@ -186,6 +186,13 @@ static_assert(sizeof(Node) == kNodeBytes);
 static_assert(offsetof(Node, body) == Node::kHeader);
 static_assert(Node::kMaxSlots == 41, "the SSN stamp took the header's spare bytes, not a slot");
 
+// Fills `n` (a frame nobody else sees) as a leaf holding keys[i] -> values[i], keys strictly
+// ascending: the node a leaf stored in another form than its image turns into (the engine's
+// checkpoint runs, index-paging.md, decision 6). False, `n` then undefined, when they do not
+// fit one node.
+[[nodiscard]] bool fill_leaf(Node* n, std::span<const std::string_view> keys,
+                             std::span<const std::uint64_t> values);
+
 // Why `n`'s bytes cannot be a node, or null when they can: entry count and key heap within the
 // node, every key non-empty with its head and suffix where its tail says, keys strictly
 // ascending, every heap byte a suffix or counted garbage. Reads the node as plain memory: for
@@ -688,6 +695,19 @@ class BTree {
   // take_load_failure() saying why. Only leaves leave, and never the root. Attach before the tree
   // is shared; `store` must outlive the tree; `tree_id` goes into every image.
   void attach_store(NodeStore* store, std::uint32_t tree_id);
+  // A leaf already on storage, for adopt_stored_leaves: it holds the keys from `first_key` up
+  // to the next one's first key (all keys below the second, for the first).
+  struct StoredLeaf {
+    std::string_view first_key;
+    std::uint64_t address;
+  };
+  // Builds the tree over leaves that are on storage already, in key order (an open over the
+  // runs of a checkpoint, index-paging.md, decision 6): inner nodes, filled to 3/4 so that the
+  // splits the first writes cause stay local, and kept in memory; the leaves load on demand.
+  // A single leaf is read at once and becomes the root (the root never leaves memory). The
+  // tree must be empty and not shared yet, with a store attached. IOError or Corruption from
+  // that single read; the tree is then unchanged.
+  Status adopt_stored_leaves(std::span<const StoredLeaf> leaves);
   // Evicts the leaf that holds `key`'s range, unless it changed while its image was written, is
   // the root, is empty or is already out (`*evicted` says which). IOError from the store.
   // Evictions are serialized; lookups, writes and scans go on beside one.
@@ -868,6 +888,8 @@ class BTree {
   // `idx`: the slot the insert that found the leaf full would take.
   void split_leaf(Node* node, Node* parent, unsigned idx);
   void install_new_root(Node* left, std::string_view sep, Node* right);
+  // adopt_stored_leaves' inner levels over two leaves or more; publishes the new root.
+  void build_over_stored(std::span<const StoredLeaf> leaves);
   // After a split of `node` (locked, as is `parent`): publish `right` under separator `sep`.
   void link_right_sibling(Node* node, Node* parent, std::string_view sep, Node* right);
   void note_key_len(std::size_t len);

@@ -1,6 +1,7 @@
 #include "index/node_image.h"
 
 #include <cstring>
+#include <new>
 
 #include "util/assert.h"
 #include "util/crc32c.h"
@@ -52,6 +53,16 @@ std::size_t tail_at(std::size_t count, std::size_t i) {
 }
 
 }  // namespace
+
+bool encode_leaf_image(std::span<const std::string_view> keys,
+                       std::span<const std::uint64_t> values, std::uint32_t tree,
+                       std::uint64_t address, char* out) {
+  alignas(64) char frame[kNodeBytes];
+  Node* n = new (frame) Node;
+  if (!fill_leaf(n, keys, values)) return false;
+  encode_node_image(*n, tree, address, {}, out);
+  return true;
+}
 
 void encode_node_image(const Node& n, std::uint32_t tree, std::uint64_t address,
                        std::span<const std::uint64_t> children, char* out) {

@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "index/btree.h"
 
@@ -40,6 +41,14 @@ inline constexpr std::size_t kNodeImageBytes = kNodeBytes;
 // none. `address` is where the image will be written, in tree `tree`.
 void encode_node_image(const Node& n, std::uint32_t tree, std::uint64_t address,
                        std::span<const std::uint64_t> children, char* out);
+
+// The image of a leaf holding keys[i] -> values[i] (strictly ascending), as a leaf holding them
+// evicted to `address` would have: for a leaf kept on storage in another form, which its store
+// turns into an image when a descent reads it (the engine's checkpoint runs). False when the
+// entries do not fit one node.
+[[nodiscard]] bool encode_leaf_image(std::span<const std::string_view> keys,
+                                     std::span<const std::uint64_t> values, std::uint32_t tree,
+                                     std::uint64_t address, char* out);
 
 // Checks that the kNodeImageBytes at `image` are the image of a node of tree `tree` written at
 // `address` (checksum, identity, a node's shape: node_shape_error) and copies the node into

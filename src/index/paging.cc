@@ -3,7 +3,9 @@
 // only tells a child on storage apart (is_address) and hands it to load_child through
 // Descent::step.
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <span>
 #include <string>
@@ -165,6 +167,38 @@ BTree::Load BTree::install_image(Node* parent, std::uint64_t pv, unsigned idx,
   loads_.fetch_add(1, std::memory_order_relaxed);
   *child = f;
   return Load::kInstalled;
+}
+
+Status BTree::adopt_stored_leaves(std::span<const StoredLeaf> leaves) {
+  BRAID_ASSERT(store_ != nullptr);
+  Node* root = root_.load(std::memory_order_relaxed);
+  BRAID_ASSERT(root->level == 0);
+  BRAID_ASSERT(root->count == 0);
+  if (leaves.empty()) return Status::ok();
+  if (leaves.size() >= 2) {
+    build_over_stored(leaves);
+    return Status::ok();
+  }
+  // One leaf: it is the root, which stays in memory, decoded into the empty root's own frame
+  // (nobody reads it yet); the store's image is then no one's.
+  alignas(64) char image[kNodeImageBytes];
+  const std::uint64_t address = leaves[0].address;
+  if (Status s = store_->read(address, image); !s.is_ok()) return s;
+  // decode_node_image leaves the node as it was when the image does not verify.
+  if (const char* why = decode_node_image(image, tree_id_, address, root); why != nullptr) {
+    return Status::corruption("index node " + std::to_string(address) + ": " + why);
+  }
+  if (root->level != 0) {
+    root->level = 0;
+    root->count = 0;
+    root->heap_begin = kNodeBytes;
+    root->garbage = 0;
+    return Status::corruption("index node " + std::to_string(address) +
+                              ": an inner node where a leaf was stored");
+  }
+  store_->release(address);
+  loads_.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok();
 }
 
 void BTree::clear() {

@@ -35,9 +35,10 @@ std::string random_key(util::Rng* rng, std::size_t pool, std::size_t max_len) {
 
 // A seeded model run: `ops` random operations on `t` (with `store` attached) beside a map, a
 // third of them evictions: of a random key's leaf, or a few steps of the CLOCK hand.
-void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) {
+// `model`: what the tree holds at the start.
+void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool,
+               std::map<std::string, std::uint64_t> model = {}) {
   util::Rng rng(seed);
-  std::map<std::string, std::uint64_t> model;
   std::string hand;
   for (std::size_t i = 0; i < ops; ++i) {
     const std::string k = random_key(&rng, pool, 24);
@@ -109,6 +110,106 @@ void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool) 
   std::vector<std::pair<std::string, std::uint64_t>> all(model.begin(), model.end());
   ASSERT_EQ(scan_all(*t, "", "", false), all);
   t->check_invariants();
+}
+
+// Leaves of 1..40 entries of `model`, each written into `store` as the image a leaf holding
+// them would have (encode_leaf_image; a group that does not fit one node is cut shorter).
+std::vector<BTree::StoredLeaf> store_leaves(const std::map<std::string, std::uint64_t>& model,
+                                            MemNodeStore* store, util::Rng* rng) {
+  std::vector<BTree::StoredLeaf> leaves;
+  auto it = model.begin();
+  while (it != model.end()) {
+    std::vector<std::string_view> keys;
+    std::vector<std::uint64_t> values;
+    const std::size_t want = 1 + rng->uniform(40);
+    for (auto j = it; j != model.end() && keys.size() < want; ++j) {
+      keys.push_back(j->first);
+      values.push_back(j->second);
+    }
+    char* slot = nullptr;
+    Result<std::uint64_t> address = store->add(&slot);
+    EXPECT_TRUE(address.is_ok());
+    while (!encode_leaf_image(keys, values, kTree, *address, slot)) {
+      keys.pop_back();
+      values.pop_back();
+      EXPECT_FALSE(keys.empty());
+    }
+    leaves.push_back({it->first, *address});
+    std::advance(it, static_cast<std::ptrdiff_t>(keys.size()));
+  }
+  EXPECT_TRUE(store->flush().is_ok());
+  return leaves;
+}
+
+// A tree built over leaves already on storage (an open over a checkpoint's runs) answers as
+// the map they hold, loads them on demand, and then takes every operation as any other tree:
+// short keys and keys long enough that an inner node holds few.
+TEST(BTreePaging, ATreeBuiltOverStoredLeavesAnswersAsTheirMap) {
+  for (const std::size_t max_len : {std::size_t{24}, std::size_t{200}}) {
+    for (const std::uint64_t seed : {1, 2}) {
+      SCOPED_TRACE(testing::Message() << "seed " << seed << ", keys up to " << max_len);
+      util::Rng rng(seed);
+      std::map<std::string, std::uint64_t> model;
+      for (std::uint64_t i = 0; i < 6000; ++i) model.emplace(random_key(&rng, 12'000, max_len), i);
+      MemNodeStore store;
+      const std::vector<BTree::StoredLeaf> leaves = store_leaves(model, &store, &rng);
+      ASSERT_GT(leaves.size(), 100u);
+      BTree t;
+      t.attach_store(&store, kTree);
+      ASSERT_TRUE(t.adopt_stored_leaves(leaves).is_ok());
+      EXPECT_EQ(t.stored_leaves(), leaves.size());
+      EXPECT_EQ(t.check_invariants(), 0u);  // every key is on storage
+      EXPECT_GE(t.height(), max_len > 24 ? 4u : 3u);
+      if (max_len == 24) {
+        // Ends with a scan of the whole tree against the model.
+        run_model(&t, seed + 10, 30'000, 12'000, model);
+        EXPECT_GT(t.loads(), 100u);
+        EXPECT_EQ(store.bad_releases(), 0u);
+        EXPECT_EQ(store.live(), t.stored_leaves());
+      } else {
+        std::vector<std::pair<std::string, std::uint64_t>> all(model.begin(), model.end());
+        ASSERT_EQ(scan_all(t, "", "", false), all);
+        EXPECT_EQ(t.loads(), leaves.size());
+        EXPECT_EQ(t.check_invariants(), model.size());
+      }
+    }
+  }
+}
+
+// One leaf becomes the root at once (the root stays in memory); a read that fails leaves the
+// tree empty and says why.
+TEST(BTreePaging, ASingleStoredLeafIsReadAsTheRoot) {
+  util::Rng rng(3);
+  const std::map<std::string, std::uint64_t> model = {{"alpha", 1}, {"beta", 2}, {"gamma", 3}};
+  MemNodeStore store;
+  const std::vector<BTree::StoredLeaf> leaves = store_leaves(model, &store, &rng);
+  ASSERT_EQ(leaves.size(), 1u);
+  {
+    BTree t;
+    t.attach_store(&store, kTree);
+    store.fail_reads(1);
+    const Status s = t.adopt_stored_leaves(leaves);
+    EXPECT_EQ(s.code(), Code::kIOError) << s.to_string();
+    EXPECT_EQ(t.check_invariants(), 0u);
+    EXPECT_TRUE(scan_all(t, "", "", false).empty());
+  }
+  {
+    // Another tree's image is not taken for this one's.
+    BTree t;
+    t.attach_store(&store, kTree + 1);
+    const Status s = t.adopt_stored_leaves(leaves);
+    EXPECT_EQ(s.code(), Code::kCorruption) << s.to_string();
+    EXPECT_EQ(t.check_invariants(), 0u);
+  }
+  BTree t;
+  t.attach_store(&store, kTree);
+  ASSERT_TRUE(t.adopt_stored_leaves(leaves).is_ok());
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  EXPECT_EQ(t.check_invariants(), 3u);
+  std::uint64_t v = 0;
+  EXPECT_TRUE(t.lookup("beta", &v));
+  EXPECT_EQ(v, 2u);
+  EXPECT_EQ(store.live(), 0u);  // the image went back to the store
 }
 
 TEST(BTreePaging, AModelWithEvictionsEverywhereAnswersAsAMap) {
