@@ -195,9 +195,11 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx)
       // The images could not be written (a full disk): the leaves stay, and so does the hand.
       leaf_write_errors_.fetch_add(1, std::memory_order_relaxed);
     }
-    if (pass.demoted != 0) {
+    // Demotions happen only with a context (pass.ctx, which g++ must see to know the store
+    // below is not through a null pointer when this is inlined into sweep_index).
+    if (pass.ctx != nullptr && pass.demoted != 0) {
       demotions_.fetch_add(pass.demoted, std::memory_order_relaxed);
-      ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
+      pass.ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
     }
     if (leaf_hand_.empty()) ++leaf_table_;  // past its last leaf
     // The evicted leaves' frames wait on the tree's free list for loads. Once they are many
