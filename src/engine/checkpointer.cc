@@ -551,6 +551,7 @@ void Durability::end_checkpoint(const Status& s) {
     // name), older parts — but for those its references, evictions made meanwhile and the
     // records loaded back meanwhile still name.
     keep.insert(keep.end(), c.keep.begin(), c.keep.end());
+    keep.insert(keep.end(), run_files_.begin(), run_files_.end());
     keep.insert(keep.end(), c.writer->live().begin(), c.writer->live().end());
     for (const storage::CkptPart& p : c.writer->parts()) keep.push_back(p.file);
     std::sort(keep.begin(), keep.end());

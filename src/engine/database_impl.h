@@ -162,6 +162,12 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // `cold` != 0: install that cold entry instead of a version of `value`.
   Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
                        bool tombstone, std::uint64_t cts, std::uint64_t cold, bool fresh) override;
+  // Whether a leaf on storage at `address` is a checkpoint's run (not a node image).
+  bool names_run(std::uint64_t address) const;
+  // Where the index pages (node_segments_), an open builds each tree over the checkpoint's runs.
+  bool adopts_runs() const override { return node_segments_ != nullptr; }
+  Status recover_runs(const storage::CheckpointInfo& info,
+                      const std::vector<std::uint64_t>& files) override;
   std::uint32_t table_count() const override;
   Table* table_at(std::uint32_t id) const override;
   std::uint32_t checkpoint_context() const { return options_.workers * options_.slots_per_worker; }

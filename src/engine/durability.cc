@@ -12,6 +12,7 @@
 #include "engine/table.h"
 #include "mvcc/chain_walk.h"
 #include "mvcc/txn.h"
+#include "storage/cold_address.h"
 #include "storage/log_format.h"
 #include "storage/node_segment.h"
 #include "util/assert.h"
@@ -39,7 +40,18 @@ storage::SyncMethod sync_method(LogSync s) {
 // an open costs time in proportion to the index and stays within the budget.
 class EngineApplier final : public storage::Applier {
  public:
-  EngineApplier(RecoverySink* sink, bool cold) : sink_(sink), cold_(cold) {}
+  EngineApplier(RecoverySink* sink, bool cold, std::vector<std::uint64_t>* run_files)
+      : sink_(sink), cold_(cold), run_files_(run_files) {}
+  bool adopts_runs() const override { return sink_->adopts_runs(); }
+  Status adopt_runs(const storage::CheckpointInfo& info) override {
+    std::size_t at = 0;
+    for (std::uint64_t i = 0; i < info.run_count; ++i) {
+      run_files_->push_back(storage::cold(storage::next_run(info.runs, &at).run.address).segment);
+    }
+    std::sort(run_files_->begin(), run_files_->end());
+    run_files_->erase(std::unique(run_files_->begin(), run_files_->end()), run_files_->end());
+    return sink_->recover_runs(info, *run_files_);
+  }
   Status put(std::uint32_t table, std::string_view key, std::string_view value, std::uint64_t cts,
              std::uint64_t address) override {
     ++writes;
@@ -59,6 +71,7 @@ class EngineApplier final : public storage::Applier {
  private:
   RecoverySink* sink_;
   const bool cold_;
+  std::vector<std::uint64_t>* run_files_;
   bool fresh_ = true;  // the checkpoint's records: each key new
 };
 
@@ -150,7 +163,7 @@ Status Durability::recover_and_open_logs() {
       }
     }
   }
-  EngineApplier apply(deps_.sink, options_.memory_budget_bytes != 0);
+  EngineApplier apply(deps_.sink, options_.memory_budget_bytes != 0, &run_files_);
   const storage::RecoveryMode mode = options_.recovery == RecoveryMode::kSalvage
                                          ? storage::RecoveryMode::kSalvage
                                          : storage::RecoveryMode::kStrict;
@@ -159,7 +172,9 @@ Status Durability::recover_and_open_logs() {
       !s.is_ok()) {
     return s;
   }
-  recovered_writes_ = apply.writes;
+  // Adopted runs applied no record one by one.
+  recovered_writes_ =
+      apply.writes + (recovery_.checkpoint_adopted ? recovery_.checkpoint_records : 0);
   generation_ = recovery_.generation;
   checkpoint_seq_ = recovery_.checkpoint_seq;
   last_checkpoint_cts_.store(recovery_.checkpoint_cts, std::memory_order_relaxed);

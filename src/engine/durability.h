@@ -56,6 +56,11 @@ class RecoverySink {
   virtual Status recover_write(std::uint32_t table, std::string_view key, std::string_view value,
                                bool tombstone, std::uint64_t cts, std::uint64_t cold,
                                bool fresh) = 0;
+  // Whether the tables' trees can be built over a checkpoint's runs (index-paging.md, decision
+  // 6), and building them: `files`, the parts the runs lie in, sorted.
+  virtual bool adopts_runs() const = 0;
+  virtual Status recover_runs(const storage::CheckpointInfo& info,
+                              const std::vector<std::uint64_t>& files) = 0;
 
  protected:
   ~RecoverySink() = default;
@@ -292,6 +297,9 @@ class Durability {
 
   storage::RecoveryReport recovery_;
   std::uint64_t recovered_writes_ = 0;
+  // The parts an open's trees name runs in (adopt_runs), sorted: they stay while the engine
+  // runs, whatever later checkpoints refer to, since a leaf never loaded still lives there.
+  std::vector<std::uint64_t> run_files_;
   std::string io_name_;
 };
 

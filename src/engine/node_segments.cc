@@ -1,8 +1,11 @@
 #include "engine/node_segments.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "index/node_image.h"
+#include "storage/cold_address.h"
 #include "storage/log_format.h"
 
 namespace braid::engine {
@@ -26,11 +29,58 @@ Status NodeSegments::flush() {
   return Status::ok();
 }
 
+bool NodeSegments::is_run(std::uint64_t address) const {
+  return !run_files_.empty() &&
+         std::binary_search(run_files_.begin(), run_files_.end(), storage::cold(address).segment);
+}
+
+Status NodeSegments::image_of(const storage::RunRecords& run, std::uint64_t address, char* out) {
+  // The tree checks the image's tree (the records' table) and address like any other.
+  if (!index::encode_leaf_image(run.keys, run.values, run.table, address, out)) {
+    return Status::corruption(storage::part_file_name(storage::cold(address).segment) +
+                              " at offset " + std::to_string(storage::cold(address).offset) +
+                              ": a run holds more than one index leaf");
+  }
+  return Status::ok();
+}
+
 Status NodeSegments::read(std::uint64_t address, char* out) {
+  if (is_run(address)) {
+    storage::RunRecords run;
+    if (Status s = storage::read_run(files_, address, &run); !s.is_ok()) return s;
+    return image_of(run, address, out);
+  }
   alignas(storage::kDirectAlign) char block[storage::kDirectAlign];
   Result<const char*> at = storage::read_node_slot(files_, address, block);
   if (!at.is_ok()) return at.status();
   std::memcpy(out, *at, index::kNodeImageBytes);
+  return Status::ok();
+}
+
+Status NodeSegments::read_many(std::span<const std::uint64_t> addresses, char* out) {
+  if (run_files_.empty()) return storage::read_node_slots(files_, addresses, out);
+  // Stretches of runs (read together: a checkpoint's scan of the leaves reads the part nearly
+  // in order) and of images, each with the reads its kind does best.
+  std::vector<storage::RunRecords> runs;
+  for (std::size_t i = 0; i < addresses.size();) {
+    const bool run = is_run(addresses[i]);
+    std::size_t j = i + 1;
+    while (j < addresses.size() && is_run(addresses[j]) == run) ++j;
+    const std::span<const std::uint64_t> stretch = addresses.subspan(i, j - i);
+    char* const to = out + i * index::kNodeImageBytes;
+    if (!run) {
+      if (Status s = storage::read_node_slots(files_, stretch, to); !s.is_ok()) return s;
+    } else {
+      runs.resize(stretch.size());
+      if (Status s = storage::read_runs(files_, stretch, runs.data()); !s.is_ok()) return s;
+      for (std::size_t k = 0; k < stretch.size(); ++k) {
+        if (Status s = image_of(runs[k], stretch[k], to + k * index::kNodeImageBytes); !s.is_ok()) {
+          return s;
+        }
+      }
+    }
+    i = j;
+  }
   return Status::ok();
 }
 

@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "index/node_store.h"
 #include "storage/file_system.h"
 #include "storage/file_table.h"
 #include "storage/node_segment.h"
+#include "storage/recovery.h"
 
 namespace braid::engine {
 
@@ -28,13 +31,22 @@ class NodeSegments final : public index::NodeStore {
   Result<std::uint64_t> add(char** slot) override;
   // Writes the staged images, then removes the segments whose images are all released.
   Status flush() override;
-  // Any thread: one read of the slot's block (pread on the calling thread).
+  // Any thread: one read of the slot's block (pread on the calling thread). An address in
+  // one of the run files (set_run_files) names a checkpoint's run instead, which is read and
+  // turned into the image of the leaf it stands for (index-paging.md, decision 6).
   Status read(std::uint64_t address, char* out) override;
-  // Any thread: one read per run of images side by side.
-  Status read_many(std::span<const std::uint64_t> addresses, char* out) override {
-    return storage::read_node_slots(files_, addresses, out);
+  // Any thread: one read per run of images side by side (and one per checkpoint run).
+  Status read_many(std::span<const std::uint64_t> addresses, char* out) override;
+  // A run is the checkpoint's, not this store's: its part stays (Durability keeps run files).
+  void release(std::uint64_t address) override {
+    if (!is_run(address)) writer_.release(address);
   }
-  void release(std::uint64_t address) override { writer_.release(address); }
+
+  // The parts an open built the trees' leaves over (sorted). Set before the trees are
+  // shared, and fixed from then on: nothing else names a run, so reads test it unlocked.
+  void set_run_files(std::vector<std::uint64_t> files) { run_files_ = std::move(files); }
+  // Whether `address` names a run of a checkpoint (not an image of this store).
+  bool is_run(std::uint64_t address) const;
 
   std::size_t live_segments() const { return writer_.live_segments(); }
 
@@ -43,7 +55,11 @@ class NodeSegments final : public index::NodeStore {
   // what the kernel holds dirty, and the simulated file system's record of unsynced writes.
   static constexpr std::uint64_t kSyncBytes = std::uint64_t{16} << 20;
 
+  // The image of the leaf a run stands for.
+  static Status image_of(const storage::RunRecords& run, std::uint64_t address, char* out);
+
   storage::FileTable* const files_;
+  std::vector<std::uint64_t> run_files_;
   std::mutex mutex_;
   std::uint64_t flushes_since_sync_ = 0;
   storage::NodeSegmentWriter writer_;

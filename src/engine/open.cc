@@ -15,6 +15,7 @@
 #include "engine/durability.h"
 #include "engine/node_segments.h"
 #include "engine/op_env.h"
+#include "storage/log_format.h"
 #include "util/assert.h"
 #include "util/stall.h"
 
@@ -224,6 +225,52 @@ Status duplicate_in_checkpoint(const Table& t, bool fresh) {
 }
 
 }  // namespace
+
+bool DatabaseImpl::names_run(std::uint64_t address) const {
+  return node_segments_ != nullptr && node_segments_->is_run(address);
+}
+
+Status DatabaseImpl::recover_runs(const storage::CheckpointInfo& info,
+                                  const std::vector<std::uint64_t>& files) {
+  BRAID_ASSERT(adopts_runs());
+  node_segments_->set_run_files(files);
+  // The log's replay loads leaves from them before the open lists the files it found.
+  for (std::uint64_t f : files) {
+    cold_->files().add(f, options_.directory + "/" + storage::part_file_name(f));
+  }
+  // Runs come in key order, table by table: each table's are one stretch of the list.
+  std::vector<index::BTree::StoredLeaf> leaves;
+  std::uint64_t records = 0;
+  std::uint32_t table = 0;
+  auto adopt = [&]() -> Status {
+    if (leaves.empty()) return Status::ok();
+    Table* t = tables_[table].get();
+    // No secondary index exists yet at open: the leaves may name records by address.
+    BRAID_ASSERT(names_by_address(*t));
+    if (Status s = t->index().adopt_stored_leaves(leaves); !s.is_ok()) {
+      return Status(s.code(), "recovery: table " + t->name() + ": " + std::string(s.message()));
+    }
+    t->note_named_by_address(static_cast<std::int64_t>(records));
+    leaves.clear();
+    records = 0;
+    return Status::ok();
+  };
+  std::size_t at = 0;
+  for (std::uint64_t i = 0; i < info.run_count; ++i) {
+    const storage::RunView v = storage::next_run(info.runs, &at);
+    if (v.run.table >= tables_.size() || tables_[v.run.table] == nullptr) {
+      return Status::corruption("recovery: a checkpoint run names table " +
+                                std::to_string(v.run.table) + ", which the catalog does not have");
+    }
+    if (v.run.table != table) {
+      if (Status s = adopt(); !s.is_ok()) return s;
+      table = v.run.table;
+    }
+    leaves.push_back({v.key, v.run.address});
+    records += v.run.records;
+  }
+  return adopt();
+}
 
 Status DatabaseImpl::recover_write(std::uint32_t table, std::string_view key,
                                    std::string_view value, bool tombstone, std::uint64_t cts,

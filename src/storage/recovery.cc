@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -613,6 +614,11 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
   return Status::ok();
 }
 
+Status Applier::adopt_runs(const CheckpointInfo&) {
+  BRAID_ASSERT(false);  // only an applier that adopts_runs() is asked
+  return Status::ok();
+}
+
 RunView next_run(std::string_view runs, std::size_t* at) {
   RunView v;
   v.run = load<CkptRun>(runs.data() + *at);
@@ -757,6 +763,102 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
   // The counts agree (check_runs), so every record met its run and every run was met whole.
   BRAID_ASSERT(runs_met == info.run_count);
   BRAID_ASSERT(info.run_count == 0 || in_run == run.run.records);
+  return Status::ok();
+}
+
+namespace {
+
+// The records of the run at `a`, whose bytes are `bytes` (a.size of them): see read_run.
+Status decode_run(const ColdAddress& a, const char* bytes, RunRecords* out) {
+  out->keys.clear();
+  out->values.clear();
+  out->bytes.assign(bytes, a.size);
+  const char* p = out->bytes.data();
+  const char* const stop = p + out->bytes.size();
+  while (p < stop) {
+    RecordView w;
+    const std::uint64_t off = a.offset + static_cast<std::uint64_t>(p - out->bytes.data());
+    const std::string where = part_file_name(a.segment) + " at offset " + std::to_string(off);
+    if (std::string e = decode_record(p, static_cast<std::size_t>(stop - p), RecordCheck::kCrc, &w);
+        !e.empty()) {
+      return corrupt(where, "in a run: " + e);
+    }
+    const bool first = out->keys.empty();
+    if (w.op == WriteOp::kRemove || (!first && w.table != out->table) ||
+        (!first && w.key.compare(out->keys.back()) <= 0)) {
+      return corrupt(where, "a run's records are not one leaf's");
+    }
+    std::uint64_t value = address_of(a.segment, off, w.size);
+    if (w.op == WriteOp::kRef) {
+      value = load<std::uint64_t>(w.value.data());
+      if (!is_cold(value)) return corrupt(where, "a checkpoint reference that is not an address");
+    }
+    out->table = w.table;
+    out->keys.push_back(w.key);
+    out->values.push_back(value);
+    p += w.size;
+  }
+  if (out->keys.empty()) {
+    return corrupt(part_file_name(a.segment) + " at offset " + std::to_string(a.offset),
+                   "an empty run");
+  }
+  return Status::ok();
+}
+
+// Reads bytes [first.offset, last_end) of `first`'s part, in whole blocks, into `buf`; answers
+// where first.offset lies in it.
+Result<const char*> read_part_span(FileTable* files, const ColdAddress& first,
+                                   std::uint64_t last_end,
+                                   std::unique_ptr<char, void (*)(void*)>* buf) {
+  const std::uint64_t start = first.offset / kDirectAlign * kDirectAlign;
+  const std::uint64_t end = round_up(last_end, kDirectAlign);
+  const std::string where =
+      part_file_name(first.segment) + " at offset " + std::to_string(first.offset);
+  buf->reset(static_cast<char*>(std::aligned_alloc(kDirectAlign, end - start)));
+  if (*buf == nullptr) return Status::io_error("no memory to read runs in " + where);
+  Result<FileTable::Handle> h = files->acquire(first.segment);
+  if (!h.is_ok()) return h.status();
+  std::size_t got = 0;
+  const Status read = files->fs()->read(h->id, start, end - start, buf->get(), &got);
+  files->release(first.segment);
+  if (!read.is_ok()) {
+    return Status::io_error("cannot read runs in " + where + ": " + std::string(read.message()));
+  }
+  if (got < last_end - start) return corrupt(where, "the part ends inside a run");
+  return static_cast<const char*>(buf->get() + (first.offset - start));
+}
+
+}  // namespace
+
+Status read_run(FileTable* files, std::uint64_t address, RunRecords* out) {
+  return read_runs(files, std::span<const std::uint64_t>(&address, 1), out);
+}
+
+Status read_runs(FileTable* files, std::span<const std::uint64_t> addresses, RunRecords* out) {
+  // A stretch: runs of one part, each starting at most a block past the one before ends (a
+  // chunk's header lies between two leaves where a chunk ended), at most kMaxStretch bytes.
+  constexpr std::uint64_t kMaxStretch = std::uint64_t{1} << 20;
+  std::unique_ptr<char, void (*)(void*)> buf(nullptr, &std::free);
+  for (std::size_t i = 0; i < addresses.size();) {
+    const ColdAddress first = cold(addresses[i]);
+    std::uint64_t end = first.offset + first.size;
+    std::size_t j = i + 1;
+    for (; j < addresses.size(); ++j) {
+      const ColdAddress a = cold(addresses[j]);
+      if (a.segment != first.segment || a.offset < end || a.offset - end > kDirectAlign ||
+          a.offset + a.size - first.offset > kMaxStretch) {
+        break;
+      }
+      end = a.offset + a.size;
+    }
+    Result<const char*> at = read_part_span(files, first, end, &buf);
+    if (!at.is_ok()) return at.status();
+    for (std::size_t k = i; k < j; ++k) {
+      const ColdAddress a = cold(addresses[k]);
+      if (Status s = decode_run(a, *at + (a.offset - first.offset), &out[k]); !s.is_ok()) return s;
+    }
+    i = j;
+  }
   return Status::ok();
 }
 
@@ -1019,8 +1121,13 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   if (chosen >= 0) {
     const CheckpointInfo& c = slots[chosen];
     util::ProgressMeter meter(progress, "recovery: checkpoint", "records", c.trailer.records);
-    if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter, &r->checkpoint_records);
-        !s.is_ok()) {
+    if (c.run_count != 0 && apply.adopts_runs()) {
+      // The parts are read record by record as their leaves load, each checked then.
+      if (Status s = apply.adopt_runs(c); !s.is_ok()) return s;
+      r->checkpoint_records = c.trailer.records;
+      r->checkpoint_adopted = true;
+    } else if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter, &r->checkpoint_records);
+               !s.is_ok()) {
       return s;
     }
     apply.checkpoint_applied();

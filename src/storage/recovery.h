@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "storage/file_system.h"
+#include "storage/file_table.h"
 #include "storage/log_format.h"
 #include "util/progress.h"
 
@@ -40,6 +42,8 @@ Status read_catalog(FileSystem& fs, const std::string& dir, Catalog* out, bool* 
 // Atomically replaces the catalog (tmp file, sync, rename, directory sync).
 Status write_catalog(FileSystem& fs, const std::string& dir, const Catalog& catalog);
 
+struct CheckpointInfo;
+
 class Applier {
  public:
   virtual ~Applier() = default;
@@ -53,6 +57,10 @@ class Applier {
   // The checkpoint's records are all in (the log's follow). Until then every key is new: a
   // checkpoint holds each key once and recovery starts from empty tables.
   virtual void checkpoint_applied() {}
+  // Whether the applier takes a checkpoint's run list instead of its records (the engine's
+  // index pages: it builds each tree over the runs and reads none of the parts).
+  virtual bool adopts_runs() const { return false; }
+  virtual Status adopt_runs(const CheckpointInfo& info);
 };
 
 // Strict: any missing or damaged file that held durable data is Corruption (naming file and
@@ -66,7 +74,8 @@ struct RecoveryReport {
   std::uint64_t checkpoint_seq = 0;
   std::uint64_t checkpoint_cts = 0;
   std::uint64_t checkpoint_records = 0;    // applied from its parts
-  std::uint64_t checkpoint_runs = 0;       // in its run list, each checked against its part
+  std::uint64_t checkpoint_runs = 0;       // in its run list
+  bool checkpoint_adopted = false;         // its run list taken instead of its records (adopt_runs)
   bool checkpoint_under_way = false;       // the manifest of a checkpoint under way
   std::uint32_t checkpoint_fallbacks = 0;  // slots present but torn or corrupt
   std::uint64_t generation = 0;            // the log generation replayed
@@ -141,6 +150,23 @@ Status read_checkpoint(std::string_view image, CheckpointInfo* info);
 Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const CheckpointInfo& info,
                              Applier* apply, util::ProgressMeter* meter = nullptr,
                              std::uint64_t* applied = nullptr);
+
+// The records of the run at `address` (a CkptRun's), as the index leaf they stand for: each
+// key and the address its leaf names the record by (its own for a value, the target for a
+// reference). Every record is checked (checksum, one table, keys strictly ascending, no
+// removal, the run filled exactly); IOError when the read fails, Corruption naming the part
+// and offset otherwise. `keys` point into `bytes`.
+struct RunRecords {
+  std::uint32_t table = 0;
+  std::string bytes;
+  std::vector<std::string_view> keys;
+  std::vector<std::uint64_t> values;
+};
+Status read_run(FileTable* files, std::uint64_t address, RunRecords* out);
+// The runs at `addresses`, into out[0..addresses.size()), with one read per stretch of runs
+// that lie one after another in a part (a checkpoint wrote its leaves so): a scan over leaves
+// on storage reads the part nearly sequentially, not a block per leaf. Errors as read_run's.
+Status read_runs(FileTable* files, std::span<const std::uint64_t> addresses, RunRecords* out);
 
 // Statistics of one log segment image without applying it (tools, fuzzing).
 struct SegmentScan {

@@ -1527,6 +1527,60 @@ void expect_round(Database& db, Table* t, const std::vector<int>& rounds) {
   }
 }
 
+// An open under a budget where the index pages builds each tree over the runs of the
+// checkpoint it recovers (index-paging.md, decision 6) and reads no part for it: the leaves
+// load as operations need them, each run checked as it is read. Opens one after another keep
+// the directory bounded (each open's checkpoint writes the runs the next open adopts, and the
+// runs before go then). A run damaged on disk is Corruption naming its part, never a wrong
+// record (here the open's own checkpoint, which reads every leaf, meets it first).
+TEST(ColdStore, AnOpenBuildsTheIndexOverTheCheckpointsRunsAndLoadsThemOnDemand) {
+  auto fs = std::make_shared<storage::SimFileSystem>(31);
+  Loaded l;
+  open_loaded(fs, &l);
+  ASSERT_TRUE(l.db->checkpoint().is_ok());
+  const std::vector<int> rounds(kRecords, 0);
+  std::uint64_t first_bytes = 0;
+  for (int open = 0; open < 4; ++open) {
+    SCOPED_TRACE(::testing::Message() << "open " << open);
+    open_table_t(fs, budget_options(), false, &l);
+    const DatabaseStats s = l.db->stats();
+    const std::uint64_t runs = l.db->durability_stats().recovered_checkpoint_runs;
+    EXPECT_GE(runs, std::uint64_t{kRecords} / 41);
+    EXPECT_EQ(s.index_leaves_stored, runs);
+    EXPECT_EQ(s.index_leaf_evictions, 0u);
+    EXPECT_EQ(s.records_named_by_address, std::uint64_t{kRecords});
+    EXPECT_EQ(s.records, std::uint64_t{kRecords});
+    expect_round(*l.db, l.t, rounds);
+    EXPECT_GE(l.db->stats().index_leaf_loads, runs - 1);  // the gets loaded the leaves
+    int parts = 0;
+    const std::uint64_t bytes = bytes_of(*fs, "ckpt-", &parts);
+    if (open == 0) first_bytes = bytes;
+    EXPECT_LE(bytes, 2 * first_bytes) << parts << " parts";
+  }
+  l.db.reset();
+  // One byte of the first record of the newest part, whose runs the next open adopts.
+  std::vector<std::string> names;
+  ASSERT_TRUE(fs->list("/db", &names).is_ok());
+  std::uint64_t newest = 0;
+  for (const std::string& name : names) {
+    std::uint64_t number = 0;
+    if (storage::parse_part_file_name(name, &number)) newest = std::max(newest, number);
+  }
+  ASSERT_NE(newest, 0u);
+  const std::string part = "/db/" + storage::part_file_name(newest);
+  std::string img;
+  ASSERT_TRUE(fs->peek(part, &img));
+  const std::size_t at = storage::kChunkHeaderBytes + storage::kRecordHeaderBytes + 2;
+  ASSERT_LT(at, img.size());
+  fs->poke(part, at, std::string(1, static_cast<char>(img[at] ^ 0x20)), false);
+  Result<std::unique_ptr<engine::DatabaseImpl>> bad =
+      engine::DatabaseImpl::open(budget_options(), fs);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), Code::kCorruption) << bad.status().to_string();
+  EXPECT_NE(bad.status().message().find(storage::part_file_name(newest)), std::string::npos)
+      << bad.status().to_string();
+}
+
 // The log is the database: checkpoints under a budget refer to the records that live in
 // checkpoint parts, copy the cold ones out of log segments, and the files nothing needs go —
 // round after round the directory stays a small multiple of the data. An open under the budget
@@ -1574,6 +1628,11 @@ TEST(ColdStore, CheckpointsKeepOnlyTheFilesColdRecordsNeed) {
     const std::uint64_t runs = (*db)->durability_stats().recovered_checkpoint_runs;
     EXPECT_GE(runs, std::uint64_t{kRecords} / 41);
     EXPECT_LE(runs, std::uint64_t{kRecords} / 4);
+    // The open built the index over those runs: every leaf on storage where the checkpoint
+    // wrote it, none written by the open (before, it rebuilt the tree from the records and
+    // wrote its leaves out again).
+    EXPECT_EQ(s.index_leaves_stored, runs);
+    EXPECT_EQ(s.index_leaf_evictions, 0u);
     // Addresses, not values: well under the budget, let alone the data.
     EXPECT_LT(s.live_version_bytes, std::uint64_t{256} << 10);
     Result<Table*> t = (*db)->open_table("t");
