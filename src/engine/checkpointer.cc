@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <shared_mutex>
 #include <thread>
 
@@ -168,6 +169,14 @@ Status Durability::start_checkpoint() {
   };
   c->writer = std::make_unique<storage::CheckpointWriter>(fs_.get(), ckpt_queue_.get(), h,
                                                           c->starts, std::move(config));
+  // Leaves still on storage as the runs the open adopted are carried over unread.
+  if (carry_ok_ && !adopted_at_.empty() && c->writer->lists_runs()) {
+    const auto carries = [](void* self, std::uint64_t address) {
+      return static_cast<const Durability*>(self)->adopted_run(address) != nullptr;
+    };
+    c->images.carry_by(carries, this);
+    c->ahead_images.carry_by(carries, this);
+  }
   {
     // Finished bulk loads' parts: wholly live, like a part this checkpoint wrote.
     std::lock_guard<std::mutex> g(adopted_mutex_);
@@ -323,6 +332,9 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
       }
       c.batch_loaded = true;
       c.writer->start_run();
+      if (c.batch.carried != 0) {
+        if (Status s = carry(c.batch.carried); !s.is_ok()) return s;
+      }
       if (c.staged_batches > 0) --c.staged_batches;
       c.pos = 0;
     }
@@ -449,6 +461,35 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
   return c.writer->finish(wait);
 }
 
+const std::pair<std::uint64_t, std::uint64_t>* Durability::adopted_run(
+    std::uint64_t address) const {
+  const auto it = std::lower_bound(adopted_at_.begin(), adopted_at_.end(),
+                                   std::pair<std::uint64_t, std::uint64_t>{address, 0});
+  return it != adopted_at_.end() && it->first == address ? &*it : nullptr;
+}
+
+Status Durability::carry(std::uint64_t address) {
+  CheckpointRun& c = *ckpt_;
+  const auto* at = adopted_run(address);
+  BRAID_ASSERT(at != nullptr);  // the scan carries only adopted runs (start_checkpoint)
+  std::size_t off = at->second;
+  const storage::RunView v = storage::next_run(adopted_runs_, &off);
+  if (v.run.table != deps_.tables->table_at(c.table)->id()) {
+    return Status::corruption("checkpoint: table " + deps_.tables->table_at(c.table)->name() +
+                              " names a run of table " + std::to_string(v.run.table));
+  }
+  std::vector<std::uint64_t> refs(v.run.ref_files);
+  if (!refs.empty()) std::memcpy(refs.data(), v.ref_files, refs.size() * sizeof(std::uint64_t));
+  if (Status s = c.writer->carry_run(v.run.table, v.key, address, v.run.records, refs);
+      !s.is_ok()) {
+    return s;
+  }
+  // Live bytes of its part, for the rule that picks what is referred to (referable).
+  c.ref_bytes[storage::cold(address).segment] += storage::cold(address).size;
+  ckpt_scanned_.fetch_add(v.run.records, std::memory_order_relaxed);
+  return Status::ok();
+}
+
 bool Durability::referable(std::uint64_t file) const {
   // Referred to while its part was at least half live at the last checkpoint; copied out of a
   // sparser one, which then goes (the cleaner: parts stay mostly live).
@@ -532,6 +573,8 @@ Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
 
 void Durability::end_checkpoint(const Status& s) {
   CheckpointRun& c = *ckpt_;
+  // Runs could not be listed after some were carried: the next checkpoints read those leaves.
+  if (s.code() == Code::kBusy) carry_ok_ = false;
   cancel_checkpoint_reads();  // a failed run may leave reads in flight into its buffers
   std::vector<std::uint64_t> keep;
   std::unique_lock<std::shared_mutex> gate;

@@ -40,14 +40,20 @@ storage::SyncMethod sync_method(LogSync s) {
 // an open costs time in proportion to the index and stays within the budget.
 class EngineApplier final : public storage::Applier {
  public:
-  EngineApplier(RecoverySink* sink, bool cold, std::vector<std::uint64_t>* run_files)
-      : sink_(sink), cold_(cold), run_files_(run_files) {}
+  EngineApplier(RecoverySink* sink, bool cold, std::vector<std::uint64_t>* run_files,
+                std::string* runs, std::vector<std::pair<std::uint64_t, std::uint64_t>>* runs_at)
+      : sink_(sink), cold_(cold), run_files_(run_files), runs_(runs), runs_at_(runs_at) {}
   bool adopts_runs() const override { return sink_->adopts_runs(); }
   Status adopt_runs(const storage::CheckpointInfo& info) override {
+    *runs_ = info.runs;
     std::size_t at = 0;
     for (std::uint64_t i = 0; i < info.run_count; ++i) {
-      run_files_->push_back(storage::cold(storage::next_run(info.runs, &at).run.address).segment);
+      const std::size_t entry = at;
+      const std::uint64_t address = storage::next_run(info.runs, &at).run.address;
+      run_files_->push_back(storage::cold(address).segment);
+      runs_at_->emplace_back(address, entry);
     }
+    std::sort(runs_at_->begin(), runs_at_->end());
     std::sort(run_files_->begin(), run_files_->end());
     run_files_->erase(std::unique(run_files_->begin(), run_files_->end()), run_files_->end());
     return sink_->recover_runs(info, *run_files_);
@@ -72,6 +78,8 @@ class EngineApplier final : public storage::Applier {
   RecoverySink* sink_;
   const bool cold_;
   std::vector<std::uint64_t>* run_files_;
+  std::string* runs_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>>* runs_at_;
   bool fresh_ = true;  // the checkpoint's records: each key new
 };
 
@@ -163,7 +171,8 @@ Status Durability::recover_and_open_logs() {
       }
     }
   }
-  EngineApplier apply(deps_.sink, options_.memory_budget_bytes != 0, &run_files_);
+  EngineApplier apply(deps_.sink, options_.memory_budget_bytes != 0, &run_files_, &adopted_runs_,
+                      &adopted_at_);
   const storage::RecoveryMode mode = options_.recovery == RecoveryMode::kSalvage
                                          ? storage::RecoveryMode::kSalvage
                                          : storage::RecoveryMode::kStrict;

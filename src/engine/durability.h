@@ -300,6 +300,16 @@ class Durability {
   // The parts an open's trees name runs in (adopt_runs), sorted: they stay while the engine
   // runs, whatever later checkpoints refer to, since a leaf never loaded still lives there.
   std::vector<std::uint64_t> run_files_;
+  // The run list the open adopted, and its entries' offsets by run address (sorted): a
+  // checkpoint carries a leaf still on storage as one of these runs over as it is
+  // (index-paging.md, decision 6). `carry_ok_` falls once a checkpoint could not list runs
+  // after carrying some (a record too big for any run): later ones read such leaves instead.
+  std::string adopted_runs_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> adopted_at_;
+  bool carry_ok_ = true;
+  // The adopted run at `address`, if any.
+  const std::pair<std::uint64_t, std::uint64_t>* adopted_run(std::uint64_t address) const;
+  Status carry(std::uint64_t address);
   std::string io_name_;
 };
 

@@ -1357,6 +1357,22 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
         stored_ = true;
         return true;
       }
+      if (!reverse_ && through_->carry_ != nullptr &&
+          through_->carry_(through_->carry_arg_, descent_.stored_address())) {
+        out_->clear();
+        out_->carried = descent_.stored_address();
+        const FenceKey& f = descent_.upper_fence();
+        if (f.present && (end_.empty() || f.view() < end_)) {
+          out_->has_next = true;
+          out_->next.assign(f.view());
+        }
+        // The leaf is the one its parent names while the parent holds still.
+        if (!descent_.node()->lock.validate(descent_.version())) {
+          descent_.restart();
+          continue;
+        }
+        return false;
+      }
       switch (descent_.tree().read_through(descent_, through_, &leaf)) {
         case BTree::Load::kInstalled:
           break;

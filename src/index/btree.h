@@ -526,12 +526,15 @@ struct LeafBatch {
   std::string keys;
   std::string next;  // where the next step starts (forward: inclusive; reverse: exclusive)
   bool has_next = false;
+  // A leaf on storage the scan did not read (LeafImages::carry_by): its address; 0 otherwise.
+  std::uint64_t carried = 0;
   std::string_view key(const Entry& e) const { return {keys.data() + e.key_off, e.key_len}; }
   void clear() {
     entries.clear();
     keys.clear();
     next.clear();
     has_next = false;
+    carried = 0;
   }
   // `other`'s entries and continuation without its keys, as a keyless step leaves a batch.
   void copy_entries_of(const LeafBatch& other) {
@@ -539,6 +542,7 @@ struct LeafBatch {
     keys.clear();
     next = other.next;
     has_next = other.has_next;
+    carried = other.carried;
   }
 };
 
@@ -562,8 +566,21 @@ class LeafImages {
   LeafImages(const LeafImages&) = delete;
   LeafImages& operator=(const LeafImages&) = delete;
 
+  // Leaves on storage a forward scan through these images leaves unread: those whose address
+  // `fn(arg, address)` accepts. The scan answers such a leaf as an empty batch naming it
+  // (LeafBatch::carried) with its continuation, for a caller that has what the leaf holds
+  // from elsewhere (a checkpoint carrying an earlier one's run over).
+  using Carry = bool (*)(void* arg, std::uint64_t address);
+  void carry_by(Carry fn, void* arg) {
+    carry_ = fn;
+    carry_arg_ = arg;
+  }
+
  private:
   friend class BTree;
+  friend class ScanLeaf;
+  Carry carry_ = nullptr;
+  void* carry_arg_ = nullptr;
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };

@@ -306,6 +306,11 @@ void CheckpointWriter::note_run(std::uint32_t table, std::string_view key, std::
     close_run();
     if (bytes > kMaxColdSize || cold_word(files_.back().number, offset, bytes) == 0) {
       runs_ok_ = false;  // no run can hold this record: no list at all
+      if (carried_records_ != 0 && failure_.is_ok()) {
+        failure_ = Status::busy(
+            "checkpoint: a record too big for a run of the index's leaves "
+            "after runs were carried over");
+      }
       return;
     }
     run_ = {table, 0, 0, static_cast<std::uint32_t>(key.size()), 0};
@@ -321,6 +326,31 @@ void CheckpointWriter::note_run(std::uint32_t table, std::string_view key, std::
   if (ref_file != 0 && std::find(run_refs_.begin(), run_refs_.end(), ref_file) == run_refs_.end()) {
     run_refs_.push_back(ref_file);
   }
+}
+
+Status CheckpointWriter::carry_run(std::uint32_t table, std::string_view key, std::uint64_t address,
+                                   std::uint32_t records,
+                                   std::span<const std::uint64_t> ref_files) {
+  if (!failure_.is_ok()) return failure_;
+  if (!lists_runs()) return Status::busy("checkpoint: lists no runs, so it cannot carry one");
+  BRAID_ASSERT(is_cold(address));
+  BRAID_ASSERT(records != 0);
+  close_run();
+  run_break_ = true;
+  const CkptRun r{table, records, address, static_cast<std::uint32_t>(key.size()),
+                  static_cast<std::uint32_t>(ref_files.size())};
+  const std::size_t start = runs_image_.size();
+  append(&runs_image_, r);
+  for (std::uint64_t f : ref_files) {
+    append(&runs_image_, f);
+    live_.insert(f);
+  }
+  runs_image_ += key;
+  runs_image_.resize(start + run_entry_bytes(r), '\0');
+  ++run_count_;
+  live_.insert(cold(address).segment);
+  carried_records_ += records;
+  return Status::ok();
 }
 
 void CheckpointWriter::close_run() {

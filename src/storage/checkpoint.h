@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,16 @@ class CheckpointWriter {
   Status add_ref(std::uint32_t table, std::string_view key, std::uint64_t entry);
   // With config.runs: the next record added starts a new run (an index leaf begins).
   void start_run() { run_break_ = true; }
+  // With config.runs: lists a run of an earlier checkpoint as this one's, its records not
+  // read or written (a leaf still on storage as that run: index-paging.md, decision 6). Its
+  // part and the files its references need join the live set; `key` must sort after every
+  // record added so far. Busy when this checkpoint can no longer list runs, and from then on
+  // any record no run can hold fails the checkpoint with Busy too (the list would lose the
+  // carried runs): the caller stops carrying and tries again.
+  Status carry_run(std::uint32_t table, std::string_view key, std::uint64_t address,
+                   std::uint32_t records, std::span<const std::uint64_t> ref_files);
+  // Records in runs carried so far.
+  std::uint64_t carried_records() const { return carried_records_; }
   // Runs listed so far (the open one excluded), and whether the list will be written.
   std::uint64_t runs() const { return run_count_; }
   bool lists_runs() const { return config_.runs && runs_ok_; }
@@ -175,6 +186,7 @@ class CheckpointWriter {
   std::uint64_t run_bytes_ = 0;
   std::string run_key_;
   std::vector<std::uint64_t> run_refs_;
+  std::uint64_t carried_records_ = 0;
   enum class Phase : std::uint8_t { kData, kSyncParts, kManifest, kSyncManifest, kDone };
   Phase phase_ = Phase::kData;
   std::uint32_t writes_in_flight_ = 0;

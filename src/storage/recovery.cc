@@ -436,9 +436,10 @@ namespace {
 
 // The run list's own shape, before a part is read: every entry whole, keys in order, every run
 // inside a part of the checkpoint, and as many records as the parts hold. Why not, or "".
-std::string check_runs(const CheckpointInfo& info) {
+std::string check_runs(CheckpointInfo& info) {
   std::map<std::uint64_t, std::uint64_t> part_bytes;
   for (const CkptPart& p : info.parts) part_bytes[p.file] = p.bytes;
+  info.carried_records = 0;
   std::string_view runs = info.runs;
   std::size_t at = 0;
   std::uint64_t records = 0;
@@ -460,12 +461,15 @@ std::string check_runs(const CheckpointInfo& info) {
     if (!is_cold(v.run.address)) return where + " has no address";
     const ColdAddress a = cold(v.run.address);
     const auto part = part_bytes.find(a.segment);
-    if (part == part_bytes.end() || a.offset + a.size > part->second) {
+    if (info.carried(v)) {
+      info.carried_records += v.run.records;  // read and checked where it lies
+    } else if (part == part_bytes.end() || a.offset + a.size > part->second) {
       return where + " lies outside the checkpoint's parts";
+    } else {
+      records += v.run.records;
     }
     last_table = v.run.table;
     last_key.assign(v.key);
-    records += v.run.records;
   }
   if (at != runs.size()) return "the run list is longer than its runs";
   if (records != info.trailer.records) return "the run list does not hold every record";
@@ -628,6 +632,10 @@ RunView next_run(std::string_view runs, std::size_t* at) {
   return v;
 }
 
+bool CheckpointInfo::carried(const RunView& r) const {
+  return std::find(live.begin(), live.end(), cold(r.run.address).segment) != live.end();
+}
+
 bool CheckpointInfo::past_frontier(std::uint32_t table, std::string_view key) const {
   if (!under_way) return true;
   if (table != frontier.table) return table > frontier.table;
@@ -650,9 +658,11 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
   auto follow_run = [&](const CkptPart& part, std::uint64_t off,
                         const RecordView& w) -> std::string {
     if (in_run == run.run.records) {
-      if (runs_met == info.run_count) return "a record after the last run of the run list";
-      run = next_run(info.runs, &run_at);
-      ++runs_met;
+      do {  // carried runs lie outside the parts
+        if (runs_met == info.run_count) return "a record after the last run of the run list";
+        run = next_run(info.runs, &run_at);
+        ++runs_met;
+      } while (info.carried(run));
       in_run = 0;
       const ColdAddress a = cold(run.run.address);
       if (a.segment != part.file || a.offset != off) {
@@ -760,9 +770,42 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
                                ")");
     }
   }
-  // The counts agree (check_runs), so every record met its run and every run was met whole.
-  BRAID_ASSERT(runs_met == info.run_count);
+  // The counts agree (check_runs), so every record met its run and every run in the parts was
+  // met whole (only carried ones may follow the last).
   BRAID_ASSERT(info.run_count == 0 || in_run == run.run.records);
+  // The carried runs' records, read where they lie (older parts, which the live chunk names).
+  if (info.carried_records == 0) return Status::ok();
+  FileTable files(&fs, false);
+  for (std::uint64_t f : info.live) files.add(f, dir + "/" + part_file_name(f));
+  RunRecords records;
+  std::size_t at = 0;
+  std::uint64_t carried = 0;
+  for (std::uint64_t i = 0; i < info.run_count; ++i) {
+    const RunView v = next_run(info.runs, &at);
+    if (!info.carried(v)) continue;
+    const ColdAddress a = cold(v.run.address);
+    const std::string where = part_file_name(a.segment) + " at offset " + std::to_string(a.offset);
+    if (Status s = read_run(&files, v.run.address, &records); !s.is_ok()) {
+      return Status(s.code(), "checkpoint #" + std::to_string(info.header.seq) +
+                                  ", a run carried over: " + std::string(s.message()));
+    }
+    if (records.table != v.run.table || records.keys.size() != v.run.records ||
+        records.keys.front() != v.key) {
+      return corrupt(where, "does not hold the run checkpoint #" + std::to_string(info.header.seq) +
+                                " carried over");
+    }
+    carried += records.keys.size();
+    if (apply == nullptr) continue;
+    for (std::size_t k = 0; k < records.keys.size(); ++k) {
+      Status s = records.refs[k] ? apply->ref(records.table, records.keys[k], records.values[k])
+                                 : apply->put(records.table, records.keys[k], records.payloads[k],
+                                              records.cts[k], records.values[k]);
+      if (!s.is_ok()) return s;
+      if (applied != nullptr) ++*applied;
+    }
+  }
+  BRAID_ASSERT(carried == info.carried_records);
+  if (meter != nullptr) meter->update(records_before + carried);
   return Status::ok();
 }
 
@@ -772,6 +815,9 @@ namespace {
 Status decode_run(const ColdAddress& a, const char* bytes, RunRecords* out) {
   out->keys.clear();
   out->values.clear();
+  out->refs.clear();
+  out->payloads.clear();
+  out->cts.clear();
   out->bytes.assign(bytes, a.size);
   const char* p = out->bytes.data();
   const char* const stop = p + out->bytes.size();
@@ -796,6 +842,9 @@ Status decode_run(const ColdAddress& a, const char* bytes, RunRecords* out) {
     out->table = w.table;
     out->keys.push_back(w.key);
     out->values.push_back(value);
+    out->refs.push_back(w.op == WriteOp::kRef);
+    out->payloads.push_back(w.value);
+    out->cts.push_back(w.cts);
     p += w.size;
   }
   if (out->keys.empty()) {
@@ -1124,7 +1173,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     if (c.run_count != 0 && apply.adopts_runs()) {
       // The parts are read record by record as their leaves load, each checked then.
       if (Status s = apply.adopt_runs(c); !s.is_ok()) return s;
-      r->checkpoint_records = c.trailer.records;
+      r->checkpoint_records = c.trailer.records + c.carried_records;
       r->checkpoint_adopted = true;
     } else if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter, &r->checkpoint_records);
                !s.is_ok()) {

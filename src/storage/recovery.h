@@ -109,6 +109,13 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
                std::uint64_t catalog_generation, Applier& apply, RecoveryMode mode,
                RecoveryReport* report, const util::ProgressMeter::Sink& progress);
 
+// One entry of a run list, pointing into the CheckpointInfo it was read from.
+struct RunView {
+  CkptRun run{};
+  const char* ref_files = nullptr;  // run.ref_files u64s, unaligned
+  std::string_view key;
+};
+
 struct CheckpointInfo {
   bool valid = false;
   std::string problem;  // why not valid
@@ -126,15 +133,13 @@ struct CheckpointInfo {
   // Whether (table, key) lies past the frontier (always, for a whole checkpoint).
   bool past_frontier(std::uint32_t table, std::string_view key) const;
   // The run list (log_format.h, CkptRun), when the checkpoint wrote one: the runs chunk's
-  // payload as it is (~30 bytes a leaf; read with next_run), and how many runs it holds.
+  // payload as it is (~30 bytes a leaf; read with next_run), and how many runs it holds. Runs
+  // in files of the live chunk are carried over from an earlier checkpoint: their records are
+  // the checkpoint's too, though none of its parts holds them (`carried_records`).
   std::string runs;
   std::uint64_t run_count = 0;
-};
-// One entry of a run list, pointing into the CheckpointInfo it was read from.
-struct RunView {
-  CkptRun run{};
-  const char* ref_files = nullptr;  // run.ref_files u64s, unaligned
-  std::string_view key;
+  std::uint64_t carried_records = 0;
+  bool carried(const RunView& r) const;
 };
 // The entry at `*at` of a valid manifest's run list; advances `*at` past it.
 RunView next_run(std::string_view runs, std::size_t* at);
@@ -161,6 +166,11 @@ struct RunRecords {
   std::string bytes;
   std::vector<std::string_view> keys;
   std::vector<std::uint64_t> values;
+  // Per record, for a reader that applies them (recovery without adopting runs): whether it is
+  // a reference, and a value record's value and commit timestamp.
+  std::vector<bool> refs;
+  std::vector<std::string_view> payloads;
+  std::vector<std::uint64_t> cts;
 };
 Status read_run(FileTable* files, std::uint64_t address, RunRecords* out);
 // The runs at `addresses`, into out[0..addresses.size()), with one read per stretch of runs

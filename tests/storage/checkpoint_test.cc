@@ -4,6 +4,7 @@
 // leaves the list out; and recovery refuses a list that disagrees with the parts, naming where.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -42,6 +43,16 @@ struct Written {
   bool listed = false;
 };
 
+// A writer's configuration that lists runs, its parts numbered from *next_file on.
+CheckpointConfig runs_config(std::uint64_t* next_file) {
+  CheckpointConfig config;
+  config.dir = kDir;
+  config.part_bytes = 4u << 20;
+  config.new_file = [next_file] { return (*next_file)++; };
+  config.runs = true;
+  return config;
+}
+
 // Writes `leaves` as a checkpoint would (a run started at each leaf): every third record a
 // reference into kOlderPart, the rest values of `value_bytes`.
 Written write_checkpoint(SimFileSystem* fs, const std::vector<Leaf>& leaves,
@@ -50,13 +61,8 @@ Written write_checkpoint(SimFileSystem* fs, const std::vector<Leaf>& leaves,
   Result<std::unique_ptr<IoQueue>> q = fs->make_queue(8);
   EXPECT_TRUE(q.is_ok());
   std::uint64_t next_file = 100;
-  CheckpointConfig config;
-  config.dir = kDir;
-  config.part_bytes = 4u << 20;
-  config.new_file = [&next_file] { return next_file++; };
-  config.runs = true;
   const CkptHeader header{kFormatVersion, 2, 1, 50, 1, 0, 0};
-  CheckpointWriter w(fs, q->get(), header, {}, config);
+  CheckpointWriter w(fs, q->get(), header, {}, runs_config(&next_file));
   Written out;
   const std::string value(value_bytes, 'v');
   for (const Leaf& leaf : leaves) {
@@ -248,6 +254,104 @@ TEST(CheckpointRuns, AListThatDisagreesWithItselfOrItsPartsIsRefused) {
     EXPECT_NE(s.message().find("of the run list " + std::string(b.says)), std::string::npos)
         << s.to_string();
   }
+}
+
+// What recovery applies, in order.
+class Collect final : public Applier {
+ public:
+  Status put(std::uint32_t table, std::string_view key, std::string_view, std::uint64_t,
+             std::uint64_t) override {
+    keys.emplace_back(table, std::string(key));
+    return Status::ok();
+  }
+  Status remove(std::uint32_t, std::string_view, std::uint64_t) override {
+    return Status::corruption("a removal in a checkpoint");
+  }
+  Status ref(std::uint32_t table, std::string_view key, std::uint64_t) override {
+    keys.emplace_back(table, std::string(key));
+    return Status::ok();
+  }
+  std::vector<std::pair<std::uint32_t, std::string>> keys;
+};
+
+// A checkpoint that carries an earlier one's runs over lists them unread, names their parts as
+// files it needs, and holds their records: recovery that reads records (not adopting runs)
+// reads them where they lie, and a carried run that does not hold what the list says is
+// Corruption.
+TEST(CheckpointRuns, ACarriedRunIsTheLaterCheckpointsToo) {
+  SimFileSystem fs(5);
+  const std::vector<Leaf> leaves = leaves_of(14, 400);
+  const Written first = write_checkpoint(&fs, leaves, 30);
+  CheckpointInfo a;
+  ASSERT_TRUE(read_checkpoint(first.manifest, &a).is_ok());
+  ASSERT_TRUE(a.valid) << a.problem;
+  const std::vector<RunView> runs = runs_of(a);
+  // The second checkpoint carries every other run and writes the rest again.
+  Result<std::unique_ptr<IoQueue>> q = fs.make_queue(8);
+  ASSERT_TRUE(q.is_ok());
+  std::uint64_t next_file = 500;
+  CheckpointWriter w(&fs, q->get(), CkptHeader{kFormatVersion, 2, 2, 60, 1, 0, 0}, {},
+                     runs_config(&next_file));
+  std::uint64_t carried = 0;
+  std::size_t leaf = 0;
+  std::size_t in_leaf = 0;
+  std::vector<std::pair<std::uint32_t, std::string>> want;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunView& r = runs[i];
+    if (i % 2 == 0) {
+      std::vector<std::uint64_t> refs(r.run.ref_files);
+      if (!refs.empty()) std::memcpy(refs.data(), r.ref_files, refs.size() * 8);
+      ASSERT_TRUE(w.carry_run(r.run.table, r.key, r.run.address, r.run.records, refs).is_ok());
+      carried += r.run.records;
+    } else {
+      w.start_run();
+    }
+    for (std::uint32_t k = 0; k < r.run.records; ++k) {
+      const std::uint64_t key = leaves[leaf].keys[in_leaf];
+      want.emplace_back(leaves[leaf].table, key_of(key));
+      if (i % 2 == 1) {
+        ASSERT_TRUE(w.add(leaves[leaf].table, key_of(key), "again", 55).is_ok());
+      }
+      if (++in_leaf == leaves[leaf].keys.size()) {
+        ++leaf;
+        in_leaf = 0;
+      }
+    }
+  }
+  for (;;) {
+    Result<bool> done = w.finish(true);
+    ASSERT_TRUE(done.is_ok()) << done.status().to_string();
+    if (*done) break;
+  }
+  EXPECT_EQ(w.carried_records(), carried);
+  std::string manifest;
+  ASSERT_TRUE(read_file(fs, w.path(), &manifest).is_ok());
+  CheckpointInfo b;
+  ASSERT_TRUE(read_checkpoint(manifest, &b).is_ok());
+  ASSERT_TRUE(b.valid) << b.problem;
+  EXPECT_EQ(b.run_count, runs.size());
+  EXPECT_EQ(b.carried_records, carried);
+  EXPECT_EQ(b.trailer.records + b.carried_records, first.records);
+  // The first checkpoint's part is a file the second needs.
+  const std::uint64_t old_part = a.parts.front().file;
+  EXPECT_NE(std::find(b.live.begin(), b.live.end(), old_part), b.live.end());
+  Collect got;
+  std::uint64_t applied = 0;
+  ASSERT_TRUE(read_checkpoint_parts(fs, kDir, b, &got, nullptr, &applied).is_ok());
+  EXPECT_EQ(applied, first.records);
+  std::sort(got.keys.begin(), got.keys.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got.keys, want);
+  // A byte of a carried run's first key flipped on disk: its checksum no longer holds.
+  const ColdAddress r0 = cold(runs[0].run.address);
+  std::string img;
+  ASSERT_TRUE(fs.peek(kDir + "/" + part_file_name(r0.segment), &img));
+  const std::size_t at = r0.offset + kRecordHeaderBytes + 1;
+  fs.poke(kDir + "/" + part_file_name(r0.segment), at,
+          std::string(1, static_cast<char>(img[at] ^ 1)), false);
+  const Status s = read_checkpoint_parts(fs, kDir, b, nullptr);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.to_string();
+  EXPECT_NE(s.message().find("carried over"), std::string::npos) << s.to_string();
 }
 
 TEST(CheckpointRuns, ARecordNoRunCanHoldLeavesTheListOut) {
