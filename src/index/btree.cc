@@ -783,6 +783,21 @@ void BTree::build_over_stored(std::span<const StoredLeaf> leaves) {
   stored_.fetch_add(leaves.size(), std::memory_order_relaxed);
 }
 
+BRAID_OPTIMISTIC bool BTree::next_resident_sibling(const Descent& d, std::string* key) const {
+  const Node* parent = d.node();
+  const unsigned count = std::min<unsigned>(racy(parent->count), Node::kMaxSlots);
+  unsigned j = d.child_index() + 1;
+  while (j <= count && is_address(child_word(parent, count, j))) ++j;
+  // All the rest on storage too: on to the last of them, whose upper fence is the parent's.
+  if (j > count) j = count;
+  if (j <= d.child_index()) return false;
+  char buf[kMaxKey];
+  const std::uint32_t len = copy_key(parent, count, j - 1, buf);
+  if (!parent->lock.validate(d.version())) return false;
+  key->assign(buf, len);
+  return true;
+}
+
 BRAID_OPTIMISTIC bool Lookup::step() { return step_inline(); }
 
 namespace {

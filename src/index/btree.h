@@ -907,6 +907,10 @@ class BTree {
   void install_new_root(Node* left, std::string_view sep, Node* right);
   // adopt_stored_leaves' inner levels over two leaves or more; publishes the new root.
   void build_over_stored(std::span<const StoredLeaf> leaves);
+  // For a descent that reached a leaf on storage: the lowest key of the first child right of
+  // it in the same parent that is in memory, or of the parent's last child when none is;
+  // false when the reached child is the last (or the parent changed).
+  bool next_resident_sibling(const Descent& d, std::string* key) const;
   // After a split of `node` (locked, as is `parent`): publish `right` under separator `sep`.
   void link_right_sibling(Node* node, Node* parent, std::string_view sep, Node* right);
   void note_key_len(std::size_t len);

@@ -328,7 +328,11 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
         }
       }
     }
-    // On past the leaf (or the leaf on storage) the descent reached: its upper fence.
+    // Past the leaves on storage beside the one reached, in one step: a tree opened over its
+    // runs is nearly all on storage, and a visit per stored leaf spent the hand's visits on
+    // leaves it cannot take while the loaded ones piled up past the budget.
+    if (s == Descent::Step::kStored && next_resident_sibling(d, hand)) continue;
+    // On past the leaf (or the leaves on storage) the descent reached: its upper fence.
     const FenceKey& upper = d.upper_fence();
     if (!upper.present) {
       hand->clear();
