@@ -8,11 +8,13 @@
 
 #include "engine/access.h"
 #include "engine/cold_fetch.h"
+#include "engine/node_segments.h"
 #include "index/node_image.h"
 #include "runtime/cpu.h"
 #include "runtime/miss.h"
 #include "storage/log_format.h"
 #include "storage/node_segment.h"
+#include "storage/recovery.h"
 #include "util/assert.h"
 
 #define BRAID_CORO 1

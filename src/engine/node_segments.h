@@ -47,6 +47,8 @@ class NodeSegments final : public index::NodeStore {
   void set_run_files(std::vector<std::uint64_t> files) { run_files_ = std::move(files); }
   // Whether `address` names a run of a checkpoint (not an image of this store).
   bool is_run(std::uint64_t address) const;
+  // The image of the leaf the run at `address` stands for, from its records.
+  static Status image_of(const storage::RunRecords& run, std::uint64_t address, char* out);
 
   std::size_t live_segments() const { return writer_.live_segments(); }
 
@@ -54,9 +56,6 @@ class NodeSegments final : public index::NodeStore {
   // Images need no sync (an open removes every node segment), but a sync now and then bounds
   // what the kernel holds dirty, and the simulated file system's record of unsynced writes.
   static constexpr std::uint64_t kSyncBytes = std::uint64_t{16} << 20;
-
-  // The image of the leaf a run stands for.
-  static Status image_of(const storage::RunRecords& run, std::uint64_t address, char* out);
 
   storage::FileTable* const files_;
   std::vector<std::uint64_t> run_files_;

@@ -879,6 +879,10 @@ Result<const char*> read_part_span(FileTable* files, const ColdAddress& first,
 
 }  // namespace
 
+Status decode_run(std::uint64_t address, const char* bytes, RunRecords* out) {
+  return decode_run(cold(address), bytes, out);
+}
+
 Status read_run(FileTable* files, std::uint64_t address, RunRecords* out) {
   return read_runs(files, std::span<const std::uint64_t>(&address, 1), out);
 }

@@ -173,6 +173,8 @@ struct RunRecords {
   std::vector<std::uint64_t> cts;
 };
 Status read_run(FileTable* files, std::uint64_t address, RunRecords* out);
+// The same from the run's bytes, read by the caller (`bytes`: the run's size of them).
+Status decode_run(std::uint64_t address, const char* bytes, RunRecords* out);
 // The runs at `addresses`, into out[0..addresses.size()), with one read per stretch of runs
 // that lie one after another in a part (a checkpoint wrote its leaves so): a scan over leaves
 // on storage reads the part nearly sequentially, not a block per leaf. Errors as read_run's.

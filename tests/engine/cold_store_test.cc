@@ -829,17 +829,26 @@ TEST_P(ColdStoreModes, AFullDiskKeepsLeavesInMemoryAndSaysSo) {
 // scan suspends on the leaf's read (DatabaseStats::index_leaf_loads_async counts them) while
 // the worker runs other transactions; the plain modes read it in place. Either way every row
 // comes back, in order, forward and reverse, from a table that caches reads (loads) and from
-// one that does not (the scan's own extents, whose plan walks the leaves ahead of the scan).
+// one that does not (the scan's own extents, whose plan walks the leaves ahead of the scan),
+// and from one reopened over its checkpoint's runs (each leaf read as its run's blocks, its
+// image made from the records: index-paging.md, decision 6).
 TEST_P(ColdStoreModes, ScansReadLeavesOnStorageThroughTheRingInCoroutineModes) {
   const ExecMode mode = GetParam().mode;
-  for (const bool cache : {true, false}) {
-    SCOPED_TRACE(cache ? "caching table" : "uncached table");
+  for (const int variant : {0, 1, 2}) {
+    const bool cache = variant != 1;
+    SCOPED_TRACE(variant == 0   ? "caching table"
+                 : variant == 1 ? "uncached table"
+                                : "table reopened over its runs");
     auto fs = std::make_shared<storage::SimFileSystem>(41);
     Loaded l;
     open_loaded(fs, &l, cache);
+    if (variant == 2) {
+      ASSERT_TRUE(l.db->checkpoint().is_ok());
+      open_table_t(fs, budget_options(), false, &l);
+    }
     index::BTree& tree = l.t->index();
     ASSERT_TRUE(tree.pages());
-    for (int k = 0; k < kRecords; ++k) {
+    for (int k = 0; k < kRecords && variant != 2; ++k) {
       bool evicted = false;
       ASSERT_TRUE(tree.evict_leaf(key_of(k), &evicted).is_ok());
     }
