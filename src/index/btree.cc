@@ -1352,6 +1352,14 @@ ScanLeaf::ScanLeaf(const BTree& tree, std::string_view from, bool from_infinite,
       out_(out),
       through_(through) {}
 
+void ScanLeaf::continue_forward(LeafBatch* out) const {
+  const FenceKey& f = descent_.upper_fence();
+  if (f.present && (end_.empty() || f.view() < end_)) {
+    out->has_next = true;
+    out->next.assign(f.view());
+  }
+}
+
 BRAID_OPTIMISTIC bool ScanLeaf::step() {
   char buf[kMaxKey];
   for (;;) {
@@ -1376,11 +1384,7 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
           through_->carry_(through_->carry_arg_, descent_.stored_address())) {
         out_->clear();
         out_->carried = descent_.stored_address();
-        const FenceKey& f = descent_.upper_fence();
-        if (f.present && (end_.empty() || f.view() < end_)) {
-          out_->has_next = true;
-          out_->next.assign(f.view());
-        }
+        continue_forward(out_);
         // The leaf is the one its parent names while the parent holds still.
         if (!descent_.node()->lock.validate(descent_.version())) {
           descent_.restart();
@@ -1430,11 +1434,7 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
     };
     if (!reverse_) {
       for (unsigned i = lb; i < count && !stopped; ++i) stopped = !emit(i);
-      const FenceKey& f = descent_.upper_fence();
-      if (!stopped && f.present && (end_.empty() || f.view() < end_)) {
-        out->has_next = true;
-        out->next.assign(f.view());
-      }
+      if (!stopped) continue_forward(out);
     } else {
       for (unsigned i = lb; i > 0 && !stopped; --i) stopped = !emit(i - 1);
       const FenceKey& f = descent_.lower_fence();

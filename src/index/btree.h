@@ -621,6 +621,9 @@ class ScanLeaf {
 
  private:
   SearchKey key_;
+  // A forward step's continuation past the leaf reached: its upper fence, if inside the range.
+  void continue_forward(LeafBatch* out) const;
+
   Descent descent_;
   std::string_view begin_;
   std::string_view end_;
