@@ -20,7 +20,9 @@ Status cold_fetch_sync(OpEnv env, std::atomic<std::uint64_t>* slot, const Table&
 }
 
 Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHint* hint) {
-  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round) {
+  // A round is lost to another promotion, a removal, or the hand demoting the fresh OID.
+  Table::DemotionHold hold(table);
+  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round, hold.lost_round()) {
     BRAID_DASSERT(!leaf_value::names_oid(named));
     BRAID_DASSERT(mvcc::entry::is_cold(named));
     // Beside a bulk load, an OID above the load's first: a failed load takes back what lies
@@ -60,7 +62,8 @@ Status promote(Table& table, std::string_view key, std::uint64_t named, LookupHi
 
 Status relocate(OpEnv env, Table& table, std::string_view key, std::atomic<std::uint64_t>** slot,
                 std::uint64_t* e, index::LeafRead* leaf) {
-  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round) {
+  Table::DemotionHold hold(table);
+  for (int round = 0; round < ColdStore::kMaxMissRounds; ++round, hold.lost_round()) {
     index::Lookup l(table.index(), key);
     l.run(false);
     if (l.failed()) return index::take_load_failure("relocate");

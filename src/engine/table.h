@@ -117,10 +117,11 @@ class Table {
   // check) whose copy of a leaf named an OID that reads moved now (the leaves' hand demoted the
   // record since): `key`'s leaf value afresh. *slot is its entry (null for a record its leaf
   // names by address) and *e the word to read the record by: the entry's, the address, or
-  // empty when the key is gone. Bounded: a record demoted again on every look is Busy.
+  // empty when the key is gone. Bounded, and the bound is never met (DemotionHold).
   Status reread_moved(std::string_view key, std::atomic<std::uint64_t>** slot, std::uint64_t* e) {
     constexpr int kMaxRereads = 64;
-    for (int round = 0; round < kMaxRereads; ++round) {
+    DemotionHold hold(*this);
+    for (int round = 0; round < kMaxRereads; ++round, hold.lost_round()) {
       std::uint64_t named = 0;
       const index::Outcome found = index_.lookup(key, &named);
       if (found.failed()) return index::take_load_failure("reread");
@@ -174,6 +175,41 @@ class Table {
   }
   void hold_demotion() { demotion_holds_.fetch_add(1, std::memory_order_seq_cst); }
   void release_demotion() { demotion_holds_.fetch_sub(1, std::memory_order_seq_cst); }
+
+  // A retry loop's guarantee of progress against the leaves' hand: a loop that looks a key up
+  // again because its record was demoted under it (a read of the record's OID found moved)
+  // can lose every round when the hand laps the key's leaf faster than a read completes (a
+  // budget of a byte, a tree of a few leaves, a read from storage). After kFreeRounds lost
+  // rounds the loop holds the table's demotions until it ends; the hand's pass under way may
+  // still demote once, none after it, so the loop's bound is never reached. Not
+  // wait_for_leaf_hand: a worker must not block on the hand's mutex.
+  class DemotionHold {
+   public:
+    static constexpr int kFreeRounds = 2;
+    explicit DemotionHold(Table& table) : table_(table) {}
+    DemotionHold(const DemotionHold&) = delete;
+    DemotionHold& operator=(const DemotionHold&) = delete;
+    ~DemotionHold() {
+      if (held_) table_.release_demotion();
+    }
+    // Called once per lost round.
+    void lost_round() {
+      if (held_ || ++lost_ < kFreeRounds) return;
+      table_.hold_demotion();
+      held_ = true;
+    }
+    // The loop won: a later one (the next leaf of a scan) starts free again.
+    void won() {
+      if (held_) table_.release_demotion();
+      held_ = false;
+      lost_ = 0;
+    }
+
+   private:
+    Table& table_;
+    int lost_ = 0;
+    bool held_ = false;
+  };
 
   // Set while Database::bulk_load fills the table (one load at a time): writes and index
   // builds answer Busy meanwhile, so every record past the load's first OID is the load's.
