@@ -251,8 +251,17 @@ std::uint32_t ColdStore::sweep(mvcc::TxnContext* ctx, std::uint32_t visits) {
       }
       table = t;
       from = hand_oid_;
-      to = std::min(from + visits, t->oids().allocated());
-      hand_oid_ = to;
+      const std::uint64_t front = t->oids().allocated();
+      to = std::min(from + visits, front);
+      // Past the allocation front the lap ends, though the front moves on: a hand that stayed
+      // there would visit only records just written (not yet durable, so not evictable, and
+      // not even marked) for as long as writers keep ahead of it.
+      if (to == front) {
+        ++hand_table_;
+        hand_oid_ = 0;
+      } else {
+        hand_oid_ = to;
+      }
     }
   }
   if (table == nullptr) return 0;

@@ -1544,6 +1544,24 @@ void expect_round(Database& db, Table* t, const std::vector<int>& rounds) {
 // another write no part and the directory does not grow. A run damaged on disk is Corruption
 // naming its part for the operations that need its leaf, never a wrong record, and the rest
 // reads on.
+// A budget that writers exceed from their first commit: the hand must still lap the records
+// already durable, not trail the writers at the allocation front, where every record it
+// visits was just written (not yet durable: neither evicted nor marked).
+TEST(ColdStore, TheHandLapsWhileWritersStayAheadOfIt) {
+  auto fs = std::make_shared<storage::SimFileSystem>(13);
+  Options o = budget_options();
+  o.memory_budget_bytes = 1;
+  auto db = test::open_sim(o, fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  Result<Table*> t = (*db)->create_table("t");
+  ASSERT_TRUE(t.is_ok());
+  load(**db, *t, 0);
+  const DatabaseStats s = (*db)->stats();
+  EXPECT_GT(s.evictions, std::uint64_t{kRecords} / 2);
+  std::vector<int> rounds(kRecords, 0);
+  expect_round(**db, *t, rounds);
+}
+
 TEST(ColdStore, AnOpenBuildsTheIndexOverTheCheckpointsRunsAndLoadsThemOnDemand) {
   auto fs = std::make_shared<storage::SimFileSystem>(31);
   Loaded l;
