@@ -124,6 +124,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("index_frame_bytes_released", st.index_frame_bytes_released);
   o.add("version_heap_bytes", st.version_heap_bytes);
   o.add("index_frame_bytes", st.index_frame_bytes).add("oid_bytes", st.oid_bytes);
+  o.add("index_run_list_bytes", st.index_run_list_bytes);
   o.add("records_named_by_address", st.records_named_by_address);
   o.add("records_demoted", st.records_demoted);
   o.add("version_bytes_released", st.version_bytes_released);
@@ -165,6 +166,9 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
       std::printf("; %s demotions", with_commas(st.records_demoted).c_str());
     }
     std::printf(")");
+  }
+  if (st.index_run_list_bytes != 0) {
+    std::printf(", run list %.1f MiB", in_mib(st.index_run_list_bytes));
   }
   std::printf("\n");
   std::vector<std::string> labels;

@@ -181,6 +181,10 @@ struct DatabaseStats {
   // engine's data in memory. The budget counts live versions and a paging tree's nodes.
   std::uint64_t index_frame_bytes = 0;
   std::uint64_t oid_bytes = 0;
+  // The list of runs an open over a checkpoint's runs adopted (Options::page_index_leaves under
+  // a budget), kept while checkpoints carry those runs over. Where the index pages, the
+  // budget counts the trees' nodes and this list too.
+  std::uint64_t index_run_list_bytes = 0;
   // Records: the live ones and inserts in flight (OIDs in use, less removals waiting for
   // reclamation and OIDs waiting to be given back, plus the records named by address).
   // Exact while no reclamation runs; while it does, an OID given back during the call may be

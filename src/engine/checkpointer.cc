@@ -574,7 +574,12 @@ Status Durability::delete_unneeded(const std::vector<std::uint64_t>& keep) {
 void Durability::end_checkpoint(const Status& s) {
   CheckpointRun& c = *ckpt_;
   // Runs could not be listed after some were carried: the next checkpoints read those leaves.
-  if (s.code() == Code::kBusy) carry_ok_ = false;
+  if (s.code() == Code::kBusy && carry_ok_) {
+    carry_ok_ = false;
+    std::string().swap(adopted_runs_);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>>().swap(adopted_at_);
+    deps_.cold->set_held_bytes(0);
+  }
   cancel_checkpoint_reads();  // a failed run may leave reads in flight into its buffers
   std::vector<std::uint64_t> keep;
   std::unique_lock<std::shared_mutex> gate;

@@ -481,6 +481,7 @@ void ColdStore::add_stats(DatabaseStats* out) const {
   out->index_leaf_write_errors = leaf_write_errors_.load(std::memory_order_relaxed);
   out->records_demoted = demotions_.load(std::memory_order_relaxed);
   out->index_leaf_read_joins = leaf_joins_.load(std::memory_order_relaxed);
+  out->index_run_list_bytes = held_bytes_.load(std::memory_order_relaxed);
 }
 
 // ---- A worker's reads

@@ -176,6 +176,9 @@ class ColdStore {
 
   storage::FileTable& files() { return files_; }
   std::uint64_t budget() const { return budget_; }
+  // Memory the budget counts where the index pages that no hand can give back (Durability's
+  // adopted run list, for as long as checkpoints may carry runs over): the others make room.
+  void set_held_bytes(std::uint64_t bytes) { held_bytes_.store(bytes, std::memory_order_relaxed); }
   // Options::page_index_leaves: paging trees' nodes count in the budget and the leaves' hand
   // runs (sweep). Set at open, before the first sweep; without it neither reads the catalog.
   void set_pages_index(bool pages) { pages_index_ = pages; }
@@ -384,6 +387,7 @@ class ColdStore {
   std::uint32_t hand_table_ = 0;
   std::uint64_t hand_oid_ = 0;
   std::atomic<std::uint64_t> sampled_bytes_{0};
+  std::atomic<std::uint64_t> held_bytes_{0};
   // A lap of the leaves' hand over a table starts at most once per this many calls of
   // sweep_leaves (each sweep of the records calls it once, whether or not its batch moves). A
   // coroutine's descent reads a leaf a few scheduler rounds after the step that reached or

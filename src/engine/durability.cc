@@ -181,6 +181,11 @@ Status Durability::recover_and_open_logs() {
       !s.is_ok()) {
     return s;
   }
+  // The adopted run list is the index's memory, counted in the budget while it is kept.
+  if (!adopted_at_.empty()) {
+    deps_.cold->set_held_bytes(adopted_runs_.capacity() +
+                               adopted_at_.capacity() * sizeof(adopted_at_[0]));
+  }
   // Adopted runs applied no record one by one.
   recovered_writes_ =
       apply.writes + (recovery_.checkpoint_adopted ? recovery_.checkpoint_records : 0);

@@ -103,6 +103,8 @@ std::uint64_t ColdStore::live_bytes() const {
     if (table == nullptr || !table->index().pages()) continue;
     bytes += static_cast<std::int64_t>(table->index().node_count() * index::kNodeBytes);
   }
+  // And what no hand gives back: the run list an open adopted.
+  bytes += static_cast<std::int64_t>(held_bytes_.load(std::memory_order_relaxed));
   return bytes < 0 ? 0 : static_cast<std::uint64_t>(bytes);
 }
 

@@ -1579,6 +1579,9 @@ TEST(ColdStore, AnOpenBuildsTheIndexOverTheCheckpointsRunsAndLoadsThemOnDemand) 
     EXPECT_EQ(d.recovered_checkpoint_records, std::uint64_t{kRecords});
     EXPECT_EQ(s.index_leaves_stored, d.recovered_checkpoint_runs);
     EXPECT_EQ(s.index_leaf_evictions, 0u);
+    // The adopted list, kept for carrying runs over, is counted (a run's entry and its index
+    // entry: more than 16 bytes a run).
+    EXPECT_GT(s.index_run_list_bytes, 16 * d.recovered_checkpoint_runs);
     EXPECT_EQ(s.records_named_by_address, std::uint64_t{kRecords});
     EXPECT_EQ(s.records, std::uint64_t{kRecords});
     // The open's checkpoint carried every run over: it wrote no part.
