@@ -44,8 +44,9 @@ class EngineApplier final : public storage::Applier {
                 std::string* runs, std::vector<std::pair<std::uint64_t, std::uint64_t>>* runs_at)
       : sink_(sink), cold_(cold), run_files_(run_files), runs_(runs), runs_at_(runs_at) {}
   bool adopts_runs() const override { return sink_->adopts_runs(); }
-  Status adopt_runs(const storage::CheckpointInfo& info) override {
-    *runs_ = info.runs;
+  Status adopt_runs(storage::CheckpointInfo* taken) override {
+    const storage::CheckpointInfo& info = *taken;
+    runs_at_->reserve(info.run_count);
     std::size_t at = 0;
     for (std::uint64_t i = 0; i < info.run_count; ++i) {
       const std::size_t entry = at;
@@ -56,7 +57,11 @@ class EngineApplier final : public storage::Applier {
     std::sort(runs_at_->begin(), runs_at_->end());
     std::sort(run_files_->begin(), run_files_->end());
     run_files_->erase(std::unique(run_files_->begin(), run_files_->end()), run_files_->end());
-    return sink_->recover_runs(info, *run_files_);
+    run_files_->shrink_to_fit();
+    Status s = sink_->recover_runs(info, *run_files_);
+    // Kept for carrying runs over, without a copy: ~30 bytes a run.
+    *runs_ = std::move(taken->runs);
+    return s;
   }
   Status put(std::uint32_t table, std::string_view key, std::string_view value, std::uint64_t cts,
              std::uint64_t address) override {

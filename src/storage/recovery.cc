@@ -618,7 +618,7 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
   return Status::ok();
 }
 
-Status Applier::adopt_runs(const CheckpointInfo&) {
+Status Applier::adopt_runs(CheckpointInfo*) {
   BRAID_ASSERT(false);  // only an applier that adopts_runs() is asked
   return Status::ok();
 }
@@ -1172,11 +1172,11 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   std::unique_ptr<PastFrontier> past;  // the logs' applier after a checkpoint under way
   Applier* log_apply = &apply;
   if (chosen >= 0) {
-    const CheckpointInfo& c = slots[chosen];
+    CheckpointInfo& c = slots[chosen];
     util::ProgressMeter meter(progress, "recovery: checkpoint", "records", c.trailer.records);
     if (c.run_count != 0 && apply.adopts_runs()) {
       // The parts are read record by record as their leaves load, each checked then.
-      if (Status s = apply.adopt_runs(c); !s.is_ok()) return s;
+      if (Status s = apply.adopt_runs(&c); !s.is_ok()) return s;
       r->checkpoint_records = c.trailer.records + c.carried_records;
       r->checkpoint_adopted = true;
     } else if (Status s = read_checkpoint_parts(fs, dir, c, &apply, &meter, &r->checkpoint_records);

@@ -60,7 +60,9 @@ class Applier {
   // Whether the applier takes a checkpoint's run list instead of its records (the engine's
   // index pages: it builds each tree over the runs and reads none of the parts).
   virtual bool adopts_runs() const { return false; }
-  virtual Status adopt_runs(const CheckpointInfo& info);
+  // It may take `info->runs` (moved out, the list kept for the open's life without a copy):
+  // recovery reads no run after this call.
+  virtual Status adopt_runs(CheckpointInfo* info);
 };
 
 // Strict: any missing or damaged file that held durable data is Corruption (naming file and
