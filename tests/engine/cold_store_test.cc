@@ -1551,15 +1551,11 @@ TEST(ColdStore, TheHandLapsWhileWritersStayAheadOfIt) {
   auto fs = std::make_shared<storage::SimFileSystem>(13);
   Options o = budget_options();
   o.memory_budget_bytes = 1;
-  auto db = test::open_sim(o, fs);
-  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
-  Result<Table*> t = (*db)->create_table("t");
-  ASSERT_TRUE(t.is_ok());
-  load(**db, *t, 0);
-  const DatabaseStats s = (*db)->stats();
-  EXPECT_GT(s.evictions, std::uint64_t{kRecords} / 2);
-  std::vector<int> rounds(kRecords, 0);
-  expect_round(**db, *t, rounds);
+  Loaded l;
+  open_table_t(fs, o, true, &l);
+  load(*l.db, l.t, 0);
+  EXPECT_GT(l.db->stats().evictions, std::uint64_t{kRecords} / 2);
+  expect_round(*l.db, l.t, std::vector<int>(kRecords, 0));
 }
 
 TEST(ColdStore, AnOpenBuildsTheIndexOverTheCheckpointsRunsAndLoadsThemOnDemand) {
