@@ -156,6 +156,7 @@ Status Durability::start_checkpoint() {
   // Where the index pages, the checkpoint's runs are its leaves on storage (index-paging.md,
   // decision 6): one run per leaf the scan reads.
   config.runs = options_.page_index_leaves;
+  config.runs_reserve = last_run_list_bytes_;
   storage::FileTable* files = &deps_.cold->files();
   config.created = [this, files](std::uint64_t n, const std::string& path) {
     files->add(n, path);
@@ -592,6 +593,7 @@ void Durability::end_checkpoint(const Status& s) {
   (void)deps_.txns->finish(c.ctx);  // read-only: nothing retired, no tick wanted
   if (s.is_ok()) {
     checkpoint_seq_ = c.seq;
+    last_run_list_bytes_ = c.writer->run_list_bytes();
     last_checkpoint_cts_.store(c.cts, std::memory_order_relaxed);
     checkpoints_.fetch_add(1, std::memory_order_relaxed);
     // Durable now: the files no cold record needs go — log segments before its starts (and the

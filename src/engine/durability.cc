@@ -186,6 +186,7 @@ Status Durability::recover_and_open_logs() {
       !s.is_ok()) {
     return s;
   }
+  last_run_list_bytes_ = adopted_runs_.size();
   // The adopted run list is the index's memory, counted in the budget while it is kept.
   if (!adopted_at_.empty()) {
     deps_.cold->set_held_bytes(adopted_runs_.capacity() +

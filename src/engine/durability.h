@@ -307,6 +307,8 @@ class Durability {
   std::string adopted_runs_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> adopted_at_;
   bool carry_ok_ = true;
+  // The size of the last run list written or adopted: the next checkpoint reserves it.
+  std::size_t last_run_list_bytes_ = 0;
   // The adopted run at `address`, if any.
   const std::pair<std::uint64_t, std::uint64_t>* adopted_run(std::uint64_t address) const;
   Status carry(std::uint64_t address);

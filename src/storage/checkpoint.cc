@@ -24,16 +24,22 @@ std::string io_failure(bool manifest, const char* what, const std::string& path,
 }
 
 // Appends one chunk (header, payload, padding) to `out`.
+// Writes a chunk's header before the `len` payload bytes that follow `p`, its checksum last.
+void seal_chunk(char* p, std::uint32_t magic, std::uint32_t count, std::uint64_t index,
+                std::uint64_t seq, std::uint32_t len) {
+  ChunkHeader h{0, magic, len, count, index, seq};
+  std::memcpy(p, &h, sizeof h);
+  h.crc = util::crc32c(p + 4, kChunkHeaderBytes - 4 + len);
+  std::memcpy(p, &h.crc, 4);
+}
+
 void put_chunk(std::string* out, std::uint32_t magic, std::uint32_t count, std::uint64_t index,
                std::uint64_t seq, const std::string& payload) {
   const std::size_t at = out->size();
   out->resize(at + chunk_bytes(static_cast<std::uint32_t>(payload.size())), '\0');
-  char* p = out->data() + at;
-  ChunkHeader h{0, magic, static_cast<std::uint32_t>(payload.size()), count, index, seq};
-  std::memcpy(p, &h, sizeof h);
-  std::memcpy(p + kChunkHeaderBytes, payload.data(), payload.size());
-  h.crc = util::crc32c(p + 4, kChunkHeaderBytes - 4 + payload.size());
-  std::memcpy(p, &h.crc, 4);
+  std::memcpy(out->data() + at + kChunkHeaderBytes, payload.data(), payload.size());
+  seal_chunk(out->data() + at, magic, count, index, seq,
+             static_cast<std::uint32_t>(payload.size()));
 }
 
 template <typename T>
@@ -49,6 +55,9 @@ CheckpointWriter::CheckpointWriter(FileSystem* fs, IoQueue* queue, const CkptHea
       header_(header),
       starts_(std::move(starts)),
       config_(std::move(config)) {
+  if (config_.runs && config_.runs_reserve != 0) {
+    runs_image_.reserve(config_.runs_reserve + config_.runs_reserve / 64 + (64u << 10));
+  }
   BRAID_ASSERT(starts_.size() <= kMaxLogs);
   BRAID_ASSERT(config_.part_bytes <= kMaxColdOffset);
   BRAID_ASSERT(config_.chunk_bytes % kRecordAlign == 0);
@@ -371,8 +380,7 @@ std::string CheckpointWriter::manifest_image(const CkptHeader& header,
                                              const std::vector<LogStart>& starts,
                                              const std::vector<CkptPart>& parts,
                                              std::set<std::uint64_t> live,
-                                             const std::string& frontier,
-                                             const std::string& runs) const {
+                                             const std::string& frontier, std::string runs) const {
   std::string head;
   append(&head, header);
   for (const LogStart& st : starts) append(&head, st);
@@ -397,8 +405,17 @@ std::string CheckpointWriter::manifest_image(const CkptHeader& header,
             outside);
   if (!frontier.empty()) put_chunk(&image, kCkptFrontierMagic, 0, index++, header.seq, frontier);
   if (run_count_ != 0 && !runs.empty()) {
-    put_chunk(&image, kCkptRunsMagic, static_cast<std::uint32_t>(run_count_), index++, header.seq,
-              runs);
+    // The run list is nearly all of a manifest (~30 bytes a leaf): the image is built around
+    // its buffer, the chunks before it moved in front, so the list is never held twice.
+    const auto len = static_cast<std::uint32_t>(runs.size());
+    const std::size_t before = image.size();
+    runs.reserve(before + chunk_bytes(len) + chunk_bytes(sizeof t));
+    runs.insert(0, before + kChunkHeaderBytes, '\0');
+    std::memcpy(runs.data(), image.data(), before);
+    runs.resize(before + chunk_bytes(len), '\0');
+    seal_chunk(runs.data() + before, kCkptRunsMagic, static_cast<std::uint32_t>(run_count_),
+               index++, header.seq, len);
+    image = std::move(runs);
   }
   put_chunk(&image, kCkptTrailerMagic, 0, index, header.seq, trailer);
   return image;
@@ -452,7 +469,10 @@ Status CheckpointWriter::write_manifest() {
   close_run();
   // More runs than a chunk's count can say: listed by none (they would be ~100 GiB of parts).
   const bool runs = lists_runs() && run_count_ <= 0xffffffffu;
-  manifest_image_ = manifest_image(header_, starts_, parts_, live_, {}, runs ? runs_image_ : "");
+  run_list_bytes_ = runs ? runs_image_.size() : 0;
+  manifest_image_ = manifest_image(header_, starts_, parts_, live_, {},
+                                   runs ? std::move(runs_image_) : std::string());
+  std::string().swap(runs_image_);
   for (const CkptPart& p : parts_) live_.erase(p.file);
   Result<FileId> f = fs_->open(manifest_path_ + ".new", {.create = true});
   if (!f.is_ok()) return f.status();

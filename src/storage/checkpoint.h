@@ -47,6 +47,10 @@ struct CheckpointConfig {
   // word addresses. A record too big for any run leaves the whole list out (the open then
   // reads the parts, as without one).
   bool runs = false;
+  // The bytes the run list is expected to reach (the previous checkpoint's list): reserved at
+  // once, so a list of tens of MiB is not copied as it doubles, and the manifest is built
+  // around it without a second buffer (pages reserved and never written take no memory).
+  std::size_t runs_reserve = 0;
 };
 
 // The previous checkpoint, as a manifest of a checkpoint under way names it (log_format.h).
@@ -92,6 +96,9 @@ class CheckpointWriter {
   // Runs listed so far (the open one excluded), and whether the list will be written.
   std::uint64_t runs() const { return run_count_; }
   bool lists_runs() const { return config_.runs && runs_ok_; }
+  // The bytes of the run list the manifest holds, once finish() has written it (0 before, or
+  // without a list).
+  std::size_t run_list_bytes() const { return run_list_bytes_; }
   // After the last add: writes the last chunk, syncs the parts, writes and syncs the manifest
   // (into a new file renamed over its slot: a slot holds a whole manifest or the one before).
   // Call until it answers true (done) or an error; with `wait`, blocks on the device meanwhile.
@@ -146,7 +153,7 @@ class CheckpointWriter {
   void close_run();
   std::string manifest_image(const CkptHeader& header, const std::vector<LogStart>& starts,
                              const std::vector<CkptPart>& parts, std::set<std::uint64_t> live,
-                             const std::string& frontier, const std::string& runs) const;
+                             const std::string& frontier, std::string runs) const;
   // Writes `image` into the slot's new file synchronously, and renames it over the slot.
   Status publish(const std::string& image);
   Status write_manifest();
@@ -195,6 +202,7 @@ class CheckpointWriter {
   std::size_t durable_ = 0;  // parts [0, durable_) are synced
   FileId manifest_ = -1;     // the new manifest file (manifest_path_ + ".new")
   std::string manifest_image_;
+  std::size_t run_list_bytes_ = 0;  // of the manifest's run list, once it is written
   Status failure_;
 };
 

@@ -476,10 +476,12 @@ std::string check_runs(CheckpointInfo& info) {
   return {};
 }
 
-}  // namespace
-
-Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
+// Everything read_checkpoint checks but the run list's entries: that list's bytes are left in
+// `*runs_in` (a view of `img`), for the caller to copy or to keep `img` for. `problem` says what is
+// wrong, if anything.
+Status parse_manifest(std::string_view img, CheckpointInfo* info, std::string_view* runs_in) {
   *info = {};
+  *runs_in = {};
   info->bytes = img.size();
   // The manifest's chunks, in order: header, parts, live, the frontier of a checkpoint under
   // way (only there), trailer.
@@ -581,7 +583,7 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
           info->problem = "empty runs chunk";
           return Status::ok();
         }
-        info->runs.assign(p, c.len);
+        *runs_in = std::string_view(p, c.len);
         info->run_count = c.count;
         break;
       default:
@@ -608,13 +610,43 @@ Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
     info->problem = "trailer does not match the manifest";
     return Status::ok();
   }
+  return Status::ok();
+}
+
+// The second half of read_checkpoint, once `info->runs` holds the list.
+void check_manifest_runs(CheckpointInfo* info) {
+  if (!info->problem.empty()) return;
   if (info->run_count != 0) {
     if (std::string e = check_runs(*info); !e.empty()) {
       info->problem = e;
-      return Status::ok();
+      return;
     }
   }
   info->valid = true;
+}
+
+}  // namespace
+
+Status read_checkpoint(std::string_view img, CheckpointInfo* info) {
+  std::string_view runs;
+  if (Status s = parse_manifest(img, info, &runs); !s.is_ok()) return s;
+  info->runs.assign(runs);
+  check_manifest_runs(info);
+  return Status::ok();
+}
+
+Status read_checkpoint(std::string&& img, CheckpointInfo* info) {
+  std::string_view runs;
+  if (Status s = parse_manifest(img, info, &runs); !s.is_ok()) return s;
+  if (!runs.empty()) {
+    // The list is nearly all of the image: the image's buffer becomes the list's.
+    const auto from = static_cast<std::size_t>(runs.data() - img.data());
+    const std::size_t len = runs.size();
+    img.erase(0, from);
+    img.resize(len);
+    info->runs = std::move(img);
+  }
+  check_manifest_runs(info);
   return Status::ok();
 }
 
@@ -1101,7 +1133,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     if (std::find(names.begin(), names.end(), name) == names.end()) continue;
     std::string image;
     if (Status s = read_file(fs, dir + "/" + name, &image); !s.is_ok()) return s;
-    if (Status s = read_checkpoint(image, &slots[slot]); !s.is_ok()) {
+    if (Status s = read_checkpoint(std::move(image), &slots[slot]); !s.is_ok()) {
       return Status::corruption(dir + "/" + name + ": " + std::string(s.message()));
     }
     if (!slots[slot].valid) {
@@ -1139,6 +1171,10 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   if (chosen < 0 && !valid.empty()) {
     if (Status s = damage(why); !s.is_ok()) return s;
     chosen = valid.front();  // salvage: continue what can be continued
+  }
+  // The other slot's run list (tens of MiB at scale) goes before the logs replay.
+  for (int slot = 0; slot < 2; ++slot) {
+    if (slot != chosen) std::string().swap(slots[slot].runs);
   }
   // Without a whole checkpoint, only a database whose first open crashed before its first
   // checkpoint was durable is whole: the catalog has not reached a generation yet, and its logs

@@ -148,6 +148,9 @@ RunView next_run(std::string_view runs, std::size_t* at);
 // Validates a checkpoint manifest image (log_format.h); Corruption only for another format
 // version, otherwise `valid` and `problem` say.
 Status read_checkpoint(std::string_view image, CheckpointInfo* info);
+// The same, taking the image: the run list keeps the image's buffer instead of a copy of it
+// (the list is nearly all of a manifest, tens of MiB for tens of millions of records).
+Status read_checkpoint(std::string&& image, CheckpointInfo* info);
 // Reads the parts of a valid manifest chunk by chunk, verifying each (checksum, order, the
 // checkpoint's seq, the manifest's counts) and, with `apply`, applying the records as it goes:
 // the parts were durable before the manifest, so any mismatch is Corruption naming the part.

@@ -41,6 +41,7 @@ struct Written {
   std::string manifest;
   std::uint64_t records = 0;
   bool listed = false;
+  std::size_t run_list_bytes = 0;  // as the writer reports it
 };
 
 // A writer's configuration that lists runs, its parts numbered from *next_file on.
@@ -56,13 +57,15 @@ CheckpointConfig runs_config(std::uint64_t* next_file) {
 // Writes `leaves` as a checkpoint would (a run started at each leaf): every third record a
 // reference into kOlderPart, the rest values of `value_bytes`.
 Written write_checkpoint(SimFileSystem* fs, const std::vector<Leaf>& leaves,
-                         std::size_t value_bytes) {
+                         std::size_t value_bytes, std::size_t runs_reserve = 0) {
   EXPECT_TRUE(fs->open_dir(kDir, true).is_ok());
   Result<std::unique_ptr<IoQueue>> q = fs->make_queue(8);
   EXPECT_TRUE(q.is_ok());
   std::uint64_t next_file = 100;
   const CkptHeader header{kFormatVersion, 2, 1, 50, 1, 0, 0};
-  CheckpointWriter w(fs, q->get(), header, {}, runs_config(&next_file));
+  CheckpointConfig config = runs_config(&next_file);
+  config.runs_reserve = runs_reserve;
+  CheckpointWriter w(fs, q->get(), header, {}, std::move(config));
   Written out;
   const std::string value(value_bytes, 'v');
   for (const Leaf& leaf : leaves) {
@@ -84,6 +87,7 @@ Written write_checkpoint(SimFileSystem* fs, const std::vector<Leaf>& leaves,
     if (!done.is_ok() || *done) break;
   }
   out.listed = w.lists_runs();
+  out.run_list_bytes = w.run_list_bytes();
   EXPECT_TRUE(read_file(*fs, w.path(), &out.manifest).is_ok());
   return out;
 }
@@ -187,6 +191,48 @@ std::string with_runs(std::string manifest, const std::string& runs) {
     }
     at += chunk_bytes(h.len);
   }
+}
+
+// The run list is most of a manifest: the writer builds the manifest around the list's buffer
+// (reserved from the last list's size), and a reader given the image keeps its buffer as the
+// list. Neither may change a byte of what is written or read.
+TEST(CheckpointRuns, TheListIsWrittenAndReadWithoutACopy) {
+  const std::vector<Leaf> leaves = leaves_of(5, 9000);
+  SimFileSystem fs_a(1);
+  const Written a = write_checkpoint(&fs_a, leaves, 24);
+  ASSERT_TRUE(a.listed);
+  ASSERT_GT(a.run_list_bytes, 0u);
+  // Reserved exactly, and reserved short of it (the list then grows as before).
+  for (const std::size_t reserve : {a.run_list_bytes, a.run_list_bytes / 3}) {
+    SimFileSystem fs_b(1);
+    const Written b = write_checkpoint(&fs_b, leaves, 24, reserve);
+    EXPECT_EQ(b.run_list_bytes, a.run_list_bytes);
+    EXPECT_EQ(b.manifest, a.manifest) << "reserve " << reserve;
+  }
+  CheckpointInfo copied;
+  ASSERT_TRUE(read_checkpoint(std::string_view(a.manifest), &copied).is_ok());
+  ASSERT_TRUE(copied.valid) << copied.problem;
+  EXPECT_EQ(copied.runs.size(), a.run_list_bytes);
+  std::string image = a.manifest;
+  const char* buffer = image.data();
+  CheckpointInfo moved;
+  ASSERT_TRUE(read_checkpoint(std::move(image), &moved).is_ok());
+  ASSERT_TRUE(moved.valid) << moved.problem;
+  EXPECT_EQ(moved.runs, copied.runs);
+  EXPECT_EQ(moved.runs.data(), buffer);
+  EXPECT_EQ(moved.run_count, copied.run_count);
+  EXPECT_EQ(moved.carried_records, copied.carried_records);
+  EXPECT_EQ(moved.trailer.records, copied.trailer.records);
+  // A damaged image is refused the same way by both.
+  std::string bad = a.manifest;
+  bad[bad.size() / 2] ^= 0x40;
+  CheckpointInfo bad_copied;
+  ASSERT_TRUE(read_checkpoint(std::string_view(bad), &bad_copied).is_ok());
+  CheckpointInfo bad_moved;
+  ASSERT_TRUE(read_checkpoint(std::move(bad), &bad_moved).is_ok());
+  EXPECT_FALSE(bad_copied.valid);
+  EXPECT_FALSE(bad_moved.valid);
+  EXPECT_EQ(bad_moved.problem, bad_copied.problem);
 }
 
 TEST(CheckpointRuns, AListThatDisagreesWithItselfOrItsPartsIsRefused) {
