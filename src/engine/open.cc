@@ -240,6 +240,7 @@ Status DatabaseImpl::recover_runs(const storage::CheckpointInfo& info,
   }
   // Runs come in key order, table by table: each table's are one stretch of the list.
   std::vector<index::BTree::StoredLeaf> leaves;
+  leaves.reserve(info.run_count);  // most are one table's: no copies as the list grows
   std::uint64_t records = 0;
   std::uint32_t table = 0;
   auto adopt = [&]() -> Status {

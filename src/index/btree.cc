@@ -728,32 +728,34 @@ void BTree::build_over_stored(std::span<const StoredLeaf> leaves) {
   BRAID_ASSERT(leaves.size() >= 2);
   // Children per inner node past its leftmost: room for the splits the first writes cause.
   constexpr unsigned kFill = Node::kMaxSlots * 3 / 4;
-  // One level at a time: its nodes' first keys and words (addresses at the leaves' level).
+  // One level at a time: its nodes' first keys and words. The leaves' level reads them from
+  // `leaves` (views into the run list): a copy there would be tens of MiB at the open's peak.
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    BRAID_ASSERT(is_address(leaves[i].address));
+    BRAID_ASSERT(i == 0 || leaves[i - 1].first_key < leaves[i].first_key);
+  }
   std::vector<std::string> keys;
   std::vector<std::uint64_t> words;
-  keys.reserve(leaves.size());
-  words.reserve(leaves.size());
-  for (const StoredLeaf& l : leaves) {
-    BRAID_ASSERT(is_address(l.address));
-    BRAID_ASSERT(keys.empty() || keys.back() < l.first_key);
-    keys.emplace_back(l.first_key);
-    words.push_back(l.address);
-  }
   Node* top = nullptr;
   for (std::uint8_t level = 1;; ++level) {
+    const std::size_t count = level == 1 ? leaves.size() : keys.size();
+    const auto key_at = [&](std::size_t i) -> std::string_view {
+      return level == 1 ? leaves[i].first_key : std::string_view(keys[i]);
+    };
+    const auto word_at = [&](std::size_t i) { return level == 1 ? leaves[i].address : words[i]; };
     std::vector<std::string> up_keys;
     std::vector<std::uint64_t> up_words;
     Node* n = nullptr;
     Node* before = nullptr;  // the node left of n
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (n != nullptr && n->count < kFill && fits(n, keys[i].size())) {
-        insert_at(n, n->count, keys[i], words[i], 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (n != nullptr && n->count < kFill && fits(n, key_at(i).size())) {
+        insert_at(n, n->count, key_at(i), word_at(i), 0);
         continue;
       }
       before = n;
       n = new_node(level);
-      n->leftmost = reinterpret_cast<Node*>(words[i]);
-      up_keys.push_back(std::move(keys[i]));
+      n->leftmost = reinterpret_cast<Node*>(word_at(i));
+      up_keys.emplace_back(key_at(i));
       up_words.push_back(reinterpret_cast<std::uint64_t>(n));
     }
     // No inner node with only its leftmost child: the last one takes its left neighbour's last.
