@@ -402,6 +402,11 @@ class ColdStore {
   static constexpr std::uint32_t kLeafBatchKeys = 2048;
   // Leaves one move visits at most (marked ones it spares count): bounds a worker's round.
   static constexpr std::uint32_t kLeafBatchVisits = 256;
+  // Demoted OIDs a context may hold waiting for the horizon: past it the leaves' hand evicts
+  // without demoting. A waiting OID costs its 24-byte note on top of the slot it frees later,
+  // so while a checkpoint's snapshot holds the horizon back, demotion only adds memory (a load
+  // under a budget piled up 50 MiB of notes behind its checkpoint).
+  static constexpr std::size_t kMaxWaitingDemotions = std::size_t{1} << 16;
   // Free frames a paging tree keeps for the loads to come beside a quarter of its nodes; the
   // rest go back to the system (ColdStore::sweep_leaves).
   static constexpr std::size_t kKeptFrames = 64;

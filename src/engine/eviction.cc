@@ -188,8 +188,9 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx)
     }
     std::size_t evicted = 0;
     // Demotion needs leaves that may name records by address (a budget: this hand runs only
-    // under one) in a table that allows it now.
-    LeafPass pass{t, ctx != nullptr && t->demotes() ? ctx : nullptr};
+    // under one) in a table that allows it now, and room for the OIDs to wait.
+    const bool room = ctx != nullptr && ctx->freed_oids.size() < kMaxWaitingDemotions;
+    LeafPass pass{t, room && t->demotes() ? ctx : nullptr};
     if (!t->index()
              .sweep_leaves(&leaf_hand_, kLeafBatchVisits, &evicted, &no_open_writes, &pass, pace,
                            pass.ctx != nullptr ? &demote_cold : nullptr)
