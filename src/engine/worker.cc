@@ -274,7 +274,9 @@ void Worker::main() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (idle() && !stop_.load(std::memory_order_seq_cst)) {
       if (flusher_mode_) held.unlock();  // the flusher may drive the log meanwhile
+      asleep_.store(true, std::memory_order_seq_cst);
       doorbell_.wait(seen);
+      asleep_.store(false, std::memory_order_seq_cst);
       if (flusher_mode_) held.lock();
     }
     sleeping_.store(false, std::memory_order_relaxed);

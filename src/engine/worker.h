@@ -69,6 +69,8 @@ class Worker final : public ColdPort {
   void post_run(TxnGenerator* generator, const ExecOptions& exec,
                 std::atomic<std::uint32_t>* remaining);
   void add_stats(ExecStats* out) const;
+  // Any thread: whether the worker waits for its doorbell with nothing to do (WorkerPool::settle).
+  bool asleep() const { return asleep_.load(std::memory_order_seq_cst); }
 
   // ---- Worker thread only ----
   // The resolved mode of the next operation (kAuto resolved to kSequential or kInterleaved).
@@ -311,6 +313,8 @@ class Worker final : public ColdPort {
 
   std::atomic<bool> stop_{false};
   std::atomic<bool> sleeping_{false};
+  // Set only around the doorbell wait itself: sleeping_ is set before the last idle check.
+  std::atomic<bool> asleep_{false};
   std::atomic<std::uint32_t> doorbell_{0};
 
   // Counters: plain on the worker, published to the atomics for exec_stats().

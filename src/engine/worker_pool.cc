@@ -1,6 +1,7 @@
 #include "engine/worker_pool.h"
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -36,6 +37,23 @@ WorkerPool::~WorkerPool() {
 std::unique_ptr<Database> WorkerPool::wrap(std::unique_ptr<DatabaseImpl> impl) {
   auto pool = std::make_unique<WorkerPool>(impl.get());
   return std::unique_ptr<Database>(new Database(std::move(impl), std::move(pool)));
+}
+
+bool WorkerPool::settle(Database& db, std::chrono::milliseconds bound) {
+  const WorkerPool* pool = db.workers_.get();
+  if (pool == nullptr) return true;
+  const auto until = std::chrono::steady_clock::now() + bound;
+  for (std::size_t i = 0; i < pool->workers_.size(); ++i) {
+    while (!pool->workers_[i]->asleep()) {
+      if (std::chrono::steady_clock::now() >= until) {
+        std::fprintf(stderr, "WorkerPool::settle: worker %zu still awake after %lld ms\n", i,
+                     static_cast<long long>(bound.count()));
+        return false;
+      }
+      std::this_thread::yield();
+    }
+  }
+  return true;
 }
 
 void WorkerPool::wake(std::uint32_t i) { workers_[i]->wake(); }

@@ -8,6 +8,7 @@
 #include <braid/database.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,13 @@ class WorkerPool final : public Executor {
   // The public handle over an opened engine: starts its workers. (Database::open does this; so
   // do tests that open the engine themselves, with a simulated file system.)
   static std::unique_ptr<Database> wrap(std::unique_ptr<DatabaseImpl> impl);
+  // Returns once every worker of `db` sleeps with nothing to do, for white-box checks that need
+  // the tables to hold still (a tree's invariants): a worker that finished a run or a
+  // submitted transaction goes on to reclaim removed keys and sweep before it sleeps. Nothing
+  // may hand the workers work meanwhile. False, after saying which worker, if one is still
+  // awake after `bound`.
+  static bool settle(Database& db,
+                     std::chrono::milliseconds bound = std::chrono::milliseconds(10000));
 
   Result<Pending> submit(TxnFunction fn, const SubmitOptions& options);
   Status run(std::span<TxnGenerator* const> generators, const ExecOptions& exec);

@@ -162,6 +162,7 @@ TEST(Api, AbortDiscardsAndDestructorAborts) {
   EXPECT_EQ(read_committed(*db, *t, "a"), "<none>");
   EXPECT_EQ(read_committed(*db, *t, "b"), "<none>");
   // The aborted fresh inserts left no index entries behind.
+  EXPECT_TRUE(engine::WorkerPool::settle(*db));
   EXPECT_EQ(t->index().check_invariants(), 0u);
   EXPECT_EQ(db->stats().open_transactions, 0u);
 }

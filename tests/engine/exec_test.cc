@@ -196,11 +196,11 @@ TEST_P(ExecModes, MatchesReferenceModel) {
     // Removed keys leave the index once reclaimed; after the queues drained, only the live
     // ones are left.
     const std::size_t live = model.model().final_state().size();
-    EXPECT_GE(testing::index_keys(*t), live);
-    EXPECT_LE(testing::index_keys(*t), model.model().indexed_keys());
+    EXPECT_GE(testing::index_keys(*db, *t), live);
+    EXPECT_LE(testing::index_keys(*db, *t), model.model().indexed_keys());
     Table* scratch = testing::make_table(*db, "scratch");
     testing::drain_reclamation(*db, *scratch);
-    EXPECT_EQ(testing::index_keys(*t), live);
+    EXPECT_EQ(testing::index_keys(*db, *t), live);
     EXPECT_EQ(db->stats().tombstones_pending, 0u);
     EXPECT_EQ(dump(*db, *t), model.model().final_state());
     expect_frames_balance(*db);
@@ -231,11 +231,11 @@ TEST_P(ExecModes, MatchesReferenceModelUnderATinyBudget) {
     EXPECT_GT(model.checked(), 3000u);
     EXPECT_EQ(dump(**db, *t), model.model().final_state());
     const std::size_t live = model.model().final_state().size();
-    EXPECT_GE(testing::index_keys(*t), live);
-    EXPECT_LE(testing::index_keys(*t), model.model().indexed_keys());
+    EXPECT_GE(testing::index_keys(**db, *t), live);
+    EXPECT_LE(testing::index_keys(**db, *t), model.model().indexed_keys());
     Table* scratch = testing::make_table(**db, "scratch");
     testing::drain_reclamation(**db, *scratch);
-    EXPECT_EQ(testing::index_keys(*t), live);
+    EXPECT_EQ(testing::index_keys(**db, *t), live);
     EXPECT_EQ(dump(**db, *t), model.model().final_state());
     expect_frames_balance(**db);
     const DatabaseStats st = (*db)->stats();

@@ -176,13 +176,13 @@ class Model {
     // Removed keys leave the index once reclaimed: every key the model ever committed is
     // either live, or removed and waiting, or gone.
     const std::size_t live = model_.final_state().size();
-    const std::size_t indexed = testing::index_keys(*table_);
+    const std::size_t indexed = testing::index_keys(*db_, *table_);
     EXPECT_GE(indexed, live);
     EXPECT_LE(indexed, model_.indexed_keys());
     // Once every context's queue drained, exactly the live keys are left.
     Table* scratch = testing::make_table(*db_, "scratch");
     testing::drain_reclamation(*db_, *scratch, 3000);
-    EXPECT_EQ(testing::index_keys(*table_), live);
+    EXPECT_EQ(testing::index_keys(*db_, *table_), live);
     const DatabaseStats st = db_->stats();
     EXPECT_EQ(st.tombstones_pending, 0u);
     EXPECT_GT(st.records_reclaimed, 0u);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/table.h"
+#include "engine/worker_pool.h"
 
 namespace braid::testing {
 
@@ -66,9 +67,11 @@ inline void drain_reclamation(Database& db, Table& scratch, int rounds = 1000) {
 }
 
 // The keys in `table`'s primary index, those in leaves on storage too (read back for it; under a
-// memory budget leaves leave memory), after checking the tree's invariants. Nothing else may
-// change the table meanwhile.
-inline std::size_t index_keys(Table& table) {
+// memory budget leaves leave memory), after checking the tree's invariants once `db`'s workers
+// sleep (after a run they reclaim and sweep on their own). Nothing else may change the table
+// meanwhile.
+inline std::size_t index_keys(Database& db, Table& table) {
+  EXPECT_TRUE(engine::WorkerPool::settle(db));
   (void)table.index().check_invariants();
   std::size_t n = 0;
   EXPECT_TRUE(table.index().for_each([&](std::string_view, std::uint64_t) { ++n; }));
