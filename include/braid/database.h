@@ -171,6 +171,12 @@ struct DatabaseStats {
   // Misses on a leaf that waited for the read another transaction on the same worker had
   // issued for it, instead of reading it again.
   std::uint64_t index_leaf_read_joins = 0;
+  // Secondary indexes (Database::create_index with IndexOptions::key_version): attached to
+  // their stored entries after an open, or built by reading their table; the entries the
+  // attaches took from storage.
+  std::uint64_t indexes_attached = 0;
+  std::uint64_t indexes_built = 0;
+  std::uint64_t index_entries_attached = 0;
   // Sweeps of the leaves' hand whose images could not be written (a full disk): those leaves
   // stayed in memory, so memory can run past the budget while this grows.
   std::uint64_t index_leaf_write_errors = 0;
@@ -331,6 +337,21 @@ const char* storage_stage_name(int i);
 // (on the writing thread) and on index reads, so it must be cheap, pure and thread-safe.
 using SecondaryKeyFn = std::function<bool(std::string_view key, std::string_view value, Key* out)>;
 
+// How create_index treats an index stored by an earlier open (docs/internals/index-paging.md,
+// "Secondary indexes"). An index created with key_version != 0 is stored by every checkpoint,
+// under its name and that version; a later open's create_index with the same name and version
+// attaches to the stored entries instead of reading the table (only the records written since
+// they were taken are read). Bump the version whenever the key function changes what it
+// derives: a stored index of another version is dropped and the index built again.
+struct IndexOptions {
+  // The caller's version of key_fn. 0: the index is not stored (built by every open).
+  std::uint64_t key_version = 0;
+  // Fail instead of building: NotFound when no index of that name is stored for the table (or
+  // the table was written since the open, which voids it), InvalidArgument when the stored one
+  // has another version.
+  bool attach_only = false;
+};
+
 // A transaction body: called on a worker with the transaction's handle.
 using TxnFunction = std::function<Task<Status>(Tx&)>;
 
@@ -438,13 +459,18 @@ class Database {
   // anything. `key_fn` must be a pure function of its arguments (it is called again, on any
   // thread, whenever an entry is checked).
   //
-  // Indexes are not stored: a process creates them after open (recovery restores the table;
-  // create_index then builds the index from it). Like create_table this is not transactional:
-  // call it while no transaction writes the table. Busy past kMaxIndexesPerTable, and when
-  // older versions left entries to clean up but every application-thread transaction is open;
-  // Duplicate for a name in use.
+  // A process creates its indexes after open. Without a key version (IndexOptions) the index
+  // is built from the table; with one, a stored index of that name and version is attached
+  // (IndexOptions), so call create_index before the open's first write to the table, which
+  // voids the stored entries. Like create_table this is not transactional: call it while no
+  // transaction writes the table. Busy past kMaxIndexesPerTable, and when older versions left
+  // entries to clean up but every application-thread transaction is open; Duplicate for a
+  // name in use; Corruption when a stored index's file is damaged (create it with another
+  // key version to build it afresh).
   [[nodiscard]] Result<Index*> create_index(Table& table, std::string_view name,
                                             SecondaryKeyFn key_fn);
+  [[nodiscard]] Result<Index*> create_index(Table& table, std::string_view name,
+                                            SecondaryKeyFn key_fn, const IndexOptions& options);
 
   // Thread-per-transaction API: starts a transaction on the calling thread; Busy when all
   // Options::external_transactions are open. `txn` chooses its isolation and declares it

@@ -150,6 +150,15 @@ inline bool recall_read(const mvcc::TxnContext* ctx, const Table& table, std::st
 inline std::uint64_t entry_oid(const Index* sec, std::uint64_t value) {
   return sec != nullptr ? Index::oid_of(value) : leaf_value::oid(value);
 }
+// What a secondary entry attached from storage (Index::kNoOid) reads as its slot: moved, which
+// sends a reader to the entry's primary key (relocate). Never written.
+inline std::atomic<std::uint64_t> g_hint_slot{mvcc::entry::kMoved};
+// The OID slot an index entry names (a primary entry naming an OID, or any secondary entry).
+inline std::atomic<std::uint64_t>* entry_slot(Table& table, const Index* sec, std::uint64_t value) {
+  if (sec != nullptr && Index::names_no_oid(value)) [[unlikely]]
+    return &g_hint_slot;
+  return &table.oids().entry(entry_oid(sec, value));
+}
 bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary_len,
                    std::string_view value);
 // The smallest key above every key that starts with `prefix` (empty: none, unbounded).

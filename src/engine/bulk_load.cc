@@ -436,6 +436,7 @@ Status DatabaseImpl::bulk_load(Table* table, BulkSource next, const BulkLoadOpti
     if (!table->begin_loading()) {
       return Status::busy("bulk_load: table '" + table->name() + "' is being loaded already");
     }
+    table->note_written();  // its stored indexes miss the load's records
   }
   // A pass of the leaves' hand that began before the load may not demote the load's records.
   if (cold_ != nullptr) cold_->wait_for_leaf_hand();

@@ -77,6 +77,9 @@ Table* DatabaseImpl::table_at(std::uint32_t id) const {
 
 DatabaseStats DatabaseImpl::stats() const {
   DatabaseStats s;
+  s.indexes_attached = indexes_attached_.load(std::memory_order_relaxed);
+  s.indexes_built = indexes_built_.load(std::memory_order_relaxed);
+  s.index_entries_attached = index_entries_attached_.load(std::memory_order_relaxed);
   std::int64_t live = 0;
   std::int64_t bytes = 0;
   std::int64_t not_records = 0;

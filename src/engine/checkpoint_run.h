@@ -16,6 +16,7 @@
 #include "mvcc/txn.h"
 #include "mvcc/version.h"
 #include "storage/checkpoint.h"
+#include "storage/index_file.h"
 
 namespace braid::engine {
 
@@ -62,6 +63,15 @@ struct CheckpointRun {
   index::LeafImages images;
   index::LeafImages ahead_images;
   bool scanning = true;
+  // The index phase after the scan (Durability::write_indexes): the (table, index) being
+  // written, where its tree continues, its file, and the manifest's list so far.
+  bool indexes_done = false;
+  std::uint32_t index_table = 0;
+  std::uint32_t index_slot = 0;
+  std::string index_from;
+  bool index_started = false;
+  storage::IndexFileWriter index_file;
+  std::vector<storage::StoredIndex> stored;
   // Fixups by cookie: cookie c is fixups[c - first_cookie]; the done prefix is dropped.
   std::deque<CheckpointFixup> fixups;
   std::uint64_t first_cookie = 1;

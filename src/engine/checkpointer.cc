@@ -325,6 +325,7 @@ Status Durability::pass_parts() {
 
 Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
   CheckpointRun& c = *ckpt_;
+  const std::uint32_t step = budget;
   if (Status s = pass_parts(); !s.is_ok()) return s;
   const bool homes = options_.memory_budget_bytes != 0;  // only eviction reads them
   while (c.scanning && budget > 0) {
@@ -471,7 +472,135 @@ Result<bool> Durability::advance_checkpoint(bool wait, std::uint32_t budget) {
     }
   }
   if (c.scanning) return false;
+  if (!c.indexes_done) {
+    // Index entries are small: a step takes many more of them than of records.
+    Result<bool> done = write_indexes(wait ? ~0u : step * 16);
+    if (!done.is_ok()) return done.status();
+    if (!*done) return false;
+  }
   return c.writer->finish(wait);
+}
+
+Result<bool> Durability::write_indexes(std::uint32_t budget) {
+  CheckpointRun& c = *ckpt_;
+  BRAID_ASSERT(!c.scanning);
+  // Each index's entries as its tree holds them now, after the snapshot: every entry the
+  // snapshot's state needs is there (a stale one goes only past the horizon, which our
+  // snapshot holds), and later ones are harmless (readers filter them; an open derives the
+  // log tail's keys again). Leaf by leaf, between transactions.
+  while (c.index_table < c.tables) {
+    Table* t = deps_.tables->table_at(c.index_table);
+    if (t == nullptr || c.index_slot >= t->index_count()) {
+      ++c.index_table;
+      c.index_slot = 0;
+      continue;
+    }
+    Index* sec = t->secondary(c.index_slot);
+    if (sec->key_version() == 0) {
+      ++c.index_slot;
+      continue;
+    }
+    if (!c.index_started) {
+      const std::uint64_t n = deps_.cold->files().allocate();
+      unowned_files_.emplace(n, storage::index_file_name(n));  // goes unless a manifest keeps it
+      if (Status s = c.index_file.open(fs_.get(), dir_, n); !s.is_ok()) return s;
+      c.index_from.clear();
+      c.index_started = true;
+    }
+    if (budget == 0) return false;
+    // A secondary tree has no store: nothing fails on a load.
+    const bool read = sec->tree().scan_leaf(c.index_from, false, {}, {}, false, &c.batch);
+    BRAID_ASSERT(read);
+    for (const auto& e : c.batch.entries) {
+      if (Status s = c.index_file.add(c.batch.key(e), Index::secondary_len_of(e.value));
+          !s.is_ok()) {
+        return s;
+      }
+    }
+    budget -= std::min<std::uint32_t>(budget, static_cast<std::uint32_t>(c.batch.entries.size()));
+    if (c.batch.has_next) {
+      c.index_from = c.batch.next;
+      continue;
+    }
+    if (Status s = c.index_file.finish(); !s.is_ok()) return s;
+    storage::StoredIndex si;
+    si.desc = {t->id(),
+               static_cast<std::uint32_t>(sec->name().size()),
+               sec->key_version(),
+               c.index_file.number(),
+               c.index_file.entries(),
+               0,
+               0};
+    si.name = sec->name();
+    c.keep.push_back(si.desc.file);
+    c.stored.push_back(std::move(si));
+    c.index_started = false;
+    ++c.index_slot;
+  }
+  // Stored indexes no create_index took yet are carried while their table has not been
+  // written since the open: the log tail's keys, which the open's checkpoint no longer
+  // replays, go into a dirty file of their own (with those of an earlier dirty file).
+  std::lock_guard<std::mutex> g(pending_mutex_);
+  for (auto it = pending_indexes_.begin(); it != pending_indexes_.end();) {
+    Table* t = deps_.tables->table_at(it->stored.desc.table);
+    if (t == nullptr || t->written()) {
+      it = pending_indexes_.erase(it);
+      continue;
+    }
+    storage::CkptIndex& d = it->stored.desc;
+    if (!it->tail_keys.empty()) {
+      std::vector<std::string> keys = std::move(it->tail_keys);
+      it->tail_keys.clear();
+      if (d.dirty_file != 0) {
+        Status s = storage::read_index_file(fs_.get(), dir_, d.dirty_file, d.dirty_entries,
+                                            [&](std::string_view key, std::size_t) {
+                                              keys.emplace_back(key);
+                                              return Status::ok();
+                                            });
+        if (!s.is_ok()) return s;
+        std::sort(keys.begin(), keys.end());
+        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      }
+      storage::IndexFileWriter w;
+      const std::uint64_t n = deps_.cold->files().allocate();
+      unowned_files_.emplace(n, storage::index_file_name(n));
+      if (Status s = w.open(fs_.get(), dir_, n); !s.is_ok()) return s;
+      for (const std::string& k : keys) {
+        if (Status s = w.add(k, 0); !s.is_ok()) return s;
+      }
+      if (Status s = w.finish(); !s.is_ok()) return s;
+      d.dirty_file = n;
+      d.dirty_entries = w.entries();
+    }
+    c.keep.push_back(d.file);
+    if (d.dirty_file != 0) c.keep.push_back(d.dirty_file);
+    c.stored.push_back(it->stored);
+    ++it;
+  }
+  c.writer->set_indexes(std::move(c.stored));
+  c.indexes_done = true;
+  return true;
+}
+
+std::vector<storage::StoredIndex> Durability::stored_indexes() {
+  std::lock_guard<std::mutex> g(pending_mutex_);
+  std::vector<storage::StoredIndex> out;
+  out.reserve(pending_indexes_.size());
+  for (const PendingIndex& p : pending_indexes_) out.push_back(p.stored);
+  return out;
+}
+
+bool Durability::take_stored_index(std::uint32_t table, std::string_view name, PendingIndex* out) {
+  std::lock_guard<std::mutex> g(pending_mutex_);
+  for (auto it = pending_indexes_.begin(); it != pending_indexes_.end(); ++it) {
+    if (it->stored.desc.table != table || it->stored.name != name) continue;
+    Table* t = deps_.tables->table_at(table);
+    const bool usable = t != nullptr && !t->written();
+    if (usable) *out = std::move(*it);
+    pending_indexes_.erase(it);
+    return usable;
+  }
+  return false;
 }
 
 const std::pair<std::uint64_t, std::uint64_t>* Durability::adopted_run(

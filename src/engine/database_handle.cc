@@ -27,7 +27,12 @@ Result<std::unique_ptr<Database>> Database::open(const Options& options) {
 Result<Table*> Database::create_table(std::string_view name) { return impl_->create_table(name); }
 Result<Table*> Database::open_table(std::string_view name) { return impl_->open_table(name); }
 Result<Index*> Database::create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn) {
-  return impl_->create_index(table, name, std::move(key_fn));
+  return impl_->create_index(table, name, std::move(key_fn), IndexOptions{});
+}
+
+Result<Index*> Database::create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn,
+                                      const IndexOptions& options) {
+  return impl_->create_index(table, name, std::move(key_fn), options);
 }
 Result<Transaction> Database::begin(const TxnOptions& txn) { return impl_->begin(txn); }
 Result<Pending> Database::submit(TxnFunction fn, const SubmitOptions& options) {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -110,9 +111,17 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
 
   Result<Table*> create_table(std::string_view name);
   Result<Table*> open_table(std::string_view name);
-  Result<Index*> create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn);
+  Result<Index*> create_index(Table& table, std::string_view name, SecondaryKeyFn key_fn,
+                              const IndexOptions& options);
   // create_index's work, under a checkpoint hold.
-  Result<Index*> build_index(Table& table, std::string_view name, SecondaryKeyFn key_fn);
+  Result<Index*> build_index(Table& table, std::string_view name, SecondaryKeyFn key_fn,
+                             const IndexOptions& options);
+  // An attach's work (build_index): `sec` takes the stored entries as hints, and `visit`
+  // (build_index's per-record step) each key written since they were taken; *attached
+  // counts the entries taken from storage.
+  Status attach_entries(Table& table, Index* sec, const Durability::PendingIndex& stored,
+                        const std::function<void(std::string_view, std::uint64_t)>& visit,
+                        std::uint64_t* attached);
   Result<Transaction> begin(const TxnOptions& txn = {});
   // Applies a transaction's options (isolation, read-only) to its fresh context.
   void configure(mvcc::TxnContext* ctx, const TxnOptions& txn) const;
@@ -131,6 +140,9 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   bool names_by_address(const Table& table) const {
     return options_.memory_budget_bytes != 0 && table.index_count() == 0;
   }
+  // Whether a reader may meet a primary leaf naming a record by address: in any table under a
+  // budget, since an index attached after an open (create_index) finds the open's addresses.
+  bool leaves_may_name_addresses() const { return options_.memory_budget_bytes != 0; }
   // Options::l2_cache_bytes, or the machine's L2 when it is 0: what each tree is sized against.
   std::size_t l2_cache_bytes() const {
     return options_.l2_cache_bytes != 0 ? static_cast<std::size_t>(options_.l2_cache_bytes)
@@ -300,6 +312,9 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   std::unordered_map<std::string, Table*> by_name_;
   std::vector<std::unique_ptr<Index>> indexes_;
   std::unordered_map<std::string, Index*> index_by_name_;
+  std::atomic<std::uint64_t> indexes_attached_{0};
+  std::atomic<std::uint64_t> indexes_built_{0};
+  std::atomic<std::uint64_t> index_entries_attached_{0};
   Executor* executor_ = nullptr;
   std::atomic<std::uint32_t> help_cursor_{0};  // help_reclaim's round-robin
   // help_reclaim calls borrowing free application-thread contexts now: close_external waits

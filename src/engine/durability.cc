@@ -13,6 +13,7 @@
 #include "mvcc/chain_walk.h"
 #include "mvcc/txn.h"
 #include "storage/cold_address.h"
+#include "storage/index_file.h"
 #include "storage/log_format.h"
 #include "storage/node_segment.h"
 #include "util/assert.h"
@@ -41,8 +42,14 @@ storage::SyncMethod sync_method(LogSync s) {
 class EngineApplier final : public storage::Applier {
  public:
   EngineApplier(RecoverySink* sink, bool cold, std::vector<std::uint64_t>* run_files,
-                std::string* runs, std::vector<std::pair<std::uint64_t, std::uint64_t>>* runs_at)
-      : sink_(sink), cold_(cold), run_files_(run_files), runs_(runs), runs_at_(runs_at) {}
+                std::string* runs, std::vector<std::pair<std::uint64_t, std::uint64_t>>* runs_at,
+                std::vector<Durability::PendingIndex>* pending)
+      : pending_(pending),
+        sink_(sink),
+        cold_(cold),
+        run_files_(run_files),
+        runs_(runs),
+        runs_at_(runs_at) {}
   bool adopts_runs() const override { return sink_->adopts_runs(); }
   Status adopt_runs(storage::CheckpointInfo* taken) override {
     const storage::CheckpointInfo& info = *taken;
@@ -66,11 +73,28 @@ class EngineApplier final : public storage::Applier {
   Status put(std::uint32_t table, std::string_view key, std::string_view value, std::uint64_t cts,
              std::uint64_t address) override {
     ++writes;
+    note_tail(table, key);
     return sink_->recover_write(table, key, value, false, cts, cold_ ? address : 0, fresh_);
   }
   Status remove(std::uint32_t table, std::string_view key, std::uint64_t cts) override {
     ++writes;
+    note_tail(table, key);
     return sink_->recover_write(table, key, {}, true, cts, 0, false);
+  }
+  void stored_indexes(const std::vector<storage::StoredIndex>& indexes) override {
+    for (const storage::StoredIndex& si : indexes) {
+      pending_->push_back({si, {}});
+      tail_keys_.emplace(si.desc.table, std::vector<std::string>());
+    }
+  }
+  // The stored indexes with the keys the log tail wrote in their tables.
+  void finish_pending() {
+    for (auto& [table, keys] : tail_keys_) {
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    }
+    for (Durability::PendingIndex& p : *pending_) p.tail_keys = tail_keys_[p.stored.desc.table];
+    tail_keys_.clear();
   }
   Status ref(std::uint32_t table, std::string_view key, std::uint64_t entry) override {
     ++writes;
@@ -80,6 +104,15 @@ class EngineApplier final : public storage::Applier {
   std::uint64_t writes = 0;
 
  private:
+  // A write of the log tail in a table with a stored index: its entries are derived again
+  // when the index is attached (the stored ones are as of the checkpoint).
+  void note_tail(std::uint32_t table, std::string_view key) {
+    if (fresh_ || tail_keys_.empty()) return;
+    const auto it = tail_keys_.find(table);
+    if (it != tail_keys_.end()) it->second.emplace_back(key);
+  }
+  std::vector<Durability::PendingIndex>* pending_;
+  std::map<std::uint32_t, std::vector<std::string>> tail_keys_;
   RecoverySink* sink_;
   const bool cold_;
   std::vector<std::uint64_t>* run_files_;
@@ -168,7 +201,8 @@ Status Durability::recover_and_open_logs() {
       std::uint64_t n = 0;
       if (storage::parse_log_file_name(name, &ln)) {
         files->reserve_through(ln.segment);
-      } else if (storage::parse_part_file_name(name, &n)) {
+      } else if (storage::parse_part_file_name(name, &n) ||
+                 storage::parse_index_file_name(name, &n)) {
         files->reserve_through(n);
       } else if (storage::parse_node_segment_name(name, &n)) {
         files->reserve_through(n);
@@ -177,7 +211,7 @@ Status Durability::recover_and_open_logs() {
     }
   }
   EngineApplier apply(deps_.sink, options_.memory_budget_bytes != 0, &run_files_, &adopted_runs_,
-                      &adopted_at_);
+                      &adopted_at_, &pending_indexes_);
   const storage::RecoveryMode mode = options_.recovery == RecoveryMode::kSalvage
                                          ? storage::RecoveryMode::kSalvage
                                          : storage::RecoveryMode::kStrict;
@@ -186,6 +220,7 @@ Status Durability::recover_and_open_logs() {
       !s.is_ok()) {
     return s;
   }
+  apply.finish_pending();
   last_run_list_bytes_ = adopted_runs_.size();
   // The adopted run list is the index's memory, counted in the budget while it is kept.
   if (!adopted_at_.empty()) {

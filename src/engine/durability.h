@@ -183,7 +183,24 @@ class Durability {
 
   void add_stats(DurabilityStats* out) const;
 
+  // ---- Stored secondary indexes (storage/index_file.h) ----
+  // An index the recovered checkpoint stores and no create_index has attached yet: its
+  // descriptor, and the keys the log tail wrote in its table (their entries are derived again
+  // at attach; the open's checkpoint writes them into the descriptor's dirty file).
+  struct PendingIndex {
+    storage::StoredIndex stored;
+    std::vector<std::string> tail_keys;  // sorted, unique
+  };
+  // Takes table `table`'s stored index `name` (false: none, or voided because the table was
+  // written since the open). Any thread, under the engine's catalog lock, with checkpoints held.
+  bool take_stored_index(std::uint32_t table, std::string_view name, PendingIndex* out);
+  // The stored indexes not taken yet (braid check reads their files).
+  std::vector<storage::StoredIndex> stored_indexes();
+
  private:
+  // The checkpoint's phase after its scan: each secondary index with a key version written to
+  // a file of its own, the pending ones carried; false until done (bounded steps).
+  Result<bool> write_indexes(std::uint32_t budget);
   Status write_checkpoint_sync(std::uint64_t generation);
   std::uint64_t add_fixup(const CheckpointFixup& f);
   void fix(std::uint64_t cookie, std::uint64_t address);
@@ -282,6 +299,12 @@ class Durability {
   };
   std::map<std::uint64_t, PartUse> parts_;
   std::vector<std::uint64_t> last_live_;
+  // Stored indexes not attached yet (take_stored_index), under pending_mutex_ (the catalog's
+  // thread takes them, worker 0's checkpoints carry them).
+  std::mutex pending_mutex_;
+  std::vector<PendingIndex> pending_indexes_;
+  // Whether the open's checkpoint has written the pending indexes' tail keys.
+  bool pending_tails_written_ = false;
   // The newest durable checkpoint as a manifest under way names it, and the last record of
   // each of its parts: known once this process wrote one (the open's, then worker 0's), all
   // in the current generation.

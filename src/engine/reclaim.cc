@@ -303,38 +303,44 @@ DatabaseImpl::StaleOutcome DatabaseImpl::reclaim_stale_entry(const mvcc::StaleEn
     }
     c.cold = e;
   }
-  const index::Outcome removed = sec.tree().remove_if(
-      entry_key, Index::pack(s.oid, s.secondary_len),
-      [](void* arg) {
-        auto* c = static_cast<Consent*>(arg);
-        const std::uint64_t now = c->slot->load(std::memory_order_acquire);
-        if (entry::is_empty(now)) return true;  // the record is gone
-        if (entry::is_cold(now)) {
-          if (now == c->cold) return true;
-          c->retry = true;
-          return false;
-        }
-        for (const Version* v = entry::hot(now); v != nullptr;
-             v = v->next.load(std::memory_order_acquire)) {
-          const std::uint64_t stamp = v->stamp.load(std::memory_order_acquire);
-          // An aborted version derives nothing anyone sees.
-          if (stamp != mvcc::kInvisible && !v->tombstone()) {
-            Key derived;
-            if (c->sec->extract(c->key, v->value(), &derived) && derived.view() == c->secondary) {
-              // Current again for some snapshot. An uncommitted version decides only once its
-              // writer has: kept for it, the entry would outlive its abort, and nothing would
-              // queue it again (the writer found it present and added nothing).
-              if (mvcc::is_owner_stamp(stamp)) c->retry = true;
-              return false;
-            }
+  // The entry names the record's OID, or, attached from storage, no OID (Index::kNoOid): both
+  // are this record's entry (a later insert of the same entry key replaces a hint).
+  const auto remove_named = [&](std::uint64_t oid) {
+    return sec.tree().remove_if(
+        entry_key, Index::pack(oid, s.secondary_len),
+        [](void* arg) {
+          auto* c = static_cast<Consent*>(arg);
+          const std::uint64_t now = c->slot->load(std::memory_order_acquire);
+          if (entry::is_empty(now)) return true;  // the record is gone
+          if (entry::is_cold(now)) {
+            if (now == c->cold) return true;
+            c->retry = true;
+            return false;
           }
-          // Nothing older is seen by any snapshot.
-          const bool committed = !mvcc::is_owner_stamp(stamp) && stamp != mvcc::kInvisible;
-          if (committed && mvcc::Protocol::seen_by_all(stamp, c->horizon)) break;
-        }
-        return true;
-      },
-      &c);
+          for (const Version* v = entry::hot(now); v != nullptr;
+               v = v->next.load(std::memory_order_acquire)) {
+            const std::uint64_t stamp = v->stamp.load(std::memory_order_acquire);
+            // An aborted version derives nothing anyone sees.
+            if (stamp != mvcc::kInvisible && !v->tombstone()) {
+              Key derived;
+              if (c->sec->extract(c->key, v->value(), &derived) && derived.view() == c->secondary) {
+                // Current again for some snapshot. An uncommitted version decides only once its
+                // writer has: kept for it, the entry would outlive its abort, and nothing would
+                // queue it again (the writer found it present and added nothing).
+                if (mvcc::is_owner_stamp(stamp)) c->retry = true;
+                return false;
+              }
+            }
+            // Nothing older is seen by any snapshot.
+            const bool committed = !mvcc::is_owner_stamp(stamp) && stamp != mvcc::kInvisible;
+            if (committed && mvcc::Protocol::seen_by_all(stamp, c->horizon)) break;
+          }
+          return true;
+        },
+        &c);
+  };
+  index::Outcome removed = remove_named(s.oid);
+  if (!removed.failed() && !removed && !c.retry) removed = remove_named(Index::kNoOid);
   if (removed.failed()) {
     (void)index::take_load_failure();
     return StaleOutcome::kRetry;

@@ -32,6 +32,7 @@ void encode_record(const mvcc::TxnContext* ctx, std::uint64_t cts, std::uint32_t
   char* p = out + sizeof h;
   for (std::size_t i = 0; i < ctx->writes.size(); ++i) {
     const mvcc::WriteEntry& w = ctx->writes[i];
+    w.table->note_written();
     const bool tomb = w.version->tombstone();
     const std::string_view key(ctx->staged_keys.data() + w.key_off, w.key_len);
     const std::string_view value = tomb ? std::string_view() : w.version->value();

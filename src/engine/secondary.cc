@@ -8,13 +8,16 @@
 // queues them, and they are removed once the horizon passed them (reclaim.cc).
 #include "engine/database_impl.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "engine/cold_store.h"
 #include "mvcc/chain_walk.h"
+#include "storage/index_file.h"
 #include "util/assert.h"
 
 namespace braid::engine {
@@ -143,7 +146,7 @@ void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
 }
 
 Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
-                                          SecondaryKeyFn key_fn) {
+                                          SecondaryKeyFn key_fn, const IndexOptions& options) {
   if (name.empty() || name.size() > kMaxTableNameBytes) {
     return Status::invalid_argument("index name must be 1.." + std::to_string(kMaxTableNameBytes) +
                                     " bytes");
@@ -159,7 +162,7 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   // from here on no record may give its OID back (Table::demotes).
   table.hold_demotion();
   if (cold_ != nullptr) cold_->wait_for_leaf_hand();
-  Result<Index*> built = build_index(table, name, std::move(key_fn));
+  Result<Index*> built = build_index(table, name, std::move(key_fn), options);
   table.release_demotion();  // kept off by the index itself, once it was added
   if (durability_ != nullptr) {
     durability_->release_checkpoints();
@@ -168,11 +171,28 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   return built;
 }
 
-Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
-                                         SecondaryKeyFn key_fn) {
+Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, SecondaryKeyFn key_fn,
+                                         const IndexOptions& options) {
   std::unique_lock<std::mutex> guard(catalog_mutex_);
   if (index_by_name_.count(std::string(name)) != 0) {
     return Status::duplicate("index '" + std::string(name) + "' exists");
+  }
+  // A stored index of this name: attached when its version matches, else dropped (the next
+  // checkpoint stores the one built here instead).
+  Durability::PendingIndex stored;
+  const bool found_stored =
+      durability_ != nullptr && durability_->take_stored_index(table.id(), name, &stored);
+  const bool attach = found_stored && options.key_version != 0 &&
+                      stored.stored.desc.key_version == options.key_version;
+  if (options.attach_only && !attach) {
+    const std::string what = "index '" + std::string(name) + "' of table '" + table.name() + "'";
+    if (!found_stored) {
+      return Status::not_found(what + " is not stored (never created with a key version, " +
+                               "or the table was written since the open)");
+    }
+    return Status::invalid_argument(what + " is stored with key version " +
+                                    std::to_string(stored.stored.desc.key_version) + ", not " +
+                                    std::to_string(options.key_version));
   }
   if (table.loading()) {
     return Status::busy("create_index: table '" + table.name() +
@@ -183,7 +203,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
                         " indexes (kMaxIndexesPerTable)");
   }
   auto owned = std::make_unique<Index>(std::string(name), &table, std::move(key_fn),
-                                       l2_cache_bytes(), &index_pool_);
+                                       options.key_version, l2_cache_bytes(), &index_pool_);
   Index* sec = owned.get();
   // Build from every version of every record, not only the newest: the caller guarantees no
   // writer, but readers with older snapshots may read through the index once it is published.
@@ -220,7 +240,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
     cold.clear();
     return s;
   };
-  const bool scanned = table.index().for_each([&](std::string_view key, std::uint64_t value) {
+  auto visit = [&](std::string_view key, std::uint64_t value) {
     if (!status.is_ok()) return;
     if (!leaf_value::names_oid(value)) {
       // A record named by its cold address: a secondary entry names an OID, so the record
@@ -254,10 +274,23 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
       stale.emplace_back(std::move(k), oid);
       stale_secondary_len.push_back(static_cast<std::uint16_t>(old.size()));
     }
-  });
-  if (!scanned && status.is_ok()) status = index::take_load_failure("create_index");
+  };
+  std::uint64_t attached = 0;
+  if (attach) {
+    status = attach_entries(table, sec, stored, visit, &attached);
+  } else {
+    if (!table.index().for_each(visit) && status.is_ok()) {
+      status = index::take_load_failure("create_index");
+    }
+  }
   if (status.is_ok()) status = read_cold();
   if (!status.is_ok()) return status;
+  if (attach) {
+    indexes_attached_.fetch_add(1, std::memory_order_relaxed);
+    index_entries_attached_.fetch_add(attached, std::memory_order_relaxed);
+  } else {
+    indexes_built_.fetch_add(1, std::memory_order_relaxed);
+  }
   TxnContext* ctx = nullptr;
   if (!stale.empty()) {
     ctx = txns_.begin();
@@ -287,6 +320,49 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name,
     }
   }
   return sec;
+}
+
+Status DatabaseImpl::attach_entries(
+    Table& table, Index* sec, const Durability::PendingIndex& stored,
+    const std::function<void(std::string_view, std::uint64_t)>& visit, std::uint64_t* attached) {
+  const storage::CkptIndex& d = stored.stored.desc;
+  // The keys written since the entries were taken: the dirty file's and the log tail's. Their
+  // stored entries may be stale or missing, so each is derived again from its record; every
+  // other key's record is as the entries saw it.
+  std::vector<std::string> dirty = stored.tail_keys;
+  if (d.dirty_file != 0) {
+    Status s = storage::read_index_file(&durability_->fs(), durability_->dir(), d.dirty_file,
+                                        d.dirty_entries, [&](std::string_view key, std::size_t) {
+                                          dirty.emplace_back(key);
+                                          return Status::ok();
+                                        });
+    if (!s.is_ok()) return s;
+  }
+  std::sort(dirty.begin(), dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+  // The entries name no OID (the records may have none after an open: a budget names them by
+  // address): each is a hint a reader resolves by its primary key.
+  Status s = storage::read_index_file(
+      &durability_->fs(), durability_->dir(), d.file, d.entries,
+      [&](std::string_view entry, std::size_t secondary_len) {
+        if (std::binary_search(dirty.begin(), dirty.end(), entry.substr(secondary_len))) {
+          return Status::ok();
+        }
+        std::uint64_t existing = 0;
+        const index::Outcome inserted = sec->tree().insert_if_absent(
+            entry, Index::pack(Index::kNoOid, secondary_len), &existing);
+        BRAID_ASSERT(!inserted.failed());
+        if (inserted) ++*attached;
+        return Status::ok();
+      });
+  if (!s.is_ok()) return s;
+  for (const std::string& key : dirty) {
+    index::Lookup l(table.index(), key);
+    l.run(false);
+    if (l.failed()) return index::take_load_failure("create_index");
+    if (l.found()) visit(key, l.value());
+  }
+  return Status::ok();
 }
 
 }  // namespace braid::engine

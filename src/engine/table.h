@@ -26,17 +26,20 @@ class Index {
  public:
   // `cache_bytes`: the tree's cache size (index::BTree). `pool`: the database's prefaulted
   // node memory (null: none); it outlives the index.
-  Index(std::string name, Table* table, SecondaryKeyFn key_fn, std::size_t cache_bytes,
-        index::ChunkPool* pool)
+  // `key_version`: the caller's version of `key_fn` (IndexOptions); 0: never stored.
+  Index(std::string name, Table* table, SecondaryKeyFn key_fn, std::uint64_t key_version,
+        std::size_t cache_bytes, index::ChunkPool* pool)
       : name_(std::move(name)),
         table_(table),
         key_fn_(std::move(key_fn)),
+        key_version_(key_version),
         tree_(cache_bytes, pool) {}
   Index(const Index&) = delete;
   Index& operator=(const Index&) = delete;
 
   const std::string& name() const { return name_; }
   Table& table() { return *table_; }
+  std::uint64_t key_version() const { return key_version_; }
   index::BTree& tree() { return tree_; }
   // The secondary key of a record version, or false when it has no entry (an empty key). An
   // overflowed key is returned (kMaxKeyBytes + 1 bytes): the write's size check refuses it.
@@ -56,11 +59,17 @@ class Index {
     return packed & ((std::uint64_t{1} << 48) - 1);
   }
   static std::size_t secondary_len_of(std::uint64_t packed) { return packed >> 48; }
+  // The OID of an entry attached from storage (Database::create_index with a key version): a
+  // hint that names no record, so a reader looks the entry's primary key up (decision 5 of
+  // docs/internals/index-paging.md). Above every OID a table can hold.
+  static constexpr std::uint64_t kNoOid = (std::uint64_t{1} << 48) - 1;
+  static bool names_no_oid(std::uint64_t packed) { return oid_of(packed) == kNoOid; }
 
  private:
   std::string name_;
   Table* table_;
   SecondaryKeyFn key_fn_;
+  std::uint64_t key_version_;
   index::BTree tree_;
 };
 
@@ -174,6 +183,13 @@ class Table {
     return index_count() == 0 && !loading() && demotion_holds_.load(std::memory_order_seq_cst) == 0;
   }
   void hold_demotion() { demotion_holds_.fetch_add(1, std::memory_order_seq_cst); }
+
+  // Whether a commit or a bulk load wrote the table since the open: its stored indexes (from
+  // the open's checkpoint) then miss those writes, so none is attached or carried any more.
+  void note_written() {
+    if (!written_.load(std::memory_order_relaxed)) written_.store(true, std::memory_order_seq_cst);
+  }
+  bool written() const { return written_.load(std::memory_order_seq_cst); }
   void release_demotion() { demotion_holds_.fetch_sub(1, std::memory_order_seq_cst); }
 
   // A retry loop's guarantee of progress against the leaves' hand: a loop that looks a key up
@@ -249,6 +265,7 @@ class Table {
   std::atomic<bool> loading_{false};
   std::atomic<std::uint32_t> demotion_holds_{0};
   std::atomic<std::int64_t> named_by_address_{0};
+  std::atomic<bool> written_{false};
   std::atomic<std::uint32_t> value_size_{0};
 };
 

@@ -24,15 +24,6 @@ std::string io_failure(bool manifest, const char* what, const std::string& path,
 }
 
 // Appends one chunk (header, payload, padding) to `out`.
-// Writes a chunk's header before the `len` payload bytes that follow `p`, its checksum last.
-void seal_chunk(char* p, std::uint32_t magic, std::uint32_t count, std::uint64_t index,
-                std::uint64_t seq, std::uint32_t len) {
-  ChunkHeader h{0, magic, len, count, index, seq};
-  std::memcpy(p, &h, sizeof h);
-  h.crc = util::crc32c(p + 4, kChunkHeaderBytes - 4 + len);
-  std::memcpy(p, &h.crc, 4);
-}
-
 void put_chunk(std::string* out, std::uint32_t magic, std::uint32_t count, std::uint64_t index,
                std::uint64_t seq, const std::string& payload) {
   const std::size_t at = out->size();
@@ -380,7 +371,8 @@ std::string CheckpointWriter::manifest_image(const CkptHeader& header,
                                              const std::vector<LogStart>& starts,
                                              const std::vector<CkptPart>& parts,
                                              std::set<std::uint64_t> live,
-                                             const std::string& frontier, std::string runs) const {
+                                             const std::string& frontier, std::string runs,
+                                             const std::vector<StoredIndex>& indexes) const {
   std::string head;
   append(&head, header);
   for (const LogStart& st : starts) append(&head, st);
@@ -416,6 +408,18 @@ std::string CheckpointWriter::manifest_image(const CkptHeader& header,
     seal_chunk(runs.data() + before, kCkptRunsMagic, static_cast<std::uint32_t>(run_count_),
                index++, header.seq, len);
     image = std::move(runs);
+  }
+  if (!indexes.empty()) {
+    std::string list;
+    for (const StoredIndex& i : indexes) {
+      BRAID_ASSERT(i.desc.name_len == i.name.size());
+      const std::size_t start = list.size();
+      append(&list, i.desc);
+      list += i.name;
+      list.resize(start + index_entry_bytes(i.desc), '\0');
+    }
+    put_chunk(&image, kCkptIndexesMagic, static_cast<std::uint32_t>(indexes.size()), index++,
+              header.seq, list);
   }
   put_chunk(&image, kCkptTrailerMagic, 0, index, header.seq, trailer);
   return image;
@@ -457,7 +461,9 @@ Status CheckpointWriter::write_under_way(std::size_t parts, const CheckpointBase
   std::string frontier;
   append(&frontier, f);
   frontier += last.last_key;
-  if (Status s = publish(manifest_image(h, base.starts, list, std::move(live), frontier, {}));
+  // A checkpoint under way stores no index: an open from it rebuilds them (the logs it
+  // replays start before any stored index's entries were taken).
+  if (Status s = publish(manifest_image(h, base.starts, list, std::move(live), frontier, {}, {}));
       !s.is_ok()) {
     failure_ = s;
     return s;
@@ -471,7 +477,7 @@ Status CheckpointWriter::write_manifest() {
   const bool runs = lists_runs() && run_count_ <= 0xffffffffu;
   run_list_bytes_ = runs ? runs_image_.size() : 0;
   manifest_image_ = manifest_image(header_, starts_, parts_, live_, {},
-                                   runs ? std::move(runs_image_) : std::string());
+                                   runs ? std::move(runs_image_) : std::string(), indexes_);
   std::string().swap(runs_image_);
   for (const CkptPart& p : parts_) live_.erase(p.file);
   Result<FileId> f = fs_->open(manifest_path_ + ".new", {.create = true});

@@ -91,6 +91,9 @@ class CheckpointWriter {
   // carried runs): the caller stops carrying and tries again.
   Status carry_run(std::uint32_t table, std::string_view key, std::uint64_t address,
                    std::uint32_t records, std::span<const std::uint64_t> ref_files);
+  // The secondary indexes this checkpoint's manifest names (their files written and synced;
+  // index_file.h). Before finish() starts on the manifest.
+  void set_indexes(std::vector<StoredIndex> indexes) { indexes_ = std::move(indexes); }
   // Records in runs carried so far.
   std::uint64_t carried_records() const { return carried_records_; }
   // Runs listed so far (the open one excluded), and whether the list will be written.
@@ -153,7 +156,8 @@ class CheckpointWriter {
   void close_run();
   std::string manifest_image(const CkptHeader& header, const std::vector<LogStart>& starts,
                              const std::vector<CkptPart>& parts, std::set<std::uint64_t> live,
-                             const std::string& frontier, std::string runs) const;
+                             const std::string& frontier, std::string runs,
+                             const std::vector<StoredIndex>& indexes) const;
   // Writes `image` into the slot's new file synchronously, and renames it over the slot.
   Status publish(const std::string& image);
   Status write_manifest();
@@ -202,6 +206,7 @@ class CheckpointWriter {
   std::size_t durable_ = 0;  // parts [0, durable_) are synced
   FileId manifest_ = -1;     // the new manifest file (manifest_path_ + ".new")
   std::string manifest_image_;
+  std::vector<StoredIndex> indexes_;
   std::size_t run_list_bytes_ = 0;  // of the manifest's run list, once it is written
   Status failure_;
 };

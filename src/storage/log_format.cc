@@ -7,6 +7,14 @@
 
 namespace braid::storage {
 
+void seal_chunk(char* p, std::uint32_t magic, std::uint32_t count, std::uint64_t index,
+                std::uint64_t seq, std::uint32_t len) {
+  ChunkHeader h{0, magic, len, count, index, seq};
+  std::memcpy(p, &h, sizeof h);
+  h.crc = util::crc32c(p + 4, kChunkHeaderBytes - 4 + len);
+  std::memcpy(p, &h.crc, 4);
+}
+
 std::uint32_t encode_record(char* out, WriteOp op, std::uint32_t table, std::string_view key,
                             std::string_view value, std::uint64_t cts) {
   BRAID_DASSERT(!key.empty());

@@ -33,8 +33,9 @@ namespace braid::storage {
 
 // Files are written in kFormatVersion and read back to kOldestFormatVersion: version 5 added
 // the run list of a checkpoint's manifest (CkptRun), which a version-4 manifest lacks and a
-// version-4 build would not know (it refuses version 5 by its number, not by a bad chunk).
-inline constexpr std::uint32_t kFormatVersion = 5;
+// version-4 build would not know (it refuses version 5 by its number, not by a bad chunk);
+// version 6 the stored secondary indexes (CkptIndex, storage/index_file.h).
+inline constexpr std::uint32_t kFormatVersion = 6;
 inline constexpr std::uint32_t kOldestFormatVersion = 4;
 inline bool readable_format(std::uint32_t version) {
   return version >= kOldestFormatVersion && version <= kFormatVersion;
@@ -190,6 +191,8 @@ inline constexpr std::uint32_t kCkptLiveMagic = 0x314c4b43u;      // "CKL1"
 inline constexpr std::uint32_t kCkptTrailerMagic = 0x31544b43u;   // "CKT1"
 inline constexpr std::uint32_t kCkptFrontierMagic = 0x31464b43u;  // "CKF1"
 inline constexpr std::uint32_t kCkptRunsMagic = 0x31524b43u;      // "CKR1"
+inline constexpr std::uint32_t kCkptIndexesMagic = 0x31494b43u;   // "CKI1"
+inline constexpr std::uint32_t kIndexFileMagic = 0x31534b43u;     // "CKS1"
 inline constexpr std::uint32_t kChunkHeaderBytes = 32;
 
 struct ChunkHeader {
@@ -205,6 +208,9 @@ static_assert(kChunkHeaderBytes % kRecordAlign == 0);
 inline std::uint64_t chunk_bytes(std::uint32_t len) {
   return kChunkHeaderBytes + round_up(len, kRecordAlign);
 }
+// Writes a chunk's header before the `len` payload bytes that follow `p`, its checksum last.
+void seal_chunk(char* p, std::uint32_t magic, std::uint32_t count, std::uint64_t index,
+                std::uint64_t seq, std::uint32_t len);
 
 struct CkptHeader {
   std::uint32_t version;
@@ -264,6 +270,30 @@ static_assert(sizeof(CkptRun) == 24);
 inline std::uint64_t run_entry_bytes(const CkptRun& r) {
   return round_up(sizeof(CkptRun) + std::uint64_t{r.ref_files} * 8 + r.key_len, 8);
 }
+
+// A stored secondary index (storage/index_file.h), an entry of the indexes chunk, which comes
+// right before the trailer when the checkpoint stores any: the CkptIndex, then the index's
+// name, then zeros to a multiple of 8. `file` holds the index's entries as the tree held them
+// after the checkpoint's snapshot (every entry the snapshot's state needs, maybe stale ones too,
+// which readers filter); `dirty_file` (0: none) the primary keys written since, whose entries
+// an attach derives again from their records.
+struct CkptIndex {
+  std::uint32_t table;
+  std::uint32_t name_len;
+  std::uint64_t key_version;  // the caller's version of the key function (never 0)
+  std::uint64_t file;         // sidx-<file>
+  std::uint64_t entries;
+  std::uint64_t dirty_file;
+  std::uint64_t dirty_entries;
+};
+static_assert(sizeof(CkptIndex) == 48);
+inline std::uint64_t index_entry_bytes(const CkptIndex& i) {
+  return round_up(sizeof(CkptIndex) + std::uint64_t{i.name_len}, 8);
+}
+struct StoredIndex {
+  CkptIndex desc{};
+  std::string name;
+};
 
 struct CkptTrailer {
   std::uint64_t seq;

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "storage/cold_address.h"
+#include "storage/index_file.h"
 #include "storage/node_segment.h"
 #include "util/assert.h"
 #include "util/crc32c.h"
@@ -486,6 +487,7 @@ Status parse_manifest(std::string_view img, CheckpointInfo* info, std::string_vi
   // The manifest's chunks, in order: header, parts, live, the frontier of a checkpoint under
   // way (only there), trailer.
   std::size_t at = 0;
+  bool stored_indexes = false;
   for (std::uint32_t i = 0;; ++i) {
     if (img.size() - at < kChunkHeaderBytes) {
       info->problem = at == img.size() ? "no trailer (torn)" : "truncated chunk header";
@@ -497,16 +499,23 @@ Status parse_manifest(std::string_view img, CheckpointInfo* info, std::string_vi
       info->problem = "bad chunk " + std::to_string(i) + " at offset " + std::to_string(at);
       return Status::ok();
     }
-    // A checkpoint under way lists no runs (it is written without a budget only).
+    // A checkpoint under way lists no runs (it is written without a budget only) and stores
+    // no index; a whole one may list runs, then store indexes.
     const bool frontier = i == 3 && c.magic == kCkptFrontierMagic;
     const bool runs = i == 3 && c.magic == kCkptRunsMagic && info->header.version >= 5;
+    const bool indexes = c.magic == kCkptIndexesMagic && info->header.version >= 6 &&
+                         !info->under_way && info->indexes.empty() &&
+                         i == (info->run_count != 0 ? 4u : 3u);
     const std::uint32_t expect = i == 0     ? kCkptHeaderMagic
                                  : i == 1   ? kCkptPartsMagic
                                  : i == 2   ? kCkptLiveMagic
                                  : frontier ? kCkptFrontierMagic
                                  : runs     ? kCkptRunsMagic
+                                 : indexes  ? kCkptIndexesMagic
                                             : kCkptTrailerMagic;
-    if (c.magic != expect || i > (info->under_way || info->run_count != 0 ? 4u : 3u)) {
+    const std::uint32_t optional =
+        (info->under_way || info->run_count != 0 ? 1u : 0u) + (stored_indexes ? 1u : 0u);
+    if (c.magic != expect || i > 3u + optional) {
       info->problem = "chunk out of place";
       return Status::ok();
     }
@@ -586,6 +595,32 @@ Status parse_manifest(std::string_view img, CheckpointInfo* info, std::string_vi
         *runs_in = std::string_view(p, c.len);
         info->run_count = c.count;
         break;
+      case kCkptIndexesMagic: {
+        std::size_t off = 0;
+        for (std::uint32_t k = 0; k < c.count; ++k) {
+          StoredIndex si;
+          if (c.len - off < sizeof(CkptIndex)) {
+            info->problem = "bad indexes chunk";
+            return Status::ok();
+          }
+          si.desc = load<CkptIndex>(p + off);
+          if (si.desc.name_len == 0 || si.desc.name_len > kMaxTableNameBytes ||
+              si.desc.key_version == 0 || si.desc.file == 0 ||
+              c.len - off < index_entry_bytes(si.desc)) {
+            info->problem = "bad indexes chunk";
+            return Status::ok();
+          }
+          si.name.assign(p + off + sizeof(CkptIndex), si.desc.name_len);
+          off += index_entry_bytes(si.desc);
+          info->indexes.push_back(std::move(si));
+        }
+        if (c.count == 0 || off != c.len) {
+          info->problem = "bad indexes chunk";
+          return Status::ok();
+        }
+        stored_indexes = true;
+        break;
+      }
       default:
         if (c.len != sizeof(CkptTrailer)) {
           info->problem = "bad trailer chunk";
@@ -1121,6 +1156,9 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
       r->numbered_files[part] = name;
     } else if (std::uint64_t node = 0; parse_node_segment_name(name, &node)) {
       r->max_file = std::max(r->max_file, node);
+    } else if (std::uint64_t sidx = 0; parse_index_file_name(name, &sidx)) {
+      r->max_file = std::max(r->max_file, sidx);
+      r->numbered_files[sidx] = name;
     }
   }
 
@@ -1210,6 +1248,7 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
   if (chosen >= 0) {
     CheckpointInfo& c = slots[chosen];
     util::ProgressMeter meter(progress, "recovery: checkpoint", "records", c.trailer.records);
+    if (!c.under_way && !c.indexes.empty()) apply.stored_indexes(c.indexes);
     if (c.run_count != 0 && apply.adopts_runs()) {
       // The parts are read record by record as their leaves load, each checked then.
       if (Status s = apply.adopt_runs(&c); !s.is_ok()) return s;

@@ -57,6 +57,9 @@ class Applier {
   // The checkpoint's records are all in (the log's follow). Until then every key is new: a
   // checkpoint holds each key once and recovery starts from empty tables.
   virtual void checkpoint_applied() {}
+  // The secondary indexes the checkpoint stores (storage/index_file.h), before its records
+  // are applied; not called for a checkpoint under way, which stores none.
+  virtual void stored_indexes(const std::vector<StoredIndex>& /*indexes*/) {}
   // Whether the applier takes a checkpoint's run list instead of its records (the engine's
   // index pages: it builds each tree over the runs and reads none of the parts).
   virtual bool adopts_runs() const { return false; }
@@ -120,7 +123,8 @@ struct RunView {
 
 struct CheckpointInfo {
   bool valid = false;
-  std::string problem;  // why not valid
+  std::vector<StoredIndex> indexes;  // the indexes chunk (format 6), in its order
+  std::string problem;               // why not valid
   CkptHeader header{};
   std::vector<LogStart> starts;
   std::vector<CkptPart> parts;

@@ -25,16 +25,9 @@ namespace braid {
 namespace {
 
 using testing::begin;
+using testing::group_of;
 using testing::make_table;
 using testing::open_db;
-
-// Records "value = <group>:<payload>": the secondary key is the group; no colon, no entry.
-bool group_of(std::string_view, std::string_view value, Key* out) {
-  const std::size_t colon = value.find(':');
-  if (colon == std::string_view::npos) return false;
-  out->str(value.substr(0, colon));
-  return true;
-}
 
 Index* make_index(Database& db, Table& t, std::string_view name = "by_group") {
   Result<Index*> r = db.create_index(t, name, group_of);

@@ -26,6 +26,15 @@ inline Table* make_table(Database& db, std::string_view name) {
   return *t;
 }
 
+// A secondary key function for records "value = <group>:<payload>": the group; no colon, no
+// entry.
+inline bool group_of(std::string_view, std::string_view value, Key* out) {
+  const std::size_t colon = value.find(':');
+  if (colon == std::string_view::npos) return false;
+  out->str(value.substr(0, colon));
+  return true;
+}
+
 inline Transaction begin(Database& db) {
   Result<Transaction> tx = db.begin();
   EXPECT_TRUE(tx.is_ok()) << tx.status().to_string();

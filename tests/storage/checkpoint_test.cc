@@ -14,6 +14,7 @@
 
 #include "storage/checkpoint.h"
 #include "storage/cold_address.h"
+#include "storage/index_file.h"
 #include "storage/log_format.h"
 #include "storage/recovery.h"
 #include "storage/sim_fs.h"
@@ -57,7 +58,8 @@ CheckpointConfig runs_config(std::uint64_t* next_file) {
 // Writes `leaves` as a checkpoint would (a run started at each leaf): every third record a
 // reference into kOlderPart, the rest values of `value_bytes`.
 Written write_checkpoint(SimFileSystem* fs, const std::vector<Leaf>& leaves,
-                         std::size_t value_bytes, std::size_t runs_reserve = 0) {
+                         std::size_t value_bytes, std::size_t runs_reserve = 0,
+                         std::vector<StoredIndex> indexes = {}) {
   EXPECT_TRUE(fs->open_dir(kDir, true).is_ok());
   Result<std::unique_ptr<IoQueue>> q = fs->make_queue(8);
   EXPECT_TRUE(q.is_ok());
@@ -81,6 +83,7 @@ Written write_checkpoint(SimFileSystem* fs, const std::vector<Leaf>& leaves,
       ++out.records;
     }
   }
+  w.set_indexes(std::move(indexes));
   for (;;) {
     Result<bool> done = w.finish(true);
     EXPECT_TRUE(done.is_ok()) << done.status().to_string();
@@ -413,29 +416,120 @@ TEST(CheckpointRuns, ARecordNoRunCanHoldLeavesTheListOut) {
   EXPECT_TRUE(read_checkpoint_parts(fs, kDir, info, nullptr).is_ok());
 }
 
+// Makes the manifest's header chunk say `version`, its checksum made right.
+void set_manifest_version(std::string* manifest, std::uint32_t version) {
+  ChunkHeader h;
+  std::memcpy(&h, manifest->data(), sizeof h);
+  std::memcpy(manifest->data() + kChunkHeaderBytes, &version, 4);
+  h.crc = util::crc32c(manifest->data() + 4, kChunkHeaderBytes - 4 + h.len);
+  std::memcpy(manifest->data(), &h.crc, 4);
+}
+
 TEST(CheckpointRuns, AVersionFourManifestCannotListRuns) {
   SimFileSystem fs(4);
   const Written w = write_checkpoint(&fs, leaves_of(13, 100), 30);
   std::string manifest = w.manifest;
-  // The header chunk says version 4 (checksum made right): a runs chunk is then out of place.
-  ChunkHeader h;
-  std::memcpy(&h, manifest.data(), sizeof h);
-  const std::uint32_t v4 = 4;
-  std::memcpy(manifest.data() + kChunkHeaderBytes, &v4, 4);
-  h.crc = util::crc32c(manifest.data() + 4, kChunkHeaderBytes - 4 + h.len);
-  std::memcpy(manifest.data(), &h.crc, 4);
+  // The header chunk says version 4: a runs chunk is then out of place.
+  set_manifest_version(&manifest, 4);
   CheckpointInfo info;
   ASSERT_TRUE(read_checkpoint(manifest, &info).is_ok());
   EXPECT_FALSE(info.valid);
   EXPECT_NE(info.problem.find("out of place"), std::string::npos) << info.problem;
   // A version this build does not know is refused by its number.
-  const std::uint32_t v6 = kFormatVersion + 1;
-  std::memcpy(manifest.data() + kChunkHeaderBytes, &v6, 4);
-  h.crc = util::crc32c(manifest.data() + 4, kChunkHeaderBytes - 4 + h.len);
-  std::memcpy(manifest.data(), &h.crc, 4);
+  set_manifest_version(&manifest, kFormatVersion + 1);
   const Status s = read_checkpoint(manifest, &info);
   EXPECT_EQ(s.code(), Code::kCorruption);
-  EXPECT_NE(s.message().find("versions 4 to 5"), std::string::npos) << s.to_string();
+  EXPECT_NE(s.message().find("versions 4 to " + std::to_string(kFormatVersion)), std::string::npos)
+      << s.to_string();
+}
+
+std::vector<StoredIndex> two_indexes() {
+  StoredIndex a;
+  a.name = "by_group";
+  a.desc = {1, static_cast<std::uint32_t>(a.name.size()), 3, 200, 1234, 201, 17};
+  StoredIndex b;
+  b.name = std::string(kMaxTableNameBytes, 'n');
+  b.desc = {0, static_cast<std::uint32_t>(b.name.size()), 1, 202, 0, 0, 0};
+  return {a, b};
+}
+
+// The indexes chunk comes back as written, beside a run list and without one; a version-5
+// manifest cannot hold it.
+TEST(CheckpointIndexes, TheManifestNamesItsStoredIndexes) {
+  for (const bool runs : {true, false}) {
+    SimFileSystem fs(4);
+    // A 64 KiB value leaves the run list out.
+    const Written w =
+        write_checkpoint(&fs, leaves_of(5, 60), runs ? 30 : 64 * 1024, 0, two_indexes());
+    EXPECT_EQ(w.listed, runs);
+    CheckpointInfo info;
+    ASSERT_TRUE(read_checkpoint(w.manifest, &info).is_ok());
+    ASSERT_TRUE(info.valid) << info.problem;
+    ASSERT_EQ(info.indexes.size(), 2u);
+    const std::vector<StoredIndex> expect = two_indexes();
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ(info.indexes[i].name, expect[i].name);
+      EXPECT_EQ(std::memcmp(&info.indexes[i].desc, &expect[i].desc, sizeof(CkptIndex)), 0) << i;
+    }
+    std::string manifest = w.manifest;
+    set_manifest_version(&manifest, 5);
+    ASSERT_TRUE(read_checkpoint(manifest, &info).is_ok());
+    EXPECT_FALSE(info.valid);
+    EXPECT_NE(info.problem.find("out of place"), std::string::npos) << info.problem;
+  }
+}
+
+// An index file reads back entry by entry across chunks; a flipped byte, a file cut short, a
+// count the manifest disagrees with, or a file of another number is Corruption.
+TEST(CheckpointIndexes, IndexFilesReadBackAndRefuseDamage) {
+  SimFileSystem fs(4);
+  ASSERT_TRUE(fs.open_dir(kDir, true).is_ok());
+  util::Rng rnd(9);
+  std::vector<std::pair<std::string, std::size_t>> entries;
+  IndexFileWriter w;
+  ASSERT_TRUE(w.open(&fs, kDir, 300).is_ok());
+  for (int i = 0; i < 120000; ++i) {
+    const std::string key =
+        key_of(static_cast<std::uint64_t>(i)) + std::string(rnd.next() % 20, 'p');
+    const std::size_t secondary = rnd.next() % (key.size() + 1);
+    ASSERT_TRUE(w.add(key, secondary).is_ok());
+    entries.emplace_back(key, secondary);
+  }
+  ASSERT_TRUE(w.finish().is_ok());
+  ASSERT_GT(w.bytes(), std::uint64_t{2} * kIndexChunkBytes) << "the test wants several chunks";
+  std::size_t at = 0;
+  auto check = [&](std::string_view key, std::size_t secondary) {
+    EXPECT_LT(at, entries.size());
+    if (at < entries.size()) {
+      EXPECT_EQ(key, entries[at].first);
+      EXPECT_EQ(secondary, entries[at].second);
+    }
+    ++at;
+    return Status::ok();
+  };
+  ASSERT_TRUE(read_index_file(&fs, kDir, 300, entries.size(), check).is_ok());
+  EXPECT_EQ(at, entries.size());
+  auto none = [](std::string_view, std::size_t) { return Status::ok(); };
+  EXPECT_EQ(read_index_file(&fs, kDir, 300, entries.size() + 1, none).code(), Code::kCorruption);
+  EXPECT_EQ(read_index_file(&fs, kDir, 301, entries.size(), none).code(), Code::kCorruption);
+  const std::string path = std::string(kDir) + "/" + index_file_name(300);
+  std::string image;
+  ASSERT_TRUE(read_file(fs, path, &image).is_ok());
+  auto rewrite = [&](const std::string& bytes) {
+    Result<FileId> f = fs.open(path, {});
+    ASSERT_TRUE(f.is_ok());
+    ASSERT_TRUE(fs.truncate(*f, 0).is_ok());
+    ASSERT_TRUE(fs.write(*f, 0, bytes.data(), bytes.size()).is_ok());
+    fs.close(*f);
+  };
+  std::string flipped = image;
+  flipped[kIndexChunkBytes + 500] ^= 0x10;
+  rewrite(flipped);
+  Status s = read_index_file(&fs, kDir, 300, entries.size(), none);
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("sidx-"), std::string::npos) << s.to_string();
+  rewrite(image.substr(0, image.size() - 100));
+  EXPECT_EQ(read_index_file(&fs, kDir, 300, entries.size(), none).code(), Code::kCorruption);
 }
 
 }  // namespace
