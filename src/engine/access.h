@@ -161,6 +161,12 @@ inline std::atomic<std::uint64_t>* entry_slot(Table& table, const Index* sec, st
 }
 bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary_len,
                    std::string_view value);
+// A reader looked an attached entry (`hint`, naming Index::kNoOid) up by its primary key and
+// found the record's OID slot `slot`, entry `e`: the entry names that OID from now on, if the
+// record's newest version is committed and derives the entry (then a later change of the
+// record's secondary key stages the entry stale under that OID, and its removal finds it).
+void refresh_hint(Table& table, Index& sec, std::string_view entry_key, std::uint64_t hint,
+                  const std::atomic<std::uint64_t>* slot, std::uint64_t e);
 // The smallest key above every key that starts with `prefix` (empty: none, unbounded).
 std::string prefix_successor(std::string_view prefix);
 

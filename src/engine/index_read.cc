@@ -1,5 +1,6 @@
 // The read side of secondary indexes (scan_op in access_ops.inc): whether an entry is still
-// current for the version a reader sees, and the end of a key-prefix range.
+// current for the version a reader sees, an attached entry's hint made an OID, and the end of
+// a key-prefix range.
 #include "engine/access.h"
 
 #include <string>
@@ -14,6 +15,20 @@ bool entry_current(Index* sec, std::string_view entry_key, std::size_t secondary
   Key derived;
   if (!sec->extract(entry_key.substr(secondary_len), value, &derived)) return false;
   return derived.view() == entry_key.substr(0, secondary_len);
+}
+
+void refresh_hint(Table& table, Index& sec, std::string_view entry_key, std::uint64_t hint,
+                  const std::atomic<std::uint64_t>* slot, std::uint64_t e) {
+  BRAID_DASSERT(Index::names_no_oid(hint));
+  if (!mvcc::entry::is_hot(e)) return;
+  const mvcc::Version* head = mvcc::entry::hot(e);
+  const std::uint64_t stamp = head->stamp.load(std::memory_order_acquire);
+  if (head->tombstone() || stamp == mvcc::kInvisible || mvcc::is_owner_stamp(stamp)) return;
+  const std::size_t len = Index::secondary_len_of(hint);
+  if (!entry_current(&sec, entry_key, len, head->value())) return;
+  const auto oid = static_cast<std::uint64_t>(slot - &table.oids().entry(0));
+  // Lost to a writer that replaced or removed the entry meanwhile: it knows better.
+  (void)sec.tree().replace(entry_key, hint, Index::pack(oid, len));
 }
 
 std::string prefix_successor(std::string_view prefix) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/table.h"
 #include "engine/test_util.h"
 
 namespace braid {
@@ -130,7 +131,18 @@ TEST_P(StoredIndex, AnOpenAttachesToTheStoredEntries) {
     const DatabaseStats st = db->stats();
     EXPECT_EQ(st.indexes_attached, 1u);
     EXPECT_GT(st.index_entries_attached, static_cast<std::uint64_t>(kKeys / 2));
+    // The attached entries name no OID until a reader resolves them (refresh_hint): all but
+    // the stale ones, which no record derives, after one read of every group.
+    auto hints = [&] {
+      std::uint64_t n = 0;
+      (*idx)->tree().for_each(
+          [&](std::string_view, std::uint64_t v) { n += Index::names_no_oid(v) ? 1 : 0; });
+      return n;
+    };
+    EXPECT_EQ(hints(), st.index_entries_attached);
     m.check(*db, **idx, "after the attach");
+    EXPECT_LT(hints() * 20, st.index_entries_attached) << "reads left the hints in place";
+    m.check(*db, **idx, "read again through the refreshed entries");
     // An index built from the table agrees.
     Result<Index*> built = db->create_index(*t, "built", group_of);
     ASSERT_TRUE(built.is_ok());
