@@ -184,7 +184,8 @@ struct DatabaseStats {
   std::uint64_t index_frame_bytes_released = 0;
   // The memory each share holds now: the index's node frames (in the trees, and free ones not
   // given back) and the OID arrays (committed as they grew); with version_heap_bytes, the
-  // engine's data in memory. The budget counts live versions and a paging tree's nodes.
+  // engine's data in memory. The budget counts live versions and a paging tree's frames (its
+  // nodes and the free frames it keeps for loads).
   std::uint64_t index_frame_bytes = 0;
   std::uint64_t oid_bytes = 0;
   // The list of runs an open over a checkpoint's runs adopted (Options::page_index_leaves under

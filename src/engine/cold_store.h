@@ -176,6 +176,8 @@ class ColdStore {
 
   storage::FileTable& files() { return files_; }
   std::uint64_t budget() const { return budget_; }
+  // What over_budget last counted (it samples every 16th call).
+  std::uint64_t sampled_bytes() const { return sampled_bytes_.load(std::memory_order_relaxed); }
   // Memory the budget counts where the index pages that no hand can give back (Durability's
   // adopted run list, for as long as checkpoints may carry runs over): the others make room.
   void set_held_bytes(std::uint64_t bytes) { held_bytes_.store(bytes, std::memory_order_relaxed); }
@@ -407,8 +409,8 @@ class ColdStore {
   // so while a checkpoint's snapshot holds the horizon back, demotion only adds memory (a load
   // under a budget piled up 50 MiB of notes behind its checkpoint).
   static constexpr std::size_t kMaxWaitingDemotions = std::size_t{1} << 16;
-  // Free frames a paging tree keeps for the loads to come beside a quarter of its nodes; the
-  // rest go back to the system (ColdStore::sweep_leaves).
+  // Free frames a paging tree keeps for the loads to come beside a quarter of its nodes (at
+  // most a sixty-fourth of the budget); the rest go back to the system (ColdStore::sweep_leaves).
   static constexpr std::size_t kKeptFrames = 64;
   bool pages_index_ = false;
   std::mutex leaf_mutex_;  // the leaves' hand: its table and where in it, and its pace

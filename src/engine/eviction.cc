@@ -96,12 +96,14 @@ std::uint64_t ColdStore::live_bytes() const {
   }
   if (bytes < 0) return 0;
   if (!pages_index_) return static_cast<std::uint64_t>(bytes);
-  // A paging tree's nodes count too: its leaves are what the leaves' hand can give back.
+  // A paging tree's frames count too, its nodes and the free frames it keeps for loads: its
+  // leaves are what the leaves' hand can give back, and the frames they leave are given back
+  // past twice what the tree keeps (sweep_leaves), so evicting lowers the count.
   const std::uint32_t tables = deps_.tables->table_count();
   for (std::uint32_t i = 0; i < tables; ++i) {
     Table* table = deps_.tables->table_at(i);
     if (table == nullptr || !table->index().pages()) continue;
-    bytes += static_cast<std::int64_t>(table->index().node_count() * index::kNodeBytes);
+    bytes += static_cast<std::int64_t>(table->index().frame_bytes());
   }
   // And what no hand gives back: the run list an open adopted.
   bytes += static_cast<std::int64_t>(held_bytes_.load(std::memory_order_relaxed));
@@ -210,10 +212,14 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx)
     // back to the system, or the process keeps the tree's peak for good. Not in the steady
     // churn of evictions and loads: each release splits the chunks' huge pages and each reuse
     // faults a page in (releasing at every few thousand frames cost YCSB-C throughput
-    // measurably). What stays is the quarter of the tree's nodes.
+    // measurably). What stays is the quarter of the tree's nodes, and at most a sixty-fourth
+    // of the budget: the budget counts nodes in use, so the frames kept beside them are memory
+    // past it (after a bulk load under a budget of 344 MiB, a quarter of the nodes was 34 MiB).
     index::BTree& tree = t->index();
     const std::size_t idle = tree.free_node_count() - tree.released_frames();
-    const std::size_t keep = kKeptFrames + tree.node_count() / 4;
+    const std::size_t keep =
+        std::min<std::size_t>(kKeptFrames + tree.node_count() / 4,
+                              std::max<std::size_t>(kKeptFrames, budget_ / index::kNodeBytes / 64));
     if (idle > 2 * keep) (void)tree.release_free_frames(keep);
     return evicted * index::kNodeBytes;
   }

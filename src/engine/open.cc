@@ -18,6 +18,7 @@
 #include "storage/log_format.h"
 #include "util/assert.h"
 #include "util/stall.h"
+#include "util/vmem.h"
 
 namespace braid::engine {
 
@@ -203,6 +204,9 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
   for (const auto& t : tables_) t->index().set_marks_uses(false);
   Status s = durability_->recover_and_open_logs();
   for (const auto& t : tables_) t->index().set_marks_uses(true);
+  // The manifest's image, the replay's buffers and the open's checkpoint are gone; under a
+  // budget their pages must not stay with the process.
+  if (options_.memory_budget_bytes != 0) util::trim_heap();
   return s;
 }
 

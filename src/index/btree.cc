@@ -576,6 +576,7 @@ Node* BTree::new_node(std::uint8_t level) {
       from = From::kFree;
       n = free_nodes_.back();
       free_nodes_.pop_back();
+      free_after_release_ = std::min(free_after_release_, free_nodes_.size());
       nodes_free_.fetch_sub(1, std::memory_order_relaxed);
     } else if (!released_.empty()) {
       // Not constructed again, as any reused frame: stale readers may still read it.
@@ -652,7 +653,9 @@ std::size_t BTree::release_free_frames(std::size_t keep) {
   static_assert(kPage % kNodeBytes == 0);
   static_assert(kChunkHeaderBytes <= kPage, "a chunk's first page holds its marks: kept");
   std::lock_guard<std::mutex> guard(alloc_mutex_);
-  if (free_nodes_.size() <= keep) return 0;
+  // Free frames scattered over pages with frames in use cannot go: a call again before `keep`
+  // more came would sort the list for nothing (under a small budget, at every move of the hand).
+  if (free_nodes_.size() <= keep || free_nodes_.size() < free_after_release_ + keep) return 0;
   std::sort(free_nodes_.begin(), free_nodes_.end());
   const auto page_of = [](const Node* n) {
     return reinterpret_cast<std::uintptr_t>(n) & ~(kPage - 1);
@@ -685,6 +688,7 @@ std::size_t BTree::release_free_frames(std::size_t keep) {
     i = j;
   }
   free_nodes_ = std::move(kept);
+  free_after_release_ = free_nodes_.size();
   released_count_.store(released_.size(), std::memory_order_relaxed);
   // Readers that still hold a given-back frame read zeros and fail their validation, as after
   // any reuse: a page read after MADV_DONTNEED is a zero page, never unmapped memory.

@@ -1006,6 +1006,9 @@ class BTree {
   std::mutex alloc_mutex_;
   std::vector<void*> chunks_;
   std::vector<Node*> free_nodes_;  // retired nodes, reused first (LIFO: the warmest)
+  // Free frames left after the last release_free_frames (and the fewest since): the next one
+  // sorts the list only once `keep` more are free.
+  std::size_t free_after_release_ = 0;
   // Frames whose pages went back to the system: reused once free_nodes_ is empty, each above
   // released_version_ (and with released_pstamp_, the highest SSN stamp they had).
   std::vector<Node*> released_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <vector>
 
 #include "mvcc/version.h"
 #include "util/vmem.h"
@@ -51,8 +52,13 @@ class OidArray {
   }
   std::uint64_t allocated() const { return next_.load(std::memory_order_acquire); }
   std::uint64_t capacity() const { return capacity_; }
-  // The memory the array holds: what it committed as it grew (it never shrinks).
-  std::size_t committed_bytes() const { return arena_.committed(); }
+  // The memory the array holds: what it committed as it grew, less the pages given back
+  // (trim) and not touched again since.
+  std::size_t committed_bytes() const {
+    return arena_.committed() - given_back_.load(std::memory_order_relaxed);
+  }
+  // Pages given back so far, in bytes (a page given back again counts again).
+  std::uint64_t released_bytes() const { return released_bytes_.load(std::memory_order_relaxed); }
   bool huge_pages() const { return arena_.huge_pages_advised(); }
 
  private:
@@ -70,6 +76,18 @@ class OidArray {
   std::mutex free_mutex_;
   std::deque<std::uint64_t> free_;
   std::atomic<std::uint64_t> free_count_{0};
+  // Giving pages back (trim, under free_mutex_): a page whose OIDs are all on the free list
+  // holds only empty entries and nobody may write one before allocating it, so it can go back
+  // to the system (MADV_DONTNEED: it reads as zeros, empty entries, when touched again). Only
+  // after many releases, when the free list is a good part of the array (demotions under a
+  // budget freed the OIDs a load took, churn shrank the table): trim walks the whole list.
+  void trim_locked();
+  static constexpr std::uint64_t kOidsPerPage = 4096 / sizeof(std::uint64_t);
+  static constexpr std::uint64_t kTrimEvery = std::uint64_t{1} << 16;  // releases, at least
+  std::uint64_t released_since_trim_ = 0;
+  std::vector<bool> page_given_back_;  // by page: given back and not touched since
+  std::atomic<std::size_t> given_back_{0};
+  std::atomic<std::uint64_t> released_bytes_{0};
 };
 
 }  // namespace braid::mvcc

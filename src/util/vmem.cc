@@ -1,5 +1,8 @@
 #include "util/vmem.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -97,6 +100,12 @@ Status VirtualArena::populate(std::size_t bytes) {
     static_cast<volatile char*>(base_)[off] = 0;
   }
   return Status::ok();
+}
+
+void trim_heap() {
+#if defined(__GLIBC__)
+  (void)malloc_trim(0);
+#endif
 }
 
 }  // namespace braid::util

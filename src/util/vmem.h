@@ -13,6 +13,12 @@
 
 namespace braid::util {
 
+// Gives the allocator's free memory back to the system (glibc's malloc_trim, every arena; a
+// no-op elsewhere). After a phase that allocated and freed much at once (an open's manifest
+// and replay, a bulk load) whose peak a process under a memory budget must not keep: glibc
+// trims a thread's arena only from its top, so freed pages below live ones stay resident.
+void trim_heap();
+
 class VirtualArena {
  public:
   VirtualArena() = default;
