@@ -64,12 +64,12 @@ struct CheckpointRun {
   index::LeafImages ahead_images;
   bool scanning = true;
   // The index phase after the scan (Durability::write_indexes): the (table, index) being
-  // written, where its tree continues, its file, and the manifest's list so far.
+  // written, where its tree continues, its file (open while one is written), and the
+  // manifest's list so far.
   bool indexes_done = false;
   std::uint32_t index_table = 0;
   std::uint32_t index_slot = 0;
   std::string index_from;
-  bool index_started = false;
   storage::IndexFileWriter index_file;
   std::vector<storage::StoredIndex> stored;
   // Fixups by cookie: cookie c is fixups[c - first_cookie]; the done prefix is dropped.

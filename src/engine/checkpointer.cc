@@ -500,12 +500,11 @@ Result<bool> Durability::write_indexes(std::uint32_t budget) {
       ++c.index_slot;
       continue;
     }
-    if (!c.index_started) {
+    if (!c.index_file.is_open()) {
       const std::uint64_t n = deps_.cold->files().allocate();
       unowned_files_.emplace(n, storage::index_file_name(n));  // goes unless a manifest keeps it
       if (Status s = c.index_file.open(fs_.get(), dir_, n); !s.is_ok()) return s;
       c.index_from.clear();
-      c.index_started = true;
     }
     if (budget == 0) return false;
     // A secondary tree has no store: nothing fails on a load.
@@ -534,7 +533,6 @@ Result<bool> Durability::write_indexes(std::uint32_t budget) {
     si.name = sec->name();
     c.keep.push_back(si.desc.file);
     c.stored.push_back(std::move(si));
-    c.index_started = false;
     ++c.index_slot;
   }
   // Stored indexes no create_index took yet are carried while their table has not been
