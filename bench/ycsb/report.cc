@@ -170,6 +170,10 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
   if (st.index_run_list_bytes != 0) {
     std::printf(", run list %.1f MiB", in_mib(st.index_run_list_bytes));
   }
+  if (st.memory_budget_bytes != 0) {
+    std::printf("; the budget counts %.1f of %.1f MiB", in_mib(st.memory_budget_counted_bytes),
+                in_mib(st.memory_budget_bytes));
+  }
   std::printf("\n");
   std::vector<std::string> labels;
   for (const Variant& v : variants) labels.push_back(v.label);

@@ -183,9 +183,11 @@ struct DatabaseStats {
   // Memory of evicted leaves' frames given back to the system so far, in bytes.
   std::uint64_t index_frame_bytes_released = 0;
   // The memory each share holds now: the index's node frames (in the trees, and free ones not
-  // given back) and the OID arrays (committed as they grew); with version_heap_bytes, the
-  // engine's data in memory. The budget counts live versions and a paging tree's frames (its
-  // nodes and the free frames it keeps for loads).
+  // given back) and the OID arrays (their pages up to the highest OID, less those given back);
+  // with version_heap_bytes, the engine's data in memory. The budget counts live versions;
+  // where the index pages (Options::page_index_leaves) it counts every share here too: a
+  // paging tree's frames (its nodes and the free frames it keeps for loads), the secondary
+  // trees' frames, the OID arrays' pages and the run list below.
   std::uint64_t index_frame_bytes = 0;
   std::uint64_t oid_bytes = 0;
   // The list of runs an open over a checkpoint's runs adopted (Options::page_index_leaves under
@@ -214,8 +216,13 @@ struct DatabaseStats {
   // another thread to reclaim its queues).
   std::uint64_t open_transactions = 0;
   std::uint64_t commit_clock = 0;
-  // The cold store (Options::memory_budget_bytes).
+  // The cold store (Options::memory_budget_bytes), and what the budget counts now: live
+  // versions, and where the index pages every share of index_frame_bytes, oid_bytes and
+  // index_run_list_bytes too (0 without a budget). Eviction keeps it near the budget; it stays
+  // above only by what no hand can give back (secondary trees, inner nodes, the run list, OIDs
+  // of hot records).
   std::uint64_t memory_budget_bytes = 0;
+  std::uint64_t memory_budget_counted_bytes = 0;
   std::uint64_t cold_reads = 0;  // records read back from storage
   // Storage reads that brought them: neighbouring records a scan meets are read together, as
   // one extent (so cold_reads / cold_read_ios is the records per read), and the bytes they

@@ -133,7 +133,7 @@ DatabaseStats DatabaseImpl::stats() const {
       s.index_nodes_free += t->secondary(i)->tree().free_node_count();
       s.index_frame_bytes += t->secondary(i)->tree().frame_bytes();
     }
-    s.oid_bytes += t->oids().committed_bytes();
+    s.oid_bytes += t->oids().used_bytes();
     s.oids_free += t->oids().free_count();
     s.records_named_by_address += t->named_by_address();
   }

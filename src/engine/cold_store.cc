@@ -470,6 +470,7 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
 
 void ColdStore::add_stats(DatabaseStats* out) const {
   out->memory_budget_bytes = budget_;
+  out->memory_budget_counted_bytes = budget_ != 0 ? live_bytes() : 0;
   out->cold_reads = reads_.load(std::memory_order_relaxed);
   out->cold_read_ios = ios_.load(std::memory_order_relaxed);
   out->cold_read_bytes = read_bytes_.load(std::memory_order_relaxed);

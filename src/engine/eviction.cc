@@ -96,14 +96,21 @@ std::uint64_t ColdStore::live_bytes() const {
   }
   if (bytes < 0) return 0;
   if (!pages_index_) return static_cast<std::uint64_t>(bytes);
-  // A paging tree's frames count too, its nodes and the free frames it keeps for loads: its
-  // leaves are what the leaves' hand can give back, and the frames they leave are given back
-  // past twice what the tree keeps (sweep_leaves), so evicting lowers the count.
+  // Where the index pages, the budget is the engine's whole data: a paging tree's frames, its
+  // nodes and the free frames it keeps for loads (its leaves are what the leaves' hand gives
+  // back, and the frames they leave go back past twice what the tree keeps, sweep_leaves);
+  // the OID array's pages (demotion frees OIDs of cold records, and whole pages of free OIDs
+  // go back, OidArray::trim_locked); and the secondary trees, which do not page, so the
+  // leaves and versions make room for them.
   const std::uint32_t tables = deps_.tables->table_count();
   for (std::uint32_t i = 0; i < tables; ++i) {
     Table* table = deps_.tables->table_at(i);
     if (table == nullptr || !table->index().pages()) continue;
     bytes += static_cast<std::int64_t>(table->index().frame_bytes());
+    bytes += static_cast<std::int64_t>(table->oids().used_bytes());
+    for (std::uint32_t s = 0; s < table->index_count(); ++s) {
+      bytes += static_cast<std::int64_t>(table->secondary(s)->tree().frame_bytes());
+    }
   }
   // And what no hand gives back: the run list an open adopted.
   bytes += static_cast<std::int64_t>(held_bytes_.load(std::memory_order_relaxed));

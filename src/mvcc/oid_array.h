@@ -52,10 +52,15 @@ class OidArray {
   }
   std::uint64_t allocated() const { return next_.load(std::memory_order_acquire); }
   std::uint64_t capacity() const { return capacity_; }
-  // The memory the array holds: what it committed as it grew, less the pages given back
-  // (trim) and not touched again since.
-  std::size_t committed_bytes() const {
-    return arena_.committed() - given_back_.load(std::memory_order_relaxed);
+  // The memory the array's OIDs use: the pages up to the allocation front, less the pages
+  // given back (trim) and not touched again since. Not what the arena committed: it commits
+  // in 2 MiB steps, which a small table never touches (a budget of a megabyte would count the
+  // 2 MiB of a table of 6,000 records and evict everything for them).
+  std::size_t used_bytes() const {
+    constexpr std::uint64_t kPage = 4096;
+    const std::uint64_t front = (allocated() * sizeof(std::uint64_t) + kPage - 1) / kPage * kPage;
+    const std::size_t gone = given_back_.load(std::memory_order_relaxed);
+    return front > gone ? static_cast<std::size_t>(front - gone) : 0;
   }
   // Pages given back so far, in bytes (a page given back again counts again).
   std::uint64_t released_bytes() const { return released_bytes_.load(std::memory_order_relaxed); }

@@ -932,13 +932,51 @@ TEST(ColdStore, LeafVisitsAreCountedOnlyWhereLeavesPage) {
     const ExecOptions e = testing::exec_of({ExecMode::kInterleaved, SchedulerPolicy::kPipeline}, 8);
     ASSERT_TRUE(l.db->run(gens, e).is_ok());
     for (Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
-    const std::uint64_t visits = l.db->exec_stats().index_leaf_visits - before.index_leaf_visits;
+    const ExecStats after = l.db->exec_stats();
+    const std::uint64_t visits = after.index_leaf_visits - before.index_leaf_visits;
     if (page) {
       EXPECT_GE(visits, gets);
     } else {
       EXPECT_EQ(visits, 0u);
     }
   }
+}
+
+// One budget: where the index pages, the budget counts the index's shares beside the versions
+// (every tree's frames, secondary ones included, and the OID array's pages), so the leaves
+// and versions make room for them; where it does not, it counts versions only.
+TEST(ColdStore, TheBudgetCountsEveryShareWhereTheIndexPages) {
+  DatabaseStats with[2];  // leaves stay, leaves page
+  for (const bool page : {false, true}) {
+    SCOPED_TRACE(page ? "leaves page" : "leaves stay");
+    Options o = budget_options();
+    o.page_index_leaves = page;
+    o.memory_budget_bytes = std::uint64_t{1} << 30;  // nothing goes out: every share stays
+    Loaded l;
+    open_table_t(std::make_shared<storage::SimFileSystem>(47), o, true, &l);
+    load(*l.db, l.t, 0);
+    const DatabaseStats primary = l.db->stats();
+    Result<Index*> by_head =
+        l.db->create_index(*l.t, "head", [](std::string_view, std::string_view v, Key* out) {
+          out->append_bytes(v.substr(0, v.find(':')));
+          return true;
+        });
+    ASSERT_TRUE(by_head.is_ok()) << by_head.status().to_string();
+    with[page] = l.db->stats();
+    EXPECT_EQ(with[page].evictions, 0u);
+    EXPECT_GT(with[page].oid_bytes, 0u);
+    // The secondary tree's frames are in the index's share.
+    EXPECT_GT(with[page].index_frame_bytes, primary.index_frame_bytes);
+    // Versions are counted either way (less those retired, which go whatever eviction does).
+    EXPECT_GT(with[page].memory_budget_counted_bytes, 0u);
+    EXPECT_LE(with[page].memory_budget_counted_bytes,
+              with[page].live_version_bytes +
+                  (page ? with[page].index_frame_bytes + with[page].oid_bytes : 0));
+  }
+  // The same records and versions both ways: what paging adds is exactly the index's shares.
+  EXPECT_EQ(with[0].live_version_bytes, with[1].live_version_bytes);
+  EXPECT_EQ(with[1].memory_budget_counted_bytes,
+            with[0].memory_budget_counted_bytes + with[1].index_frame_bytes + with[1].oid_bytes);
 }
 
 // A read that fails while a scan has others in flight ahead of it: the scan answers IOError
@@ -1853,11 +1891,14 @@ TEST(ColdStore, ACheckpointReadsTheRecordsItCopiesTogether) {
 // Differential: one seeded workload — gets, puts, inserts, removes and scans from an
 // application thread, a checkpoint and a reopen halfway — gives the same transcript (every
 // operation's outcome and every value read) with a one-byte budget, where nearly every access
-// is a cold read, as without a budget.
-std::string differential_transcript(std::uint64_t budget) {
+// is a cold read, as without a budget; and again with the leaves paged too, where the reopen
+// adopts the checkpoint's runs, records are named by their address and the hand demotes them.
+std::string differential_transcript(std::uint64_t budget, bool page_leaves = false) {
+  constexpr int kKeys = 3000;
   auto fs = std::make_shared<storage::SimFileSystem>(29);
   Options o = test::wl_options(0);
   o.memory_budget_bytes = budget;
+  o.page_index_leaves = page_leaves;
   util::Rng rng(31);
   std::string out;
   for (int life = 0; life < 2; ++life) {
@@ -1867,12 +1908,24 @@ std::string differential_transcript(std::uint64_t budget) {
     Result<Table*> t = life == 0 ? (*db)->create_table("t") : (*db)->open_table("t");
     EXPECT_TRUE(t.is_ok());
     if (!t.is_ok()) return out;
+    // Every key there to begin with: ~70 leaves, enough for the leaves' hand to evict some.
+    for (int first = 0; life == 0 && first < kKeys; first += 20) {
+      Result<Transaction> tx = (*db)->begin();
+      EXPECT_TRUE(tx.is_ok());
+      if (!tx.is_ok()) return out;
+      for (int k = first; k < first + 20; ++k) {
+        Status s = tx->insert(**t, key_of(k), value_of(k, 0));
+        EXPECT_TRUE(s.is_ok()) << s.to_string();
+      }
+      Status c = tx->commit();
+      EXPECT_TRUE(c.is_ok()) << c.to_string();
+    }
     for (int txn = 0; txn < 400; ++txn) {
       Result<Transaction> tx = (*db)->begin();
       EXPECT_TRUE(tx.is_ok());
       if (!tx.is_ok()) return out;
       for (int op = 0; op < 6; ++op) {
-        const std::string key = key_of(static_cast<int>(rng.uniform(300)));
+        const std::string key = key_of(static_cast<int>(rng.uniform(kKeys)));
         const std::string value = value_of(static_cast<int>(rng.uniform(1000)), txn);
         switch (rng.uniform(6)) {
           case 0:
@@ -1893,7 +1946,7 @@ std::string differential_transcript(std::uint64_t budget) {
             break;
           default: {
             std::string seen;
-            const std::string end = key_of(static_cast<int>(rng.uniform(300)));
+            const std::string end = key_of(static_cast<int>(rng.uniform(kKeys)));
             Status s = tx->scan(**t, key, end, 20, [&](std::string_view k, std::string_view v) {
               seen += std::string(k) + "=" + std::string(v, 0, 8) + ";";
               return true;
@@ -1908,8 +1961,17 @@ std::string differential_transcript(std::uint64_t budget) {
       EXPECT_TRUE((*db)->checkpoint().is_ok());
     }
     if (budget != 0) {
-      EXPECT_GT((*db)->stats().cold_reads, 100u);
-      EXPECT_EQ((*db)->stats().cold_read_errors, 0u);
+      const DatabaseStats s = (*db)->stats();
+      EXPECT_GT(s.cold_reads, 100u);
+      EXPECT_EQ(s.cold_read_errors, 0u);
+      if (page_leaves) {
+        EXPECT_GT(s.index_leaf_loads, 50u);
+        EXPECT_GT(s.index_leaf_evictions, 20u);
+        EXPECT_GT(s.records_demoted, 100u);
+        if (life == 1) {
+          EXPECT_GT((*db)->durability_stats().recovered_checkpoint_runs, 0u);
+        }
+      }
     }
   }
   return out;
@@ -1917,9 +1979,11 @@ std::string differential_transcript(std::uint64_t budget) {
 
 TEST(ColdStore, SameWorkloadSameResultsWithAndWithoutABudget) {
   const std::string with = differential_transcript(1);
+  const std::string paged = differential_transcript(1, true);
   const std::string without = differential_transcript(0);
   ASSERT_GT(without.size(), 10000u);
   EXPECT_EQ(with, without);
+  EXPECT_EQ(paged, without);
 }
 
 // set_cache_reads(false): every get of a cold record is a read (MosaicDB's uncached cold store),
