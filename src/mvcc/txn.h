@@ -341,6 +341,7 @@ class TxnTable {
   // frees; only the sum is meaningful. Null when the version reservation is exhausted.
   Version* alloc_version(TxnContext* ctx, std::size_t payload);
   const VersionHeap& heap() const { return heap_; }
+  void set_small_heap_releases(bool on) { heap_.set_small_releases(on); }
   // A version's address as an index entry's value hint (index::BTree::set_value_hint): its
   // offset in the heap in 16-byte units, plus one; 0 (no hint) past the first 64 GiB. Readers
   // only prefetch what a hint names (hinted), so a stale one costs a wasted fetch, nothing more.

@@ -180,7 +180,9 @@ void VersionHeap::drain(Cache* cache) {
   }
 }
 
-std::size_t VersionHeap::granule() const { return arena_.huge_pages_advised() ? kHugePage : kPage; }
+std::size_t VersionHeap::granule() const {
+  return arena_.huge_pages_advised() && !small_releases_ ? kHugePage : kPage;
+}
 
 std::size_t VersionHeap::pages_inside(Run r, std::size_t g) {
   const std::size_t from = (r.begin + g - 1) / g * g;

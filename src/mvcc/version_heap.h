@@ -78,6 +78,14 @@ class VersionHeap {
   // release gives back only whole huge pages, below).
   static constexpr std::size_t kMinReleaseRun = std::size_t{16} << 10;
 
+  // Releases give back 4 KiB pages even where the heap has huge pages. For a heap that is
+  // mostly free most of the time: where the index pages under a budget, the budget holds the
+  // index first and few versions, scattered over every huge page, so whole huge pages never
+  // come free (a 100-byte database ten times its budget held 35 MiB for 1–13 MiB of live
+  // versions). Elsewhere a split huge page costs every live version on it TLB misses. Set once,
+  // before the first release (the runs' page counts assume one granule).
+  void set_small_releases(bool on) { small_releases_ = on; }
+
   std::size_t committed_bytes() const { return arena_.committed(); }
   // Carved so far less the pages given back now: what the heap holds of the system's memory
   // (its resident bytes, up to pages never touched).
@@ -118,6 +126,7 @@ class VersionHeap {
   static std::size_t pages_inside(Run r, std::size_t granule);
 
   util::VirtualArena arena_;
+  bool small_releases_ = false;
   std::mutex mutex_;
   // Written under mutex_; atomic only so the statistics may read it without the mutex.
   std::atomic<std::size_t> cursor_{0};

@@ -276,6 +276,46 @@ TEST(VersionHeap, OnHugePagesOnlyWholeHugePagesGoBack) {
   for (const Live& l : again) ASSERT_TRUE(intact(l));
 }
 
+// With small releases (where the index pages under a budget) 4 KiB pages go back even on huge
+// pages: the pages between scattered live objects, which whole huge pages never free.
+TEST(VersionHeap, SmallReleasesGiveBackPagesBetweenScatteredLiveObjects) {
+  for (const bool small : {false, true}) {
+    SCOPED_TRACE(small ? "small releases" : "huge-page releases");
+    VersionHeap heap;
+    ASSERT_TRUE(heap.init(std::size_t{256} << 20, true).is_ok());
+    heap.set_small_releases(small);
+    VersionHeap::Cache a;
+    VersionHeap::Cache b;
+    constexpr int kObjects = 60000;  // 9.6 MB
+    constexpr std::size_t kBytes = 160;
+    constexpr int kKeepEvery = 1024;  // one live object every 160 KiB: on every huge page
+    const std::vector<Live> all = allocate_marked(heap, &a, kObjects, kBytes, 0);
+    ASSERT_EQ(all.size(), std::size_t{kObjects});
+    for (int i = 0; i < kObjects; ++i) {
+      if (i % kKeepEvery != 0) heap.free(&b, all[static_cast<std::size_t>(i)].p, kBytes);
+    }
+    heap.drain(&b);
+    const std::size_t given = heap.release_free(0);
+    if (small || !heap.huge_pages()) {
+      // All but the pages the kept objects sit on (and the run ends short of a page).
+      EXPECT_GT(given, std::size_t{kObjects} * kBytes * 9 / 10);
+      EXPECT_EQ(given % 4096, 0u);
+    } else {
+      EXPECT_EQ(given, 0u);  // every huge page holds a live object
+    }
+    for (int i = 0; i < kObjects; i += kKeepEvery) {
+      ASSERT_TRUE(intact(all[static_cast<std::size_t>(i)]));
+    }
+    VersionHeap::Cache c;
+    const std::vector<Live> again = allocate_marked(heap, &c, kObjects, kBytes, 100);
+    ASSERT_EQ(again.size(), std::size_t{kObjects});
+    for (const Live& l : again) ASSERT_TRUE(intact(l));
+    for (int i = 0; i < kObjects; i += kKeepEvery) {
+      ASSERT_TRUE(intact(all[static_cast<std::size_t>(i)]));
+    }
+  }
+}
+
 // Releases race allocations and frees on other threads (run under TSan): no live object is
 // touched, nothing is handed out twice.
 TEST(VersionHeap, ReleasesRaceAllocationsAndFrees) {
