@@ -178,6 +178,9 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
     node_segments_ =
         std::make_unique<NodeSegments>(fs.get(), &cold_->files(), options_.directory, bytes);
     cold_->set_pages_index(true);
+    // The budget then holds the index first and versions come and go: the heap is mostly free,
+    // and only 4 KiB pages of it ever come free whole.
+    txns_.set_small_heap_releases(true);
   }
   durability_ = std::make_unique<Durability>(
       Durability::Deps{this, this, &txns_, &protocol_, cold_.get(), &stalls_, checkpoint_context()},
@@ -199,9 +202,6 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
   // A read-only database logs nothing, ticks included (it writes no version either).
   txns_.set_logged_ticks(!options_.read_only);
   txns_.set_cooling(options_.memory_budget_bytes != 0);
-  // Where the index pages, the budget holds the index first and versions come and go: the
-  // heap is mostly free, and only 4 KiB pages of it ever come free whole.
-  txns_.set_small_heap_releases(options_.page_index_leaves && options_.memory_budget_bytes != 0);
   // The replay's descents are not uses: the leaves' hand may take any leaf it rebuilt
   // (recover_write sweeps as it goes).
   for (const auto& t : tables_) t->index().set_marks_uses(false);
