@@ -488,9 +488,112 @@ void ColdStore::add_stats(DatabaseStats* out) const {
 // ---- A worker's reads
 // ----------------------------------------------------------------------------
 
+void ColdStore::add_shared_rows(std::size_t rows) {
+  std::lock_guard<std::mutex> g(shared_mutex_);
+  shared_reads_.resize(shared_reads_.size() + rows);
+}
+
+void ColdStore::remove_shared_rows(const ColdReader* owner, std::size_t rows) {
+  std::lock_guard<std::mutex> g(shared_mutex_);
+  // Every worker stopped before its reader goes, so nothing is held; what was let go on
+  // another thread the owner collected in its destructor.
+  std::size_t removed = 0;
+  for (std::size_t i = shared_reads_.size(); i-- > 0 && removed < rows;) {
+    BRAID_ASSERT(shared_reads_[i].owner != owner);
+    if (shared_reads_[i].load != nullptr) continue;
+    shared_reads_.erase(shared_reads_.begin() + static_cast<std::ptrdiff_t>(i));
+    ++removed;
+  }
+  // Each reader's rows bound its own reads, so the others' reads leave at least its rows free.
+  BRAID_ASSERT(removed == rows);
+}
+
+ColdLoad* ColdStore::read_shared(ColdReader* reader, std::uint32_t segment, std::uint64_t start,
+                                 std::uint32_t len) {
+  // Held across the issue: two workers that miss on one leaf at once must not both read it.
+  // The issue only queues the read on the reader's ring (its next reap hands it to the kernel).
+  std::lock_guard<std::mutex> g(shared_mutex_);
+  SharedRead* free = nullptr;
+  for (SharedRead& r : shared_reads_) {
+    if (r.load == nullptr) {
+      if (free == nullptr) free = &r;
+      continue;
+    }
+    // A read nobody holds any more waits for its owner to give the buffer back; it may have
+    // failed, and a new miss deserves a new try.
+    if (r.holders == 0) continue;
+    if (r.load->extent_file == segment && r.load->extent_start == start &&
+        r.load->extent_len == len) {
+      ++r.holders;
+      leaf_joins_.fetch_add(1, std::memory_order_relaxed);
+      return r.load;
+    }
+  }
+  if (reader == nullptr) return nullptr;
+  ColdLoad* l = reader->read_extent(segment, start, len);
+  if (l == nullptr) return nullptr;
+  // A reader holds at most kScanExtentsPerWorker buffers, each in at most one row, and brought
+  // that many rows.
+  BRAID_ASSERT(free != nullptr);
+  *free = SharedRead{l, reader, 1};
+  return l;
+}
+
+bool ColdStore::release_shared(const ColdReader* caller, ColdLoad* l) {
+  std::lock_guard<std::mutex> g(shared_mutex_);
+  for (SharedRead& r : shared_reads_) {
+    if (r.load != l) continue;
+    BRAID_ASSERT(r.holders > 0);
+    if (--r.holders != 0) return false;
+    if (r.owner == caller) {
+      r = SharedRead{};
+      return true;
+    }
+    // The owner's thread gives the buffer back; the row stays until it collects it.
+    r.owner->note_released();
+    return false;
+  }
+  BRAID_ASSERT(false);  // a read not shared
+  return false;
+}
+
+void ColdStore::release_joined(ColdLoad* l) {
+  const bool last_of_caller = release_shared(nullptr, l);
+  BRAID_ASSERT(!last_of_caller);  // a reader issued it, never a thread without one
+}
+
+void ColdStore::wait_shared(ColdPort* port, const ColdLoad* l) {
+  util::StallWatch watch(deps_.stalls, "index leaf read");
+  const auto what = [&] {
+    return "waiting for the shared read of " +
+           describe(l->extent_file, l->extent_start, l->extent_len) + "; " +
+           std::to_string(completed_reads()) + " cold reads completed in all";
+  };
+  const StageScope stage(Stage::kSyncWait);
+  for (std::uint32_t spins = 0; l->pending(); ++spins) {
+    if (port != nullptr) port->poll();
+    if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), what);
+    util::backoff(spins);
+  }
+}
+
+std::size_t ColdStore::take_released(ColdReader* owner, ColdLoad** out, std::size_t max) {
+  std::lock_guard<std::mutex> g(shared_mutex_);
+  std::size_t n = 0;
+  for (SharedRead& r : shared_reads_) {
+    if (n == max) break;
+    if (r.load == nullptr || r.owner != owner || r.holders != 0) continue;
+    out[n++] = r.load;
+    r = SharedRead{};
+  }
+  owner->note_collected(static_cast<std::uint32_t>(n));
+  return n;
+}
+
 ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> channel,
                        std::size_t backlog)
     : store_(store), channel_(std::move(channel)) {
+  store_->add_shared_rows(kScanExtentsPerWorker);
   backlog_.reserve(backlog);
   constexpr std::size_t kBytes = std::size_t{kMaxInFlight} * ColdLoad::kBufBytes;
   buffers_.reset(static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, kBytes)));
@@ -511,6 +614,8 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
 }
 
 ColdReader::~ColdReader() {
+  collect_released();
+  store_->remove_shared_rows(this, kScanExtentsPerWorker);
   // Reads still in flight name the block (the channel waits for them as it goes); once none
   // do, the ring lets it go.
   if (fixed_ >= 0 && channel_->in_flight() == 0) channel_->unregister_buffers();
@@ -606,38 +711,20 @@ void ColdReader::release_extent(ColdLoad* l) {
 }
 
 ColdLoad* ColdReader::read_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len) {
-  Shared* free = nullptr;
-  for (Shared& sh : shared_) {
-    if (sh.load == nullptr) {
-      if (free == nullptr) free = &sh;
-      continue;
-    }
-    BRAID_DASSERT(sh.holders > 0);
-    if (sh.load->extent_file == segment && sh.load->extent_start == start &&
-        sh.load->extent_len == len) {
-      ++sh.holders;
-      store_->count_leaf_join();
-      return sh.load;
-    }
-  }
-  ColdLoad* l = read_extent(segment, start, len);
-  if (l == nullptr) return nullptr;
-  BRAID_ASSERT(free != nullptr);  // each row holds a scan buffer, and read_extent found one
-  *free = Shared{l, 1};
-  return l;
+  if (len > scan_bytes_) return nullptr;  // its blocks do not fit a scan's buffer
+  // Buffers other threads let go come back first: the read may need one.
+  collect_released();
+  return store_->read_shared(this, segment, start, len);
 }
 
 void ColdReader::release_shared(ColdLoad* l) {
-  for (Shared& sh : shared_) {
-    if (sh.load != l) continue;
-    BRAID_ASSERT(sh.holders > 0);
-    if (--sh.holders == 0) {
-      sh.load = nullptr;
-      release_extent(l);
-    }
-    return;
-  }
-  BRAID_ASSERT(false);  // a read not shared
+  if (store_->release_shared(this, l)) release_extent(l);
+}
+
+void ColdReader::collect_released_slow() {
+  ColdLoad* got[kScanExtentsPerWorker];
+  const std::size_t n = store_->take_released(this, got, kScanExtentsPerWorker);
+  for (std::size_t i = 0; i < n; ++i) release_extent(got[i]);
 }
 
 void ColdReader::submit(ColdLoad* load) {

@@ -125,10 +125,11 @@ class ColdPort {
   virtual ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) = 0;
   virtual void flush_extents() = 0;
   virtual void release_extent(ColdLoad* extent) = 0;
-  // An index leaf's read, as read_extent(), that the thread's transactions share: a miss on a
-  // leaf whose block a transaction of this thread already asked for (the read in flight or
+  // An index leaf's read, as read_extent(), that every worker's transactions share: a miss on
+  // a leaf whose block a transaction on any worker already asked for (the read in flight or
   // back and not yet let go) joins that read instead of issuing its own, so concurrent misses
-  // on one leaf make one read. A node segment is written once and its file number never
+  // on one leaf make one read (ColdStore::read_shared). The joiner parks on the load as on any
+  // read another thread leads. A node segment is written once and its file number never
   // comes again, so the bytes at an address stay the leaf's for as long as anyone holds them.
   // release_shared() once the image is no longer used; the last holder's releases the extent.
   virtual ColdLoad* read_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len) = 0;
@@ -222,8 +223,36 @@ class ColdStore {
                               std::uint32_t table, std::string_view key, storage::RecordView* rv);
   // Records scans took from their extents: read back, as a load's record is.
   void count_extent_records(std::uint64_t n) { reads_.fetch_add(n, std::memory_order_relaxed); }
-  // A leaf's miss joined a read of the same leaf (ColdPort::read_shared).
-  void count_leaf_join() { leaf_joins_.fetch_add(1, std::memory_order_relaxed); }
+
+  // ---- Index leaves' reads, shared by every worker (ColdPort::read_shared) ----
+  // A leaf's block some transaction on any worker asked for and still holds is joined, not
+  // read again: concurrent misses on one leaf make one read however many workers they come
+  // from. A read lives in the buffer of the reader that issued it, which alone may give that
+  // buffer back (its free list is its thread's); so a hold let go last on another thread leaves
+  // the read for its reader to collect on its next round (take_released). Each reader brings
+  // kScanExtentsPerWorker rows (its buffers bound the reads it can hold) and takes them away.
+  void add_shared_rows(std::size_t rows);
+  void remove_shared_rows(const ColdReader* owner, std::size_t rows);
+  // The read of bytes [start, start + len) of file `segment` as some transaction holds it
+  // (joined), or issued now through `reader` (ColdReader::read_extent) and published; null when
+  // it cannot be issued now. The caller holds it until release_shared().
+  ColdLoad* read_shared(ColdReader* reader, std::uint32_t segment, std::uint64_t start,
+                        std::uint32_t len);
+  // `reader` null (a thread without a ring): joins only, null when no read is held.
+  ColdLoad* join_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len) {
+    return read_shared(nullptr, segment, start, len);
+  }
+  // A synchronous reader's wait for shared read `l`: polls `port` (the thread's, or null)
+  // between looks, since the read may be on its own ring; watched as any wait on a read.
+  void wait_shared(ColdPort* port, const ColdLoad* l);
+  // Lets one hold of `l` go. True when it was the last and `caller` issued the read: the caller
+  // gives its buffer back now (ColdReader::release_extent).
+  [[nodiscard]] bool release_shared(const ColdReader* caller, ColdLoad* l);
+  // release_shared() of a join_shared() hold (its reader, another thread's, collects it).
+  void release_joined(ColdLoad* l);
+  // The reads `owner` issued whose last hold went on another thread, up to `max` into `out`:
+  // answers how many (each for owner->release_extent()).
+  std::size_t take_released(ColdReader* owner, ColdLoad** out, std::size_t max);
   // Drops a reference; the last one returns the load to the pool.
   void release(ColdLoad* l);
   // What a finished load means to a transaction that waited on it: OK (read the entry again)
@@ -422,6 +451,15 @@ class ColdStore {
   std::atomic<std::uint64_t> leaf_write_errors_{0};
   std::atomic<std::uint64_t> demotions_{0};  // records whose OID the leaves' hand gave back
   std::atomic<std::uint64_t> leaf_joins_{0};
+  // The shared leaf reads (read_shared): a row with a load is held by `holders` transactions,
+  // or by none and waits for its owner to collect it.
+  struct SharedRead {
+    ColdLoad* load = nullptr;
+    ColdReader* owner = nullptr;
+    std::uint32_t holders = 0;
+  };
+  std::mutex shared_mutex_;  // before mutex_ and the file table's, never after
+  std::vector<SharedRead> shared_reads_;
   std::atomic<std::uint32_t> sample_countdown_{0};
   std::atomic<bool> evicting_{false};  // between the high- and low-water marks
 
@@ -562,9 +600,20 @@ class ColdReader {
   ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len);
   void flush_extents();
   void release_extent(ColdLoad* l);
-  // ColdPort::read_shared() and release_shared().
+  // ColdPort::read_shared() and release_shared(): through the store's table of shared reads,
+  // so a miss joins the read another worker's transaction holds.
   ColdLoad* read_shared(std::uint32_t segment, std::uint64_t start, std::uint32_t len);
   void release_shared(ColdLoad* l);
+  // Gives back the buffers of shared reads this reader issued whose last hold went on another
+  // thread (ColdStore::take_released). Cheap when there are none: the worker calls it every
+  // round.
+  void collect_released() {
+    if (released_.load(std::memory_order_relaxed) != 0) collect_released_slow();
+  }
+  // A shared read of this reader's lost its last hold on another thread (under the store's
+  // shared-read lock).
+  void note_released() { released_.fetch_add(1, std::memory_order_relaxed); }
+  void note_collected(std::uint32_t n) { released_.fetch_sub(n, std::memory_order_relaxed); }
   std::uint32_t in_flight() const { return channel_->in_flight(); }
   std::size_t waiting() const { return backlog_.size(); }
 
@@ -618,14 +667,10 @@ class ColdReader {
   std::unique_ptr<char, FreeBlock> scan_block_;
   std::vector<std::uint32_t> free_scan_;
   std::uint32_t scan_bytes_ = 0;
-  // The shared reads (read_shared) and how many hold each. Each holds a scan buffer, so there
-  // are never more than kScanExtentsPerWorker: a free row is there whenever read_extent()
-  // answered.
-  struct Shared {
-    ColdLoad* load = nullptr;
-    std::uint32_t holders = 0;
-  };
-  std::array<Shared, kScanExtentsPerWorker> shared_{};
+  void collect_released_slow();
+  // Shared reads of this reader's waiting for collect_released(): written by other threads
+  // (rarely), read by the worker every round, so on a line of its own.
+  alignas(64) std::atomic<std::uint32_t> released_{0};
   std::uint32_t plugged_ = 0;
 
   ColdStore* store_;

@@ -7,6 +7,8 @@
 #include "index/node_image.h"
 #include "storage/cold_address.h"
 #include "storage/log_format.h"
+#include "storage/node_segment.h"
+#include "storage/recovery.h"
 
 namespace braid::engine {
 
@@ -44,8 +46,70 @@ Status NodeSegments::image_of(const storage::RunRecords& run, std::uint64_t addr
   return Status::ok();
 }
 
+NodeSegments::Blocks NodeSegments::blocks_of(std::uint64_t address, bool run) {
+  const mvcc::entry::ColdAddress a = storage::cold(address);
+  Blocks b;
+  b.segment = a.segment;
+  b.start = a.offset / storage::kDirectAlign * storage::kDirectAlign;
+  b.len = static_cast<std::uint32_t>(run ? (a.offset + a.size + storage::kDirectAlign - 1) /
+                                                   storage::kDirectAlign * storage::kDirectAlign -
+                                               b.start
+                                         : storage::kDirectAlign);
+  return b;
+}
+
+Status NodeSegments::image_from(std::uint64_t address, bool run, const char* bytes,
+                                std::int64_t got, char* scratch, const char** image) {
+  const mvcc::entry::ColdAddress a = storage::cold(address);
+  const std::uint64_t skip = a.offset - blocks_of(address, run).start;
+  const std::uint64_t need = run ? a.size : index::kNodeImageBytes;
+  if (got < 0 || static_cast<std::uint64_t>(got) < skip + need) {
+    return Status::io_error(
+        std::string(run ? "index leaf in " + storage::part_file_name(a.segment)
+                        : "index node in " + storage::node_segment_name(a.segment)) +
+        " at offset " + std::to_string(a.offset) + ": " +
+        (got < 0 ? std::string(std::strerror(static_cast<int>(-got)))
+                 : std::string("the file ends before it")));
+  }
+  if (!run) {
+    *image = bytes + skip;
+    return Status::ok();
+  }
+  // One scratch per thread: decoded and encoded with no suspension between, so every
+  // coroutine of a worker can share it (and 1 KiB stays out of each frame).
+  thread_local storage::RunRecords records;
+  if (Status s = storage::decode_run(address, bytes + skip, &records); !s.is_ok()) return s;
+  if (Status s = image_of(records, address, scratch); !s.is_ok()) return s;
+  *image = scratch;
+  return Status::ok();
+}
+
+bool NodeSegments::read_shared(std::uint64_t address, bool run, char* out, Status* status) {
+  ColdPort* port = ColdPort::current();
+  if (port != nullptr && !port->has_ring()) port = nullptr;
+  const Blocks b = blocks_of(address, run);
+  ColdLoad* read = port != nullptr ? port->read_shared(b.segment, b.start, b.len)
+                                   : cold_->join_shared(b.segment, b.start, b.len);
+  if (read == nullptr) return false;
+  // Issued now if this thread's ring holds it back for its next round; the wait completes
+  // this thread's own reads meanwhile.
+  if (port != nullptr) port->flush_extents();
+  cold_->wait_shared(port, read);
+  const char* image = nullptr;
+  *status = image_from(address, run, read->data(), read->extent_got, out, &image);
+  if (status->is_ok() && image != out) std::memcpy(out, image, index::kNodeImageBytes);
+  if (port != nullptr) {
+    port->release_shared(read);
+  } else {
+    cold_->release_joined(read);
+  }
+  return true;
+}
+
 Status NodeSegments::read(std::uint64_t address, char* out) {
-  if (is_run(address)) {
+  const bool run = is_run(address);
+  if (Status s; read_shared(address, run, out, &s)) return s;
+  if (run) {
     storage::RunRecords run;
     if (Status s = storage::read_run(files_, address, &run); !s.is_ok()) return s;
     return image_of(run, address, out);

@@ -176,7 +176,7 @@ Status DatabaseImpl::open_durable(std::shared_ptr<storage::FileSystem> fs) {
     const std::uint64_t bytes =
         options_.durability.log_segment_bytes / storage::kDirectAlign * storage::kDirectAlign;
     node_segments_ =
-        std::make_unique<NodeSegments>(fs.get(), &cold_->files(), options_.directory, bytes);
+        std::make_unique<NodeSegments>(fs.get(), cold_.get(), options_.directory, bytes);
     cold_->set_pages_index(true);
     // The budget then holds the index first and versions come and go: the heap is mostly free,
     // and only 4 KiB pages of it ever come free whole.

@@ -27,6 +27,9 @@ void Worker::poll() {
 }
 
 void Worker::service_cold() {
+  // Shared leaf reads of this worker's that another worker's transaction let go last: their
+  // buffers are this thread's to give back (ColdStore::take_released).
+  if (reader_ != nullptr) reader_->collect_released();
   // Nothing in flight or waiting: nothing to complete (service_log reaped the ring already).
   const bool reading = reader_ != nullptr && reader_->busy();
   if (reading) reader_->service(live_ == waiting_slots_ + parked_io_);

@@ -1247,6 +1247,110 @@ TEST(ColdStore, ConcurrentMissesOnOneLeafShareOneRead) {
   EXPECT_EQ(after.cold_read_joins - before.cold_read_joins, 7u);
 }
 
+// Across workers too (ColdStore::read_shared): transactions on two workers, and an application
+// thread, that miss on one leaf while its read is out wait for that one read. The disk holds
+// every asynchronous read back (SimFileSystem::hold_io) until the misses have all met the leaf,
+// so each must either issue the read or join it. `gets` per worker; in the coroutine modes
+// all of them miss at once, in a sequential one the first of each worker does (it reads
+// through its ring and spins, and the other worker's first get joins it); with `app`, a get on
+// an application thread (no ring: it joins or reads with pread) comes once the workers' misses
+// have joined, and joins too. Answers the joins, the installs, and whether every get read the
+// record's value.
+struct LeafShare {
+  std::uint64_t joins = 0;
+  std::uint64_t loads = 0;
+  std::uint64_t loads_async = 0;
+  bool all_right = false;
+};
+
+LeafShare misses_on_one_leaf(ExecMode mode, int gets, std::uint64_t worker_joins, bool app) {
+  LeafShare out;
+  auto fs = std::make_shared<storage::SimFileSystem>(17);
+  Options o = budget_options();
+  o.workers = 2;
+  Loaded l;
+  open_table_t(fs, o, true, &l);
+  load(*l.db, l.t, 0);
+  l.hold_demotions();
+  std::uint64_t e = 0;
+  const int cold_key = l.first_cold(&e);
+  EXPECT_GE(cold_key, 0);
+  if (cold_key < 0) return out;
+  bool evicted = false;
+  EXPECT_TRUE(l.t->index().evict_leaf(key_of(cold_key), &evicted).is_ok());
+  EXPECT_TRUE(evicted);
+  const DatabaseStats before = l.db->stats();
+  int right[2] = {0, 0};
+  testing::ListGenerator gen0(gets_of(l.t, cold_key, gets, &right[0]));
+  testing::ListGenerator gen1(gets_of(l.t, cold_key, gets, &right[1]));
+  TxnGenerator* gens[] = {&gen0, &gen1};
+  bool app_right = !app;
+  fs->hold_io(true);
+  std::atomic<bool> done{false};
+  // Bounded: a miss that reads on its own leaves the joins short, and the disk must go on.
+  const auto joins_reach = [&](std::uint64_t n) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done.load() && std::chrono::steady_clock::now() < until &&
+           l.db->stats().index_leaf_read_joins - before.index_leaf_read_joins < n) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  };
+  std::thread release([&] {
+    joins_reach(worker_joins);
+    std::thread app_get;
+    if (app) {
+      app_get = std::thread([&] {
+        Result<Transaction> tx = l.db->begin();
+        EXPECT_TRUE(tx.is_ok());
+        if (!tx.is_ok()) return;
+        Result<std::string_view> r = tx->get(*l.t, key_of(cold_key));
+        EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+        app_right = r.is_ok() && *r == value_of(cold_key, 0);
+        EXPECT_TRUE(tx->commit().is_ok());
+      });
+      joins_reach(worker_joins + 1);
+    }
+    fs->hold_io(false);
+    if (app_get.joinable()) app_get.join();
+  });
+  ExecCase c{mode, SchedulerPolicy::kBatch};
+  const Status run = l.db->run(gens, testing::exec_of(c, 8));
+  done.store(true);
+  release.join();
+  EXPECT_TRUE(run.is_ok()) << run.to_string();
+  bool ok = run.is_ok();
+  for (Code code : gen0.outcomes) ok = ok && code == Code::kOk;
+  for (Code code : gen1.outcomes) ok = ok && code == Code::kOk;
+  out.all_right = ok && app_right && right[0] == gets && right[1] == gets;
+  const DatabaseStats after = l.db->stats();
+  out.joins = after.index_leaf_read_joins - before.index_leaf_read_joins;
+  out.loads = after.index_leaf_loads - before.index_leaf_loads;
+  out.loads_async = after.index_leaf_loads_async - before.index_leaf_loads_async;
+  return out;
+}
+
+TEST(ColdStore, MissesOnOneLeafFromTwoWorkersAndAnApplicationThreadShareOneRead) {
+  struct Case {
+    ExecMode mode;
+    int gets;
+    std::uint64_t worker_joins;
+    bool app;
+    std::uint64_t loads_async;
+  };
+  // Interleaved: reading per worker made two reads and fourteen joins. Sequential: the workers
+  // read through their rings and spin, and the other worker's miss and the application
+  // thread's join (a pread each before, no join).
+  for (const Case& c : {Case{ExecMode::kInterleaved, 8, 15, false, 1},
+                        Case{ExecMode::kSequential, 4, 1, true, 0}}) {
+    SCOPED_TRACE(c.mode == ExecMode::kSequential ? "sequential" : "interleaved");
+    const LeafShare got = misses_on_one_leaf(c.mode, c.gets, c.worker_joins, c.app);
+    EXPECT_TRUE(got.all_right);
+    EXPECT_EQ(got.joins, c.worker_joins + (c.app ? 1 : 0));
+    EXPECT_EQ(got.loads, 1u);
+    EXPECT_EQ(got.loads_async, c.loads_async);
+  }
+}
+
 // Flips a byte of the value of the record at `a` in its log segment (found by number):
 // *seg names the file, *original the byte it held (at a.offset + header + 8).
 void damage_value(storage::SimFileSystem& fs, const mvcc::entry::ColdAddress& a, std::string* seg,
