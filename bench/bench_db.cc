@@ -126,8 +126,9 @@ void ColdFigures::with_leaves(const DatabaseStats& before, const DatabaseStats& 
 }
 
 ColdFigures ColdFigures::of(const DatabaseStats& before, const DatabaseStats& after,
-                            std::uint64_t accesses, double seconds) {
+                            double seconds) {
   ColdFigures f;
+  const std::uint64_t accesses = after.record_accesses - before.record_accesses;
   const std::uint64_t reads = after.cold_reads - before.cold_reads;
   const std::uint64_t misses = reads + (after.cold_read_joins - before.cold_read_joins);
   if (accesses > 0) {

@@ -46,9 +46,10 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
 // Opens the benchmark's database; on failure prints why (to stderr) and answers null.
 std::unique_ptr<Database> open_bench_db(const Options& options);
 
-// The cold store's figures over one run (between two stats() snapshots): `accesses` is the
-// number of record accesses the run made (a miss is a cold read led or joined).
+// The cold store's figures over one run (between two stats() snapshots).
 struct ColdFigures {
+  // Of the records the run's operations reached (DatabaseStats::record_accesses), the share
+  // found in memory: a miss is a cold read led or joined. 1 when nothing was reached.
   double hit_ratio = 1;
   // Of the index leaves the workers' operations reached (leaves on storage: --page-index), the
   // share found in memory: 1 - loads / visits (ExecStats::index_leaf_visits); 1 with no leaf
@@ -59,8 +60,7 @@ struct ColdFigures {
   double cold_read_bytes_per_s = 0;
   double io_depth = 0;  // mean storage reads in flight (Little's law: total wait / run time)
   std::uint64_t evictions = 0;
-  static ColdFigures of(const DatabaseStats& before, const DatabaseStats& after,
-                        std::uint64_t accesses, double seconds);
+  static ColdFigures of(const DatabaseStats& before, const DatabaseStats& after, double seconds);
   // `exec`: the workers' counters over the same interval (exec_delta).
   void with_leaves(const DatabaseStats& before, const DatabaseStats& after, const ExecStats& exec);
 };

@@ -250,7 +250,7 @@ Status run_variant(Database& db, Table& hot, Table& cold, const Config& cfg, con
   res->hot_txn_per_s = static_cast<double>(res->total.hot.commits) / res->run_s;
   res->cold_txn_per_s = static_cast<double>(res->total.cold.commits) / res->run_s;
   res->txn_per_s = res->hot_txn_per_s + res->cold_txn_per_s;
-  const ColdFigures f = ColdFigures::of(sbefore, db.stats(), 0, res->run_s);
+  const ColdFigures f = ColdFigures::of(sbefore, db.stats(), res->run_s);
   res->iops = f.cold_reads_per_s;
   res->io_depth = f.io_depth;
   const DurabilityStats dafter = db.durability_stats();

@@ -556,7 +556,7 @@ int scan_main(int argc, char** argv, int first) {
         return 1;
       }
       const DatabaseStats after = db->stats();
-      const ColdFigures f = ColdFigures::of(before, after, 0, r.seconds);
+      const ColdFigures f = ColdFigures::of(before, after, r.seconds);
       r.cold_reads = after.cold_reads - before.cold_reads;
       r.cold_read_ios = after.cold_read_ios - before.cold_read_ios;
       r.iops = f.cold_reads_per_s;

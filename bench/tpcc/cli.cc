@@ -314,7 +314,7 @@ struct RunFigures {
   double log_mb_s = 0;
   double syncs_s = 0;
   std::uint64_t checkpoints = 0;
-  ColdFigures cold;  // its hit ratio is not known here (TPC-C does not count record accesses)
+  ColdFigures cold;
   double cold_misses_per_txn = 0;
   AbortCauses aborts;
 };
@@ -351,7 +351,7 @@ Status run_one(const Config& cfg, Setup* s, const std::string& mix, const Varian
   if (!st.is_ok()) return st;
   const DurabilityStats after = s->db->durability_stats();
   const DatabaseStats safter = s->db->stats();
-  f->cold = ColdFigures::of(sbefore, safter, 0, r->run_s);
+  f->cold = ColdFigures::of(sbefore, safter, r->run_s);
   f->aborts = AbortCauses::of(sbefore, safter);
   const std::uint64_t misses =
       (safter.cold_reads - sbefore.cold_reads) + (safter.cold_read_joins - sbefore.cold_read_joins);
@@ -409,9 +409,11 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
                 f.checkpoints == 1 ? "" : "s");
   }
   if (cfg.db.memory_budget_mib != 0) {
-    std::printf("  %-12s %.2f cold misses/txn, %.0f cold reads/s (%.1f MB/s), io depth %.1f\n", "",
-                f.cold_misses_per_txn, f.cold.cold_reads_per_s, f.cold.cold_read_bytes_per_s / 1e6,
-                f.cold.io_depth);
+    std::printf(
+        "  %-12s hit ratio %.4f, %.2f cold misses/txn, %.0f cold reads/s (%.1f MB/s), io depth "
+        "%.1f\n",
+        "", f.cold.hit_ratio, f.cold_misses_per_txn, f.cold.cold_reads_per_s,
+        f.cold.cold_read_bytes_per_s / 1e6, f.cold.io_depth);
   }
   std::fflush(stdout);
   if (cfg.json == "none") return "";
@@ -469,7 +471,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("peak_rss_bytes", peak_rss_bytes()).add("live_versions", st.live_versions);
   o.add("peak_rss_mib", peak_rss_mib());
   o.add("memory_budget_mib", cfg.db.memory_budget_mib);
-  o.add("cold_misses_per_txn", f.cold_misses_per_txn);
+  o.add("hit_ratio", f.cold.hit_ratio).add("cold_misses_per_txn", f.cold_misses_per_txn);
   o.add("cold_reads_per_s", f.cold.cold_reads_per_s).add("io_depth", f.cold.io_depth);
   o.add("cold_read_bytes_per_s", f.cold.cold_read_bytes_per_s);
   o.add("live_version_bytes", st.live_version_bytes);

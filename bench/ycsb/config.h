@@ -96,9 +96,6 @@ struct ThreadResult {
   std::uint64_t commits = 0;
   std::uint64_t aborts = 0;
   std::uint64_t ops = 0;
-  // Records the operations reached: a scan's rows, one for every other operation. The records'
-  // hit ratio is over these (a scan of 100 cold rows is 100 misses, not one).
-  std::uint64_t records = 0;
   std::array<std::uint64_t, 5> by_op{};  // ops by Op: the mix as run
   std::uint64_t errors = 0;
   std::string first_error;
@@ -117,7 +114,6 @@ struct ThreadResult {
     commits += r.commits;
     aborts += r.aborts;
     ops += r.ops;
-    records += r.records;
     for (std::size_t k = 0; k < by_op.size(); ++k) by_op[k] += r.by_op[k];
     errors += r.errors;
     if (first_error.empty()) first_error = r.first_error;

@@ -437,7 +437,7 @@ Status run_mode(Database& db, Table& table, const Config& cfg, const Zipf* zipf,
   res->log_bytes_per_s = static_cast<double>(dafter.log_bytes - dbefore.log_bytes) / res->run_s;
   res->syncs_per_s = static_cast<double>(dafter.log_flushes - dbefore.log_flushes) / res->run_s;
   const DatabaseStats safter = db.stats();
-  res->cold = ColdFigures::of(sbefore, safter, res->total.records, res->run_s);
+  res->cold = ColdFigures::of(sbefore, safter, res->run_s);
   res->cold.with_leaves(sbefore, safter, res->exec);
   res->aborts = AbortCauses::of(sbefore, safter);
   if (dafter.halted) status = Status::io_error(dafter.halt_reason);

@@ -230,6 +230,12 @@ struct DatabaseStats {
   std::uint64_t cold_read_ios = 0;
   std::uint64_t cold_read_bytes = 0;
   std::uint64_t cold_read_joins = 0;  // misses that waited for a read already in flight
+  // Records the ended transactions' operations reached, on any thread: a key of a get, a write
+  // or a multi_get, an index entry a scan passed (a row it returned, or one it skipped as not
+  // visible). The records' hit ratio over an interval: 1 - (cold_reads + cold_read_joins) /
+  // record_accesses (misses are reads led or joined; a scan's records taken from its own
+  // extents count as read back).
+  std::uint64_t record_accesses = 0;
   std::uint64_t cold_read_errors =
       0;                         // reads that failed (I/O error or a record that did not verify)
   std::uint64_t evictions = 0;   // records turned back into cold entries

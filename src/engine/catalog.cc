@@ -106,6 +106,7 @@ DatabaseStats DatabaseImpl::stats() const {
     s.records_reclaimed += c.records_reclaimed.load(std::memory_order_relaxed);
     s.stale_entries_pending += c.stale_pending.load(std::memory_order_relaxed);
     s.stale_entries_removed += c.stale_removed.load(std::memory_order_relaxed);
+    s.record_accesses += c.record_accesses.load(std::memory_order_relaxed);
     not_records += c.oids_not_records.load(std::memory_order_relaxed);
   }
   s.live_versions = static_cast<std::uint64_t>(live);

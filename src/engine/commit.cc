@@ -118,6 +118,10 @@ void DatabaseImpl::finish_txn(TxnContext* ctx, std::uint32_t log) {
 }
 
 void DatabaseImpl::end_context(TxnContext* ctx, std::uint32_t log) {
+  if (ctx->records_reached != 0) {
+    mvcc::add_own(ctx->record_accesses, ctx->records_reached);
+    ctx->records_reached = 0;
+  }
   struct Arg {
     DatabaseImpl* db;
     std::uint32_t log;

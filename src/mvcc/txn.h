@@ -209,6 +209,8 @@ struct alignas(64) TxnContext {
   // Stale secondary entries queued and not handled yet, and those removed.
   std::atomic<std::uint64_t> stale_pending{0};
   std::atomic<std::uint64_t> stale_removed{0};
+  // Records the ended transactions' operations reached (records_reached, published at the end).
+  std::atomic<std::uint64_t> record_accesses{0};
 
   // ---- Private to the occupant ----
   alignas(64) std::uint32_t index = 0;
@@ -223,6 +225,10 @@ struct alignas(64) TxnContext {
   // SSN (mvcc/ssn.h), set at begin. η and π in SSN's doubled units.
   bool serializable = false;
   bool read_only = false;  // declared: writes are refused
+  // Records the running transaction's operations reached (engine/access_ops.inc, run and
+  // scan_op): counted here, where every operation writes, and added to record_accesses when
+  // the transaction ends, so no operation writes a line other threads read.
+  std::uint64_t records_reached = 0;
   std::uint64_t ssn_eta = 0;
   std::uint64_t ssn_pi = ~std::uint64_t{0};
   std::vector<ReadEntry> reads;

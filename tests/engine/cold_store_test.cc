@@ -1351,6 +1351,51 @@ TEST(ColdStore, MissesOnOneLeafFromTwoWorkersAndAnApplicationThreadShareOneRead)
   }
 }
 
+// The records' hit ratio (DatabaseStats::record_accesses): every record an operation reaches
+// counts once, on an application thread and on a worker, committed or aborted, and a limited
+// scan counts the entries up to the one it stopped at. Each record read back was reached: the
+// misses stay below the accesses.
+TEST(ColdStore, RecordAccessesCountEveryRecordReached) {
+  Loaded l;
+  open_loaded(std::make_shared<storage::SimFileSystem>(19), &l);
+  const DatabaseStats before = l.db->stats();
+  {
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    for (int k = 0; k < 10; ++k) ASSERT_TRUE(tx->get(*l.t, key_of(k * 7)).is_ok());
+    for (int k = 0; k < 3; ++k) ASSERT_TRUE(tx->put(*l.t, key_of(k), value_of(k, 0)).is_ok());
+    int rows = 0;
+    ASSERT_TRUE(tx->scan(*l.t, key_of(100), "", 25, [&](std::string_view, std::string_view) {
+                    ++rows;
+                    return true;
+                  }).is_ok());
+    EXPECT_EQ(rows, 25);
+    // Not counted before the transaction ends.
+    EXPECT_EQ(l.db->stats().record_accesses - before.record_accesses, 0u);
+    ASSERT_TRUE(tx->commit().is_ok());
+  }
+  EXPECT_EQ(l.db->stats().record_accesses - before.record_accesses, 38u);
+  {
+    Result<Transaction> tx = l.db->begin();
+    ASSERT_TRUE(tx.is_ok());
+    ASSERT_TRUE(tx->get(*l.t, key_of(3)).is_ok());
+    tx->abort();
+  }
+  EXPECT_EQ(l.db->stats().record_accesses - before.record_accesses, 39u);
+  int right = 0;
+  testing::ListGenerator gen(gets_of(l.t, 5, 8, &right));
+  TxnGenerator* gens[] = {&gen};
+  const ExecCase c{ExecMode::kInterleaved, SchedulerPolicy::kBatch};
+  ASSERT_TRUE(l.db->run(gens, testing::exec_of(c, 8)).is_ok());
+  EXPECT_EQ(right, 8);
+  const DatabaseStats after = l.db->stats();
+  EXPECT_EQ(after.record_accesses - before.record_accesses, 47u);
+  const std::uint64_t misses =
+      after.cold_reads - before.cold_reads + after.cold_read_joins - before.cold_read_joins;
+  EXPECT_GT(misses, 0u);  // most of the table is cold under the budget
+  EXPECT_LE(misses, 47u);
+}
+
 // Flips a byte of the value of the record at `a` in its log segment (found by number):
 // *seg names the file, *original the byte it held (at a.offset + header + 8).
 void damage_value(storage::SimFileSystem& fs, const mvcc::entry::ColdAddress& a, std::string* seg,
