@@ -168,8 +168,8 @@ struct DatabaseStats {
   // (gets, writes and scans in the coroutine modes); the rest were read synchronously by the
   // thread that met the leaf (the plain modes, application threads, workers without a ring).
   std::uint64_t index_leaf_loads_async = 0;
-  // Misses on a leaf that waited for the read another transaction (on any worker, in the
-  // coroutine modes) had issued for it, instead of reading it again.
+  // Misses on a leaf that waited for the read another transaction (on any worker or
+  // application thread) had issued for it, instead of reading it again.
   std::uint64_t index_leaf_read_joins = 0;
   // Secondary indexes (Database::create_index with IndexOptions::key_version): attached to
   // their stored entries after an open, or built by reading their table; the entries the

@@ -368,6 +368,17 @@ void ColdStore::read_sync(ColdLoad* l) {
   complete(l, static_cast<std::int64_t>(got));
 }
 
+template <typename Describe>
+void ColdStore::spin_until_back(ColdPort* port, const ColdLoad* l, util::StallWatch& watch,
+                                const Describe& describe) {
+  const StageScope stage(Stage::kSyncWait);
+  for (std::uint32_t spins = 0; l->pending(); ++spins) {
+    if (port != nullptr) port->poll();
+    if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), describe);
+    util::backoff(spins);
+  }
+}
+
 Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
                             mvcc::TxnContext* ctx, std::uint32_t table, std::string_view key,
                             ColdPort* port, std::uint64_t* installed) {
@@ -396,14 +407,7 @@ Status ColdStore::load_sync(std::atomic<std::uint64_t>* slot, std::uint64_t e,
     } else if (m.lead) {
       read_sync(m.load);
     }
-    {
-      const StageScope stage(Stage::kSyncWait);
-      for (std::uint32_t spins = 0; m.load->pending(); ++spins) {
-        if (port != nullptr) port->poll();
-        if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), describe);
-        util::backoff(spins);
-      }
-    }
+    spin_until_back(port, m.load, watch, describe);
     Status s = outcome(m.load);
     *installed = m.load->installed;
     release(m.load);
@@ -569,12 +573,7 @@ void ColdStore::wait_shared(ColdPort* port, const ColdLoad* l) {
            describe(l->extent_file, l->extent_start, l->extent_len) + "; " +
            std::to_string(completed_reads()) + " cold reads completed in all";
   };
-  const StageScope stage(Stage::kSyncWait);
-  for (std::uint32_t spins = 0; l->pending(); ++spins) {
-    if (port != nullptr) port->poll();
-    if (spins >= util::kYieldingSpins) watch.turn(completed_reads(), what);
-    util::backoff(spins);
-  }
+  spin_until_back(port, l, watch, what);
 }
 
 std::size_t ColdStore::take_released(ColdReader* owner, ColdLoad** out, std::size_t max) {

@@ -451,6 +451,11 @@ class ColdStore {
   std::atomic<std::uint64_t> leaf_write_errors_{0};
   std::atomic<std::uint64_t> demotions_{0};  // records whose OID the leaves' hand gave back
   std::atomic<std::uint64_t> leaf_joins_{0};
+  // A synchronous wait for read `l`: spins, polling `port` (the thread's, or null: the read may
+  // be on its own ring), and reports through `watch` once the spin lasts.
+  template <typename Describe>
+  void spin_until_back(ColdPort* port, const ColdLoad* l, util::StallWatch& watch,
+                       const Describe& describe);
   // The shared leaf reads (read_shared): a row with a load is held by `holders` transactions,
   // or by none and waits for its owner to collect it.
   struct SharedRead {

@@ -325,12 +325,17 @@ void open_table_t(std::shared_ptr<storage::SimFileSystem> fs, const Options& o, 
   out->t = *t;
 }
 
+// Opens table "t" on `fs` under options `o` and loads every record (round 0) into *out.
+void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, const Options& o, Loaded* out) {
+  open_table_t(fs, o, true, out);
+  load(*out->db, out->t, 0);
+}
+
 void open_loaded(std::shared_ptr<storage::SimFileSystem> fs, Loaded* out, bool cache = true,
                  bool page = true) {
   Options o = budget_options();
   o.page_index_leaves = page;
-  open_table_t(fs, o, true, out);
-  load(*out->db, out->t, 0);
+  open_loaded(fs, o, out);
   ASSERT_TRUE(out->db->set_cache_reads(*out->t, cache).is_ok());
 }
 
@@ -1269,8 +1274,7 @@ LeafShare misses_on_one_leaf(ExecMode mode, int gets, std::uint64_t worker_joins
   Options o = budget_options();
   o.workers = 2;
   Loaded l;
-  open_table_t(fs, o, true, &l);
-  load(*l.db, l.t, 0);
+  open_loaded(fs, o, &l);
   l.hold_demotions();
   std::uint64_t e = 0;
   const int cold_key = l.first_cold(&e);
@@ -1756,8 +1760,7 @@ TEST(ColdStore, TheHandLapsWhileWritersStayAheadOfIt) {
   Options o = budget_options();
   o.memory_budget_bytes = 1;
   Loaded l;
-  open_table_t(fs, o, true, &l);
-  load(*l.db, l.t, 0);
+  open_loaded(fs, o, &l);
   EXPECT_GT(l.db->stats().evictions, std::uint64_t{kRecords} / 2);
   expect_round(*l.db, l.t, std::vector<int>(kRecords, 0));
 }
