@@ -475,6 +475,10 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("cold_reads_per_s", f.cold.cold_reads_per_s).add("io_depth", f.cold.io_depth);
   o.add("cold_read_bytes_per_s", f.cold.cold_read_bytes_per_s);
   o.add("live_version_bytes", st.live_version_bytes);
+  o.add("index_frame_bytes", st.index_frame_bytes);
+  o.add("index_leaves_stored", st.index_leaves_stored);
+  o.add("secondary_leaves_stored", st.secondary_leaves_stored);
+  o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("version_heap_bytes", st.version_heap_bytes);
   o.add("version_bytes_released", st.version_bytes_released);
   o.add_object("machine", machine_description());
@@ -492,8 +496,16 @@ void report_summary(const Config& cfg, const Setup& s, const std::vector<std::st
     }
   }
   const DatabaseStats st = s.db->stats();
-  std::printf("  peak RSS %.1f MiB, %s live versions\n", peak_rss_mib(),
-              with_commas(st.live_versions).c_str());
+  std::printf("  peak RSS %.1f MiB, %s live versions, index frames %.1f MiB", peak_rss_mib(),
+              with_commas(st.live_versions).c_str(),
+              static_cast<double>(st.index_frame_bytes) / (1 << 20));
+  if (st.index_leaf_evictions != 0) {
+    std::printf(" (%s leaves on storage, %s of them secondary; %s leaf loads)",
+                with_commas(st.index_leaves_stored).c_str(),
+                with_commas(st.secondary_leaves_stored).c_str(),
+                with_commas(st.index_leaf_loads).c_str());
+  }
+  std::printf("\n");
   if (cfg.verify) {
     std::printf("  verify: TPC-C consistency conditions 1-4 hold (%s checks)\n",
                 with_commas(s.verified).c_str());

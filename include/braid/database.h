@@ -159,11 +159,15 @@ struct DatabaseStats {
   std::uint64_t pruned_versions = 0;   // cut from chains because no snapshot can see them
   std::uint64_t index_nodes = 0;       // in the primary and secondary B+-trees
   std::uint64_t index_nodes_free = 0;  // left their tree by merges, kept for its later splits
-  // Under a memory budget, primary-index leaves go to storage too (docs/internals/index.md,
-  // "Leaves on storage"): leaves there now, and evictions and loads of leaves so far.
+  // Under a memory budget with Options::page_index_leaves, index leaves go to storage too
+  // (docs/internals/index.md, "Leaves on storage"), the primary trees' and the secondary
+  // trees': leaves there now, and evictions and loads of leaves so far; of them, the
+  // secondary trees' leaves there now and their evictions.
   std::uint64_t index_leaves_stored = 0;
   std::uint64_t index_leaf_evictions = 0;
   std::uint64_t index_leaf_loads = 0;
+  std::uint64_t secondary_leaves_stored = 0;
+  std::uint64_t secondary_leaf_evictions = 0;
   // Of those loads, the ones read through a worker's ring while the operation was suspended
   // (gets, writes and scans in the coroutine modes); the rest were read synchronously by the
   // thread that met the leaf (the plain modes, application threads, workers without a ring).
@@ -219,8 +223,8 @@ struct DatabaseStats {
   // The cold store (Options::memory_budget_bytes), and what the budget counts now: live
   // versions, and where the index pages every share of index_frame_bytes, oid_bytes and
   // index_run_list_bytes too (0 without a budget). Eviction keeps it near the budget; it stays
-  // above only by what no hand can give back (secondary trees, inner nodes, the run list, OIDs
-  // of hot records).
+  // above only by what no hand can give back (inner nodes, the run list, OIDs of hot records,
+  // a secondary tree while create_index builds it).
   std::uint64_t memory_budget_bytes = 0;
   std::uint64_t memory_budget_counted_bytes = 0;
   std::uint64_t cold_reads = 0;  // records read back from storage

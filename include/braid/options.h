@@ -329,12 +329,12 @@ struct Options {
   // Any size is valid: one below what the open transactions touch evicts every record it may
   // as soon as it may (correct, and every access a cold read: the tests' setting).
   std::uint64_t memory_budget_bytes = 0;
-  // Under a budget, primary-index leaves leave memory too (docs/internals/index-paging.md): the
+  // Under a budget, index leaves leave memory too (docs/internals/index-paging.md): the
   // budget then counts the index beside the versions (every tree's node frames, the OID arrays'
   // pages), a second CLOCK hand writes leaves not used since its last pass to node segments in
   // the directory, and a descent that meets one reads it back (a worker's coroutines suspend
   // on the read; the plain modes and application threads read synchronously); cold records
-  // give their OIDs back. Inner nodes and secondary trees are counted and stay in memory. Off
+  // give their OIDs back. Secondary trees' leaves go too; inner nodes are counted and stay. Off
   // by default: the budget then covers the index as well as the versions, so a database sized
   // for a budget of versions (a hot set kept with its index in memory, as MosaicDB keeps it)
   // would hold far fewer records in memory under the same figure; under small budgets it is

@@ -120,19 +120,23 @@ DatabaseStats DatabaseImpl::stats() const {
     return n;
   };
 
+  const auto add_tree = [&s](const index::BTree& tree) {
+    s.index_nodes += tree.node_count();
+    s.index_nodes_free += tree.free_node_count();
+    s.index_leaves_stored += tree.stored_leaves();
+    s.index_leaf_evictions += tree.evictions();
+    s.index_leaf_loads += tree.loads();
+    s.index_leaf_loads_async += tree.driver_loads();
+    s.index_frame_bytes_released += tree.released_bytes();
+    s.index_frame_bytes += tree.frame_bytes();
+  };
   for (const auto& t : tables_) {
-    s.index_nodes += t->index().node_count();
-    s.index_nodes_free += t->index().free_node_count();
-    s.index_leaves_stored += t->index().stored_leaves();
-    s.index_leaf_evictions += t->index().evictions();
-    s.index_leaf_loads += t->index().loads();
-    s.index_leaf_loads_async += t->index().driver_loads();
-    s.index_frame_bytes_released += t->index().released_bytes();
-    s.index_frame_bytes += t->index().frame_bytes();
+    add_tree(t->index());
     for (std::uint32_t i = 0; i < t->index_count(); ++i) {
-      s.index_nodes += t->secondary(i)->tree().node_count();
-      s.index_nodes_free += t->secondary(i)->tree().free_node_count();
-      s.index_frame_bytes += t->secondary(i)->tree().frame_bytes();
+      const index::BTree& tree = t->secondary(i)->tree();
+      add_tree(tree);
+      s.secondary_leaves_stored += tree.stored_leaves();
+      s.secondary_leaf_evictions += tree.evictions();
     }
     s.oid_bytes += t->oids().used_bytes();
     s.oids_free += t->oids().free_count();

@@ -70,6 +70,7 @@ struct CheckpointRun {
   std::uint32_t index_table = 0;
   std::uint32_t index_slot = 0;
   std::string index_from;
+  index::LeafImages index_images;  // a secondary tree's leaves on storage, read, not loaded
   storage::IndexFileWriter index_file;
   std::vector<storage::StoredIndex> stored;
   // Fixups by cookie: cookie c is fixups[c - first_cookie]; the done prefix is dropped.

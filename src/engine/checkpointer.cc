@@ -507,9 +507,11 @@ Result<bool> Durability::write_indexes(std::uint32_t budget) {
       c.index_from.clear();
     }
     if (budget == 0) return false;
-    // A secondary tree has no store: nothing fails on a load.
-    const bool read = sec->tree().scan_leaf(c.index_from, false, {}, {}, false, &c.batch);
-    BRAID_ASSERT(read);
+    // Leaves on storage are read through their images, as the records' scan reads them.
+    if (!sec->tree().scan_leaf(c.index_from, false, {}, {}, false, &c.batch, &c.index_images)) {
+      // This checkpoint fails: one that skipped the leaf's entries would attach without them.
+      return index::take_load_failure("checkpoint of index '" + sec->name() + "'");
+    }
     for (const auto& e : c.batch.entries) {
       if (Status s = c.index_file.add(c.batch.key(e), Index::secondary_len_of(e.value));
           !s.is_ok()) {

@@ -332,9 +332,9 @@ class ColdStore {
   bool over_budget(bool sample = false);
   // One bounded CLOCK step: visits up to `visits` entries from the shared hand and evicts
   // what it may, while version memory is above the low-water mark. Answers the evictions.
-  // Primary-index leaves count in the budget with the versions and go too (a paging tree's,
-  // BTree::pages): each step also moves a second hand over the leaves that hold about `visits`
-  // keys, so both hands cross the key space at about one pace.
+  // Index leaves count in the budget with the versions and go too (a paging tree's, primary or
+  // secondary, BTree::pages): each step also moves a second hand over the leaves that hold
+  // about `visits` keys, so both hands cross the key space at about one pace.
   std::uint32_t sweep(mvcc::TxnContext* ctx, std::uint32_t visits);
   // The leaves' hand alone, for the open's replay (one thread, before any worker runs): under
   // a budget records come back as addresses, so the index it rebuilds is what fills the
@@ -444,6 +444,7 @@ class ColdStore {
   bool pages_index_ = false;
   std::mutex leaf_mutex_;  // the leaves' hand: its table and where in it, and its pace
   std::uint32_t leaf_table_ = 0;
+  std::uint32_t leaf_tree_ = 0;  // 0: the table's primary tree; i + 1: its secondary i
   std::string leaf_hand_;
   std::uint64_t leaf_sweeps_ = 0;
   std::uint64_t leaf_lap_start_ = 0;

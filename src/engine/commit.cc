@@ -59,6 +59,12 @@ Status DatabaseImpl::serialization_failure() {
 
 Status DatabaseImpl::commit(TxnContext* ctx, std::uint32_t log, std::uint64_t* cts_out) {
   std::uint64_t cts = 0;
+  if (ctx->failed_write) [[unlikely]] {
+    abort(ctx, log);
+    return Status::io_error(
+        "transaction aborted: one of its writes failed after installing its record (a "
+        "secondary index entry could not be added), so committing it would lose that entry");
+  }
   if (!ctx->writes.empty()) {
     storage::LogWriter* w = durability_ != nullptr ? durability_->log(log) : nullptr;
     std::uint32_t bytes = 0;

@@ -229,9 +229,12 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
                           SecondaryKeys* out);
   // After the write installed `value` for `oid`: adds the entries the new version needs
   // (`prev`: the version it replaced, whose entries exist already) and stages the entries of
-  // `prev` that the new version does not derive as stale.
-  void add_secondary(mvcc::TxnContext* ctx, Table& table, std::string_view key, std::uint64_t oid,
-                     const SecondaryKeys& keys, const mvcc::Version* prev);
+  // `prev` that the new version does not derive as stale. IOError or Corruption when an entry's
+  // leaf is on storage and cannot be read in (a paging tree): the transaction is then marked
+  // to abort at its commit (TxnContext::failed_write), since its record is installed already.
+  [[nodiscard]] Status add_secondary(mvcc::TxnContext* ctx, Table& table, std::string_view key,
+                                     std::uint64_t oid, const SecondaryKeys& keys,
+                                     const mvcc::Version* prev);
   void remove_secondary_adds(mvcc::TxnContext* ctx);
   // Stages the entry secondary ‖ key → oid as stale (mvcc::StaleEntry); stage_stale_of stages
   // every entry `prev` derives (a removal's).
@@ -291,10 +294,16 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   mvcc::TxnTable txns_;
   mvcc::Protocol protocol_;
   std::unique_ptr<ColdStore> cold_;  // with a directory; outlives the durability layer
-  // Where primary-index leaves go under a budget (with a writable directory): declared
+  // Where index leaves go under a budget (with a writable directory): declared
   // before the tables, so it outlives their trees, and after the cold store, whose file table
   // it reads through.
   std::unique_ptr<NodeSegments> node_segments_;
+  // The ids secondary trees carry in their node images: above every table's (Options::max_tables
+  // is at most 65536), the index's place in indexes_ below.
+  static constexpr std::uint32_t kSecondaryTreeIds = std::uint32_t{1} << 31;
+  // The leaves' hand's pace (keys of credit per move) when it catches up with a secondary tree
+  // that create_index built whole in memory.
+  static constexpr std::uint32_t kSecondaryCatchUpKeys = 2048;
   // The replay's writes, how often its leaves' hand looks at the budget, and the most moves it
   // makes then (recover_write).
   static constexpr std::uint32_t kRecoverySweepEvery = 256;

@@ -100,8 +100,8 @@ std::uint64_t ColdStore::live_bytes() const {
   // nodes and the free frames it keeps for loads (its leaves are what the leaves' hand gives
   // back, and the frames they leave go back past twice what the tree keeps, sweep_leaves);
   // the OID array's pages (demotion frees OIDs of cold records, and whole pages of free OIDs
-  // go back, OidArray::trim_locked); and the secondary trees, which do not page, so the
-  // leaves and versions make room for them.
+  // go back, OidArray::trim_locked); and the secondary trees' frames, whose leaves the same
+  // hand gives back.
   const std::uint32_t tables = deps_.tables->table_count();
   for (std::uint32_t i = 0; i < tables; ++i) {
     Table* table = deps_.tables->table_at(i);
@@ -135,6 +135,26 @@ bool no_open_writes(void* arg, const index::Node& leaf) {
     if (!leaf_value::names_oid(named)) continue;  // a record on storage: nobody writes it
     const std::uint64_t oid = leaf_value::oid(named);
     BRAID_DASSERT(oid < table->oids().allocated());
+    const std::uint64_t e = table->oids().entry(oid).load(std::memory_order_acquire);
+    if (!entry::is_hot(e)) continue;
+    const std::uint64_t stamp = entry::hot(e)->stamp.load(std::memory_order_acquire);
+    if (mvcc::is_owner_stamp(stamp) || stamp == mvcc::kInvisible) return false;
+  }
+  return true;
+}
+
+// The same for a secondary tree's leaf: an abort removes the entries its transaction added
+// (DatabaseImpl::remove_secondary_adds), and such an entry names the OID whose head is the
+// transaction's own version. An attached entry names no OID (Index::kNoOid): nobody's write.
+bool no_open_entries(void* arg, const index::Node& leaf) {
+  Table* table = static_cast<LeafPass*>(arg)->table;
+  for (unsigned i = 0; i < leaf.count; ++i) {
+    const std::uint64_t packed = leaf.tails(leaf.count)[i].value;
+    if (Index::names_no_oid(packed)) continue;
+    const std::uint64_t oid = Index::oid_of(packed);
+    // A stale entry may name an OID the array has given back since (a page of free entries
+    // reads as empty): nobody writes through it.
+    if (oid >= table->oids().allocated()) continue;
     const std::uint64_t e = table->oids().entry(oid).load(std::memory_order_acquire);
     if (!entry::is_hot(e)) continue;
     const std::uint64_t stamp = entry::hot(e)->stamp.load(std::memory_order_acquire);
@@ -186,22 +206,42 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx)
   }
   const std::uint64_t pace = leaf_credit_;
   leaf_credit_ = 0;
+  // The hand walks every paging tree in turn: a table's primary tree (leaf_tree_ 0), then its
+  // secondary trees (leaf_tree_ i + 1 for secondary i).
   const std::uint32_t tables = deps_.tables->table_count();
-  for (std::uint32_t tried = 0; tried <= tables; ++tried) {
-    if (leaf_table_ >= tables) leaf_table_ = 0;
+  const auto next_tree = [&](Table* t) {
+    leaf_hand_.clear();
+    if (t != nullptr && leaf_tree_ < t->index_count()) {
+      ++leaf_tree_;
+      return;
+    }
+    leaf_tree_ = 0;
+    ++leaf_table_;
+  };
+  for (std::uint32_t tried = 0; tried <= tables * (1 + kMaxIndexesPerTable); ++tried) {
+    if (leaf_table_ >= tables) {
+      leaf_table_ = 0;
+      leaf_tree_ = 0;
+    }
     Table* t = tables == 0 ? nullptr : deps_.tables->table_at(leaf_table_);
     if (t == nullptr || !t->index().pages()) {
-      ++leaf_table_;
-      leaf_hand_.clear();
+      next_tree(nullptr);
       continue;
     }
+    if (leaf_tree_ > t->index_count()) {  // not reached: indexes are never dropped
+      next_tree(nullptr);
+      continue;
+    }
+    const bool primary = leaf_tree_ == 0;
+    index::BTree& tree = primary ? t->index() : t->secondary(leaf_tree_ - 1)->tree();
     std::size_t evicted = 0;
     // Demotion needs leaves that may name records by address (a budget: this hand runs only
-    // under one) in a table that allows it now, and room for the OIDs to wait.
+    // under one) in a table that allows it now, and room for the OIDs to wait. Secondary
+    // entries name OIDs, so a table with secondary indexes never demotes (Table::demotes).
     const bool room = ctx != nullptr && ctx->freed_oids.size() < kMaxWaitingDemotions;
-    LeafPass pass{t, room && t->demotes() ? ctx : nullptr};
-    if (!t->index()
-             .sweep_leaves(&leaf_hand_, kLeafBatchVisits, &evicted, &no_open_writes, &pass, pace,
+    LeafPass pass{t, primary && room && t->demotes() ? ctx : nullptr};
+    if (!tree.sweep_leaves(&leaf_hand_, kLeafBatchVisits, &evicted,
+                           primary ? &no_open_writes : &no_open_entries, &pass, pace,
                            pass.ctx != nullptr ? &demote_cold : nullptr)
              .is_ok()) {
       // The images could not be written (a full disk): the leaves stay, and so does the hand.
@@ -213,7 +253,7 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx)
       demotions_.fetch_add(pass.demoted, std::memory_order_relaxed);
       pass.ctx->reclaim_work.store(1, std::memory_order_relaxed);  // exact again at its finish
     }
-    if (leaf_hand_.empty()) ++leaf_table_;  // past its last leaf
+    if (leaf_hand_.empty()) next_tree(t);  // past its last leaf
     // The evicted leaves' frames wait on the tree's free list for loads. Once they are many
     // next to the tree (it shrank: a load's peak, or the versions' share grew) their pages go
     // back to the system, or the process keeps the tree's peak for good. Not in the steady
@@ -222,7 +262,6 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx)
     // measurably). What stays is the quarter of the tree's nodes, and at most a sixty-fourth
     // of the budget: the budget counts nodes in use, so the frames kept beside them are memory
     // past it (after a bulk load under a budget of 344 MiB, a quarter of the nodes was 34 MiB).
-    index::BTree& tree = t->index();
     const std::size_t idle = tree.free_node_count() - tree.released_frames();
     const std::size_t keep =
         std::min<std::size_t>(kKeptFrames + tree.node_count() / 4,

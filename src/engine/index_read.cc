@@ -27,8 +27,12 @@ void refresh_hint(Table& table, Index& sec, std::string_view entry_key, std::uin
   const std::size_t len = Index::secondary_len_of(hint);
   if (!entry_current(&sec, entry_key, len, head->value())) return;
   const auto oid = static_cast<std::uint64_t>(slot - &table.oids().entry(0));
-  // Lost to a writer that replaced or removed the entry meanwhile: it knows better.
-  (void)sec.tree().replace(entry_key, hint, Index::pack(oid, len));
+  // Lost to a writer that replaced or removed the entry meanwhile: it knows better. Best
+  // effort where the index pages too: a leaf that went out since the reader's visit and cannot
+  // be read back keeps the hint.
+  if (sec.tree().replace(entry_key, hint, Index::pack(oid, len)).failed()) {
+    (void)index::take_load_failure();
+  }
 }
 
 std::string prefix_successor(std::string_view prefix) {

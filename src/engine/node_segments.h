@@ -1,6 +1,7 @@
-// The engine's index::NodeStore (docs/internals/index-paging.md): the primary trees' evicted
-// leaves go to node segments in the database's directory (storage/node_segment.h), one writer
-// for the whole database, and come back through the cold store's file table.
+// The engine's index::NodeStore (docs/internals/index-paging.md): the trees' evicted leaves
+// (primary and secondary) go to node segments in the database's directory
+// (storage/node_segment.h), one writer for the whole database, and come back through the cold
+// store's file table.
 #pragma once
 
 #include <cstdint>

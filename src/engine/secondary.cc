@@ -9,6 +9,7 @@
 #include "engine/database_impl.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "engine/cold_store.h"
+#include "engine/node_segments.h"
 #include "mvcc/chain_walk.h"
 #include "storage/index_file.h"
 #include "util/assert.h"
@@ -36,22 +38,23 @@ Status check_entry_size(const Index& sec, std::size_t secondary_len, std::size_t
 }
 
 // Inserts the entry secondary ‖ key → oid (the caller checked its size) unless present (a
-// stale entry of the key's earlier record is replaced). Returns true when inserted; `*entry`
-// is the entry key, in `buf`.
-bool insert_entry(Index* sec, std::string_view secondary, std::string_view key, std::uint64_t oid,
-                  char (&buf)[kMaxKeyBytes], std::string_view* entry,
-                  index::LeafChange* change = nullptr) {
+// stale entry of the key's earlier record is replaced). `*entry` is the entry key, in `buf`.
+// Where the index pages, the entry's leaf may be on storage and its read may fail: kFailed,
+// with take_load_failure() saying why, and the entry is not there.
+enum class EntryAdd : std::uint8_t { kInserted, kPresent, kFailed };
+EntryAdd insert_entry(Index* sec, std::string_view secondary, std::string_view key,
+                      std::uint64_t oid, char (&buf)[kMaxKeyBytes], std::string_view* entry,
+                      index::LeafChange* change = nullptr) {
   std::memcpy(buf, secondary.data(), secondary.size());
   std::memcpy(buf + secondary.size(), key.data(), key.size());
   *entry = {buf, secondary.size() + key.size()};
   const std::uint64_t packed = Index::pack(oid, secondary.size());
   std::uint64_t existing = 0;
   for (int attempt = 0;; ++attempt) {
-    // A secondary tree has no store (only primary trees page), so nothing here fails on a load.
     const index::Outcome inserted = sec->tree().insert_if_absent(*entry, packed, &existing, change);
-    BRAID_ASSERT(!inserted.failed());
-    if (inserted) return true;
-    if (existing == packed) return false;
+    if (inserted.failed()) return EntryAdd::kFailed;
+    if (inserted) return EntryAdd::kInserted;
+    if (existing == packed) return EntryAdd::kPresent;
     // Same entry key, same primary key, another OID: the key was removed, its record
     // reclaimed (no snapshot sees it) and inserted again, before the removal's stale entry
     // came up in its queue (reclaim.cc). That entry is stale for everybody: replaced. The
@@ -59,8 +62,19 @@ bool insert_entry(Index* sec, std::string_view secondary, std::string_view key, 
     // (our uncommitted insert holds it), so nobody else adds this entry meanwhile.
     BRAID_ASSERT(Index::oid_of(existing) != Index::oid_of(packed));
     BRAID_ASSERT(attempt < 2);
-    (void)sec->tree().remove(*entry, existing);
+    if (sec->tree().remove(*entry, existing).failed()) return EntryAdd::kFailed;
   }
+}
+
+// The same, into a tree nobody else sees yet (an index being built or attached): no leaf of
+// it has left memory, so nothing fails on a load.
+bool insert_unshared(Index* sec, std::string_view secondary, std::string_view key,
+                     std::uint64_t oid) {
+  char buf[kMaxKeyBytes];
+  std::string_view entry;
+  const EntryAdd added = insert_entry(sec, secondary, key, oid, buf, &entry);
+  BRAID_ASSERT(added != EntryAdd::kFailed);
+  return added == EntryAdd::kInserted;
 }
 }  // namespace
 
@@ -78,9 +92,9 @@ Status DatabaseImpl::derive_secondary(Table& table, std::string_view key, std::s
   return Status::ok();
 }
 
-void DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view key,
-                                 std::uint64_t oid, const SecondaryKeys& keys,
-                                 const Version* prev) {
+Status DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view key,
+                                   std::uint64_t oid, const SecondaryKeys& keys,
+                                   const Version* prev) {
   const bool had_value = prev != nullptr && !prev->tombstone();
   for (std::uint32_t i = 0; i < table.index_count(); ++i) {
     Index* sec = table.secondary(i);
@@ -96,15 +110,22 @@ void DatabaseImpl::add_secondary(TxnContext* ctx, Table& table, std::string_view
     char buf[kMaxKeyBytes];
     std::string_view k;
     index::LeafChange change;
-    if (!insert_entry(sec, secondary, key, oid, buf, &k, ctx->serializable ? &change : nullptr)) {
-      continue;
+    const EntryAdd added =
+        insert_entry(sec, secondary, key, oid, buf, &k, ctx->serializable ? &change : nullptr);
+    if (added == EntryAdd::kFailed) [[unlikely]] {
+      // The record is installed and this entry is missing: the transaction cannot commit.
+      // What it added so far is listed and goes with its abort.
+      ctx->failed_write = true;
+      return index::take_load_failure("index '" + sec->name() + "'");
     }
+    if (added == EntryAdd::kPresent) continue;
     if (ctx->serializable) protocol_.ssn_note_insert(ctx, change);
     ctx->index_adds.push_back({sec, Index::pack(oid, secondary.size()),
                                static_cast<std::uint32_t>(ctx->index_keys.size()),
                                static_cast<std::uint16_t>(k.size())});
     ctx->index_keys.append(k);
   }
+  return Status::ok();
 }
 
 void DatabaseImpl::stage_stale(TxnContext* ctx, Index* sec, std::string_view secondary,
@@ -139,6 +160,8 @@ void DatabaseImpl::stage_stale_of(TxnContext* ctx, Table& table, std::string_vie
 void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
   for (auto it = ctx->index_adds.rbegin(); it != ctx->index_adds.rend(); ++it) {
     const std::string_view k(ctx->index_keys.data() + it->key_off, it->key_len);
+    // The leaf is in memory: one that holds an entry naming a record an open transaction
+    // writes never leaves (ColdStore::sweep_leaves), so nothing here fails on a load.
     const index::Outcome removed = it->index->tree().remove(k, it->value);
     BRAID_ASSERT(static_cast<bool>(removed));
   }
@@ -167,6 +190,16 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   if (durability_ != nullptr) {
     durability_->release_checkpoints();
     wake_worker0(true);  // a checkpoint asked for meanwhile waited for the hold
+  }
+  // A paging tree was built whole in memory (nobody could evict from it before it was
+  // published): the leaves' hand catches up with it now, while the budget is exceeded, as it
+  // does after a bulk load. Its leaves carry no marks from the build, so the first pass takes.
+  if (built.is_ok() && node_segments_ != nullptr && cold_->budget() != 0) {
+    index::BTree& tree = (*built)->tree();
+    tree.set_marks_uses(true);
+    (void)cold_->catch_up_index(
+        kSecondaryCatchUpKeys,
+        static_cast<std::uint32_t>(std::min<std::size_t>(8 * tree.node_count(), UINT32_MAX)));
   }
   return built;
 }
@@ -205,6 +238,14 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
   auto owned = std::make_unique<Index>(std::string(name), &table, std::move(key_fn),
                                        options.key_version, l2_cache_bytes(), &index_pool_);
   Index* sec = owned.get();
+  // Where the index pages, secondary trees page too, through the same store. Their ids sit
+  // above every table's, so an image read for one tree is never taken for another's.
+  if (node_segments_ != nullptr) {
+    sec->tree().attach_store(node_segments_.get(),
+                             kSecondaryTreeIds | static_cast<std::uint32_t>(indexes_.size()));
+    // The build's inserts are no application's reads (create_index turns marks on again).
+    sec->tree().set_marks_uses(false);
+  }
   // Build from every version of every record, not only the newest: the caller guarantees no
   // writer, but readers with older snapshots may read through the index once it is published.
   // The entries older versions derive and the newest does not are stale from the start: they
@@ -216,9 +257,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
     Key secondary;
     if (!sec->extract(key, value, &secondary)) return Status::ok();
     if (Status s = check_entry_size(*sec, secondary.size(), key.size()); !s.is_ok()) return s;
-    char buf[kMaxKeyBytes];
-    std::string_view entry;
-    (void)insert_entry(sec, secondary.view(), key, oid, buf, &entry);
+    (void)insert_unshared(sec, secondary.view(), key, oid);
     return Status::ok();
   };
   // Evicted records (their one version each) are read as the checker reads them: in passes of
@@ -349,6 +388,7 @@ Status DatabaseImpl::attach_entries(
           return Status::ok();
         }
         std::uint64_t existing = 0;
+        // The tree is not shared yet: nothing fails on a load.
         const index::Outcome inserted = sec->tree().insert_if_absent(
             entry, Index::pack(Index::kNoOid, secondary_len), &existing);
         BRAID_ASSERT(!inserted.failed());

@@ -47,8 +47,8 @@ Status DatabaseImpl::write(TxnContext* ctx, Table& table, std::string_view key,
   std::uint64_t oid = 0;
   const Version* prev = nullptr;
   Status s = write_primary(ctx, table, key, value, kind, hint, &oid, &prev);
-  if (s.is_ok()) add_secondary(ctx, table, key, oid, keys, prev);
-  return s;
+  if (!s.is_ok()) return s;
+  return add_secondary(ctx, table, key, oid, keys, prev);
 }
 
 Status DatabaseImpl::write_primary(TxnContext* ctx, Table& table, std::string_view key,

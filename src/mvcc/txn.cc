@@ -103,6 +103,7 @@ void TxnTable::start(TxnContext& c) {
   BRAID_DASSERT(c.leaf_inserts.empty());
   c.recent_read.table = nullptr;
   c.removes = false;
+  c.failed_write = false;
   c.serializable = false;
   c.read_only = false;
   c.ssn_eta = 0;

@@ -222,6 +222,9 @@ struct alignas(64) TxnContext {
   bool borrowed = false;              // taken by begin_if_free, not by its own thread
   bool in_scan = false;               // a scan callback is running (re-entry is refused)
   bool removes = false;  // this transaction wrote a tombstone (its commit queues Tombs)
+  // A write failed after its record was installed (a secondary entry's leaf could not be read
+  // in): the transaction's state is partial, so its commit aborts it.
+  bool failed_write = false;
   // SSN (mvcc/ssn.h), set at begin. η and π in SSN's doubled units.
   bool serializable = false;
   bool read_only = false;  // declared: writes are refused

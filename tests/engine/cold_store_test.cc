@@ -17,9 +17,9 @@
 #include "engine/exec_test_util.h"
 #include "engine/record_check.h"
 #include "engine/table.h"
+#include "engine/test_util.h"
 #include "storage/durability_util.h"
 #include "storage/log_format.h"
-#include "storage/node_segment.h"
 #include "storage/recovery.h"
 #include "util/random.h"
 
@@ -765,25 +765,11 @@ TEST_P(ColdStoreModes, AFailedLeafLoadFailsOnlyTheOperationThatNeededIt) {
   // A damaged image: the scan that meets it answers Corruption, and reads every row once the
   // image is whole again.
   evict();
-  std::uint64_t address = 0;
-  (void)tree.visit_bottom_up([&](const index::Node&, std::span<const std::uint64_t> children) {
-    for (const std::uint64_t w : children) {
-      if (index::is_address(w) && address == 0) address = w;
-    }
-    return std::uint64_t{0};
-  });
-  ASSERT_NE(address, 0u);
-  const mvcc::entry::ColdAddress a = mvcc::entry::cold(address);
-  const std::string seg = "/db/" + storage::node_segment_name(a.segment);
-  std::string img;
-  ASSERT_TRUE(fs->peek(seg, &img));
-  const std::uint64_t at = a.offset + 200;
-  ASSERT_LT(at, img.size());
-  const std::string original = img.substr(at, 1);
-  fs->poke(seg, at, std::string(1, static_cast<char>(original[0] ^ 0x5a)), true);
+  testing::LeafImageDamage damage;
+  ASSERT_TRUE(damage.damage(*fs, tree));
   EXPECT_EQ(run_one(scan), Code::kCorruption);
   EXPECT_LT(rows, static_cast<std::size_t>(kRecords));
-  fs->poke(seg, at, original, true);
+  damage.restore();
   EXPECT_EQ(run_one(scan), Code::kOk);
   EXPECT_EQ(rows, static_cast<std::size_t>(kRecords));
   EXPECT_FALSE(l.db->durability_stats().halted);

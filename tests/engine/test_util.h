@@ -5,12 +5,16 @@
 #include <braid/tx.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "engine/table.h"
 #include "engine/worker_pool.h"
+#include "storage/node_segment.h"
+#include "storage/sim_fs.h"
 
 namespace braid::testing {
 
@@ -102,5 +106,43 @@ inline std::string account(int i) {
   return std::string(k.view());
 }
 inline std::int64_t as_int(std::string_view v) { return std::stoll(std::string(v)); }
+
+// Damage to the image of a leaf on storage: one byte flipped inside the first leaf `tree` holds
+// in a node segment of the database in /db on `fs`, so its load fails to verify (Corruption);
+// restore() puts the byte back.
+class LeafImageDamage {
+ public:
+  // False when no leaf of the tree is on storage.
+  bool damage(storage::SimFileSystem& fs, const index::BTree& tree) {
+    std::uint64_t address = 0;
+    (void)tree.visit_bottom_up([&](const index::Node&, std::span<const std::uint64_t> children) {
+      for (const std::uint64_t w : children) {
+        if (index::is_address(w) && address == 0) address = w;
+      }
+      return std::uint64_t{0};
+    });
+    if (address == 0) return false;
+    const mvcc::entry::ColdAddress a = mvcc::entry::cold(address);
+    seg_ = "/db/" + storage::node_segment_name(a.segment);
+    std::string image;
+    if (!fs.peek(seg_, &image)) return false;
+    at_ = a.offset + 200;  // inside the node's bytes, past its header
+    if (at_ >= image.size()) return false;
+    original_ = image.substr(at_, 1);
+    fs_ = &fs;
+    fs.poke(seg_, at_, std::string(1, static_cast<char>(original_[0] ^ 0x5a)), true);
+    return true;
+  }
+  void restore() {
+    if (fs_ != nullptr) fs_->poke(seg_, at_, original_, true);
+    fs_ = nullptr;
+  }
+
+ private:
+  storage::SimFileSystem* fs_ = nullptr;
+  std::string seg_;
+  std::uint64_t at_ = 0;
+  std::string original_;
+};
 
 }  // namespace braid::testing
