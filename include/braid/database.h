@@ -224,7 +224,7 @@ struct DatabaseStats {
   // versions, and where the index pages every share of index_frame_bytes, oid_bytes and
   // index_run_list_bytes too (0 without a budget). Eviction keeps it near the budget; it stays
   // above only by what no hand can give back (inner nodes, the run list, OIDs of hot records,
-  // a secondary tree while create_index builds it).
+  // a secondary tree while create_index builds it from its table).
   std::uint64_t memory_budget_bytes = 0;
   std::uint64_t memory_budget_counted_bytes = 0;
   std::uint64_t cold_reads = 0;  // records read back from storage

@@ -354,6 +354,13 @@ class ColdStore {
   // evicted.
   std::uint64_t catch_up_index(std::uint32_t keys, std::uint32_t max_moves,
                                const index::BTree* tree = nullptr, std::uint64_t share = 0);
+  // Evicts leaves of `tree`, a paging tree nobody else sees yet (create_index attaching to a
+  // stored index, whose entries arrive in key order, so the leaves behind the last insert are
+  // not touched again), from `*hand` on, until its nodes hold at most `share` bytes or a lap
+  // took nothing. Serialized with the leaves' hand, which owns the node store's writer. IOError
+  // from the store (a full disk: the leaves stay). Answers the leaves evicted through *evicted.
+  Status shrink_unpublished(index::BTree& tree, std::string* hand, std::uint64_t share,
+                            std::size_t* evicted);
 
   // ---- Checkpoints and file deletion (durability.cc) ----
   // A file may be deleted only when no cold entry and no evictable version's `home` names it.

@@ -304,6 +304,10 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // The leaves' hand's pace (keys of credit per move) when it catches up with a secondary tree
   // that create_index built whole in memory.
   static constexpr std::uint32_t kSecondaryCatchUpKeys = 2048;
+  // An attach where the index pages sends leaves out once the tree holds more than the budget's
+  // share below, looking every kAttachShrinkEvery entries.
+  static constexpr std::uint64_t kAttachShareDivisor = 4;
+  static constexpr std::uint64_t kAttachShrinkEvery = 4096;
   // The replay's writes, how often its leaves' hand looks at the budget, and the most moves it
   // makes then (recover_write).
   static constexpr std::uint32_t kRecoverySweepEvery = 256;

@@ -376,6 +376,30 @@ std::uint64_t ColdStore::catch_up_index(std::uint32_t keys, std::uint32_t max_mo
   return evicted;
 }
 
+Status ColdStore::shrink_unpublished(index::BTree& tree, std::string* hand, std::uint64_t share,
+                                     std::size_t* evicted) {
+  BRAID_ASSERT(tree.pages());
+  std::lock_guard<std::mutex> g(leaf_mutex_);  // the node store's writer is the hand's
+  // A lap may only clear marks (a leaf marked used is spared once), so the loop ends after
+  // two laps in a row that took nothing.
+  bool took_this_lap = false;
+  int idle_laps = 0;
+  while (tree.node_count() * index::kNodeBytes > share && idle_laps < 2) {
+    std::size_t n = 0;
+    if (Status s = tree.sweep_leaves(hand, kLeafBatchVisits, &n); !s.is_ok()) {
+      leaf_write_errors_.fetch_add(1, std::memory_order_relaxed);
+      return s;
+    }
+    *evicted += n;
+    took_this_lap = took_this_lap || n != 0;
+    if (hand->empty()) {  // past the last leaf
+      idle_laps = took_this_lap ? 0 : idle_laps + 1;
+      took_this_lap = false;
+    }
+  }
+  return Status::ok();
+}
+
 void ColdStore::start_noting() {
   std::unique_lock<std::shared_mutex> g(gate_);
   noting_ = true;

@@ -66,15 +66,17 @@ EntryAdd insert_entry(Index* sec, std::string_view secondary, std::string_view k
   }
 }
 
-// The same, into a tree nobody else sees yet (an index being built or attached): no leaf of
-// it has left memory, so nothing fails on a load.
-bool insert_unshared(Index* sec, std::string_view secondary, std::string_view key,
-                     std::uint64_t oid) {
+// The same, into a tree nobody else sees yet (an index being built or attached). A build
+// sends none of its leaves out; an attach does (DatabaseImpl::attach_entries), and the entries
+// of the keys written since the index was stored may then meet a leaf that fails to load.
+Status insert_unshared(Index* sec, std::string_view secondary, std::string_view key,
+                       std::uint64_t oid) {
   char buf[kMaxKeyBytes];
   std::string_view entry;
-  const EntryAdd added = insert_entry(sec, secondary, key, oid, buf, &entry);
-  BRAID_ASSERT(added != EntryAdd::kFailed);
-  return added == EntryAdd::kInserted;
+  if (insert_entry(sec, secondary, key, oid, buf, &entry) == EntryAdd::kFailed) {
+    return index::take_load_failure("create_index");
+  }
+  return Status::ok();
 }
 }  // namespace
 
@@ -257,8 +259,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
     Key secondary;
     if (!sec->extract(key, value, &secondary)) return Status::ok();
     if (Status s = check_entry_size(*sec, secondary.size(), key.size()); !s.is_ok()) return s;
-    (void)insert_unshared(sec, secondary.view(), key, oid);
-    return Status::ok();
+    return insert_unshared(sec, secondary.view(), key, oid);
   };
   // Evicted records (their one version each) are read as the checker reads them: in passes of
   // kColdPass, each pass in file order with many reads in flight, every block once, each
@@ -380,7 +381,14 @@ Status DatabaseImpl::attach_entries(
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   // The entries name no OID (the records may have none after an open: a budget names them by
-  // address): each is a hint a reader resolves by its primary key.
+  // address): each is a hint a reader resolves by its primary key. They come in key order, so
+  // where the index pages under a budget the leaves behind the last insert are sent out as the
+  // tree passes its share (an attach of an index larger than the budget stays near it; the
+  // hand catches up with the rest once the index is published, create_index).
+  const bool shrinks = node_segments_ != nullptr && cold_->budget() != 0;
+  const std::uint64_t share = shrinks ? cold_->budget() / kAttachShareDivisor : 0;
+  std::string hand;
+  std::size_t evicted = 0;
   Status s = storage::read_index_file(
       &durability_->fs(), durability_->dir(), d.file, d.entries,
       [&](std::string_view entry, std::size_t secondary_len) {
@@ -388,11 +396,16 @@ Status DatabaseImpl::attach_entries(
           return Status::ok();
         }
         std::uint64_t existing = 0;
-        // The tree is not shared yet: nothing fails on a load.
         const index::Outcome inserted = sec->tree().insert_if_absent(
             entry, Index::pack(Index::kNoOid, secondary_len), &existing);
-        BRAID_ASSERT(!inserted.failed());
+        if (inserted.failed()) return index::take_load_failure("create_index");
         if (inserted) ++*attached;
+        if (shrinks && *attached % kAttachShrinkEvery == 0 &&
+            sec->tree().node_count() * index::kNodeBytes > share) {
+          // A full disk keeps the leaves (counted as the hand's write errors): the attach
+          // goes on in memory, as the hand would.
+          (void)cold_->shrink_unpublished(sec->tree(), &hand, share, &evicted);
+        }
         return Status::ok();
       });
   if (!s.is_ok()) return s;
