@@ -228,8 +228,11 @@ std::uint64_t ColdStore::sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx)
       next_tree(nullptr);
       continue;
     }
-    if (leaf_tree_ > t->index_count()) {  // not reached: indexes are never dropped
-      next_tree(nullptr);
+    // A secondary leaf's consent reads the versions its entries name, which only a begun
+    // context keeps from being freed (stale entries name any record): a pass without one (an
+    // open's replay, a bulk load's catch-up) leaves the secondary trees to the next sweep.
+    if (leaf_tree_ > t->index_count() || (leaf_tree_ != 0 && ctx == nullptr)) {
+      next_tree(leaf_tree_ != 0 ? t : nullptr);
       continue;
     }
     const bool primary = leaf_tree_ == 0;

@@ -196,12 +196,24 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   // A paging tree was built whole in memory (nobody could evict from it before it was
   // published): the leaves' hand catches up with it now, while the budget is exceeded, as it
   // does after a bulk load. Its leaves carry no marks from the build, so the first pass takes.
+  // The sweeps run in a begun context: the secondary leaves' consent reads the versions their
+  // entries name, which the context keeps from being freed meanwhile.
   if (built.is_ok() && node_segments_ != nullptr && cold_->budget() != 0) {
     index::BTree& tree = (*built)->tree();
     tree.set_marks_uses(true);
-    (void)cold_->catch_up_index(
-        kSecondaryCatchUpKeys,
-        static_cast<std::uint32_t>(std::min<std::size_t>(8 * tree.node_count(), UINT32_MAX)));
+    TxnContext* ctx = txns_.begin();
+    if (ctx != nullptr) {
+      const std::size_t moves = std::min<std::size_t>(8 * tree.node_count(), UINT32_MAX);
+      for (std::size_t i = 0; i < moves && cold_->over_budget(i == 0); ++i) {
+        (void)cold_->sweep(ctx, kSecondaryCatchUpKeys);
+      }
+      if (durability_ != nullptr) {
+        std::lock_guard<std::mutex> g(durability_->external_mutex());
+        finish_txn(ctx, external_log());
+      } else {
+        finish_txn(ctx, external_log());
+      }
+    }
   }
   return built;
 }
