@@ -194,6 +194,9 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // Ends a transaction's context (after its commit or abort, or a system transaction's work):
   // frees what the horizon allows, and logs a tick on `log` when reclamation asks for one.
   void finish_txn(mvcc::TxnContext* ctx, std::uint32_t log);
+  // Ends a context the engine began for its own work on an application thread (create_index's
+  // stale entries and its sweeps): on the application threads' log, under its mutex.
+  void finish_own_txn(mvcc::TxnContext* ctx);
   // Reclamation of removed records (reclaim.cc). queue_tombs: at commit, the transaction's
   // removals join its context's queue. reclaim_records: at a transaction's end, before its
   // context is let go, reclaims what the horizon and the durable clock allow (bounded) and
@@ -298,8 +301,8 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // before the tables, so it outlives their trees, and after the cold store, whose file table
   // it reads through.
   std::unique_ptr<NodeSegments> node_segments_;
-  // The ids secondary trees carry in their node images: above every table's (Options::max_tables
-  // is at most 65536), the index's place in indexes_ below.
+  // The ids secondary trees carry in their node images: the top bit, which no table id reaches
+  // (Options::max_tables is checked far below it), and the index's place in indexes_ below.
   static constexpr std::uint32_t kSecondaryTreeIds = std::uint32_t{1} << 31;
   // The leaves' hand's pace (keys of credit per move) when it catches up with a secondary tree
   // that create_index built whole in memory.

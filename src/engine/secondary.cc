@@ -170,6 +170,12 @@ void DatabaseImpl::remove_secondary_adds(TxnContext* ctx) {
   // The lists themselves are cleared with the rest of the context (TxnTable::finish).
 }
 
+void DatabaseImpl::finish_own_txn(TxnContext* ctx) {
+  if (durability_ == nullptr) return finish_txn(ctx, external_log());
+  std::lock_guard<std::mutex> g(durability_->external_mutex());
+  finish_txn(ctx, external_log());
+}
+
 Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
                                           SecondaryKeyFn key_fn, const IndexOptions& options) {
   if (name.empty() || name.size() > kMaxTableNameBytes) {
@@ -207,12 +213,7 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
       for (std::size_t i = 0; i < moves && cold_->over_budget(i == 0); ++i) {
         (void)cold_->sweep(ctx, kSecondaryCatchUpKeys);
       }
-      if (durability_ != nullptr) {
-        std::lock_guard<std::mutex> g(durability_->external_mutex());
-        finish_txn(ctx, external_log());
-      } else {
-        finish_txn(ctx, external_log());
-      }
+      finish_own_txn(ctx);
     }
   }
   return built;
@@ -364,12 +365,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
   indexes_.push_back(std::move(owned));
   guard.unlock();  // the external log's mutex is never taken under the catalog's
   if (ctx != nullptr) {
-    if (durability_ != nullptr) {
-      std::lock_guard<std::mutex> g(durability_->external_mutex());
-      finish_txn(ctx, external_log());
-    } else {
-      finish_txn(ctx, external_log());
-    }
+    finish_own_txn(ctx);
   }
   return sec;
 }
