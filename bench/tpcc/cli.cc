@@ -479,6 +479,7 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("index_leaves_stored", st.index_leaves_stored);
   o.add("secondary_leaves_stored", st.secondary_leaves_stored);
   o.add("index_leaf_loads", st.index_leaf_loads);
+  o.add("index_leaf_loads_async", st.index_leaf_loads_async);
   o.add("version_heap_bytes", st.version_heap_bytes);
   o.add("version_bytes_released", st.version_bytes_released);
   o.add_object("machine", machine_description());
@@ -500,10 +501,11 @@ void report_summary(const Config& cfg, const Setup& s, const std::vector<std::st
               with_commas(st.live_versions).c_str(),
               static_cast<double>(st.index_frame_bytes) / (1 << 20));
   if (st.index_leaf_evictions != 0) {
-    std::printf(" (%s leaves on storage, %s of them secondary; %s leaf loads)",
+    std::printf(" (%s leaves on storage, %s of them secondary; %s leaf loads, %s through a ring)",
                 with_commas(st.index_leaves_stored).c_str(),
                 with_commas(st.secondary_leaves_stored).c_str(),
-                with_commas(st.index_leaf_loads).c_str());
+                with_commas(st.index_leaf_loads).c_str(),
+                with_commas(st.index_leaf_loads_async).c_str());
   }
   std::printf("\n");
   if (cfg.verify) {

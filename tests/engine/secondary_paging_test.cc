@@ -192,6 +192,53 @@ TEST_P(SecondaryPaging, LeavesGoOutAndEveryModeReadsThemBack) {
   expect_groups(x);
 }
 
+// A write on a worker whose new entry's leaf is on storage: in the coroutine modes the leaf is
+// read through the ring before the record is installed (DatabaseStats::index_leaf_loads_async),
+// while the worker runs its other transactions, so the insert finds it in memory; the plain
+// modes read it in place during the insert. Either way every entry lands. The leaves leave only
+// when the test evicts them (a budget nothing reaches), and only the moves' target leaves.
+TEST_P(SecondaryPaging, AWritesEntryLeafIsReadThroughTheRingInCoroutineModes) {
+  const ExecMode mode = GetParam().mode;
+  auto fs = std::make_shared<storage::SimFileSystem>(79);
+  Indexed x;
+  open_indexed(fs, paging_options(std::uint64_t{1} << 30), &x);
+  ASSERT_EQ(x.idx->tree().stored_leaves(), 0u);
+  constexpr int kMoves = 60;
+  std::vector<testing::ListGenerator::Body> moves;
+  for (int i = 0; i < kMoves; ++i) {
+    const int k = (i * 53 + 5) % kRecords;
+    const int to = (x.group[k] + 1 + i % (kGroups - 1)) % kGroups;  // another group
+    evict_entry_leaf(x, to, k);
+    x.group[k] = to;
+    moves.push_back([&, k, to](Tx& tx) -> Task<Status> {
+      if (Status s = co_await tx.put(*x.t, key_of(k), value_in(to, k)); !s.is_ok()) co_return s;
+      co_return co_await tx.commit();
+    });
+  }
+  const std::uint64_t stored = x.idx->tree().stored_leaves();
+  ASSERT_GT(stored, 10u);
+  const DatabaseStats before = x.db->stats();
+  {
+    testing::ListGenerator gen(std::move(moves));
+    TxnGenerator* gens[] = {&gen};
+    ASSERT_TRUE(x.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
+    ASSERT_EQ(gen.outcomes.size(), static_cast<std::size_t>(kMoves));
+    for (const Code c : gen.outcomes) EXPECT_EQ(c, Code::kOk);
+  }
+  const DatabaseStats after = x.db->stats();
+  // Every leaf that went out holds a new entry now, so every one came back.
+  EXPECT_EQ(x.idx->tree().stored_leaves(), 0u);
+  const std::uint64_t loads = after.index_leaf_loads - before.index_leaf_loads;
+  const std::uint64_t async = after.index_leaf_loads_async - before.index_leaf_loads_async;
+  EXPECT_GE(loads, stored);
+  if (mode == ExecMode::kNested || mode == ExecMode::kInterleaved) {
+    EXPECT_GE(async, stored) << async << " of " << loads << " loads through the ring";
+  } else if (mode != ExecMode::kAuto) {
+    EXPECT_EQ(async, 0u);
+  }
+  expect_groups(x);
+}
+
 // A lookup that meets a secondary leaf it cannot read answers IOError; a transaction whose
 // write cannot add its entry (the entry's leaf cannot be read) gets IOError from the write and
 // from its commit, which aborts it, removing the entries its earlier writes added. Once the
@@ -246,6 +293,53 @@ TEST(SecondaryPagingFaults, AFailedLeafReadFailsTheLookupAndTheWriteAbortsItsTra
     ASSERT_TRUE(tx.commit().is_ok());
     x.group[k] = 8;
   }
+  expect_groups(x);
+  EXPECT_FALSE(x.db->durability_stats().halted);
+}
+
+// On a worker in a coroutine mode, the write reads its entry's leaf through the ring before it
+// installs its record: a read that fails fails the write there, with nothing installed, and the
+// transaction that returns it ends with IOError; a damaged image, with Corruption. The same
+// move commits once the leaf reads again.
+TEST(SecondaryPagingFaults, AWorkersWriteWhoseEntryLeafFailsInstallsNothing) {
+  auto fs = std::make_shared<storage::SimFileSystem>(83);
+  Indexed x;
+  open_indexed(fs, paging_options(std::uint64_t{1} << 30), &x);
+  const int k = 13;  // in group 13
+  const auto move = [&](Code want) {
+    std::vector<testing::ListGenerator::Body> bodies;
+    bodies.push_back([&](Tx& tx) -> Task<Status> {
+      if (Status s = co_await tx.put(*x.t, key_of(k), value_in(4, k)); !s.is_ok()) co_return s;
+      co_return co_await tx.commit();
+    });
+    testing::ListGenerator gen(std::move(bodies));
+    TxnGenerator* gens[] = {&gen};
+    ExecOptions e;
+    e.mode = ExecMode::kInterleaved;
+    e.scheduler = SchedulerPolicy::kPipeline;
+    e.batch = 4;
+    ASSERT_TRUE(x.db->run(gens, e).is_ok());
+    ASSERT_EQ(gen.outcomes.size(), 1u);
+    EXPECT_EQ(gen.outcomes[0], want);
+  };
+  evict_entry_leaf(x, 4, k);
+  const std::uint64_t async = x.db->stats().index_leaf_loads_async;
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
+  move(Code::kIOError);
+  EXPECT_EQ(fs->faults_fired(), 1u);
+  expect_groups(x);           // record 13 is still in group 13 only
+  evict_entry_leaf(x, 4, k);  // the lookups read it back
+  {
+    testing::LeafImageDamage damage;
+    ASSERT_TRUE(damage.damage(*fs, x.idx->tree()));
+    move(Code::kCorruption);
+    damage.restore();
+  }
+  expect_groups(x);
+  evict_entry_leaf(x, 4, k);
+  move(Code::kOk);
+  x.group[k] = 4;
+  EXPECT_GT(x.db->stats().index_leaf_loads_async, async);
   expect_groups(x);
   EXPECT_FALSE(x.db->durability_stats().halted);
 }
