@@ -72,6 +72,14 @@ JsonObject machine_description();
 std::string append_json_line(const std::string& path, const JsonObject& obj);
 
 std::uint64_t peak_rss_bytes();
+// The process's resident memory now (/proc/self/statm), 0 where it cannot be read.
+std::uint64_t rss_bytes();
+
+// The "memory:" line every workload prints at its end: the version heap (live, given back),
+// the index's frames, the OIDs, the run list, what the budget counts, and under a budget where
+// the rest of the process's resident memory sits beside it (the version heap's free objects,
+// and what no stat names: the process's floor, rings, log buffers, the allocator's arenas).
+void print_memory_line(const DatabaseStats& st);
 
 // A progress line on stderr while `done` approaches `total` (tools/progress_line.h: done,
 // rate, ETA, at the end the time taken; only on a terminal, only past ~2 s), polled by a thread

@@ -497,9 +497,8 @@ void report_summary(const Config& cfg, const Setup& s, const std::vector<std::st
     }
   }
   const DatabaseStats st = s.db->stats();
-  std::printf("  peak RSS %.1f MiB, %s live versions, index frames %.1f MiB", peak_rss_mib(),
-              with_commas(st.live_versions).c_str(),
-              static_cast<double>(st.index_frame_bytes) / (1 << 20));
+  std::printf("  peak RSS %.1f MiB, %s live versions", peak_rss_mib(),
+              with_commas(st.live_versions).c_str());
   if (st.index_leaf_evictions != 0) {
     std::printf(" (%s leaves on storage, %s of them secondary; %s leaf loads, %s through a ring)",
                 with_commas(st.index_leaves_stored).c_str(),
@@ -508,6 +507,7 @@ void report_summary(const Config& cfg, const Setup& s, const std::vector<std::st
                 with_commas(st.index_leaf_loads_async).c_str());
   }
   std::printf("\n");
+  print_memory_line(st);
   if (cfg.verify) {
     std::printf("  verify: TPC-C consistency conditions 1-4 hold (%s checks)\n",
                 with_commas(s.verified).c_str());

@@ -150,31 +150,7 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
         with_commas(st.index_leaf_loads).c_str(), with_commas(st.index_leaf_loads_async).c_str());
   }
   std::printf("\n");
-  const auto in_mib = [](std::uint64_t b) { return static_cast<double>(b) / (1 << 20); };
-  std::printf("  memory: version heap %.1f MiB (%.1f MiB live", in_mib(st.version_heap_bytes),
-              in_mib(st.live_version_bytes));
-  if (st.version_bytes_released != 0) {
-    std::printf(", %.1f MiB given back", in_mib(st.version_bytes_released));
-  }
-  std::printf("), index frames %.1f MiB, OIDs %.1f MiB", in_mib(st.index_frame_bytes),
-              in_mib(st.oid_bytes));
-  if (st.records_named_by_address != 0) {
-    std::printf(" (%s records named by address hold none",
-                with_commas(st.records_named_by_address).c_str());
-    // Records that held one until they went cold and the leaves' hand took it back, so far.
-    if (st.records_demoted != 0) {
-      std::printf("; %s demotions", with_commas(st.records_demoted).c_str());
-    }
-    std::printf(")");
-  }
-  if (st.index_run_list_bytes != 0) {
-    std::printf(", run list %.1f MiB", in_mib(st.index_run_list_bytes));
-  }
-  if (st.memory_budget_bytes != 0) {
-    std::printf("; the budget counts %.1f of %.1f MiB", in_mib(st.memory_budget_counted_bytes),
-                in_mib(st.memory_budget_bytes));
-  }
-  std::printf("\n");
+  print_memory_line(st);
   std::vector<std::string> labels;
   for (const Variant& v : variants) labels.push_back(v.label);
   print_rounds_summary(labels, rates, "txn/s");

@@ -362,7 +362,9 @@ struct Options {
   std::uint32_t scan_extent_bytes = 128u << 10;
 
   // Ask for transparent huge pages on the large arenas (OID arrays, index nodes, versions).
-  // Falls back quietly when the kernel refuses.
+  // Falls back quietly when the kernel refuses. Where the index pages (page_index_leaves under
+  // a budget) the OID arrays take 4 KiB pages regardless: the budget counts them by the page,
+  // and a huge page per table would hold memory it does not see.
   bool huge_pages = true;
 
   // Progress of the phases that can take long (nullptr: none): at open, reading the checkpoint

@@ -56,7 +56,11 @@ Result<Table*> DatabaseImpl::open_table(std::string_view name) {
 Table* DatabaseImpl::add_table(std::string_view name) {
   auto t = std::make_unique<Table>(this, static_cast<std::uint32_t>(tables_.size()),
                                    std::string(name), l2_cache_bytes(), &index_pool_);
-  if (!t->oids().init(options_.max_records_per_table, options_.huge_pages).is_ok()) return nullptr;
+  // Where the index pages, the budget counts the OID arrays by the 4 KiB page and most cold
+  // records hold no OID: a huge page would make each table's first OIDs (and every region
+  // whose OIDs went back) cost 2 MiB of memory the budget does not see.
+  const bool oid_huge_pages = options_.huge_pages && node_segments_ == nullptr;
+  if (!t->oids().init(options_.max_records_per_table, oid_huge_pages).is_ok()) return nullptr;
   Table* raw = t.get();
   if (node_segments_ != nullptr) raw->index().attach_store(node_segments_.get(), raw->id());
   BRAID_ASSERT(tables_.size() < tables_.capacity());  // no reallocation under lock-free readers

@@ -236,6 +236,27 @@ TEST_P(ColdStoreModes, ScansReadColdRecordsAheadAndKeepKeyOrder) {
 // One scan over the cold table, alone on its worker: with reads issued ahead they reach the
 // kernel together, neighbours as one extent, so many records come with each read; one at a
 // time, each record is a read and a submission of its own, awaited before the next.
+// Where the index pages, the budget counts the OID arrays by the 4 KiB page and cold records
+// hold no OID, so an array asks for no huge pages: one would hold 2 MiB for each table's first
+// OIDs (and for each stretch whose OIDs went back) where the budget counts a few pages.
+TEST(ColdStore, OidArraysAskForNoHugePagesWhereTheIndexPages) {
+  auto fs = std::make_shared<storage::SimFileSystem>(11);
+  Options o = budget_options();
+  o.huge_pages = true;
+  auto db = test::open_sim(o, fs);
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  for (const char* name : {"a", "b"}) {
+    Result<Table*> t = (*db)->create_table(name);
+    ASSERT_TRUE(t.is_ok());
+    Result<Transaction> tx = (*db)->begin();
+    ASSERT_TRUE(tx.is_ok());
+    ASSERT_TRUE(tx->put(**t, key_of(1), value_of(1, 0)).is_ok());
+    ASSERT_TRUE(tx->commit().is_ok());
+    ASSERT_GT((*t)->oids().allocated(), 0u);  // the array committed its first pages
+    EXPECT_FALSE((*t)->oids().huge_pages()) << name;
+  }
+}
+
 TEST(ColdStore, AScanIssuesItsColdReadsAheadTogether) {
   for (std::uint32_t ahead : {32u, 16u, 0u}) {
     SCOPED_TRACE("scan_read_ahead " + std::to_string(ahead));
