@@ -181,6 +181,13 @@ struct DatabaseStats {
   std::uint64_t indexes_attached = 0;
   std::uint64_t indexes_built = 0;
   std::uint64_t index_entries_attached = 0;
+  // Builds where the index pages sort their entries before they fill the tree
+  // (Options::index_build_sort_bytes): the sorted runs they wrote to the directory, merges'
+  // runs included (0 while every build's entries fit the sort's memory).
+  std::uint64_t index_sort_runs = 0;
+  // Leaves that an attach or a sorted build sent to storage while it filled its tree, before
+  // the index was published (the leaves' hand takes the rest's share afterwards).
+  std::uint64_t index_leaves_shed = 0;
   // Sweeps of the leaves' hand whose images could not be written (a full disk): those leaves
   // stayed in memory, so memory can run past the budget while this grows.
   std::uint64_t index_leaf_write_errors = 0;

@@ -340,6 +340,14 @@ struct Options {
   // would hold far fewer records in memory under the same figure; under small budgets it is
   // what bounds peak memory (docs/results.md, "The index beyond memory"). Needs a budget.
   bool page_index_leaves = false;
+  // Where leaves page, the memory a create_index that builds from the table (not an attach)
+  // sorts its entries in: the entries are sorted first and the tree filled in key order, so
+  // its leaves go out as it grows; past this bound a sorted run is written to a `sort-N` file
+  // of the directory, and the runs are merged at the end (removed after; an open removes any
+  // that a crash left). Taken beside the budget for the build's length, with a 64 KiB chunk
+  // per run it merges (at most 64 at a time). 0: an eighth of the budget, between 1 MiB and
+  // 64 MiB; else 4 KiB..1 GiB.
+  std::uint64_t index_build_sort_bytes = 0;
   // Cold records a scan reads ahead of the one it is at, in the coroutine modes on a worker:
   // their reads are issued together and complete while the scan goes on with the records
   // before them, which it still delivers in key order (Umbra's asynchronous scans). 0 or 1:

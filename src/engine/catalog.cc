@@ -84,6 +84,8 @@ DatabaseStats DatabaseImpl::stats() const {
   s.indexes_attached = indexes_attached_.load(std::memory_order_relaxed);
   s.indexes_built = indexes_built_.load(std::memory_order_relaxed);
   s.index_entries_attached = index_entries_attached_.load(std::memory_order_relaxed);
+  s.index_sort_runs = index_sort_runs_.load(std::memory_order_relaxed);
+  s.index_leaves_shed = index_leaves_shed_.load(std::memory_order_relaxed);
   std::int64_t live = 0;
   std::int64_t bytes = 0;
   std::int64_t not_records = 0;

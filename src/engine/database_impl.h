@@ -122,6 +122,14 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   Status attach_entries(Table& table, Index* sec, const Durability::PendingIndex& stored,
                         const std::function<void(std::string_view, std::uint64_t)>& visit,
                         std::uint64_t* attached);
+  // After the `inserted`th insert into `tree`, which is filled in key order and not yet
+  // published: where the index pages under a budget, evicts the leaves behind the last insert
+  // when the tree holds more than its share (the constants below). A full disk keeps the
+  // leaves (counted as the hand's write errors): the fill goes on in memory, as the hand would.
+  void shed_unpublished(index::BTree& tree, std::uint64_t inserted, std::string* hand,
+                        std::size_t* evicted);
+  // A sorted build's memory bound (Options::index_build_sort_bytes).
+  std::size_t build_sort_bytes() const;
   Result<Transaction> begin(const TxnOptions& txn = {});
   // Applies a transaction's options (isolation, read-only) to its fresh context.
   void configure(mvcc::TxnContext* ctx, const TxnOptions& txn) const;
@@ -307,10 +315,20 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // The leaves' hand's pace (keys of credit per move) when it catches up with a secondary tree
   // that create_index built whole in memory.
   static constexpr std::uint32_t kSecondaryCatchUpKeys = 2048;
-  // An attach where the index pages sends leaves out once the tree holds more than the budget's
-  // share below, looking every kAttachShrinkEvery entries.
+  // A tree filled in key order before it is published (an attach, or a sorted build) where the
+  // index pages sends leaves out once it holds more than the budget's share below, looking
+  // every kAttachShrinkEvery entries (shed_unpublished).
   static constexpr std::uint64_t kAttachShareDivisor = 4;
   static constexpr std::uint64_t kAttachShrinkEvery = 4096;
+  // A sorted build's memory when Options::index_build_sort_bytes is 0: the budget over the
+  // divisor, within the bounds.
+  static constexpr std::uint64_t kBuildSortDivisor = 8;
+  static constexpr std::uint64_t kBuildSortMinBytes = std::uint64_t{1} << 20;
+  static constexpr std::uint64_t kBuildSortMaxBytes = std::uint64_t{64} << 20;
+  // A build from the table moves the leaves' hand every kBuildSweepEvery records it visits,
+  // up to kBuildSweepMoves moves while over budget (build_index).
+  static constexpr std::uint32_t kBuildSweepEvery = 256;
+  static constexpr std::uint32_t kBuildSweepMoves = 64;
   // The replay's writes, how often its leaves' hand looks at the budget, and the most moves it
   // makes then (recover_write).
   static constexpr std::uint32_t kRecoverySweepEvery = 256;
@@ -331,6 +349,8 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   std::atomic<std::uint64_t> indexes_attached_{0};
   std::atomic<std::uint64_t> indexes_built_{0};
   std::atomic<std::uint64_t> index_entries_attached_{0};
+  std::atomic<std::uint64_t> index_sort_runs_{0};
+  std::atomic<std::uint64_t> index_leaves_shed_{0};
   Executor* executor_ = nullptr;
   std::atomic<std::uint32_t> help_cursor_{0};  // help_reclaim's round-robin
   // help_reclaim calls borrowing free application-thread contexts now: close_external waits

@@ -16,6 +16,7 @@
 #include "storage/index_file.h"
 #include "storage/log_format.h"
 #include "storage/node_segment.h"
+#include "storage/sort_run.h"
 #include "util/assert.h"
 #include "util/progress.h"
 #include "util/stall.h"
@@ -204,7 +205,10 @@ Status Durability::recover_and_open_logs() {
       } else if (storage::parse_part_file_name(name, &n) ||
                  storage::parse_index_file_name(name, &n)) {
         files->reserve_through(n);
-      } else if (storage::parse_node_segment_name(name, &n)) {
+      } else if (storage::parse_node_segment_name(name, &n) ||
+                 storage::parse_sort_run_file_name(name, &n)) {
+        // A sorted run is a build's only while it runs (storage/sort_run.h): one found here
+        // was left by a crash.
         files->reserve_through(n);
         if (Status s = fs_->remove(dir_ + "/" + name); !s.is_ok()) return s;
       }

@@ -143,6 +143,12 @@ Status check_options(const Options& o) {
         "Options::page_index_leaves needs Options::memory_budget_bytes (leaves leave memory "
         "only under a budget)");
   }
+  if (o.index_build_sort_bytes != 0 &&
+      (o.index_build_sort_bytes < (4u << 10) || o.index_build_sort_bytes > (1u << 30))) {
+    return Status::invalid_argument(
+        "Options::index_build_sort_bytes must be 0 or 4 KiB..1 GiB (it is " +
+        std::to_string(o.index_build_sort_bytes) + ")");
+  }
   if (o.memory_budget_bytes != 0) {
     // Evicted records are read back from the log: there must be one.
     if (o.directory.empty()) {

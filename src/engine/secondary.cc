@@ -13,10 +13,12 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "engine/cold_store.h"
+#include "engine/entry_sort.h"
 #include "engine/node_segments.h"
 #include "mvcc/chain_walk.h"
 #include "storage/index_file.h"
@@ -66,9 +68,10 @@ EntryAdd insert_entry(Index* sec, std::string_view secondary, std::string_view k
   }
 }
 
-// The same, into a tree nobody else sees yet (an index being built or attached). A build
-// sends none of its leaves out; an attach does (DatabaseImpl::attach_entries), and the entries
-// of the keys written since the index was stored may then meet a leaf that fails to load.
+// The same, into a tree nobody else sees yet (an index being built or attached). Where the
+// index pages under a budget, an attach and a sorted build send leaves out as they fill the
+// tree (DatabaseImpl::shed_unpublished), and a later insert may then meet a leaf that fails to
+// load.
 Status insert_unshared(Index* sec, std::string_view secondary, std::string_view key,
                        std::uint64_t oid) {
   char buf[kMaxKeyBytes];
@@ -199,11 +202,12 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
     durability_->release_checkpoints();
     wake_worker0(true);  // a checkpoint asked for meanwhile waited for the hold
   }
-  // A paging tree was built whole in memory (nobody could evict from it before it was
-  // published): the leaves' hand catches up with it now, while the budget is exceeded, as it
-  // does after a bulk load. Its leaves carry no marks from the build, so the first pass takes.
-  // The sweeps run in a begun context: the secondary leaves' consent reads the versions their
-  // entries name, which the context keeps from being freed meanwhile.
+  // A paging tree is published with up to its share of the budget in memory (a sorted build
+  // or an attach sheds the rest as it fills it): the leaves' hand catches up with it now,
+  // while the budget is exceeded, as it does after a bulk load. Its leaves carry no marks from the
+  // build, so the first pass takes. The sweeps run in a begun context: the secondary leaves'
+  // consent reads the versions their entries name, which the context keeps from being freed
+  // meanwhile.
   if (built.is_ok() && node_segments_ != nullptr && cold_->budget() != 0) {
     index::BTree& tree = (*built)->tree();
     tree.set_marks_uses(true);
@@ -268,11 +272,24 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
   Status status = Status::ok();
   std::vector<std::pair<std::string, std::uint64_t>> stale;  // (entry key, oid)
   std::vector<std::uint16_t> stale_secondary_len;
+  // Where the index pages under a budget, the entries are sorted first (engine/entry_sort.h)
+  // and fill the tree in key order, its leaves going out behind the last insert as an
+  // attach's do: inserted as the table's order gives them, they would scatter over the tree and
+  // keep it whole in memory until it is published.
+  std::optional<EntrySorter> sorter;
+  if (!attach && node_segments_ != nullptr && cold_->budget() != 0) {
+    sorter.emplace(&durability_->fs(), durability_->dir(), &cold_->files(), build_sort_bytes());
+  }
   auto add = [&](std::string_view key, std::string_view value, std::uint64_t oid) {
     Key secondary;
     if (!sec->extract(key, value, &secondary)) return Status::ok();
     if (Status s = check_entry_size(*sec, secondary.size(), key.size()); !s.is_ok()) return s;
-    return insert_unshared(sec, secondary.view(), key, oid);
+    if (!sorter) return insert_unshared(sec, secondary.view(), key, oid);
+    char buf[kMaxKeyBytes];
+    std::memcpy(buf, secondary.view().data(), secondary.size());
+    std::memcpy(buf + secondary.size(), key.data(), key.size());
+    return sorter->add({buf, secondary.size() + key.size()}, secondary.size(),
+                       Index::pack(oid, secondary.size()));
   };
   // Evicted records (their one version each) are read as the checker reads them: in passes of
   // kColdPass, each pass in file order with many reads in flight, every block once, each
@@ -293,8 +310,17 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
     cold.clear();
     return s;
   };
+  // The table's own leaves, which the scan reads back where they are out, would stay until
+  // the build ends (no worker need move the hand meanwhile): the build moves it itself while
+  // over budget, as a bulk load does. Without a context the hand passes the secondary trees by,
+  // and this one is not the table's yet.
+  const bool sheds_table = !attach && node_segments_ != nullptr && cold_->budget() != 0;
+  std::uint64_t visited = 0;
   auto visit = [&](std::string_view key, std::uint64_t value) {
     if (!status.is_ok()) return;
+    if (sheds_table && ++visited % kBuildSweepEvery == 0) {
+      (void)cold_->catch_up_index(kBuildSweepEvery, kBuildSweepMoves);
+    }
     if (!leaf_value::names_oid(value)) {
       // A record named by its cold address: a secondary entry names an OID, so the record
       // takes one first (names_by_address: a table with secondary indexes keeps no address).
@@ -337,6 +363,19 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
     }
   }
   if (status.is_ok()) status = read_cold();
+  if (status.is_ok() && sorter) {
+    std::string hand;
+    std::size_t evicted = 0;
+    std::uint64_t inserted = 0;
+    status =
+        sorter->drain([&](std::string_view entry, std::size_t secondary_len, std::uint64_t packed) {
+          Status s = insert_unshared(sec, entry.substr(0, secondary_len),
+                                     entry.substr(secondary_len), Index::oid_of(packed));
+          if (s.is_ok()) shed_unpublished(sec->tree(), ++inserted, &hand, &evicted);
+          return s;
+        });
+    index_sort_runs_.fetch_add(sorter->runs_written(), std::memory_order_relaxed);
+  }
   if (!status.is_ok()) return status;
   if (attach) {
     indexes_attached_.fetch_add(1, std::memory_order_relaxed);
@@ -393,8 +432,6 @@ Status DatabaseImpl::attach_entries(
   // where the index pages under a budget the leaves behind the last insert are sent out as the
   // tree passes its share (an attach of an index larger than the budget stays near it; the
   // hand catches up with the rest once the index is published, create_index).
-  const bool shrinks = node_segments_ != nullptr && cold_->budget() != 0;
-  const std::uint64_t share = shrinks ? cold_->budget() / kAttachShareDivisor : 0;
   std::string hand;
   std::size_t evicted = 0;
   Status s = storage::read_index_file(
@@ -407,12 +444,9 @@ Status DatabaseImpl::attach_entries(
         const index::Outcome inserted = sec->tree().insert_if_absent(
             entry, Index::pack(Index::kNoOid, secondary_len), &existing);
         if (inserted.failed()) return index::take_load_failure("create_index");
-        if (inserted) ++*attached;
-        if (shrinks && *attached % kAttachShrinkEvery == 0 &&
-            sec->tree().node_count() * index::kNodeBytes > share) {
-          // A full disk keeps the leaves (counted as the hand's write errors): the attach
-          // goes on in memory, as the hand would.
-          (void)cold_->shrink_unpublished(sec->tree(), &hand, share, &evicted);
+        if (inserted) {
+          ++*attached;
+          shed_unpublished(sec->tree(), *attached, &hand, &evicted);
         }
         return Status::ok();
       });
@@ -424,6 +458,22 @@ Status DatabaseImpl::attach_entries(
     if (l.found()) visit(key, l.value());
   }
   return Status::ok();
+}
+
+void DatabaseImpl::shed_unpublished(index::BTree& tree, std::uint64_t inserted, std::string* hand,
+                                    std::size_t* evicted) {
+  if (node_segments_ == nullptr || cold_->budget() == 0) return;
+  if (inserted % kAttachShrinkEvery != 0) return;
+  const std::uint64_t share = cold_->budget() / kAttachShareDivisor;
+  if (tree.node_count() * index::kNodeBytes <= share) return;
+  const std::size_t before = *evicted;
+  (void)cold_->shrink_unpublished(tree, hand, share, evicted);
+  index_leaves_shed_.fetch_add(*evicted - before, std::memory_order_relaxed);
+}
+
+std::size_t DatabaseImpl::build_sort_bytes() const {
+  if (options_.index_build_sort_bytes != 0) return options_.index_build_sort_bytes;
+  return std::clamp(cold_->budget() / kBuildSortDivisor, kBuildSortMinBytes, kBuildSortMaxBytes);
 }
 
 }  // namespace braid::engine

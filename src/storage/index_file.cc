@@ -6,7 +6,6 @@
 
 #include "storage/log_format.h"
 #include "util/assert.h"
-#include "util/crc32c.h"
 
 namespace braid::storage {
 
@@ -20,64 +19,21 @@ bool parse_index_file_name(std::string_view name, std::uint64_t* number) {
   return parse_numbered_file_name(name, "sidx-", number);
 }
 
-IndexFileWriter::~IndexFileWriter() {
-  if (open_) fs_->close(file_);
-}
-
 Status IndexFileWriter::open(FileSystem* fs, const std::string& dir, std::uint64_t number) {
-  BRAID_ASSERT(!open_);
-  fs_ = fs;
   number_ = number;
-  path_ = dir + "/" + index_file_name(number);
-  Result<FileId> f = fs->open(path_, {.create = true});
-  if (!f.is_ok()) return f.status();
-  file_ = *f;
-  open_ = true;
-  if (Status s = fs->truncate(file_, 0); !s.is_ok()) return s;
-  buf_.reserve(kChunkHeaderBytes + kIndexChunkBytes + kRecordAlign);
-  buf_.assign(kChunkHeaderBytes, '\0');
-  return Status::ok();
+  return out_.open(fs, dir + "/" + index_file_name(number), "index file", kIndexFileMagic, number,
+                   kIndexChunkBytes);
 }
 
 Status IndexFileWriter::add(std::string_view key, std::size_t secondary_len) {
-  BRAID_ASSERT(open_);
   BRAID_ASSERT(key.size() <= kMaxKeyBytes);
   BRAID_ASSERT(secondary_len <= key.size());
-  if (buf_.size() - kChunkHeaderBytes + kEntryHeader + key.size() > kIndexChunkBytes) {
-    if (Status s = flush(); !s.is_ok()) return s;
-  }
+  if (Status s = out_.begin_entry(kEntryHeader + key.size()); !s.is_ok()) return s;
   const std::uint16_t lens[2] = {static_cast<std::uint16_t>(key.size()),
                                  static_cast<std::uint16_t>(secondary_len)};
-  buf_.append(reinterpret_cast<const char*>(lens), sizeof lens);
-  buf_.append(key);
-  ++count_;
+  out_.append(lens, sizeof lens);
+  out_.append(key.data(), key.size());
   ++entries_;
-  return Status::ok();
-}
-
-Status IndexFileWriter::flush() {
-  if (count_ == 0) return Status::ok();
-  const auto len = static_cast<std::uint32_t>(buf_.size() - kChunkHeaderBytes);
-  buf_.resize(chunk_bytes(len), '\0');
-  seal_chunk(buf_.data(), kIndexFileMagic, count_, chunk_++, number_, len);
-  Status s = fs_->write(file_, offset_, buf_.data(), buf_.size());
-  if (!s.is_ok()) {
-    return Status::io_error("index file '" + path_ + "': " + std::string(s.message()));
-  }
-  offset_ += buf_.size();
-  buf_.assign(kChunkHeaderBytes, '\0');
-  count_ = 0;
-  return Status::ok();
-}
-
-Status IndexFileWriter::finish() {
-  BRAID_ASSERT(open_);
-  if (Status s = flush(); !s.is_ok()) return s;
-  if (Status s = fs_->sync(file_); !s.is_ok()) {
-    return Status::io_error("index file '" + path_ + "': " + std::string(s.message()));
-  }
-  fs_->close(file_);
-  open_ = false;
   return Status::ok();
 }
 
@@ -98,29 +54,17 @@ Status read_index_file(
   Result<std::uint64_t> size = fs->size(*f);
   if (!size.is_ok()) return size.status();
   auto bad = [&](std::uint64_t at, const std::string& what) {
-    return Status::corruption("stored index file '" + path + "' at offset " + std::to_string(at) +
-                              ": " + what);
+    return chunk_corruption("stored index file", path, at, what);
   };
   std::string buf;
   std::uint64_t at = 0;
   std::uint64_t seen = 0;
   for (std::uint64_t chunk = 0; at < *size; ++chunk) {
-    if (*size - at < kChunkHeaderBytes) return bad(at, "truncated chunk header");
     ChunkHeader h{};
-    std::size_t got = 0;
-    if (Status s = fs->read(*f, at, sizeof h, reinterpret_cast<char*>(&h), &got); !s.is_ok()) {
+    if (Status s = read_chunk(fs, *f, *size, "stored index file", path, at, kIndexFileMagic, chunk,
+                              number, kIndexChunkBytes, &buf, &h);
+        !s.is_ok()) {
       return s;
-    }
-    if (got != sizeof h) return bad(at, "truncated chunk header");
-    if (h.magic != kIndexFileMagic || h.len > kIndexChunkBytes || h.index != chunk ||
-        h.seq != number || chunk_bytes(h.len) > *size - at) {
-      return bad(at, "not a chunk of this file");
-    }
-    buf.resize(kChunkHeaderBytes + h.len);
-    if (Status s = fs->read(*f, at, buf.size(), buf.data(), &got); !s.is_ok()) return s;
-    if (got != buf.size()) return bad(at, "truncated chunk");
-    if (util::crc32c(buf.data() + 4, kChunkHeaderBytes - 4 + h.len) != h.crc) {
-      return bad(at, "chunk checksum mismatch");
     }
     std::size_t p = kChunkHeaderBytes;
     for (std::uint32_t i = 0; i < h.count; ++i) {

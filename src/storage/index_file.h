@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "storage/chunk_file.h"
 #include "storage/file_system.h"
 
 namespace braid::storage {
@@ -30,34 +31,21 @@ bool parse_index_file_name(std::string_view name, std::uint64_t* number);
 
 class IndexFileWriter {
  public:
-  IndexFileWriter() = default;
-  ~IndexFileWriter();
-  IndexFileWriter(const IndexFileWriter&) = delete;
-  IndexFileWriter& operator=(const IndexFileWriter&) = delete;
-
   // Creates (truncates) `dir`/sidx-`number`.
   Status open(FileSystem* fs, const std::string& dir, std::uint64_t number);
   // Entries in the order they are to be read back. `key` is at most kMaxKeyBytes.
   Status add(std::string_view key, std::size_t secondary_len);
   // Writes the last chunk and syncs the file.
-  Status finish();
-  bool is_open() const { return open_; }
+  Status finish() { return out_.finish(true); }
+  bool is_open() const { return out_.is_open(); }
   std::uint64_t number() const { return number_; }
   std::uint64_t entries() const { return entries_; }
-  std::uint64_t bytes() const { return offset_; }
+  std::uint64_t bytes() const { return out_.bytes(); }
 
  private:
-  Status flush();
-  FileSystem* fs_ = nullptr;
-  FileId file_{};
-  bool open_ = false;
-  std::string path_;
+  ChunkWriter out_;
   std::uint64_t number_ = 0;
-  std::uint64_t offset_ = 0;
-  std::uint64_t chunk_ = 0;
-  std::uint32_t count_ = 0;
   std::uint64_t entries_ = 0;
-  std::string buf_;  // the chunk being filled: header room, then payload
 };
 
 // Reads `dir`/sidx-`number`, calling `fn` for each entry in order; Corruption (naming the file

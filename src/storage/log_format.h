@@ -193,6 +193,7 @@ inline constexpr std::uint32_t kCkptFrontierMagic = 0x31464b43u;  // "CKF1"
 inline constexpr std::uint32_t kCkptRunsMagic = 0x31524b43u;      // "CKR1"
 inline constexpr std::uint32_t kCkptIndexesMagic = 0x31494b43u;   // "CKI1"
 inline constexpr std::uint32_t kIndexFileMagic = 0x31534b43u;     // "CKS1"
+inline constexpr std::uint32_t kSortRunMagic = 0x31524f53u;       // "SOR1" (storage/sort_run.h)
 inline constexpr std::uint32_t kChunkHeaderBytes = 32;
 
 struct ChunkHeader {

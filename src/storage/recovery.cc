@@ -10,6 +10,7 @@
 #include "storage/cold_address.h"
 #include "storage/index_file.h"
 #include "storage/node_segment.h"
+#include "storage/sort_run.h"
 #include "util/assert.h"
 #include "util/crc32c.h"
 
@@ -1154,7 +1155,8 @@ Status recover(FileSystem& fs, const std::string& dir, std::uint64_t base_clock,
     } else if (parse_part_file_name(name, &part)) {
       r->max_file = std::max(r->max_file, part);
       r->numbered_files[part] = name;
-    } else if (std::uint64_t node = 0; parse_node_segment_name(name, &node)) {
+    } else if (std::uint64_t node = 0;
+               parse_node_segment_name(name, &node) || parse_sort_run_file_name(name, &node)) {
       r->max_file = std::max(r->max_file, node);
     } else if (std::uint64_t sidx = 0; parse_index_file_name(name, &sidx)) {
       r->max_file = std::max(r->max_file, sidx);

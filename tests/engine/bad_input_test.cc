@@ -175,6 +175,10 @@ TEST(BadInput, OptionsAreValidated) {
   EXPECT_EQ(bad([](Options& o) { o.scan_extent_bytes = kMaxScanExtentBytes + 4096; }),
             Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.scan_extent_bytes = kMaxScanExtentBytes; }), Code::kOk);
+  EXPECT_EQ(bad([](Options& o) { o.index_build_sort_bytes = 4095; }), Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.index_build_sort_bytes = (std::uint64_t{1} << 30) + 1; }),
+            Code::kInvalidArgument);
+  EXPECT_EQ(bad([](Options& o) { o.index_build_sort_bytes = 4096; }), Code::kOk);
   EXPECT_EQ(bad([](Options& o) { o.scan_extent_bytes = 0; }), Code::kOk);
 }
 

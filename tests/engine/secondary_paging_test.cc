@@ -13,10 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "engine/entry_sort.h"
 #include "engine/exec_test_util.h"
 #include "engine/table.h"
 #include "engine/test_util.h"
 #include "storage/durability_util.h"
+#include "storage/sort_run.h"
 #include "util/random.h"
 
 namespace braid {
@@ -493,6 +495,77 @@ TEST(SecondaryPagingStress, WorkersMoveRecordsWhileASnapshotFindsEachOnce) {
   EXPECT_GT(x.db->stats().secondary_leaf_evictions, evictions + 50);
   EXPECT_GT(x.idx->tree().loads(), loads + 50);
   EXPECT_EQ(x.db->stats().index_leaf_write_errors, 0u);
+}
+
+// A build from the table where the index pages under a budget sorts its entries first
+// (Options::index_build_sort_bytes, here small enough for more runs than one merge reads) and
+// fills the tree in key order, sending leaves out as it fills it; the index then answers every
+// group, and no run is left in the directory. A failed write of a run fails create_index with
+// IOError (the index is not created, and a later create_index builds it), and a run a crash
+// left is removed by the next open.
+TEST(SecondaryPagingBuild, ASortedBuildShedsLeavesAsItFillsAndLeavesNoRun) {
+  auto fs = std::make_shared<storage::SimFileSystem>(83);
+  Options o = paging_options(1);
+  o.index_build_sort_bytes = 4096;
+  constexpr int kMany = 12000;
+  const auto sort_runs_in_dir = [&] {
+    std::vector<std::string> names;
+    EXPECT_TRUE(fs->list(o.directory, &names).is_ok());
+    return std::count_if(names.begin(), names.end(),
+                         [](const std::string& n) { return n.rfind("sort-", 0) == 0; });
+  };
+  Indexed x;
+  {
+    auto opened = test::open_sim(o, fs);
+    ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+    x.db = std::move(opened).value();
+  }
+  x.t = testing::make_table(*x.db, "t");
+  x.group.assign(kMany, 0);
+  for (int i = 0; i < kMany; i += 100) {
+    Transaction tx = testing::begin(*x.db);
+    for (int k = i; k < i + 100; ++k) {
+      x.group[k] = (k * 7) % kGroups;  // the table's order is not the index's
+      ASSERT_TRUE(tx.put(*x.t, key_of(k), value_in(x.group[k], k)).is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  ASSERT_GT(x.db->stats().evictions, 0u);  // the build reads cold records as well as hot
+
+  fs->fault_only("sort-");
+  fs->inject(storage::SimFileSystem::Fault::kEio, 3, false);
+  Result<Index*> failed = x.db->create_index(*x.t, "by_group", testing::group_of);
+  fs->inject(storage::SimFileSystem::Fault::kNone, 0, false);
+  fs->fault_only("");
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_EQ(failed.status().code(), Code::kIOError) << failed.status().to_string();
+  EXPECT_EQ(sort_runs_in_dir(), 0);
+  EXPECT_EQ(x.db->stats().indexes_built, 0u);
+
+  Result<Index*> idx = x.db->create_index(*x.t, "by_group", testing::group_of);
+  ASSERT_TRUE(idx.is_ok()) << idx.status().to_string();
+  x.idx = *idx;
+  const DatabaseStats s = x.db->stats();
+  EXPECT_EQ(s.indexes_built, 1u);
+  EXPECT_GT(s.index_sort_runs, engine::EntrySorter::kMaxFanIn + 1) << "no merge pass of its own";
+  EXPECT_GT(s.index_leaves_shed, 0u) << "the fill sent no leaf out before the index was published";
+  EXPECT_GT(x.idx->tree().stored_leaves(), 0u);
+  EXPECT_EQ(sort_runs_in_dir(), 0);
+  expect_groups(x);
+
+  // A run a crash left behind goes with the next open.
+  x.db.reset();
+  {
+    Result<storage::FileId> f =
+        fs->open(o.directory + "/" + storage::sort_run_file_name(999999), {.create = true});
+    ASSERT_TRUE(f.is_ok());
+    ASSERT_TRUE(fs->write(*f, 0, "left", 4).is_ok());
+    fs->close(*f);
+  }
+  ASSERT_EQ(sort_runs_in_dir(), 1);
+  auto opened = test::open_sim(o, fs);
+  ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+  EXPECT_EQ(sort_runs_in_dir(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, SecondaryPaging, ::testing::ValuesIn(testing::all_cases()),
