@@ -186,6 +186,19 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
                                     " bytes");
   }
   if (!key_fn) return Status::invalid_argument("create_index: empty key function");
+  // Where the index pages under a budget, the build moves the leaves' hand and sheds the new
+  // tree's leaves, whose consent reads the versions their entries name: a begun context keeps
+  // those from being freed meanwhile (as for every sweep that visits such leaves), from before
+  // the build to the end of the catch-up below.
+  TxnContext* pin = nullptr;
+  if (node_segments_ != nullptr && cold_->budget() != 0) {
+    pin = txns_.begin();
+    if (pin == nullptr) {
+      return Status::busy("create_index: all " + std::to_string(options_.external_transactions) +
+                          " application-thread transactions are open "
+                          "(Options::external_transactions)");
+    }
+  }
   // The build reads evicted records where it finds them, in passes: no checkpoint may copy
   // them elsewhere and delete their part meanwhile. Taken before the catalog's mutex, which a
   // running checkpoint's scan takes (table_at) while the hold waits for it to end.
@@ -205,21 +218,16 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
   // A paging tree is published with up to its share of the budget in memory (a sorted build
   // or an attach sheds the rest as it fills it): the leaves' hand catches up with it now,
   // while the budget is exceeded, as it does after a bulk load. Its leaves carry no marks from the
-  // build, so the first pass takes. The sweeps run in a begun context: the secondary leaves'
-  // consent reads the versions their entries name, which the context keeps from being freed
-  // meanwhile.
-  if (built.is_ok() && node_segments_ != nullptr && cold_->budget() != 0) {
+  // build, so the first pass takes (in the pinning context).
+  if (built.is_ok() && pin != nullptr) {
     index::BTree& tree = (*built)->tree();
     tree.set_marks_uses(true);
-    TxnContext* ctx = txns_.begin();
-    if (ctx != nullptr) {
-      const std::size_t moves = std::min<std::size_t>(8 * tree.node_count(), UINT32_MAX);
-      for (std::size_t i = 0; i < moves && cold_->over_budget(i == 0); ++i) {
-        (void)cold_->sweep(ctx, kSecondaryCatchUpKeys);
-      }
-      finish_own_txn(ctx);
+    const std::size_t moves = std::min<std::size_t>(8 * tree.node_count(), UINT32_MAX);
+    for (std::size_t i = 0; i < moves && cold_->over_budget(i == 0); ++i) {
+      (void)cold_->sweep(pin, kSecondaryCatchUpKeys);
     }
   }
+  if (pin != nullptr) finish_own_txn(pin);
   return built;
 }
 
