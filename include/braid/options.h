@@ -344,9 +344,9 @@ struct Options {
   // sorts its entries in: the entries are sorted first and the tree filled in key order, so
   // its leaves go out as it grows; past this bound a sorted run is written to a `sort-N` file
   // of the directory, and the runs are merged at the end (removed after; an open removes any
-  // that a crash left). Taken beside the budget for the build's length, with a 64 KiB chunk
-  // per run it merges (at most 64 at a time). 0: an eighth of the budget, between 1 MiB and
-  // 64 MiB; else 4 KiB..1 GiB.
+  // that a crash left). Taken beside the budget for the build's length, with one small read
+  // buffer per run a merge reads (merges read a bounded number of runs at once). 0: an eighth
+  // of the budget, between 1 MiB and 64 MiB; else 4 KiB..1 GiB.
   std::uint64_t index_build_sort_bytes = 0;
   // Cold records a scan reads ahead of the one it is at, in the coroutine modes on a worker:
   // their reads are issued together and complete while the scan goes on with the records
