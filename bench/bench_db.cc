@@ -21,7 +21,8 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.prefault_index_mib = flags.u64("prefault-index-mib", 0, 0, std::uint64_t{1} << 20);
   d.l2_kib = flags.u64("l2-kib", 0, 0, std::uint64_t{1} << 20);
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
-  d.page_index = flags.u64("page-index", 0, 0, 1) != 0;
+  d.page_index = flags.u64("page-index", Options{}.page_index_leaves ? 1 : 0, 0, 1) != 0;
+  d.page_index_asked = flags.has("page-index") && d.page_index;
   d.reserve_gib = flags.u64("reserve-gib", 0, 0, std::uint64_t{1} << 20);
   d.scan_read_ahead = static_cast<std::uint32_t>(
       flags.u64("scan-read-ahead", Options{}.scan_read_ahead, 0, kMaxScanReadAhead));
@@ -63,7 +64,7 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
     if (db.dir.empty()) return "--sq-poll-cpu needs --dir (an in-memory database does no I/O)";
     options->durability.sq_poll_cpu = std::stoi(c);
   }
-  if (db.page_index && db.memory_budget_mib == 0) {
+  if (db.page_index_asked && db.memory_budget_mib == 0) {
     return "--page-index 1 needs --memory-budget-mib (leaves leave memory only under a budget)";
   }
   if (db.dir.empty()) {

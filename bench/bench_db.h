@@ -27,7 +27,8 @@ struct DbFlags {
   std::uint64_t l2_kib = 0;              // Options::l2_cache_bytes, in KiB (0: the machine's)
   std::uint64_t reserve_gib = 0;         // Options::max_version_bytes, in GiB (0: the default)
   std::uint64_t memory_budget_mib = 0;   // Options::memory_budget_bytes, in MiB (0: none)
-  bool page_index = false;               // Options::page_index_leaves
+  bool page_index = true;                // Options::page_index_leaves (under a budget)
+  bool page_index_asked = false;         // --page-index 1 given: it needs a budget
   std::uint32_t scan_read_ahead = 16;    // Options::scan_read_ahead
   std::uint32_t scan_extent_kib = 128;   // Options::scan_extent_bytes, in KiB
   std::string sq_poll_cpu = "off";       // off | a CPU (DurabilityOptions::sq_poll_cpu)

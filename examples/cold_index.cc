@@ -146,10 +146,10 @@ int main(int argc, char** argv) {
   }
 
   // Restarts: the records stay on storage; only what the budget allows comes into memory, the
-  // index included: its leaves page too, so an index larger than the budget is built (its
-  // entries sorted first, in runs on storage past a share of the budget) and read through it.
+  // index included: its leaves page too (Options::page_index_leaves, on by default), so an
+  // index larger than the budget is built (its entries sorted first, in runs on storage past a
+  // share of the budget) and read through it.
   options.memory_budget_bytes = budget_mib << 20;
-  options.page_index_leaves = true;
   braid::IndexOptions stored;
   stored.key_version = 1;  // bump it whenever by_city changes what it derives
   if (time_only) stored.key_version = std::strtoull(argv[5], nullptr, 10);

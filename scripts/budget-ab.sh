@@ -14,13 +14,16 @@ SECONDS_PER=${SECONDS_PER:-3}
 DIR=${DIR:-/tmp/braid-budget-ab}
 BUDGET_MIB=${BUDGET_MIB:-$(( (RECORDS * 40 + (1 << 20) - 1) >> 20 ))}
 OUT=${OUT:-results/budget-ab.jsonl}
+# The budget covers the versions, the index kept beside it (--page-index 0), as when the check
+# was first run; PAGE_INDEX=1 counts the index in the budget too.
+PAGE_INDEX=${PAGE_INDEX:-0}
 mkdir -p "$(dirname "$OUT")"
 rm -f "$OUT"
 for ((i = 0; i < PAIRS; i++)); do
   for v in none budget; do
     rm -rf "$DIR"
     extra=()
-    [[ $v == budget ]] && extra=(--memory-budget-mib "$BUDGET_MIB" --load "$LOAD")
+    [[ $v == budget ]] && extra=(--memory-budget-mib "$BUDGET_MIB" --load "$LOAD" --page-index "$PAGE_INDEX")
     "$BIN" ycsb --records "$RECORDS" --seconds "$SECONDS_PER" --mode sequential,interleaved \
       --batch 32 --dir "$DIR" --checkpoint-mib 0 --commit async "${extra[@]}" --json "$OUT" \
       > /dev/null

@@ -90,10 +90,11 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      tree (default 0: each tree faults in its own 2 MiB chunks as it grows)
   --l2-kib K         the per-core cache the trees are sized against (Options::l2_cache_bytes;
                      default 0: the machine's L2)
-  --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
-                     evicted and read back from DIR (default 0: no bound)
-  --page-index 0|1   with --memory-budget-mib: index leaves leave memory too, and count in
-                     the budget (Options::page_index_leaves; default 0)
+  --memory-budget-mib M  bound the database's memory to M MiB (with --dir): records and
+                     index leaves past it are evicted and read back from DIR (default 0: no bound)
+  --page-index 0|1   with --memory-budget-mib: 0 keeps the index whole in memory, outside
+                     the budget, which then bounds versions only (Options::page_index_leaves;
+                     default 1)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
                      (default: 1024 for versions, 32 per table): small under valgrind
   --seed N           seed of the population and the inputs (default 1)

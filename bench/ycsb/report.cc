@@ -108,7 +108,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("auto_decisions", m.exec.auto_decisions).add("live_versions", st.live_versions);
   o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
   o.add("leaf_hit_ratio", m.cold.leaf_hit_ratio);
-  o.add("page_index", cfg.db.page_index ? 1 : 0);
+  o.add("page_index", cfg.db.page_index && cfg.db.memory_budget_mib != 0 ? 1 : 0);
   o.add("scan_read_ahead", cfg.db.scan_read_ahead);
   o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);
   o.add("cold_records_per_s", m.cold.cold_records_per_s);

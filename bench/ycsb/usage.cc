@@ -59,10 +59,12 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
                      cache (O_DIRECT), so M bounds what its data holds in memory, as
                      --memory-budget-mib does BraidDB's (default: a cache that holds the
                      data, reads through the page cache)
-  --memory-budget-mib M  bound version memory to M MiB (with --dir): records past it are
-                     evicted and read back from the directory (default 0: no bound)
-  --page-index 0|1   with --memory-budget-mib: index leaves leave memory too, and count in
-                     the budget (Options::page_index_leaves; default 0)
+  --memory-budget-mib M  bound the database's memory to M MiB (with --dir): records and
+                     index leaves past it are evicted and read back from the directory
+                     (default 0: no bound)
+  --page-index 0|1   with --memory-budget-mib: 0 keeps the index whole in memory, outside
+                     the budget, which then bounds versions only (Options::page_index_leaves;
+                     default 1)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
                      (default: 1024 for versions, 32 per table): small under valgrind
   --scan-read-ahead N  cold records a scan reads ahead in the coroutine modes (0..16,

@@ -334,12 +334,12 @@ struct Options {
   // pages), a second CLOCK hand writes leaves not used since its last pass to node segments in
   // the directory, and a descent that meets one reads it back (a worker's coroutines suspend
   // on the read; the plain modes and application threads read synchronously); cold records
-  // give their OIDs back. Secondary trees' leaves go too; inner nodes are counted and stay. Off
-  // by default: the budget then covers the index as well as the versions, so a database sized
-  // for a budget of versions (a hot set kept with its index in memory, as MosaicDB keeps it)
-  // would hold far fewer records in memory under the same figure; under small budgets it is
-  // what bounds peak memory (docs/results.md, "The index beyond memory"). Needs a budget.
-  bool page_index_leaves = false;
+  // give their OIDs back. Secondary trees' leaves go too; inner nodes are counted and stay.
+  // On by default, so that a budget bounds the whole database. Off, the budget bounds version
+  // memory only and the index stays whole in memory beside it: a hot set kept with its index in
+  // memory, as MosaicDB keeps it, holds more records under the same figure, but the process
+  // grows past the budget by the index's size. Without a budget it has no effect.
+  bool page_index_leaves = true;
   // Where leaves page, the memory a create_index that builds from the table (not an attach)
   // sorts its entries in: the entries are sorted first and the tree filled in key order, so
   // its leaves go out as it grows; past this bound a sorted run is written to a `sort-N` file

@@ -138,11 +138,6 @@ Status check_options(const Options& o) {
                                     std::to_string(kMaxScanExtentBytes) + " (it is " +
                                     std::to_string(o.scan_extent_bytes) + ")");
   }
-  if (o.page_index_leaves && o.memory_budget_bytes == 0) {
-    return Status::invalid_argument(
-        "Options::page_index_leaves needs Options::memory_budget_bytes (leaves leave memory "
-        "only under a budget)");
-  }
   if (o.index_build_sort_bytes != 0 &&
       (o.index_build_sort_bytes < (4u << 10) || o.index_build_sort_bytes > (1u << 30))) {
     return Status::invalid_argument(

@@ -165,8 +165,8 @@ TEST(BadInput, OptionsAreValidated) {
               o.durability.log_segment_bytes = std::uint64_t{512} << 20;
             }),
             Code::kInvalidArgument);
-  // Leaves leave memory only under a budget.
-  EXPECT_EQ(bad([](Options& o) { o.page_index_leaves = true; }), Code::kInvalidArgument);
+  // Leaves leave memory only under a budget; without one the option (on by default) is idle.
+  EXPECT_EQ(bad([](Options& o) { o.page_index_leaves = true; }), Code::kOk);
   // A scan's reads ahead are bounded (a fixed array per scan); 0 and the bound itself are fine.
   EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 33; }), Code::kInvalidArgument);
   EXPECT_EQ(bad([](Options& o) { o.scan_read_ahead = 32; }), Code::kOk);

@@ -571,5 +571,41 @@ TEST(SecondaryPagingBuild, ASortedBuildShedsLeavesAsItFillsAndLeavesNoRun) {
 INSTANTIATE_TEST_SUITE_P(All, SecondaryPaging, ::testing::ValuesIn(testing::all_cases()),
                          testing::case_name);
 
+// Where the index pages, a build keeps a begun context for its whole length (the leaves it
+// sheds read the versions their entries name). With every application-thread context taken it
+// answers Busy and creates nothing; once one is free the same call builds the index.
+TEST(SecondaryPagingBuild, ABuildWithEveryApplicationContextTakenIsBusy) {
+  Options o = paging_options(1);
+  o.external_transactions = 2;
+  auto opened = test::open_sim(o, std::make_shared<storage::SimFileSystem>(89));
+  ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+  Indexed x;
+  x.db = std::move(opened).value();
+  x.t = testing::make_table(*x.db, "t");
+  x.group.assign(400, 0);
+  {
+    Transaction tx = testing::begin(*x.db);
+    for (int k = 0; k < 400; ++k) {
+      x.group[k] = k % kGroups;
+      ASSERT_TRUE(tx.put(*x.t, key_of(k), value_in(x.group[k], k)).is_ok());
+    }
+    ASSERT_TRUE(tx.commit().is_ok());
+  }
+  {
+    Transaction a = testing::begin(*x.db);
+    Transaction b = testing::begin(*x.db);
+    Result<Index*> busy = x.db->create_index(*x.t, "by_group", testing::group_of);
+    ASSERT_EQ(busy.code(), Code::kBusy) << busy.status().to_string();
+    EXPECT_NE(busy.status().to_string().find("external_transactions"), std::string::npos);
+    a.abort();
+    b.abort();
+  }
+  EXPECT_EQ(x.db->stats().indexes_built, 0u);
+  Result<Index*> idx = x.db->create_index(*x.t, "by_group", testing::group_of);
+  ASSERT_TRUE(idx.is_ok()) << idx.status().to_string();
+  x.idx = *idx;
+  expect_groups(x);
+}
+
 }  // namespace
 }  // namespace braid
