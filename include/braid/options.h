@@ -321,9 +321,9 @@ struct Options {
   // valgrind reports 256 KiB (scripts/profile-ops.sh passes the host's). 0, or 64 KiB..1 GiB.
   std::uint64_t l2_cache_bytes = 0;
 
-  // The cold store (docs/internals/cold-store.md): memory the database keeps resident, in bytes
-  // (0: unlimited, every record in memory): versions and, with page_index_leaves (the default),
-  // the index's nodes and OID pages too. Past it, workers (and application threads at commit)
+  // The cold store: memory the database keeps resident, in bytes (0: unlimited, every record
+  // in memory): versions and, with page_index_leaves (the default), the index's nodes and OID
+  // pages too. Past it, workers (and application threads at commit)
   // evict records whose newest version is committed, durable and seen by every snapshot:
   // the entry then holds the address of that version's log record, and the next access reads it
   // back. Needs a directory; evictable records are those whose log record is at most 64 KiB.

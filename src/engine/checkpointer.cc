@@ -156,7 +156,7 @@ Status Durability::start_checkpoint() {
     config.part_target = options_.durability.checkpoint_part_bytes;
   // Where the index pages, the checkpoint's runs are its leaves on storage (index-paging.md,
   // decision 6): one run per leaf the scan reads.
-  config.runs = options_.page_index_leaves && options_.memory_budget_bytes != 0;
+  config.runs = deps_.cold->pages_index();
   // The list's size: the last one's, or for the first, a run per leaf with a short key
   // (reserved pages never written cost nothing; a list that doubles holds 1.5 to 3 times its
   // size while it copies).

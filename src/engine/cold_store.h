@@ -185,6 +185,7 @@ class ColdStore {
   // Options::page_index_leaves: paging trees' nodes count in the budget and the leaves' hand
   // runs (sweep). Set at open, before the first sweep; without it neither reads the catalog.
   void set_pages_index(bool pages) { pages_index_ = pages; }
+  bool pages_index() const { return pages_index_; }
   // Reads completed so far, successful or not (what a wait on a read watches for progress).
   // A load's read is counted after it stopped being pending: whoever reads a count sees every
   // load it counts finished.
