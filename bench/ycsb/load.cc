@@ -31,6 +31,8 @@ Status ycsb_bulk_load(Database& db, Table& table, std::uint64_t records, std::ui
                       double* seconds) {
   std::atomic<std::uint64_t> done{0};
   const auto start = Clock::now();
+  BulkLoadOptions counted = options;
+  counted.expected_records = records;
   Status s;
   {
     Progress progress(label, "records", &done, records);
@@ -48,7 +50,7 @@ Status ycsb_bulk_load(Database& db, Table& table, std::uint64_t records, std::ui
           if (++i % 4096 == 0) done.store(i, std::memory_order_relaxed);
           return true;
         },
-        options);
+        counted);
     done.store(i, std::memory_order_relaxed);
   }
   *seconds = std::chrono::duration<double>(Clock::now() - start).count();

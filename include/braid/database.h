@@ -456,6 +456,14 @@ struct BulkLoadOptions {
   // record without a budget), as if transactions had loaded them and eviction had run; false:
   // every record starts cold and is read back on its first access (a cold table).
   bool keep_in_memory = true;
+  // How many records the source will give, when the caller knows (0: unknown). Under a budget
+  // where the index pages, the load then keeps only as many versions as fit beside the index
+  // the rest of the records will need, so the run that follows starts with the budget full
+  // and no version evicted that a leaf had to make room for. Without it the load keeps
+  // versions until the budget is reached, then lets them all go (the leaves come first). A
+  // wrong count costs only warmth: too high keeps fewer versions, too low falls back to the
+  // rule without it.
+  std::uint64_t expected_records = 0;
 };
 
 class Database {

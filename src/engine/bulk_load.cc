@@ -57,6 +57,11 @@ constexpr std::uint32_t kRecordsPerContext = 1024;
 // holds more than the budget.
 constexpr std::uint32_t kSweepEvery = 256;
 constexpr std::uint32_t kSweepMoves = 64;
+// Nodes the tree needs before its cost per record projects the index of a whole load (one in
+// 64 off at most from a partial leaf).
+constexpr std::size_t kMinPricingNodes = 64;
+// Versions retired per context when the load drops what it kept.
+constexpr std::uint32_t kDropsPerContext = 4096;
 
 class BulkLoader {
  public:
@@ -94,6 +99,12 @@ class BulkLoader {
   // record then starts cold) or version memory is exhausted (*failure says so).
   Version* keep(std::string_view value, Status* failure);
   void end_context();
+  // Evicts every version the load kept whose chunk is written (the load found that its records
+  // do not fit the budget).
+  void drop_kept();
+  // The index bytes the records after the n-th will add, by the caller's count
+  // (BulkLoadOptions::expected_records; 0 without one).
+  std::uint64_t index_to_come(std::uint64_t n) const;
 
   DatabaseImpl* db_;
   Table* table_;
@@ -177,6 +188,43 @@ Version* BulkLoader::keep(std::string_view value, Status* failure) {
   return v;
 }
 
+void BulkLoader::drop_kept() {
+  end_context();
+  ColdStore* cold = db_->cold();
+  std::uint32_t dropped = 0;
+  for (const auto& [from, to] : own_oids_) {
+    for (std::uint64_t oid = from; oid < to; ++oid) {
+      std::atomic<std::uint64_t>& slot = table_->oids().entry(oid);
+      const std::uint64_t e = slot.load(std::memory_order_acquire);
+      if (!entry::is_hot(e)) continue;
+      if (ctx_ == nullptr) {
+        ctx_ = db_->txns().begin();
+        if (ctx_ == nullptr) return;  // every application context is open: the sweep takes them
+      }
+      // A version whose chunk is not written yet has no home to fall back to: the sweep
+      // takes it later.
+      if (!cold->drop(slot, e, ctx_, true)) continue;
+      // Each context's limbo lists what it retired until it finishes: finished this often, the
+      // memory goes back as the pass goes rather than after it.
+      if (++dropped % kDropsPerContext == 0) end_context();
+    }
+  }
+  end_context();
+  (void)cold->over_budget(true);
+}
+
+std::uint64_t BulkLoader::index_to_come(std::uint64_t n) const {
+  BRAID_DASSERT(n > 0);
+  if (options_.expected_records <= n) return 0;
+  const std::size_t nodes = table_->index().node_count();
+  // A few nodes price a record badly (the first leaf holds one record at 4 KiB): until the
+  // tree has kMinPricingNodes, nothing is projected and the budget alone decides.
+  if (nodes < kMinPricingNodes) return 0;
+  const double per_record = static_cast<double>(nodes) * index::kNodeBytes / static_cast<double>(n);
+  return static_cast<std::uint64_t>(per_record *
+                                    static_cast<double>(options_.expected_records - n));
+}
+
 void BulkLoader::end_context() {
   if (ctx_ == nullptr) return;
   std::lock_guard<std::mutex> g(db_->durability()->external_mutex());
@@ -250,15 +298,25 @@ Status BulkLoader::run(BulkSource next) {
       // loaded are no hotter than the rest.
       (void)cold->catch_up_index(kSweepEvery, kSweepMoves, &table_->index(), cold->budget());
     }
-    // A paging tree's load keeps versions only until half the budget is first reached: from
-    // then on the leaves' hand keeps the tree near the budget, and versions kept whenever it
-    // had just made room would take the room of leaves (under a scattered hot set a leaf
-    // serves every record it holds, the last records loaded are no hotter than the rest, and
-    // a run would begin with its leaves to load). Half, not all: versions kept up to the whole
-    // budget were still in memory while the sweep that evicted them let the leaves grow, and
-    // the process peaked 100 MiB past a 344 MiB budget 1.5 s into a 20 M-record load.
+    // A paging tree's load keeps versions while they fit beside the index the whole load will
+    // have built (the caller's count of records at what the tree has cost per record so far;
+    // without a count, the index built so far), so a database that fits starts warm. Leaves
+    // come first: under a scattered hot set a resident leaf serves every record it holds, and
+    // the records loaded first are no hotter than the rest. So once the budget is reached the
+    // load keeps no more, and the versions it kept go at once: from then on the leaves' hand
+    // keeps the tree near the budget, and versions kept whenever it had just made room would
+    // take the room of leaves. At once, not through the sweep's hand: versions the hand was
+    // still evicting overlapped the leaves it let grow, and the process peaked 100 MiB past a
+    // 344 MiB budget 1.5 s into a 20 M-record load.
     const bool over = budget && cold->over_budget();
-    if (pages && (over || cold->sampled_bytes() > cold->budget() / 2)) reached = true;
+    if (pages && !reached) {
+      if (over) {
+        reached = true;
+        drop_kept();
+      } else if (cold->sampled_bytes() + index_to_come(n) > cold->budget()) {
+        reached = true;
+      }
+    }
     const bool keeps = options_.keep_in_memory && !reached && !over;
     std::uint64_t oid = 0;
     auto insert_with_oid = [&]() -> Status {

@@ -326,8 +326,11 @@ class ColdStore {
   // cold entry it was, if it still holds `e`, the lone version a load installed. The caller, a
   // reader that still uses the version, retires it through its own `ctx` (freed after it
   // ended). False when the entry moved on (a writer, an eviction) or a checkpoint is deleting
-  // files (the version then stays until a sweep).
-  bool drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx);
+  // files (the version then stays until a sweep). A bulk load drops what it kept too, once its
+  // records turn out not to fit the budget (`by_load`: counted as evictions, not as reads let
+  // go).
+  bool drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx,
+            bool by_load = false);
   // Whether version memory is past the high-water mark (sampled: cheap to call often;
   // `sample`: sampled now, for a caller that asks seldom).
   bool over_budget(bool sample = false);

@@ -59,7 +59,8 @@ bool ColdStore::evict(std::atomic<std::uint64_t>& slot, mvcc::TxnContext* ctx,
   return true;
 }
 
-bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx) {
+bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::TxnContext* ctx,
+                     bool by_load) {
   if (!entry::is_hot(e)) return false;
   mvcc::Version* v = entry::hot(e);
   // Only what a load installed: one committed version read from its durable record (so no
@@ -75,7 +76,7 @@ bool ColdStore::drop(std::atomic<std::uint64_t>& slot, std::uint64_t e, mvcc::Tx
   if (!slot.compare_exchange_strong(e, home, std::memory_order_acq_rel)) return false;
   deps_.txns->note_evicted(v);
   deps_.txns->retire(ctx, v);
-  drops_.fetch_add(1, std::memory_order_relaxed);
+  (by_load ? evictions_ : drops_).fetch_add(1, std::memory_order_relaxed);
   if (noting_) {
     std::lock_guard<std::mutex> g(noted_mutex_);
     const std::uint64_t file = entry::cold(home).segment;

@@ -271,6 +271,62 @@ TEST(BulkLoad, ALoadAndAnOpenUnderABudgetSendLeavesToStorageAsTheyGo) {
   }
 }
 
+// Where the index pages, a load keeps versions while they fit beside the index, so a budget
+// that holds the whole load starts with every record in memory, whether or not the caller
+// gave the count. The data here is most of the budget: more than half, which was where a load
+// stopped keeping versions before.
+TEST(BulkLoad, ABudgetThatHoldsTheLoadKeepsEveryRecordInMemory) {
+  constexpr int kN = 3000;  // ~2 MiB of 600-byte values
+  constexpr std::uint64_t kBudget = 3 << 20;
+  for (const std::uint64_t expected : {std::uint64_t{0}, std::uint64_t{kN}}) {
+    SCOPED_TRACE("expected_records " + std::to_string(expected));
+    auto fs = std::make_shared<storage::SimFileSystem>(6);
+    auto db = test::open_sim(load_options(kBudget), fs);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    Table* t = (*db)->create_table("t").value();
+    Source src(kN);
+    ASSERT_TRUE(src.load(**db, *t, {.expected_records = expected}).is_ok());
+    const DatabaseStats loaded = (*db)->stats();
+    EXPECT_GT(loaded.live_version_bytes, kBudget / 2);
+    EXPECT_EQ(loaded.live_versions, std::uint64_t{kN});
+    EXPECT_EQ(loaded.evictions, 0u);
+    EXPECT_EQ(loaded.index_leaves_stored, 0u);
+    expect_all(**db, kN);
+    EXPECT_EQ((*db)->stats().cold_reads, 0u);
+  }
+}
+
+// A load its budget cannot hold. Without the count it keeps versions until the budget is
+// reached and then lets them all go (a resident leaf serves every record it holds: leaves
+// first). With the count it keeps only what fits beside the index the whole load builds, and
+// has nothing to let go. Either way every record reads back.
+TEST(BulkLoad, ALoadPastItsBudgetKeepsOnlyWhatFitsBesideTheIndex) {
+  constexpr int kN = 20000;  // ~12 MiB of 600-byte values, ~0.75 MiB of index
+  constexpr std::uint64_t kBudget = 4 << 20;
+  DatabaseStats after[2];
+  for (int counted = 0; counted < 2; ++counted) {
+    SCOPED_TRACE(counted ? "with the count" : "without the count");
+    auto fs = std::make_shared<storage::SimFileSystem>(7);
+    auto db = test::open_sim(load_options(kBudget), fs);
+    ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+    Table* t = (*db)->create_table("t").value();
+    Source src(kN);
+    ASSERT_TRUE(src.load(**db, *t, {.expected_records = counted ? std::uint64_t{kN} : 0}).is_ok());
+    after[counted] = (*db)->stats();
+    const DatabaseStats& s = after[counted];
+    EXPECT_GT(s.live_versions, 0u);
+    EXPECT_LE(s.live_version_bytes + s.index_nodes * index::kNodeBytes, kBudget)
+        << s.live_versions << " versions, " << s.index_nodes << " nodes";
+    expect_all(**db, kN);
+  }
+  // Without the count the versions kept went when the budget was reached: all but those whose
+  // chunks were still being written (a chunk holds about 1 MiB of records).
+  EXPECT_GT(after[0].evictions, after[0].live_versions);
+  // With it, more stay and fewer were let go.
+  EXPECT_GT(after[1].live_versions, after[0].live_versions);
+  EXPECT_LT(after[1].evictions, after[0].evictions);
+}
+
 TEST(BulkLoad, AColdTableStartsWithEveryRecordOnStorage) {
   constexpr int kN = 3000;
   auto fs = std::make_shared<storage::SimFileSystem>(4);
