@@ -365,6 +365,11 @@ class ColdStore {
   // from the store (a full disk: the leaves stay). Answers the leaves evicted through *evicted.
   Status shrink_unpublished(index::BTree& tree, std::string* hand, std::uint64_t share,
                             std::size_t* evicted);
+  // Evicts leaves of `tree`, a paging secondary tree of `table` create_index just published,
+  // while the budget is exceeded or until a lap took nothing, waiting for the leaves' hand
+  // rather than skipping while a worker moves it. The caller holds a begun context (the
+  // leaves' consent reads the versions their entries name). Answers the leaves evicted.
+  std::size_t catch_up_secondary(Table* table, index::BTree& tree);
 
   // ---- Checkpoints and file deletion (durability.cc) ----
   // A file may be deleted only when no cold entry and no evictable version's `home` names it.
@@ -410,6 +415,11 @@ class ColdStore {
   // their OIDs back through `ctx`'s freed OIDs (demote_cold in eviction.cc); without (an open,
   // a bulk load), nothing is demoted.
   std::uint64_t sweep_leaves(std::uint32_t keys, mvcc::TxnContext* ctx);
+  // Moves `hand` over `tree` in batches while more() holds, until two laps in a row took
+  // nothing (a lap may only clear marks). The caller holds leaf_mutex_.
+  template <typename More>
+  Status lap_tree(index::BTree& tree, std::string* hand, index::BTree::LeafConsent consent,
+                  void* arg, std::size_t* evicted, More more);
 
   const Deps deps_;
   std::function<std::uint64_t()> durable_clock_;

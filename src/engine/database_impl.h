@@ -312,9 +312,6 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   // The ids secondary trees carry in their node images: the top bit, which no table id reaches
   // (Options::max_tables is checked far below it), and the index's place in indexes_ below.
   static constexpr std::uint32_t kSecondaryTreeIds = std::uint32_t{1} << 31;
-  // The leaves' hand's pace (keys of credit per move) when it catches up with a secondary tree
-  // that create_index built whole in memory.
-  static constexpr std::uint32_t kSecondaryCatchUpKeys = 2048;
   // A tree filled in key order before it is published (an attach, or a sorted build) where the
   // index pages sends leaves out once it holds more than the budget's share below, looking
   // every kAttachShrinkEvery entries (shed_unpublished).

@@ -384,13 +384,38 @@ Status ColdStore::shrink_unpublished(index::BTree& tree, std::string* hand, std:
                                      std::size_t* evicted) {
   BRAID_ASSERT(tree.pages());
   std::lock_guard<std::mutex> g(leaf_mutex_);  // the node store's writer is the hand's
+  return lap_tree(tree, hand, nullptr, nullptr, evicted,
+                  [&] { return tree.node_count() * index::kNodeBytes > share; });
+}
+
+std::size_t ColdStore::catch_up_secondary(Table* table, index::BTree& tree) {
+  BRAID_ASSERT(tree.pages());
+  // Waits for the hand: a worker holding it (and preempted) would otherwise take every move.
+  std::lock_guard<std::mutex> g(leaf_mutex_);
+  LeafPass pass{table, nullptr};
+  std::string hand;
+  std::size_t evicted = 0;
+  std::size_t debited = 0;
+  (void)over_budget(true);
+  const Status s = lap_tree(tree, &hand, &no_open_entries, &pass, &evicted, [&] {
+    debit((evicted - debited) * index::kNodeBytes);
+    debited = evicted;
+    return over_budget();
+  });
+  if (!s.is_ok()) leaf_write_errors_.fetch_add(1, std::memory_order_relaxed);
+  return evicted;
+}
+
+template <typename More>
+Status ColdStore::lap_tree(index::BTree& tree, std::string* hand, index::BTree::LeafConsent consent,
+                           void* arg, std::size_t* evicted, More more) {
   // A lap may only clear marks (a leaf marked used is spared once), so the loop ends after
   // two laps in a row that took nothing.
   bool took_this_lap = false;
   int idle_laps = 0;
-  while (tree.node_count() * index::kNodeBytes > share && idle_laps < 2) {
+  while (idle_laps < 2 && more()) {
     std::size_t n = 0;
-    if (Status s = tree.sweep_leaves(hand, kLeafBatchVisits, &n); !s.is_ok()) {
+    if (Status s = tree.sweep_leaves(hand, kLeafBatchVisits, &n, consent, arg); !s.is_ok()) {
       leaf_write_errors_.fetch_add(1, std::memory_order_relaxed);
       return s;
     }

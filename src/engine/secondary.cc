@@ -216,16 +216,14 @@ Result<Index*> DatabaseImpl::create_index(Table& table, std::string_view name,
     wake_worker0(true);  // a checkpoint asked for meanwhile waited for the hold
   }
   // A paging tree is published with up to its share of the budget in memory (a sorted build
-  // or an attach sheds the rest as it fills it): the leaves' hand catches up with it now,
-  // while the budget is exceeded, as it does after a bulk load. Its leaves carry no marks from the
-  // build, so the first pass takes (in the pinning context).
+  // or an attach sheds the rest as it fills it): its leaves go now while the budget is
+  // exceeded, as after a bulk load, in a pass of their own over the new tree (the shared hand
+  // could be anywhere, and a worker holding it would skip every move). Its leaves carry no
+  // marks from the build, so the first lap takes (in the pinning context).
   if (built.is_ok() && pin != nullptr) {
     index::BTree& tree = (*built)->tree();
     tree.set_marks_uses(true);
-    const std::size_t moves = std::min<std::size_t>(8 * tree.node_count(), UINT32_MAX);
-    for (std::size_t i = 0; i < moves && cold_->over_budget(i == 0); ++i) {
-      (void)cold_->sweep(pin, kSecondaryCatchUpKeys);
-    }
+    (void)cold_->catch_up_secondary(&table, tree);
   }
   if (pin != nullptr) finish_own_txn(pin);
   return built;
