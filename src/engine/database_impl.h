@@ -322,6 +322,13 @@ class DatabaseImpl final : public TableSource, public RecoverySink {
   static constexpr std::uint64_t kBuildSortDivisor = 8;
   static constexpr std::uint64_t kBuildSortMinBytes = std::uint64_t{1} << 20;
   static constexpr std::uint64_t kBuildSortMaxBytes = std::uint64_t{64} << 20;
+  // A build from the table reads the evicted records it meets in passes of at most this many
+  // (their addresses wait in memory meanwhile, outside the budget): the budget over the
+  // divisor in addresses, within the bounds; the upper bound without a budget.
+  static constexpr std::uint64_t kColdPassDivisor = 16;
+  static constexpr std::size_t kColdPassMin = std::size_t{1} << 12;
+  static constexpr std::size_t kColdPassMax = std::size_t{1} << 20;
+  std::size_t build_cold_pass() const;
   // A build from the table moves the leaves' hand every kBuildSweepEvery records it visits,
   // up to kBuildSweepMoves moves while over budget (build_index).
   static constexpr std::uint32_t kBuildSweepEvery = 256;

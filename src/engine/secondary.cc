@@ -297,12 +297,13 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
     return sorter->add({buf, secondary.size() + key.size()}, secondary.size(),
                        Index::pack(oid, secondary.size()));
   };
-  // Evicted records (their one version each) are read as the checker reads them: in passes of
-  // kColdPass, each pass in file order with many reads in flight, every block once, each
-  // record verified against its key's hash. A read per record, in key order, paid the device's
-  // latency once per record.
-  constexpr std::size_t kColdPass = std::size_t{1} << 20;
+  // Evicted records (their one version each) are read as the checker reads them: in passes
+  // (build_cold_pass), each pass in file order with many reads in flight, every block once,
+  // each record verified against its key's hash. A read per record, in key order, paid the
+  // device's latency once per record.
+  const std::size_t cold_pass = build_cold_pass();
   std::vector<ColdStore::BulkRecord> cold;
+  cold.reserve(cold_pass);  // once: grown by doubling it would pass the bound (untouched: free)
   ColdStore::BulkStats cold_stats;
   auto read_cold = [&]() -> Status {
     if (cold.empty()) return Status::ok();
@@ -339,7 +340,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
     const std::uint64_t e = table.oids().entry(oid).load(std::memory_order_acquire);
     if (entry::is_cold(e)) {
       cold.push_back({e, ColdStore::key_hash(key), oid});
-      if (cold.size() >= kColdPass) status = read_cold();
+      if (cold.size() >= cold_pass) status = read_cold();
       return;
     }
     if (!entry::is_hot(e)) return;
@@ -475,6 +476,13 @@ void DatabaseImpl::shed_unpublished(index::BTree& tree, std::uint64_t inserted, 
   const std::size_t before = *evicted;
   (void)cold_->shrink_unpublished(tree, hand, share, evicted);
   index_leaves_shed_.fetch_add(*evicted - before, std::memory_order_relaxed);
+}
+
+std::size_t DatabaseImpl::build_cold_pass() const {
+  const std::uint64_t budget = cold_ != nullptr ? cold_->budget() : 0;
+  if (budget == 0) return kColdPassMax;
+  return std::clamp<std::size_t>(budget / kColdPassDivisor / sizeof(ColdStore::BulkRecord),
+                                 kColdPassMin, kColdPassMax);
 }
 
 std::size_t DatabaseImpl::build_sort_bytes() const {
