@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -471,6 +472,7 @@ __attribute__((noinline)) Descent::Step Descent::stored(Node* n, std::uint64_t v
   if (!load_) {
     node_ = n;
     version_ = v;
+    node_idx_ = static_cast<std::uint8_t>(child_idx_);
     child_idx_ = idx;
     stored_address_ = address;
     return Step::kStored;
@@ -1471,11 +1473,9 @@ bool BTree::scan_leaf(std::string_view from, bool from_infinite, std::string_vie
 std::uint32_t BTree::height() const { return root_.load(std::memory_order_acquire)->level + 1u; }
 
 std::vector<std::size_t> BTree::level_sizes() const {
-  std::vector<std::size_t> sizes;
+  std::vector<std::size_t> sizes{1};
   std::vector<const Node*> level{root_.load(std::memory_order_acquire)};
-  for (;;) {
-    sizes.push_back(level.size());
-    if (level.front()->level == 0) return sizes;
+  while (!level.empty() && level.front()->level != 0) {
     std::vector<const Node*> below;
     std::size_t stored = 0;  // children on storage: counted, not read
     for (const Node* n : level) {
@@ -1488,13 +1488,10 @@ std::vector<std::size_t> BTree::level_sizes() const {
         }
       }
     }
-    // Only leaves leave memory: a level with a child on storage is the leaves.
-    if (stored != 0) {
-      sizes.push_back(below.size() + stored);
-      return sizes;
-    }
+    sizes.push_back(below.size() + stored);
     level = std::move(below);
   }
+  return sizes;
 }
 
 namespace {
@@ -1587,12 +1584,17 @@ namespace {
 struct CheckCtx {
   std::size_t keys = 0;
   int leaf_depth = -1;
-  std::vector<std::size_t> level_nodes;  // reachable nodes per level
-  std::size_t stored = 0;                // children on storage
+  std::vector<std::size_t> level_nodes;  // reachable nodes in memory per level
+  std::size_t stored = 0;                // leaves on storage
+  std::size_t stored_inner = 0;          // inner nodes on storage
+  // Reads the inner node on storage at an address into a frame (BTree::read_stored_node).
+  std::function<Status(std::uint64_t, Node*)> read_stored;
 };
 
+// `stored`: `n` is a frame decoded from storage, not a node of the tree (it is counted as
+// stored, and below it every child is on storage too).
 void check_node(const Node* n, const std::string* lo, const std::string* hi, int depth,
-                CheckCtx* ctx) {
+                CheckCtx* ctx, bool stored = false) {
   BRAID_ASSERT(!n->lock.locked_now());
   BRAID_ASSERT(!n->lock.obsolete_now());
   if (const char* why = node_shape_error(*n); why != nullptr) {
@@ -1608,8 +1610,13 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
     if (hi != nullptr) BRAID_ASSERT(key < *hi);
     keys.push_back(std::move(key));
   }
-  if (ctx->level_nodes.size() <= n->level) ctx->level_nodes.resize(n->level + 1u);
-  ++ctx->level_nodes[n->level];
+  if (stored) {
+    BRAID_ASSERT(n->level != 0);  // stored leaves are counted by their parents, not read
+    ++ctx->stored_inner;
+  } else {
+    if (ctx->level_nodes.size() <= n->level) ctx->level_nodes.resize(n->level + 1u);
+    ++ctx->level_nodes[n->level];
+  }
   if (n->level == 0) {
     if (ctx->leaf_depth < 0) ctx->leaf_depth = depth;
     BRAID_ASSERT(ctx->leaf_depth == depth);  // all leaves on one level
@@ -1619,10 +1626,21 @@ void check_node(const Node* n, const std::string* lo, const std::string* hi, int
   for (unsigned i = 0; i <= n->count; ++i) {
     const std::uint64_t w = child_word(n, n->count, i);
     if (is_address(w)) {
-      BRAID_ASSERT(n->level == 1);  // only leaves leave memory
-      ++ctx->stored;
+      if (n->level == 1) {
+        ++ctx->stored;
+        continue;
+      }
+      // An inner node on storage: read, and checked as one in memory is.
+      auto frame = std::make_unique<Node>();
+      const Status read = ctx->read_stored(w, frame.get());
+      if (!read.is_ok()) std::fprintf(stderr, "B+-tree check: %s\n", read.to_string().c_str());
+      BRAID_ASSERT(read.is_ok());
+      BRAID_ASSERT(frame->level + 1 == n->level);
+      check_node(frame.get(), i == 0 ? lo : &keys[i - 1], i < n->count ? &keys[i] : hi, depth + 1,
+                 ctx, true);
       continue;
     }
+    BRAID_ASSERT(!stored);  // a node goes out only when all its children are out
     const Node* child = reinterpret_cast<const Node*>(w);
     BRAID_ASSERT(child != nullptr);
     BRAID_ASSERT(child->level + 1 == n->level);
@@ -1667,6 +1685,9 @@ const char* node_shape_error(const Node& n) {
 
 std::size_t BTree::check_invariants() const {
   CheckCtx ctx;
+  ctx.read_stored = [this](std::uint64_t address, Node* frame) {
+    return read_stored_node(address, frame);
+  };
   check_node(root_.load(std::memory_order_acquire), nullptr, nullptr, 0, &ctx);
   // Every node is either linked in or on the free list, so the per-level counts that
   // resident_level() reads are exact, and so is node_count().
@@ -1678,6 +1699,7 @@ std::size_t BTree::check_invariants() const {
   }
   BRAID_ASSERT(node_count() == total);
   BRAID_ASSERT(ctx.stored == stored_leaves());
+  BRAID_ASSERT(ctx.stored_inner == stored_inner_nodes());
   for (const Node* n : free_nodes_) BRAID_ASSERT(n->lock.obsolete_now());
   return ctx.keys;
 }

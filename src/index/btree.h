@@ -325,6 +325,9 @@ class Descent {
   std::uint32_t child_index() const { return child_idx_; }
   // After kStored: the address the child on storage has.
   std::uint64_t stored_address() const { return stored_address_; }
+  // After kStored: which of parent()'s children node() is (child_index() names the stored
+  // child of node() by then). Meaningless when node() is the root (parent() null).
+  unsigned node_index() const { return node_idx_; }
   // After kStored, the three ways a driver's own read of that child ends (Lookup and ScanLeaf
   // built not to load). Each answers whether the operation failed (take_load_failure() says
   // why; the tree is unchanged); otherwise the child is in memory, installed by this read or
@@ -349,6 +352,7 @@ class Descent {
   bool track_fences_;
   bool load_;
   bool mark_used_;  // load_ and the tree pages (BTree::note_used): decided once, not per leaf
+  std::uint8_t node_idx_ = 0;  // a child index (at most kMaxSlots): in the flags' padding
   std::size_t split_threshold_;
   Node* node_ = nullptr;
   Node* parent_ = nullptr;
@@ -712,7 +716,8 @@ class BTree {
   // and goes on (synchronously, on the calling thread). Concurrent misses on one leaf may read
   // it twice; one install wins. A failed read fails only the operation that needed it:
   // Lookup::failed(), ScanLeaf::failed(), a failed Outcome from lookup() and the writes, each with
-  // take_load_failure() saying why. Only leaves leave, and never the root. Attach before the tree
+  // take_load_failure() saying why. Only leaves leave (inner nodes too with pages_inner), and
+  // never the root. Attach before the tree
   // is shared; `store` must outlive the tree; `tree_id` goes into every image.
   void attach_store(NodeStore* store, std::uint32_t tree_id);
   // A leaf already on storage, for adopt_stored_leaves: it holds the keys from `first_key` up
@@ -762,6 +767,15 @@ class BTree {
                       std::size_t max_keys = SIZE_MAX, LeafRewrite rewrite = nullptr);
   // Whether a store is attached (leaves may be on storage).
   bool pages() const { return store_ != nullptr; }
+  // Whether the hand takes inner nodes too (off by default): an inner node whose children are
+  // all on storage, not the root, and not used since the hand last came (a load of one of its
+  // children, or of itself, marks it) goes out as a leaf does, its image naming its children's
+  // addresses; a descent that meets it loads it, then the child it needs, level by level. The
+  // rule applies upwards, so whole subtrees leave memory bottom-up. Only the tree's own walks
+  // know stored inner nodes: a read-through scan (LeafImages) refuses one, so a caller that
+  // reads through images must leave this off.
+  bool pages_inner() const { return pages_inner_.load(std::memory_order_relaxed); }
+  void set_pages_inner(bool on) { pages_inner_.store(on, std::memory_order_relaxed); }
   // Whether descents mark the leaves they reach used (on by default). Off while an open
   // replays into the tree: its inserts are no application's reads, and a rebuild that marked
   // every leaf it filled left the hand a whole pass of clearing before it could evict one.
@@ -771,6 +785,10 @@ class BTree {
   std::size_t stored_leaves() const { return stored_.load(std::memory_order_relaxed); }
   std::uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
   std::uint64_t loads() const { return loads_.load(std::memory_order_relaxed); }
+  // The same for inner nodes (pages_inner).
+  std::size_t stored_inner_nodes() const { return stored_inner_.load(std::memory_order_relaxed); }
+  std::uint64_t inner_evictions() const { return inner_evictions_.load(std::memory_order_relaxed); }
+  std::uint64_t inner_loads() const { return inner_loads_.load(std::memory_order_relaxed); }
   // Of loads(), those whose image the operation's driver read (Descent::install_stored: a
   // coroutine on a worker's ring, suspended while the read was out); the rest were read
   // synchronously by the thread that met the leaf.
@@ -864,8 +882,6 @@ class BTree {
     if (level >= kLevels) return true;
     return level_nodes_[level].load(std::memory_order_relaxed) * kNodeBytes <= cache_bytes_ / 4;
   }
-  // Nodes per level, root first. Single-threaded callers only (tools and benchmarks: it reads
-  // every inner node).
   // Keys that cut [begin, end) (empty `end`: no upper bound) into parts of similar size, for
   // splitting a scan into morsels: the separators of the highest inner level that holds at least
   // `want` of them inside the range (all of the lowest inner level's when none does; none for a
@@ -875,6 +891,10 @@ class BTree {
   // correctly; only the balance suffers).
   std::vector<std::string> split_keys(std::string_view begin, std::string_view end,
                                       std::size_t want) const;
+  // Nodes per level, root first, a node on storage counted on its level. Single-threaded
+  // callers only (tools and benchmarks: it reads every inner node in memory). Levels below
+  // nodes on storage are not read (pages_inner): a level counts the nodes under those in
+  // memory above it, and the list ends at a level that is all on storage.
   std::vector<std::size_t> level_sizes() const;
 
  private:
@@ -942,8 +962,15 @@ class BTree {
   // and installed as child `idx` of `parent`, if the parent is still at `pv`.
   Load install_image(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
                      const char* image, Node** child) const;
+  // Reads the node image at `address` into `frame` (a Node nobody else sees), verified:
+  // IOError or Corruption naming the address. For walks at rest (check_invariants).
+  Status read_stored_node(std::uint64_t address, Node* frame) const;
   // clear(): retires `n` (locked) and the subtree below it, children first.
   void retire_subtree(Node* n);
+  // Gives back the image at `address`, of a node of `level`, and those of the nodes below it
+  // (an inner image is read to name them). A read that fails leaves the images below where
+  // they are (garbage nobody names, still counted as stored): false.
+  bool release_stored(std::uint64_t address, std::uint32_t level);
   // Evicts the leaf a descent that does not load just reached (kLeaf); evict_leaf's rules.
   // The caller holds evict_mutex_.
   Status evict_reached(const Descent& d, bool* evicted);
@@ -961,6 +988,16 @@ class BTree {
   // false). The caller holds evict_mutex_. IOError from the store.
   Status take_image(const Descent& d, LeafConsent consent, LeafRewrite rewrite, void* arg,
                     TakenLeaf* out, bool* took);
+  // take_image for the node a descent stopped in at kStored (an inner node): taken when every
+  // child is on storage and it is not the root; no consent or rewrite (they are the leaves').
+  Status take_inner_image(const Descent& d, TakenLeaf* out, bool* took);
+  // Whether a descent that stopped at kStored stopped at the last child of its node, and every
+  // child of that node is on storage (read optimistically, validated).
+  static bool all_children_stored(const Descent& d);
+  // Both: the image of `node` (found at `v`; child `idx` of `parent`, found at `pv`).
+  Status take_node_image(Node* node, std::uint64_t v, Node* parent, std::uint64_t pv, unsigned idx,
+                         LeafConsent consent, LeafRewrite rewrite, void* arg, TakenLeaf* out,
+                         bool* took);
   // After the flush that wrote their images: each leaf still at the versions its image was
   // taken at leaves the tree and its parent names the address; the others' slots go back.
   // Answers how many left. The caller holds evict_mutex_.
@@ -996,6 +1033,10 @@ class BTree {
   mutable std::atomic<std::size_t> stored_{0};
   std::atomic<std::uint64_t> evictions_{0};
   mutable std::atomic<std::uint64_t> loads_{0};
+  std::atomic<bool> pages_inner_{false};  // read by the hand only
+  mutable std::atomic<std::size_t> stored_inner_{0};
+  std::atomic<std::uint64_t> inner_evictions_{0};
+  mutable std::atomic<std::uint64_t> inner_loads_{0};
   mutable std::atomic<std::uint64_t> driver_loads_{0};
   static constexpr std::uint32_t kLevels = kMaxLevels;
   std::atomic<std::size_t> level_nodes_[kLevels] = {};

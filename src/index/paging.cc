@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <span>
 #include <string>
@@ -130,13 +131,17 @@ BTree::Load BTree::read_through(const Descent& d, LeafImages* images, const Node
 BTree::Load BTree::install_image(Node* parent, std::uint64_t pv, unsigned idx,
                                  std::uint64_t address, const char* image, Node** child) const {
   BRAID_ASSERT(store_ != nullptr);
-  // Loading changes where a leaf lives, not what the tree maps: the frame and the install are
+  // Loading changes where a node lives, not what the tree maps: the frame and the install are
   // the tree's own bookkeeping, done under the parent's lock as any structural change.
   BTree* self = const_cast<BTree*>(this);
-  Node* f = self->new_node(0);
+  // The level the parent's child has (racy: a parent reused since pv fails the upgrade below,
+  // and a frame counted on a wrong level is only ever discarded from it).
+  const std::uint8_t level = static_cast<std::uint8_t>(std::max<int>(racy(parent->level), 1) - 1);
+  Node* f = self->new_node(level);
   const auto discard = [&] {
     const bool locked = f->lock.try_upgrade(f->lock.read_version());
     BRAID_ASSERT(locked);  // nobody else can have it: it was never linked in
+    f->level = level;      // the level it was counted on
     self->retire(f);
   };
   if (const char* why = decode_node_image(image, tree_id_, address, f); why != nullptr) {
@@ -145,15 +150,19 @@ BTree::Load BTree::install_image(Node* parent, std::uint64_t pv, unsigned idx,
     tls_load_failure = Status::corruption("index node " + std::to_string(address) + ": " + why);
     return Load::kFailed;
   }
-  if (f->level != 0) {  // only leaves leave memory
+  if (f->level != level) {
+    const unsigned found = f->level;
     discard();
-    tls_load_failure = Status::corruption("index node " + std::to_string(address) +
-                                          ": an inner node where a leaf was evicted");
+    if (!parent->lock.validate(pv)) return Load::kRaced;
+    tls_load_failure = Status::corruption(
+        "index node " + std::to_string(address) + ": a node of level " + std::to_string(found) +
+        " where one of level " + std::to_string(level) + " was evicted");
     return Load::kFailed;
   }
-  f->pstamp.store(std::max(f->pstamp.load(std::memory_order_relaxed),
-                           evicted_pstamp_.load(std::memory_order_seq_cst)),
-                  std::memory_order_seq_cst);
+  if (level == 0)
+    f->pstamp.store(std::max(f->pstamp.load(std::memory_order_relaxed),
+                             evicted_pstamp_.load(std::memory_order_seq_cst)),
+                    std::memory_order_seq_cst);
   if (!parent->lock.try_upgrade(pv)) {  // another loader installed it, or a writer came
     discard();
     return Load::kRaced;
@@ -161,10 +170,17 @@ BTree::Load BTree::install_image(Node* parent, std::uint64_t pv, unsigned idx,
   // Unchanged since pv, when the descent read `address` there.
   BRAID_ASSERT(child_word(parent, parent->count, idx) == address);
   set_child(parent, idx, reinterpret_cast<std::uint64_t>(f));
+  // A parent whose children come back is in use: the hand spares it once (pages_inner).
+  note_used(parent);
   parent->lock.unlock();
   store_->release(address);
-  stored_.fetch_sub(1, std::memory_order_relaxed);
-  loads_.fetch_add(1, std::memory_order_relaxed);
+  if (level == 0) {
+    stored_.fetch_sub(1, std::memory_order_relaxed);
+    loads_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    stored_inner_.fetch_sub(1, std::memory_order_relaxed);
+    inner_loads_.fetch_add(1, std::memory_order_relaxed);
+  }
   *child = f;
   return Load::kInstalled;
 }
@@ -220,8 +236,7 @@ void BTree::retire_subtree(Node* n) {
   for (unsigned i = 0; n->level != 0 && i <= n->count; ++i) {
     const std::uint64_t w = child_word(n, n->count, i);
     if (is_address(w)) {
-      store_->release(w);
-      stored_.fetch_sub(1, std::memory_order_relaxed);
+      (void)release_stored(w, n->level - 1u);
       continue;
     }
     Node* child = reinterpret_cast<Node*>(w);
@@ -230,6 +245,37 @@ void BTree::retire_subtree(Node* n) {
     retire_subtree(child);
   }
   retire(n);
+}
+
+Status BTree::read_stored_node(std::uint64_t address, Node* frame) const {
+  BRAID_ASSERT(store_ != nullptr);
+  alignas(64) char image[kNodeImageBytes];
+  if (Status s = store_->read(address, image); !s.is_ok()) return s;
+  if (const char* why = decode_node_image(image, tree_id_, address, frame); why != nullptr) {
+    return Status::corruption("index node " + std::to_string(address) + ": " + why);
+  }
+  return Status::ok();
+}
+
+bool BTree::release_stored(std::uint64_t address, std::uint32_t level) {
+  bool all = true;
+  if (level != 0) {
+    // Off the stack: the recursion holds a frame per level.
+    auto frame = std::make_unique<Node>();
+    if (!read_stored_node(address, frame.get()).is_ok() || frame->level != level) {
+      all = false;
+    } else {
+      for (unsigned i = 0; i <= frame->count; ++i) {
+        const std::uint64_t w = child_word(frame.get(), frame->count, i);
+        // Only a node whose children were all out went out (take_node_image).
+        const bool released = is_address(w) && release_stored(w, level - 1);
+        all = all && released;
+      }
+    }
+  }
+  store_->release(address);
+  (level == 0 ? stored_ : stored_inner_).fetch_sub(1, std::memory_order_relaxed);
+  return all;
 }
 
 bool Descent::install_stored(const char* image) {
@@ -332,6 +378,23 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
     // runs is nearly all on storage, and a visit per stored leaf spent the hand's visits on
     // leaves it cannot take while the loaded ones piled up past the budget.
     if (s == Descent::Step::kStored && next_resident_sibling(d, hand)) continue;
+    // Stopped at the last child of an inner node, on storage: the node's children were all
+    // passed, and the fence below is the node's own, so the hand moves past the node whether
+    // it goes or not (a node is looked at once per pass). Its mark (a load below it, or its
+    // own) is looked at only once every child is out: cleared earlier, it would let the node
+    // go in the pass right after its last child, with no second chance of its own.
+    if (s == Descent::Step::kStored && pages_inner() && all_children_stored(d)) {
+      std::atomic_ref<std::uint8_t> mark = used_mark(d.node());
+      if (mark.load(std::memory_order_relaxed) != 0) {
+        mark.store(0, std::memory_order_relaxed);
+      } else {
+        TakenLeaf t;
+        bool took = false;
+        failed = take_inner_image(d, &t, &took);
+        if (!failed.is_ok()) break;
+        if (took) taken.push_back(t);
+      }
+    }
     // On past the leaf (or the leaves on storage) the descent reached: its upper fence.
     const FenceKey& upper = d.upper_fence();
     if (!upper.present) {
@@ -347,6 +410,16 @@ Status BTree::sweep_leaves(std::string* hand, std::size_t max_leaves, std::size_
   }
   *evicted += publish(taken);
   return failed;
+}
+
+BRAID_OPTIMISTIC bool BTree::all_children_stored(const Descent& d) {
+  const Node* n = d.node();
+  const unsigned count = std::min<unsigned>(racy(n->count), Node::kMaxSlots);
+  if (d.child_index() != count) return false;
+  for (unsigned i = 0; i < count; ++i) {
+    if (!is_address(child_word(n, count, i))) return false;
+  }
+  return n->lock.validate(d.version());
 }
 
 Status BTree::evict_reached(const Descent& d, bool* evicted) {
@@ -366,22 +439,42 @@ Status BTree::evict_reached(const Descent& d, bool* evicted) {
 
 Status BTree::take_image(const Descent& d, LeafConsent consent, LeafRewrite rewrite, void* arg,
                          TakenLeaf* out, bool* took) {
+  return take_node_image(d.node(), d.version(), d.parent(), d.parent_version(), d.child_index(),
+                         consent, rewrite, arg, out, took);
+}
+
+Status BTree::take_inner_image(const Descent& d, TakenLeaf* out, bool* took) {
+  return take_node_image(d.node(), d.version(), d.parent(), d.parent_version(), d.node_index(),
+                         nullptr, nullptr, nullptr, out, took);
+}
+
+Status BTree::take_node_image(Node* leaf, std::uint64_t lv, Node* parent, std::uint64_t pv,
+                              unsigned idx, LeafConsent consent, LeafRewrite rewrite, void* arg,
+                              TakenLeaf* out, bool* took) {
   *took = false;
-  Node* const leaf = d.node();
-  Node* const parent = d.parent();
-  const std::uint64_t lv = d.version();
-  const std::uint64_t pv = d.parent_version();
   if (parent == nullptr) return Status::ok();  // the root stays
   if (!lock_pair(leaf, lv, parent, pv)) return Status::ok();
   const auto keep = [&] {
     leaf->lock.restore(lv);
     parent->lock.restore(pv);
   };
-  // Before the image: a leaf that goes out carries what the rewrite made of its values.
-  if (rewrite != nullptr) rewrite(arg, *leaf);
-  if (leaf->count == 0 || (consent != nullptr && !consent(arg, *leaf))) {
-    keep();
-    return Status::ok();
+  if (leaf->level != 0) {
+    // An inner node goes out only above children that are all out: its image then names
+    // every node below it by address, and no load can land under it unseen (a load locks it,
+    // which moves the version publish checks).
+    for (unsigned i = 0; i <= leaf->count; ++i) {
+      if (!is_address(child_word(leaf, leaf->count, i))) {
+        keep();
+        return Status::ok();
+      }
+    }
+  } else {
+    // Before the image: a leaf that goes out carries what the rewrite made of its values.
+    if (rewrite != nullptr) rewrite(arg, *leaf);
+    if (leaf->count == 0 || (consent != nullptr && !consent(arg, *leaf))) {
+      keep();
+      return Status::ok();
+    }
   }
   char* slot = nullptr;
   Result<std::uint64_t> at = store_->add(&slot);
@@ -390,12 +483,16 @@ Status BTree::take_image(const Descent& d, LeafConsent consent, LeafRewrite rewr
     return at.status();
   }
   BRAID_ASSERT(is_address(*at));
-  encode_node_image(*leaf, tree_id_, *at, {}, slot);
+  // An inner node's image names its children as the node does: by their addresses.
+  std::uint64_t children[Node::kMaxSlots + 1];
+  const std::size_t named = leaf->level == 0 ? 0 : leaf->count + 1u;
+  for (unsigned i = 0; i < named; ++i) children[i] = child_word(leaf, leaf->count, i);
+  encode_node_image(*leaf, tree_id_, *at, std::span<const std::uint64_t>(children, named), slot);
   // The image is taken: unlock without a change, so readers and writers go on while it is
   // written, and take the locks again at the same versions after (publish). If either moved,
   // the image may not say what the leaf holds now, and the eviction gives up.
   keep();
-  *out = {leaf, lv, parent, pv, d.child_index(), *at};
+  *out = {leaf, lv, parent, pv, idx, *at};
   *took = true;
   return Status::ok();
 }
@@ -422,17 +519,22 @@ std::size_t BTree::publish(std::span<const TakenLeaf> taken) {
         // Unchanged since pv, when the descent read the leaf there.
         BRAID_ASSERT(child_word(parent, parent->count, t.idx) ==
                      reinterpret_cast<std::uint64_t>(t.leaf));
-        // The leaf's readers' stamp outlives it in the tree's (load_child).
-        const std::uint64_t stamp = t.leaf->pstamp.load(std::memory_order_seq_cst);
-        std::uint64_t cur = evicted_pstamp_.load(std::memory_order_relaxed);
-        while (stamp > cur && !evicted_pstamp_.compare_exchange_weak(cur, stamp)) {
+        if (t.leaf->level == 0) {
+          // The leaf's readers' stamp outlives it in the tree's (load_child).
+          const std::uint64_t stamp = t.leaf->pstamp.load(std::memory_order_seq_cst);
+          std::uint64_t cur = evicted_pstamp_.load(std::memory_order_relaxed);
+          while (stamp > cur && !evicted_pstamp_.compare_exchange_weak(cur, stamp)) {
+          }
+          stored_.fetch_add(1, std::memory_order_relaxed);
+          evictions_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          stored_inner_.fetch_add(1, std::memory_order_relaxed);
+          inner_evictions_.fetch_add(1, std::memory_order_relaxed);
         }
         set_child(parent, t.idx, t.address);
-        stored_.fetch_add(1, std::memory_order_relaxed);
-        evictions_.fetch_add(1, std::memory_order_relaxed);
+        if (t.leaf->level == 0) ++published;
         retire(t.leaf);  // optimistic readers that hold it find it obsolete and restart
         changed = true;
-        ++published;
       }
       if (changed) {
         parent->lock.unlock();

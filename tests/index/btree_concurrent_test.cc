@@ -208,8 +208,12 @@ void merges_race(BTree& t, MemNodeStore* store) {
   for (auto& th : writers) th.join();
   // With a store, the race is not over before the evictor and the readers have sent and
   // brought back leaves enough, however the threads were scheduled (bounded: 20 s).
+  const auto inner_short = [&] {
+    return t.pages_inner() && (t.inner_evictions() < 10 || t.inner_loads() < 10);
+  };
   for (int waited = 0;
-       store != nullptr && (evicted.load() < 100 || t.loads() < 100 || released.load() == 0) &&
+       store != nullptr &&
+       (evicted.load() < 100 || t.loads() < 100 || released.load() == 0 || inner_short()) &&
        waited < 20'000;
        ++waited) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -224,6 +228,7 @@ void merges_race(BTree& t, MemNodeStore* store) {
   std::size_t seen = 0;
   EXPECT_TRUE(t.for_each([&](std::string_view, std::uint64_t) { ++seen; }));
   EXPECT_EQ(t.stored_leaves(), 0u);
+  EXPECT_EQ(t.stored_inner_nodes(), 0u);  // loaded on the way to the leaves
   const std::size_t n = t.check_invariants();
   EXPECT_EQ(seen, n);
   EXPECT_GE(n, kSentinels + 2 * kWindow);
@@ -236,6 +241,10 @@ void merges_race(BTree& t, MemNodeStore* store) {
     EXPECT_GT(evicted.load(), 100u);
     EXPECT_GT(t.loads(), 100u);
     EXPECT_GT(released.load(), 0u);
+    if (t.pages_inner()) {
+      EXPECT_GE(t.inner_evictions(), 10u);
+      EXPECT_GE(t.inner_loads(), 10u);
+    }
     EXPECT_EQ(store->live(), 0u);  // every image was released once its leaf came back
     EXPECT_EQ(store->bad_releases(), 0u);
   }
@@ -250,6 +259,16 @@ TEST(BTreeConcurrent, EvictionsRaceLookupsInsertsScansAndMerges) {
   MemNodeStore store;
   BTree t;
   t.attach_store(&store, 1);
+  merges_race(t, &store);
+}
+
+// The same with inner nodes going out too: descents load them level by level while the hand
+// takes them, splits and merges change them, and stale readers hold their frames.
+TEST(BTreeConcurrent, InnerEvictionsRaceLookupsInsertsScansAndMerges) {
+  MemNodeStore store;
+  BTree t;
+  t.attach_store(&store, 1);
+  t.set_pages_inner(true);
   merges_race(t, &store);
 }
 

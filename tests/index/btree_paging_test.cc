@@ -35,12 +35,21 @@ std::string random_key(util::Rng* rng, std::size_t pool, std::size_t max_len) {
 
 // A seeded model run: `ops` random operations on `t` (with `store` attached) beside a map, a
 // third of them evictions: of a random key's leaf, or a few steps of the CLOCK hand.
-// `model`: what the tree holds at the start.
+// `model`: what the tree holds at the start. `bursts`: every 3,000 operations the hand also
+// makes six whole passes, so that whole subtrees go out (pages_inner) before the operations
+// after it bring parts of them back.
 void run_model(BTree* t, std::uint64_t seed, std::size_t ops, std::size_t pool,
-               std::map<std::string, std::uint64_t> model = {}) {
+               std::map<std::string, std::uint64_t> model = {}, bool bursts = false) {
   util::Rng rng(seed);
   std::string hand;
   for (std::size_t i = 0; i < ops; ++i) {
+    if (bursts && i % 3000 == 1500) {
+      for (int pass = 0; pass < 6; ++pass) {
+        std::string whole;
+        std::size_t evicted = 0;
+        ASSERT_TRUE(t->sweep_leaves(&whole, SIZE_MAX, &evicted).is_ok());
+      }
+    }
     const std::string k = random_key(&rng, pool, 24);
     switch (rng.uniform(7)) {
       case 0:
@@ -224,6 +233,25 @@ TEST(BTreePaging, AModelWithEvictionsEverywhereAnswersAsAMap) {
     EXPECT_GT(t.merges(), 0u);
     // Every image the tree names is in the store, and only those (the rest were released).
     EXPECT_EQ(store.live(), t.stored_leaves());
+    EXPECT_EQ(store.bad_releases(), 0u);
+    EXPECT_EQ(t.inner_evictions(), 0u);  // only leaves, unless asked (pages_inner)
+  }
+}
+
+// The same with inner nodes going out too: the hand takes an inner node whose children are
+// all out, and writes, merges and scans meet nodes on storage on every level.
+TEST(BTreePaging, AModelWithInnerEvictionsAnswersAsAMap) {
+  for (const std::uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    MemNodeStore store;
+    BTree t;
+    t.attach_store(&store, kTree);
+    t.set_pages_inner(true);
+    run_model(&t, seed, 60'000, 6'000, {}, /*bursts=*/true);
+    EXPECT_GT(t.inner_evictions(), 20u);
+    EXPECT_GT(t.inner_loads(), 20u);
+    EXPECT_GT(t.merges(), 0u);
+    EXPECT_EQ(store.live(), t.stored_leaves() + t.stored_inner_nodes());
     EXPECT_EQ(store.bad_releases(), 0u);
   }
 }
@@ -750,6 +778,194 @@ TEST(BTreePaging, TheRootStaysAndSizesCountLeavesOnStorage) {
   });
   EXPECT_EQ(named, t.stored_leaves());
   EXPECT_EQ(visited_leaves + named, sizes.back());
+}
+
+// Keys enough for two levels of inner nodes below the root (a root over leaves' parents over
+// leaves would take no inner node but the leaves' parents).
+constexpr std::size_t kTall = 200'000;
+
+// Passes of the hand over a tree nobody reads: every leaf goes out, then every inner node but
+// the root, bottom-up, one level a pass or two.
+void evict_everything(BTree* t) {
+  std::string hand;
+  std::size_t evicted = 0;
+  for (int pass = 0; pass < 2 * static_cast<int>(kMaxLevels); ++pass) {
+    do {
+      ASSERT_TRUE(t->sweep_leaves(&hand, 64, &evicted).is_ok());
+    } while (!hand.empty());
+  }
+}
+
+// The root's children as its image would name them (visit_bottom_up's last call).
+std::vector<std::uint64_t> root_children(const BTree& t) {
+  std::vector<std::uint64_t> out;
+  (void)t.visit_bottom_up([&](const Node&, std::span<const std::uint64_t> children) {
+    out.assign(children.begin(), children.end());
+    return std::uint64_t{64};
+  });
+  return out;
+}
+
+// A paged tree of kTall keys that pages inner nodes too, with every node out but the root
+// (evict_everything); `levels`: its height before.
+struct TallOut : Paged {
+  TallOut() {
+    t.set_pages_inner(true);
+    fill(&t, kTall, &keys);
+    levels = t.level_sizes().size();
+    evict_everything(&t);
+  }
+  std::vector<std::string> keys;
+  std::size_t levels = 0;
+};
+
+TEST(BTreePaging, InnerNodesGoOutBottomUpAndComeBackLevelByLevel) {
+  Paged p;
+  BTree& t = p.t;
+  t.set_pages_inner(true);
+  std::vector<std::string> keys;
+  fill(&t, kTall, &keys);
+  const std::vector<std::size_t> before = t.level_sizes();
+  ASSERT_GE(before.size(), 4u);  // two levels of inner nodes below the root
+  std::size_t inner = 0;
+  for (std::size_t l = 1; l + 1 < before.size(); ++l) inner += before[l];
+  evict_everything(&t);
+  EXPECT_EQ(t.stored_leaves(), before.back());
+  EXPECT_EQ(t.stored_inner_nodes(), inner);
+  EXPECT_EQ(t.node_count(), 1u);  // the root alone stays
+  EXPECT_EQ(t.level_sizes(), (std::vector<std::size_t>{1, before[1]}));
+  for (const std::uint64_t c : root_children(t)) EXPECT_TRUE(is_address(c));
+  EXPECT_EQ(p.store.live(), t.stored_leaves() + t.stored_inner_nodes());
+  t.check_invariants();  // reads every inner node on storage and checks it as one in memory
+  // One key: a load per level below the root.
+  std::uint64_t v = 0;
+  ASSERT_TRUE(t.lookup(keys[12'345], &v));
+  EXPECT_EQ(v, 12'345u);
+  EXPECT_EQ(t.inner_loads(), before.size() - 2);
+  EXPECT_EQ(t.loads(), 1u);
+  // Every key, each node read once.
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(t.lookup(keys[i], &v)) << i;
+    ASSERT_EQ(v, i);
+  }
+  EXPECT_EQ(t.inner_loads(), inner);
+  EXPECT_EQ(t.loads(), before.back());
+  EXPECT_EQ(t.stored_inner_nodes(), 0u);
+  EXPECT_EQ(t.level_sizes(), before);
+  EXPECT_EQ(p.store.live(), 0u);
+  EXPECT_EQ(p.store.bad_releases(), 0u);
+  EXPECT_EQ(t.check_invariants(), keys.size());
+}
+
+// One pass of the hand in one call: what it takes is published at the end, so every node is
+// looked at as the pass found the tree.
+void one_pass(BTree* t) {
+  std::string hand;
+  std::size_t evicted = 0;
+  ASSERT_TRUE(t->sweep_leaves(&hand, SIZE_MAX, &evicted).is_ok());
+  ASSERT_TRUE(hand.empty());
+}
+
+// A node in use stays: the hand spares an inner node that a load went through since it last
+// found the node's children all out, as it spares a leaf a descent reached.
+TEST(BTreePaging, TheHandSparesAnInnerNodeALoadWentThrough) {
+  TallOut p;
+  BTree& t = p.t;
+  const std::vector<std::string>& keys = p.keys;
+  const std::size_t levels = p.levels;
+  ASSERT_GE(levels, 4u);  // two inner levels below the root
+  const std::size_t out = t.stored_inner_nodes();
+  const std::size_t leaves = t.stored_leaves();
+  std::uint64_t v = 0;
+  ASSERT_TRUE(t.lookup(keys[0], &v));
+  ASSERT_EQ(t.stored_inner_nodes(), out - (levels - 2));  // the path came back
+  one_pass(&t);  // the leaf is spared: the lookup reached it
+  EXPECT_EQ(t.stored_leaves(), leaves - 1);
+  one_pass(&t);  // now it goes
+  EXPECT_EQ(t.stored_leaves(), leaves);
+  EXPECT_EQ(t.stored_inner_nodes(), out - (levels - 2));
+  // Each inner node of the path: one pass spares it (the load below it marked it), the next
+  // takes it, then its parent's turn.
+  for (std::size_t level = 1; level + 1 < levels; ++level) {
+    SCOPED_TRACE(testing::Message() << "level " << level);
+    one_pass(&t);
+    EXPECT_EQ(t.stored_inner_nodes(), out - (levels - 1 - level));
+    one_pass(&t);
+    EXPECT_EQ(t.stored_inner_nodes(), out - (levels - 2 - level));
+  }
+  EXPECT_EQ(t.stored_inner_nodes(), out);
+  t.check_invariants();
+}
+
+// A failed or damaged read of an inner node fails only the operation that needed it, with
+// IOError or Corruption naming the node; the tree is as it was, and the next try reads it.
+TEST(BTreePaging, AFailedInnerLoadFailsOnlyItsOperation) {
+  TallOut p;
+  BTree& t = p.t;
+  const std::vector<std::string>& keys = p.keys;
+  const std::size_t out = t.stored_inner_nodes();
+  ASSERT_GT(out, 2u);
+  std::uint64_t v = 0;
+  p.store.fail_reads(1);
+  EXPECT_TRUE(t.lookup(keys[7], &v).failed());
+  EXPECT_EQ(take_load_failure().code(), Code::kIOError);
+  std::uint64_t ex = 0;
+  p.store.fail_reads(1);
+  EXPECT_TRUE(t.insert_if_absent("key0", 1, &ex).failed());
+  EXPECT_EQ(take_load_failure().code(), Code::kIOError);
+  EXPECT_EQ(t.stored_inner_nodes(), out);
+  EXPECT_EQ(t.inner_loads(), 0u);
+  // A damaged image of a child of the root: Corruption, every time, for keys under it.
+  const std::vector<std::uint64_t> children = root_children(t);
+  ASSERT_TRUE(p.store.damage(children.front(), 200));
+  EXPECT_TRUE(t.lookup(keys[0], &v).failed());
+  const Status s = take_load_failure();
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.to_string();
+  EXPECT_NE(s.message().find(std::to_string(children.front())), std::string::npos);
+  EXPECT_TRUE(t.lookup(keys[0], &v).failed());
+  (void)take_load_failure();
+  // Keys under the other children read on.
+  ASSERT_TRUE(t.lookup(keys.back(), &v));
+  EXPECT_EQ(v, keys.size() - 1);
+  EXPECT_EQ(p.store.bad_releases(), 0u);
+}
+
+// A lookup that does not load stops at each node on storage in turn, the inner ones too, and
+// its driver's images take it down level by level.
+TEST(BTreePaging, ALookupThatDoesNotLoadWaitsAtEveryLevel) {
+  TallOut p;
+  BTree& t = p.t;
+  const std::size_t levels = p.levels;
+  Lookup l(t, p.keys[40'000], NodeSearch::kCount, /*load=*/false);
+  std::size_t installs = 0;
+  alignas(64) char image[kNodeImageBytes];
+  while (l.step()) {
+    if (!l.stored()) continue;
+    ASSERT_TRUE(p.store.read(l.stored_address(), image).is_ok());
+    ASSERT_TRUE(l.install(image));
+    ++installs;
+  }
+  ASSERT_TRUE(l.found());
+  EXPECT_EQ(l.value(), 40'000u);
+  EXPECT_EQ(installs, levels - 1);  // every level below the root
+  EXPECT_EQ(t.driver_loads(), levels - 1);
+}
+
+// clear() gives back every image below an inner node on storage (it reads inner images to
+// name their children, and no leaf).
+TEST(BTreePaging, ClearGivesBackEveryImageUnderInnerNodesOnStorage) {
+  TallOut p;
+  BTree& t = p.t;
+  ASSERT_GT(t.stored_inner_nodes(), 2u);
+  const std::uint64_t reads = p.store.reads();
+  t.clear();
+  EXPECT_LE(p.store.reads() - reads, 200u);  // inner nodes only
+  EXPECT_EQ(t.stored_leaves(), 0u);
+  EXPECT_EQ(t.stored_inner_nodes(), 0u);
+  EXPECT_EQ(p.store.live(), 0u);
+  EXPECT_EQ(p.store.bad_releases(), 0u);
+  EXPECT_EQ(t.check_invariants(), 0u);
+  EXPECT_EQ(t.node_count(), 1u);
 }
 
 }  // namespace
