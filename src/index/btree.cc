@@ -431,6 +431,23 @@ Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
 
+unsigned Descent::child_of_frame(const Node* frame) {
+  BRAID_ASSERT(frame->level != 0);
+  const unsigned count = frame->count;
+  unsigned idx;
+  if (bias_ == Bias::kFloor) {
+    idx = upper_bound(frame, count, key_, search_);
+  } else {
+    bool exact;
+    idx = lower_bound(frame, count, key_, search_, &exact);
+  }
+  if (track_fences_) {
+    if (idx > 0) copy_fence(frame, count, idx - 1, &lower_);
+    if (idx < count) copy_fence(frame, count, idx, &upper_);
+  }
+  return idx;
+}
+
 namespace {
 thread_local ContentionCounters tls_contention;
 thread_local PagingCounters tls_paging;
@@ -1388,10 +1405,25 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
         stored_ = true;
         return true;
       }
-      if (!reverse_ && through_->carry_ != nullptr &&
-          through_->carry_(through_->carry_arg_, descent_.stored_address())) {
+      const BTree& tree = descent_.tree();
+      const Node* parent = nullptr;
+      unsigned idx = 0;
+      std::uint64_t address = 0;
+      if (tree.resolve_through(descent_, through_, &parent, &idx, &address) ==
+          BTree::Load::kFailed) {
+        if (!descent_.node()->lock.validate(descent_.version())) {  // a lost race, not a failure
+          (void)take_load_failure();
+          descent_.restart();
+          return true;
+        }
         out_->clear();
-        out_->carried = descent_.stored_address();
+        failed_ = true;
+        return false;
+      }
+      if (!reverse_ && through_->carry_ != nullptr &&
+          through_->carry_(through_->carry_arg_, address)) {
+        out_->clear();
+        out_->carried = address;
         continue_forward(out_);
         // The leaf is the one its parent names while the parent holds still.
         if (!descent_.node()->lock.validate(descent_.version())) {
@@ -1400,7 +1432,10 @@ BRAID_OPTIMISTIC bool ScanLeaf::step() {
         }
         return false;
       }
-      switch (descent_.tree().read_through(descent_, through_, &leaf)) {
+      // A frame's version never moves; the descent's node is validated below, after the use.
+      const std::uint64_t pv =
+          parent == descent_.node() ? descent_.version() : parent->lock.read_version();
+      switch (tree.read_through(parent, pv, idx, address, through_, &leaf)) {
         case BTree::Load::kInstalled:
           break;
         case BTree::Load::kRaced:

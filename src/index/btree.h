@@ -336,6 +336,10 @@ class Descent {
   // load_stored(): no read of the driver's own could be had, so read it here, synchronously;
   // fail_stored(): the read failed (`why`, IOError), unless another loader came first.
   [[nodiscard]] bool install_stored(const char* image);
+  // A read-through scan's step into a node read from storage (`frame`, an inner node nobody
+  // else sees): which child the key leads to, as step() chooses it, with the fences narrowed
+  // as step() narrows them. The frame needs no validation: an image never changes.
+  unsigned child_of_frame(const Node* frame);
   [[nodiscard]] bool load_stored();
   [[nodiscard]] bool fail_stored(Status why);
 
@@ -592,6 +596,11 @@ class LeafImages {
   std::unique_ptr<char, Free> frame_;   // a Node, decoded from one of them
   std::uint64_t addresses_[kSlots] = {};
   unsigned count_ = 0;
+  // Inner nodes on storage the scan went through (BTree::pages_inner), decoded: one frame per
+  // level, kMaxLevels of them, made at the first; inner_addresses_ names each frame's image
+  // (0: none). The leaves' images above come from the level-1 frame's children then.
+  std::unique_ptr<char, Free> inner_;
+  std::uint64_t inner_addresses_[kMaxLevels] = {};
 };
 
 class ScanLeaf {
@@ -952,10 +961,19 @@ class BTree {
   // won, or a writer); kFailed: take_load_failure() says why. The tree is unchanged unless
   // installed. Logically const: what the tree maps stays as it was.
   enum class Load : std::uint8_t { kInstalled, kRaced, kFailed };
-  // A read-through scan's descent stopped at a leaf on storage (kStored): the leaf decoded from
-  // its image into `images`' frame (kInstalled, `*leaf`), read with its stored right siblings
-  // unless held already. The caller validates the parent after using the frame.
-  Load read_through(const Descent& d, LeafImages* images, const Node** leaf) const;
+  // A read-through scan's descent stopped at a node on storage (kStored): where the leaf on
+  // its key's path is named. Through inner nodes on storage (their images read into
+  // `images`' inner frames, unless held already, and the descent's fences narrowed), down to
+  // the node of level 1 that names it (`*parent`: the descent's own node, or a frame), which
+  // child (`*idx`) and its address. kInstalled, or kFailed (an inner image unreadable or
+  // damaged). The caller validates the descent's node after using what this found.
+  Load resolve_through(Descent& d, LeafImages* images, const Node** parent, unsigned* idx,
+                       std::uint64_t* address) const;
+  // Then the leaf: decoded from its image into `images`' frame (kInstalled, `*leaf`), read
+  // with its stored right siblings unless held already. `pv`: the parent's version, which the
+  // caller read (a frame's never moves).
+  Load read_through(const Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
+                    LeafImages* images, const Node** leaf) const;
   Load load_child(Node* parent, std::uint64_t pv, unsigned idx, std::uint64_t address,
                   Node** child) const;
   // load_child's second half: `image` (read from `address`, unverified) decoded into a frame

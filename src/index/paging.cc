@@ -79,11 +79,62 @@ LeafImages::LeafImages()
   new (frame_.get()) Node;
 }
 
-BTree::Load BTree::read_through(const Descent& d, LeafImages* images, const Node** leaf) const {
+BTree::Load BTree::resolve_through(Descent& d, LeafImages* images, const Node** parent,
+                                   unsigned* idx, std::uint64_t* address) const {
   BRAID_ASSERT(store_ != nullptr);
-  Node* const parent = d.node();
-  const std::uint64_t pv = d.version();
-  const std::uint64_t address = d.stored_address();
+  const Node* p = d.node();
+  unsigned i = d.child_index();
+  std::uint64_t a = d.stored_address();
+  // Below level 1 the child named is a leaf; above it, an inner node on storage, whose image
+  // names only nodes on storage (it went out after its children).
+  for (unsigned level = racy(p->level); level > 1; --level) {
+    const unsigned below = level - 1;
+    if (below >= kMaxLevels) return Load::kFailed;  // a torn level: the caller validates
+    if (images->inner_ == nullptr) {
+      images->inner_.reset(
+          static_cast<char*>(std::aligned_alloc(64, std::size_t{kMaxLevels} * kNodeBytes)));
+      BRAID_ASSERT(images->inner_ != nullptr);
+      for (unsigned l = 0; l < kMaxLevels; ++l) {
+        new (images->inner_.get() + std::size_t{l} * kNodeBytes) Node;
+      }
+    }
+    Node* frame = reinterpret_cast<Node*>(images->inner_.get() + std::size_t{below} * kNodeBytes);
+    if (images->inner_addresses_[below] != a) {
+      images->inner_addresses_[below] = 0;
+      if (Status s = read_stored_node(a, frame); !s.is_ok()) {
+        tls_load_failure = std::move(s);
+        return Load::kFailed;
+      }
+      if (frame->level != below) {
+        tls_load_failure =
+            Status::corruption("index node " + std::to_string(a) + ": a node of level " +
+                               std::to_string(frame->level) + " where one of level " +
+                               std::to_string(below) + " was evicted");
+        return Load::kFailed;
+      }
+      images->inner_addresses_[below] = a;
+    }
+    i = d.child_of_frame(frame);
+    const std::uint64_t named = child_word(frame, frame->count, i);
+    if (!is_address(named)) {
+      images->inner_addresses_[below] = 0;
+      tls_load_failure = Status::corruption("index node " + std::to_string(a) +
+                                            ": an inner node on storage names one in memory");
+      return Load::kFailed;
+    }
+    a = named;
+    p = frame;
+  }
+  *parent = p;
+  *idx = i;
+  *address = a;
+  return Load::kInstalled;
+}
+
+BTree::Load BTree::read_through(const Node* parent, std::uint64_t pv, unsigned idx,
+                                std::uint64_t address, LeafImages* images,
+                                const Node** leaf) const {
+  BRAID_ASSERT(store_ != nullptr);
   unsigned at = 0;
   while (at < images->count_ && images->addresses_[at] != address) ++at;
   if (at == images->count_) {
@@ -91,8 +142,8 @@ BTree::Load BTree::read_through(const Descent& d, LeafImages* images, const Node
     const unsigned count =
         std::min<unsigned>(racy(parent->count), static_cast<unsigned>(Node::kMaxSlots));
     unsigned n = 0;
-    for (unsigned idx = d.child_index(); idx <= count && n < LeafImages::kSlots; ++idx) {
-      const std::uint64_t w = child_word(parent, count, idx);
+    for (unsigned i = idx; i <= count && n < LeafImages::kSlots; ++i) {
+      const std::uint64_t w = child_word(parent, count, i);
       if (!is_address(w)) break;
       images->addresses_[n++] = w;
     }
@@ -283,7 +334,11 @@ bool Descent::install_stored(const char* image) {
   const BTree::Load l =
       tree_.install_image(node_, version_, child_idx_, stored_address_, image, &child);
   if (l == BTree::Load::kFailed) return true;
-  if (l == BTree::Load::kInstalled) tree_.driver_loads_.fetch_add(1, std::memory_order_relaxed);
+  // Leaves only: driver_loads() is a share of loads(). (The parent's level is fixed for its
+  // life, and a parent reused since fails the install.)
+  if (l == BTree::Load::kInstalled && racy(node_->level) == 1) {
+    tree_.driver_loads_.fetch_add(1, std::memory_order_relaxed);
+  }
   // Installed, by this read or another: from the root again (a few cached nodes) rather than
   // from a parent whose version the install moved.
   restart();
