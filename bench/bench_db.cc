@@ -21,8 +21,11 @@ DbFlags DbFlags::parse(Flags& flags) {
   d.prefault_index_mib = flags.u64("prefault-index-mib", 0, 0, std::uint64_t{1} << 20);
   d.l2_kib = flags.u64("l2-kib", 0, 0, std::uint64_t{1} << 20);
   d.memory_budget_mib = flags.u64("memory-budget-mib", 0, 0, std::uint64_t{1} << 30);
-  d.page_index = flags.u64("page-index", Options{}.page_index_leaves ? 1 : 0, 0, 1) != 0;
-  d.page_index_asked = flags.has("page-index") && d.page_index;
+  const Options defaults;
+  const std::uint64_t paged_default =
+      !defaults.page_index_leaves ? 0 : (defaults.page_index_inner ? 2 : 1);
+  d.page_index = static_cast<std::uint32_t>(flags.u64("page-index", paged_default, 0, 2));
+  d.page_index_asked = flags.has("page-index") && d.page_index != 0;
   d.reserve_gib = flags.u64("reserve-gib", 0, 0, std::uint64_t{1} << 20);
   d.scan_read_ahead = static_cast<std::uint32_t>(
       flags.u64("scan-read-ahead", Options{}.scan_read_ahead, 0, kMaxScanReadAhead));
@@ -65,7 +68,8 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
     options->durability.sq_poll_cpu = std::stoi(c);
   }
   if (db.page_index_asked && db.memory_budget_mib == 0) {
-    return "--page-index 1 needs --memory-budget-mib (leaves leave memory only under a budget)";
+    return "--page-index " + std::to_string(db.page_index) +
+           " needs --memory-budget-mib (the index leaves memory only under a budget)";
   }
   if (db.dir.empty()) {
     if (db.log_flusher == "thread") {
@@ -77,7 +81,8 @@ std::string bench_options(std::uint32_t threads, std::uint32_t batch, const DbFl
     return "";
   }
   options->memory_budget_bytes = db.memory_budget_mib << 20;
-  options->page_index_leaves = db.page_index;
+  options->page_index_leaves = db.page_index >= 1;
+  options->page_index_inner = db.page_index >= 2;
   std::error_code ec;
   if (existing) {
     if (!std::filesystem::exists(std::filesystem::path(db.dir) / "CATALOG", ec)) {

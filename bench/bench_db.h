@@ -27,11 +27,13 @@ struct DbFlags {
   std::uint64_t l2_kib = 0;              // Options::l2_cache_bytes, in KiB (0: the machine's)
   std::uint64_t reserve_gib = 0;         // Options::max_version_bytes, in GiB (0: the default)
   std::uint64_t memory_budget_mib = 0;   // Options::memory_budget_bytes, in MiB (0: none)
-  bool page_index = true;                // Options::page_index_leaves (under a budget)
-  bool page_index_asked = false;         // --page-index 1 given: it needs a budget
-  std::uint32_t scan_read_ahead = 16;    // Options::scan_read_ahead
-  std::uint32_t scan_extent_kib = 128;   // Options::scan_extent_bytes, in KiB
-  std::string sq_poll_cpu = "off";       // off | a CPU (DurabilityOptions::sq_poll_cpu)
+  // Under a budget: 0 the index stays in memory, 1 leaves page (Options::page_index_leaves),
+  // 2 inner nodes too (Options::page_index_inner).
+  std::uint32_t page_index = 2;
+  bool page_index_asked = false;        // --page-index 1 or 2 given: it needs a budget
+  std::uint32_t scan_read_ahead = 16;   // Options::scan_read_ahead
+  std::uint32_t scan_extent_kib = 128;  // Options::scan_extent_bytes, in KiB
+  std::string sq_poll_cpu = "off";      // off | a CPU (DurabilityOptions::sq_poll_cpu)
 
   static DbFlags parse(Flags& flags);
 };

@@ -9,7 +9,7 @@
 # reference RSS R; then for each percentage P and workload, alternating the engines, BraidDB runs
 # with --memory-budget-mib P*R and RocksDB with --cache-mib P*R (block cache, index and filter
 # blocks and memtables in one cache, direct reads: bench/peer_rocksdb.cc); BraidDB pages its index
-# leaves under a budget (PAGE_INDEX, default 1). Each run is its own
+# under a budget (PAGE_INDEX). Each run is its own
 # process (a fresh load), so its peak RSS is its own. Commits are asynchronous for both engines
 # (neither waits for the log's sync). Each run makes REPEAT rounds of SECONDS_PER on its data and
 # the plot takes the last: the first warms the caches (RocksDB's block cache starts empty after
@@ -34,9 +34,9 @@ BRAID_ARGS=${BRAID_ARGS:-"--scheduler pipeline --batch 32"}
 # RocksDB's own flags, e.g. ROCKS_ARGS="--threads 8" for more reads in flight than one
 # application thread's one (default: one thread, as BraidDB runs one worker).
 ROCKS_ARGS=${ROCKS_ARGS:-}
-# Whether BraidDB's budgeted runs page index leaves too (--page-index; the reference run, with
-# no budget, cannot).
-PAGE_INDEX=${PAGE_INDEX:-1}
+# How far BraidDB's budgeted runs page the index (--page-index 0|1|2; empty: the engine's
+# default, leaves and inner nodes; the reference run, with no budget, cannot).
+PAGE_INDEX=${PAGE_INDEX:-}
 SECONDS_PER=${SECONDS_PER:-10}
 REPEAT=${REPEAT:-2}
 mkdir -p "$OUT"
@@ -50,7 +50,7 @@ run() {  # engine value workload bound_mib (0: none)
   local extra=()
   # shellcheck disable=SC2206  # BRAID_ARGS is a list of flags
   [[ $1 == braid ]] && extra=(--checkpoint-mib 0 $BRAID_ARGS)
-  [[ $1 == braid && $4 != 0 ]] && extra+=(--page-index "$PAGE_INDEX")
+  [[ $1 == braid && $4 != 0 && -n $PAGE_INDEX ]] && extra+=(--page-index "$PAGE_INDEX")
   # shellcheck disable=SC2206
   [[ $1 == rocksdb ]] && extra=($ROCKS_ARGS)
   "$BIN" ycsb --engine "$1" --records "$RECORDS" --value-bytes "$2" --workload "$3" \

@@ -92,9 +92,10 @@ Loads --warehouses warehouses, then runs each mix in each mode for --seconds, ro
                      default 0: the machine's L2)
   --memory-budget-mib M  bound the database's memory to M MiB (with --dir): records and
                      index leaves past it are evicted and read back from DIR (default 0: no bound)
-  --page-index 0|1   with --memory-budget-mib: 0 keeps the index whole in memory, outside
-                     the budget, which then bounds versions only (Options::page_index_leaves;
-                     default 1)
+  --page-index 0|1|2  with --memory-budget-mib: 0 keeps the index whole in memory, outside
+                     the budget, which then bounds versions only; 1 pages its leaves
+                     (Options::page_index_leaves); 2 inner nodes too (page_index_inner;
+                     default 2)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
                      (default: 1024 for versions, 32 per table): small under valgrind
   --seed N           seed of the population and the inputs (default 1)
@@ -481,6 +482,8 @@ std::string report_run(const Config& cfg, const Setup& s, const std::string& mix
   o.add("secondary_leaves_stored", st.secondary_leaves_stored);
   o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("index_leaf_loads_async", st.index_leaf_loads_async);
+  o.add("index_inner_nodes_stored", st.index_inner_nodes_stored);
+  o.add("index_inner_loads", st.index_inner_loads);
   o.add("version_heap_bytes", st.version_heap_bytes);
   o.add("version_bytes_released", st.version_bytes_released);
   o.add_object("machine", machine_description());
@@ -506,6 +509,11 @@ void report_summary(const Config& cfg, const Setup& s, const std::vector<std::st
                 with_commas(st.secondary_leaves_stored).c_str(),
                 with_commas(st.index_leaf_loads).c_str(),
                 with_commas(st.index_leaf_loads_async).c_str());
+  }
+  if (st.index_inner_evictions != 0) {
+    std::printf(" (%s inner nodes on storage; %s inner loads)",
+                with_commas(st.index_inner_nodes_stored).c_str(),
+                with_commas(st.index_inner_loads).c_str());
   }
   std::printf("\n");
   print_memory_line(st);

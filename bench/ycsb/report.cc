@@ -108,7 +108,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("auto_decisions", m.exec.auto_decisions).add("live_versions", st.live_versions);
   o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
   o.add("leaf_hit_ratio", m.cold.leaf_hit_ratio);
-  o.add("page_index", cfg.db.page_index && cfg.db.memory_budget_mib != 0 ? 1 : 0);
+  o.add("page_index", cfg.db.memory_budget_mib != 0 ? cfg.db.page_index : 0);
   o.add("scan_read_ahead", cfg.db.scan_read_ahead);
   o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);
   o.add("cold_records_per_s", m.cold.cold_records_per_s);
@@ -120,6 +120,9 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("index_leaf_loads", st.index_leaf_loads);
   o.add("index_leaf_loads_async", st.index_leaf_loads_async);
   o.add("index_leaf_read_joins", st.index_leaf_read_joins);
+  o.add("index_inner_nodes_stored", st.index_inner_nodes_stored);
+  o.add("index_inner_evictions", st.index_inner_evictions);
+  o.add("index_inner_loads", st.index_inner_loads);
   o.add("index_leaf_write_errors", st.index_leaf_write_errors);
   o.add("index_frame_bytes_released", st.index_frame_bytes_released);
   o.add("version_heap_bytes", st.version_heap_bytes);
@@ -148,6 +151,12 @@ void report_summary(const Setup& s, const std::vector<Variant>& variants,
         " (%s leaves on storage; %s leaf evictions, %s loads, %s of them async)",
         with_commas(st.index_leaves_stored).c_str(), with_commas(st.index_leaf_evictions).c_str(),
         with_commas(st.index_leaf_loads).c_str(), with_commas(st.index_leaf_loads_async).c_str());
+  }
+  if (st.index_inner_evictions != 0) {
+    std::printf(" (%s inner nodes on storage; %s inner evictions, %s loads)",
+                with_commas(st.index_inner_nodes_stored).c_str(),
+                with_commas(st.index_inner_evictions).c_str(),
+                with_commas(st.index_inner_loads).c_str());
   }
   std::printf("\n");
   print_memory_line(st);

@@ -62,9 +62,10 @@ YCSB-style transactions over one table. Loads --records records, then runs for -
   --memory-budget-mib M  bound the database's memory to M MiB (with --dir): records and
                      index leaves past it are evicted and read back from the directory
                      (default 0: no bound)
-  --page-index 0|1   with --memory-budget-mib: 0 keeps the index whole in memory, outside
-                     the budget, which then bounds versions only (Options::page_index_leaves;
-                     default 1)
+  --page-index 0|1|2  with --memory-budget-mib: 0 keeps the index whole in memory, outside
+                     the budget, which then bounds versions only; 1 pages its leaves
+                     (Options::page_index_leaves); 2 inner nodes too (page_index_inner;
+                     default 2)
   --reserve-gib G    address space reserved for versions, and for each table's OIDs, in GiB
                      (default: 1024 for versions, 32 per table): small under valgrind
   --scan-read-ahead N  cold records a scan reads ahead in the coroutine modes (0..16,

@@ -172,6 +172,12 @@ struct DatabaseStats {
   // (gets, writes and scans in the coroutine modes); the rest were read synchronously by the
   // thread that met the leaf (the plain modes, application threads, workers without a ring).
   std::uint64_t index_leaf_loads_async = 0;
+  // With Options::page_index_inner, inner nodes (never a root) whose children are all on
+  // storage go there too: those there now, and their evictions and loads so far. The leaves'
+  // figures above count leaves only.
+  std::uint64_t index_inner_nodes_stored = 0;
+  std::uint64_t index_inner_evictions = 0;
+  std::uint64_t index_inner_loads = 0;
   // Misses on a leaf that waited for the read another transaction (on any worker or
   // application thread) had issued for it, instead of reading it again.
   std::uint64_t index_leaf_read_joins = 0;

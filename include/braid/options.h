@@ -335,12 +335,20 @@ struct Options {
   // pages), a second CLOCK hand writes leaves not used since its last pass to node segments in
   // the directory, and a descent that meets one reads it back (a worker's coroutines suspend
   // on the read; the plain modes and application threads read synchronously); cold records
-  // give their OIDs back. Secondary trees' leaves go too; inner nodes are counted and stay.
+  // give their OIDs back. Secondary trees' leaves go too, and inner nodes with
+  // page_index_inner.
   // On by default, so that a budget bounds the whole database. Off, the budget bounds version
   // memory only and the index stays whole in memory beside it: a hot set kept with its index in
   // memory, as MosaicDB keeps it, holds more records under the same figure, but the process
   // grows past the budget by the index's size. Without a budget it has no effect.
   bool page_index_leaves = true;
+  // Where leaves page, inner nodes page too: the hand takes an inner node (never a root) once
+  // every child of it is on storage and no descent used it since its last pass, so whole cold
+  // subtrees leave memory bottom-up, and a descent that meets one reads it back level by level
+  // as it reads a leaf. Off, inner nodes stay in memory and count in the budget: about one
+  // node in forty, which bounds how far a table can outgrow its budget (a database some 300
+  // times its budget, of 100-byte records, fills the budget with inner nodes alone).
+  bool page_index_inner = true;
   // Where leaves page, the memory a create_index that builds from the table (not an attach)
   // sorts its entries in: the entries are sorted first and the tree filled in key order, so
   // its leaves go out as it grows; past this bound a sorted run is written to a `sort-N` file

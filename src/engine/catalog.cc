@@ -62,7 +62,10 @@ Table* DatabaseImpl::add_table(std::string_view name) {
   const bool oid_huge_pages = options_.huge_pages && node_segments_ == nullptr;
   if (!t->oids().init(options_.max_records_per_table, oid_huge_pages).is_ok()) return nullptr;
   Table* raw = t.get();
-  if (node_segments_ != nullptr) raw->index().attach_store(node_segments_.get(), raw->id());
+  if (node_segments_ != nullptr) {
+    raw->index().attach_store(node_segments_.get(), raw->id());
+    raw->index().set_pages_inner(options_.page_index_inner);
+  }
   BRAID_ASSERT(tables_.size() < tables_.capacity());  // no reallocation under lock-free readers
   tables_.push_back(std::move(t));
   tables_published_.store(static_cast<std::uint32_t>(tables_.size()), std::memory_order_release);
@@ -133,6 +136,9 @@ DatabaseStats DatabaseImpl::stats() const {
     s.index_leaf_evictions += tree.evictions();
     s.index_leaf_loads += tree.loads();
     s.index_leaf_loads_async += tree.driver_loads();
+    s.index_inner_nodes_stored += tree.stored_inner_nodes();
+    s.index_inner_evictions += tree.inner_evictions();
+    s.index_inner_loads += tree.inner_loads();
     s.index_frame_bytes_released += tree.released_bytes();
     s.index_frame_bytes += tree.frame_bytes();
   };

@@ -268,6 +268,7 @@ Result<Index*> DatabaseImpl::build_index(Table& table, std::string_view name, Se
   if (node_segments_ != nullptr) {
     sec->tree().attach_store(node_segments_.get(),
                              kSecondaryTreeIds | static_cast<std::uint32_t>(indexes_.size()));
+    sec->tree().set_pages_inner(options_.page_index_inner);
     // The build's inserts are no application's reads (create_index turns marks on again).
     sec->tree().set_marks_uses(false);
   }

@@ -1537,6 +1537,9 @@ struct InnerCopy {
   std::vector<std::string> keys;
   std::vector<const Node*> children;
   unsigned level = 0;  // of the nodes copied (children are one below)
+  // A child above the leaves is on storage (BTree::pages_inner): its word is an address, so
+  // the level below cannot be read whole without loading it, which splitting never does.
+  bool stored_child = false;
 };
 BRAID_OPTIMISTIC bool copy_inner(const Node* n, InnerCopy* out) {
   const std::uint64_t v = n->lock.read_version();
@@ -1548,8 +1551,14 @@ BRAID_OPTIMISTIC bool copy_inner(const Node* n, InnerCopy* out) {
   char buf[kMaxKey + sizeof(std::uint64_t)];
   // The children of a level-1 node are leaves, which hold no separators and are never read
   // here (one may be on storage, its word an address).
-  const auto child = [&](unsigned idx) {
-    return level > 1 ? reinterpret_cast<const Node*>(child_word(n, count, idx)) : nullptr;
+  const auto child = [&](unsigned idx) -> const Node* {
+    if (level <= 1) return nullptr;
+    const std::uint64_t word = child_word(n, count, idx);
+    if (is_address(word)) {
+      out->stored_child = true;
+      return nullptr;
+    }
+    return reinterpret_cast<const Node*>(word);
   };
   out->children.push_back(child(0));
   for (unsigned i = 0; i < count; ++i) {
@@ -1596,7 +1605,7 @@ std::vector<std::string> BTree::split_keys(std::string_view begin, std::string_v
       if (!in_range.empty() || copy.children.empty()) found = std::move(in_range);
       // Enough, or the next level down is the leaves (no separators), or too wide to read.
       const Node* below = copy.children.empty() ? nullptr : copy.children.front();
-      if (found.size() >= want || below == nullptr || copy.level <= 1 ||
+      if (found.size() >= want || below == nullptr || copy.level <= 1 || copy.stored_child ||
           copy.children.size() > kMaxFrontier) {
         break;
       }

@@ -780,9 +780,9 @@ class BTree {
   // all on storage, not the root, and not used since the hand last came (a load of one of its
   // children, or of itself, marks it) goes out as a leaf does, its image naming its children's
   // addresses; a descent that meets it loads it, then the child it needs, level by level. The
-  // rule applies upwards, so whole subtrees leave memory bottom-up. Only the tree's own walks
-  // know stored inner nodes: a read-through scan (LeafImages) refuses one, so a caller that
-  // reads through images must leave this off.
+  // rule applies upwards, so whole subtrees leave memory bottom-up. The tree's walks read
+  // stored inner nodes where they must (clear, check_invariants, a read-through scan through
+  // LeafImages) and stop above them where they need not (split_keys, level_sizes).
   bool pages_inner() const { return pages_inner_.load(std::memory_order_relaxed); }
   void set_pages_inner(bool on) { pages_inner_.store(on, std::memory_order_relaxed); }
   // Whether descents mark the leaves they reach used (on by default). Off while an open

@@ -965,17 +965,23 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
   EXPECT_EQ(values + refs, 60000u) << st.out;
   std::system(("rm -rf " + dir).c_str());
   // The same through transactions (the default without a budget is this; with one, bulk).
-  // The index pages under a budget by default; --page-index 0 keeps it whole in memory, beside
-  // a budget of versions.
-  for (const bool paged : {true, false}) {
+  // The index pages under a budget by default, inner nodes too (--page-index 2); 1 pages its
+  // leaves only; 0 keeps it whole in memory, beside a budget of versions.
+  for (const char* level : {"", "1", "0"}) {
+    const bool paged = std::string(level) != "0";
     RunResult tl =
         run("ycsb --records 40000 --value-bytes 64 --seconds 0.2 --mode interleaved "
             "--load txn --dir " +
-            dir + " --memory-budget-mib 1 --json " + json + (paged ? "" : " --page-index 0"));
+            dir + " --memory-budget-mib 1 --json " + json +
+            (*level != '\0' ? std::string(" --page-index ") + level : std::string()));
     ASSERT_EQ(tl.code, 0) << tl.out;
     EXPECT_NE(tl.out.find("load (txn)"), std::string::npos) << tl.out;
-    EXPECT_NE(json_lines(json).back().find(paged ? "\"page_index\":1" : "\"page_index\":0"),
-              std::string::npos);
+    const std::string want = std::string("\"page_index\":") + (*level != '\0' ? level : "2");
+    EXPECT_NE(json_lines(json).back().find(want), std::string::npos) << want;
+    // Inner nodes go only where asked (Zipf's hot leaves, scattered, may keep every one in).
+    if (std::string(level) != "") {
+      EXPECT_EQ(tl.out.find("inner evictions"), std::string::npos) << tl.out;
+    }
     if (!paged) {
       EXPECT_EQ(tl.out.find("leaf evictions"), std::string::npos) << tl.out;
     } else {
@@ -994,6 +1000,9 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
           json + " --dir " + dir + " --memory-budget-mib 1");
   EXPECT_EQ(t.code, 0) << t.out;
   EXPECT_NE(t.out.find("cold misses/txn"), std::string::npos) << t.out;
+  // Nine tables three times past a budget of one MiB: whole subtrees of the index go out
+  // (--page-index 2, the default).
+  EXPECT_NE(t.out.find("inner nodes on storage"), std::string::npos) << t.out;
   std::system(("rm -rf " + dir).c_str());
   const std::vector<std::string> lines = json_lines(json);
   for (const std::string& line : lines) {
@@ -1009,7 +1018,7 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
       EXPECT_EQ(line.find("\"cold_reads_per_s\":0,"), std::string::npos) << line;
     }
   }
-  EXPECT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines.size(), 6u);  // two modes, three paging levels, tpcc
   std::remove(json.c_str());
 }
 

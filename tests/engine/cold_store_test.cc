@@ -382,24 +382,35 @@ void get_on_a_worker(Loaded& l, int every, bool check) {
 
 // A budget bounds the index too unless the application keeps it whole: the option is on by
 // default, and only a budget makes it act.
+// Inner nodes go too unless asked to stay (Options::page_index_inner).
 TEST(ColdStore, ABudgetPagesTheIndexByDefault) {
-  for (const bool keep_index : {false, true}) {
-    SCOPED_TRACE(keep_index ? "index kept" : "default");
+  enum class Paging { kDefault, kLeavesOnly, kNone };
+  for (const Paging paging : {Paging::kDefault, Paging::kLeavesOnly, Paging::kNone}) {
+    SCOPED_TRACE(static_cast<int>(paging));
     auto fs = std::make_shared<storage::SimFileSystem>(13);
     Options o = budget_options();
     o.memory_budget_bytes = 1;  // everything that may leave memory leaves it
     o.page_index_leaves = Options{}.page_index_leaves;
-    if (keep_index) o.page_index_leaves = false;
+    o.page_index_inner = Options{}.page_index_inner;
+    if (paging == Paging::kNone) o.page_index_leaves = false;
+    if (paging == Paging::kLeavesOnly) o.page_index_inner = false;
     Loaded l;
     open_loaded(fs, o, &l);
     get_on_a_worker(l, 1, true);  // every record read back
     const DatabaseStats s = l.db->stats();
-    if (keep_index) {
+    if (paging == Paging::kNone) {
       EXPECT_EQ(s.index_leaf_evictions, 0u);
       EXPECT_EQ(s.index_leaves_stored, 0u);
     } else {
       EXPECT_GT(s.index_leaf_evictions, 0u);
       EXPECT_GT(s.records_demoted, 0u);
+    }
+    if (paging == Paging::kDefault) {
+      EXPECT_GT(s.index_inner_evictions, 0u);
+      EXPECT_GT(s.index_inner_loads, 0u);  // the reads brought them back
+    } else {
+      EXPECT_EQ(s.index_inner_evictions, 0u);
+      EXPECT_EQ(s.index_inner_nodes_stored, 0u);
     }
   }
 }
@@ -1802,6 +1813,42 @@ TEST(ColdStore, TheHandLapsWhileWritersStayAheadOfIt) {
   open_loaded(fs, o, &l);
   EXPECT_GT(l.db->stats().evictions, std::uint64_t{kRecords} / 2);
   expect_round(*l.db, l.t, std::vector<int>(kRecords, 0));
+}
+
+// Inner nodes on storage (Options::page_index_inner, the default) and checkpoints: a checkpoint
+// reads through them to the leaves below, the open after it adopts the runs it listed, and the
+// hand sends whole subtrees out again between opens; every record reads back each time.
+TEST(ColdStore, CheckpointsReadThroughInnerNodesOnStorage) {
+  auto fs = std::make_shared<storage::SimFileSystem>(41);
+  Options o = budget_options();
+  o.memory_budget_bytes = 1;  // everything that may leave memory leaves it
+  Loaded l;
+  open_loaded(fs, o, &l);
+  std::vector<int> rounds(kRecords, 0);
+  for (int open = 0; open < 3; ++open) {
+    SCOPED_TRACE(::testing::Message() << "open " << open);
+    // Every seventh record written again (their leaves change), then every thirteenth read
+    // on a worker, whose sweeps move the hands past the rest.
+    for (int i = 0; i < kRecords; i += 50 * 7) {
+      Result<Transaction> tx = l.db->begin();
+      ASSERT_TRUE(tx.is_ok());
+      for (int k = i; k < std::min(kRecords, i + 50 * 7); k += 7) {
+        rounds[k] = open + 1;
+        ASSERT_TRUE(tx->put(*l.t, key_of(k), value_of(k, rounds[k])).is_ok());
+      }
+      ASSERT_TRUE(tx->commit().is_ok());
+    }
+    get_on_a_worker(l, 13, false);
+    ASSERT_GT(l.db->stats().index_inner_nodes_stored, 0u);
+    // The scan reads through them; the records it copies out of log segments and older parts
+    // are renamed in their leaves afterwards, which loads those leaves (and the path to them).
+    ASSERT_TRUE(l.db->checkpoint().is_ok());
+    open_table_t(fs, o, false, &l);
+    const DurabilityStats d = l.db->durability_stats();
+    EXPECT_EQ(d.recovered_checkpoint_records, std::uint64_t{kRecords});
+    EXPECT_EQ(l.db->stats().index_leaves_stored, d.recovered_checkpoint_runs);
+    expect_round(*l.db, l.t, rounds);
+  }
 }
 
 TEST(ColdStore, AnOpenBuildsTheIndexOverTheCheckpointsRunsAndLoadsThemOnDemand) {

@@ -238,6 +238,19 @@ TEST_P(ModelTest, MatchesReferenceModelWithIndexLeavesOnStorage) {
   EXPECT_GT(s.index_frame_bytes_released, 0u);  // the evicted leaves' frames went back too
 }
 
+// The same, its keys spread over enough leaves for inner nodes to go out whole (the default,
+// Options::page_index_inner) and come back under the model's operations.
+TEST_P(ModelTest, MatchesReferenceModelWithInnerNodesOnStorage) {
+  const std::uint64_t seed = env_u64("BRAID_MODEL_SEED", GetParam());
+  SCOPED_TRACE("replay with BRAID_MODEL_SEED=" + std::to_string(seed));
+  Model m(seed, true, 20000);
+  m.run(env_u64("BRAID_MODEL_OPS", 30000));
+  if (HasFatalFailure()) return;
+  const DatabaseStats s = m.stats();
+  EXPECT_GT(s.index_inner_evictions, 100u);  // 400-420 a seed
+  EXPECT_GT(s.index_inner_loads, 100u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Seeds, ModelTest, ::testing::Values(1, 2, 3, 4));
 
 }  // namespace

@@ -970,6 +970,26 @@ TEST(BTreePaging, ClearGivesBackEveryImageUnderInnerNodesOnStorage) {
   EXPECT_EQ(t.node_count(), 1u);
 }
 
+// Morsel boundaries over a tree whose inner nodes are out: split_keys reads what is in memory
+// and never follows an address (a word on storage read as a node would crash), so it cuts at
+// the root's separators; once the path of a key is back, the levels that are whole in memory
+// are read again.
+TEST(BTreePaging, SplitKeysStopsAboveInnerNodesOnStorage) {
+  TallOut p;
+  BTree& t = p.t;
+  ASSERT_GE(p.levels, 4u);
+  const std::uint64_t reads = p.store.reads();
+  const std::vector<std::string> cuts = t.split_keys("", "", 1000);
+  EXPECT_EQ(p.store.reads(), reads);                    // nothing loaded
+  EXPECT_EQ(cuts.size(), root_children(t).size() - 1);  // the root's separators
+  EXPECT_TRUE(std::is_sorted(cuts.begin(), cuts.end()));
+  // Every inner node back: the level below the root splits the range finer.
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < p.keys.size(); i += 20) ASSERT_TRUE(t.lookup(p.keys[i], &v));
+  ASSERT_EQ(t.stored_inner_nodes(), 0u);
+  EXPECT_GT(t.split_keys("", "", 1000).size(), cuts.size());
+}
+
 // A read-through scan (the checkpoint's) goes through inner nodes on storage without loading
 // them: each image read once, fences as a descent through them in memory has, failures and
 // damage answered, and leaves a carry accepts left unread.
