@@ -13,7 +13,8 @@
 namespace braid::engine {
 
 namespace {
-constexpr std::size_t kEntryHeader = 12;  // as in a run: u16, u16, u64
+// As in a run: the lengths, then the value, then the key.
+constexpr std::size_t kEntryHeader = storage::kEntryLengthsBytes + sizeof(std::uint64_t);
 
 std::uint64_t head_of(std::string_view key) {
   unsigned char b[8] = {};
@@ -35,36 +36,39 @@ EntrySorter::~EntrySorter() {
   for (const Run& r : runs_) remove_run(r);
 }
 
+namespace {
+storage::EntryLengths lengths_at(const std::string& arena, std::uint32_t offset) {
+  storage::EntryLengths lens;
+  const bool valid = storage::decode_entry_lengths(arena.data() + offset, &lens);
+  BRAID_DASSERT(valid);  // written by add()
+  (void)valid;
+  return lens;
+}
+}  // namespace
+
 std::string_view EntrySorter::key_at(std::uint32_t offset) const {
-  std::uint16_t len = 0;
-  std::memcpy(&len, arena_.data() + offset, sizeof len);
-  return {arena_.data() + offset + kEntryHeader, len};
+  return {arena_.data() + offset + kEntryHeader, lengths_at(arena_, offset).key};
 }
 
 std::size_t EntrySorter::secondary_len_at(std::uint32_t offset) const {
-  std::uint16_t len = 0;
-  std::memcpy(&len, arena_.data() + offset + 2, sizeof len);
-  return len;
+  return lengths_at(arena_, offset).secondary;
 }
 
 std::uint64_t EntrySorter::value_at(std::uint32_t offset) const {
   std::uint64_t v = 0;
-  std::memcpy(&v, arena_.data() + offset + 4, sizeof v);
+  std::memcpy(&v, arena_.data() + offset + storage::kEntryLengthsBytes, sizeof v);
   return v;
 }
 
 Status EntrySorter::add(std::string_view key, std::size_t secondary_len, std::uint64_t value) {
   BRAID_ASSERT(!drained_);
-  BRAID_ASSERT(key.size() <= kMaxKeyBytes);
-  BRAID_ASSERT(secondary_len <= key.size());
   const std::size_t need = kEntryHeader + key.size() + sizeof(Slot);
   if (!slots_.empty() && arena_.size() + slots_.size() * sizeof(Slot) + need > memory_bytes_) {
     if (Status s = spill(); !s.is_ok()) return s;
   }
-  const std::uint16_t lens[2] = {static_cast<std::uint16_t>(key.size()),
-                                 static_cast<std::uint16_t>(secondary_len)};
+  const auto lens = storage::encode_entry_lengths(key, secondary_len);
   slots_.push_back({head_of(key), static_cast<std::uint32_t>(arena_.size())});
-  arena_.append(reinterpret_cast<const char*>(lens), sizeof lens);
+  arena_.append(lens.data(), lens.size());
   arena_.append(reinterpret_cast<const char*>(&value), sizeof value);
   arena_.append(key);
   ++entries_;

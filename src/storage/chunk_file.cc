@@ -1,5 +1,9 @@
 #include "storage/chunk_file.h"
 
+#include <braid/key.h>
+
+#include <cstring>
+
 #include "util/assert.h"
 #include "util/crc32c.h"
 
@@ -95,6 +99,18 @@ Status read_chunk(FileSystem* fs, FileId file, std::uint64_t size, std::string_v
     return bad("chunk checksum mismatch");
   }
   return Status::ok();
+}
+
+std::array<char, kEntryLengthsBytes> encode_entry_lengths(std::string_view key,
+                                                          std::size_t secondary_len) {
+  BRAID_ASSERT(key.size() <= kMaxKeyBytes);
+  BRAID_ASSERT(secondary_len <= key.size());
+  const std::uint16_t lens[2] = {static_cast<std::uint16_t>(key.size()),
+                                 static_cast<std::uint16_t>(secondary_len)};
+  std::array<char, kEntryLengthsBytes> out;
+  static_assert(sizeof lens == sizeof out);
+  std::memcpy(out.data(), lens, sizeof lens);
+  return out;
 }
 
 }  // namespace braid::storage

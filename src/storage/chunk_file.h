@@ -4,9 +4,12 @@
 // itself (`kind`) in the errors, with the file's path and the offset.
 #pragma once
 
+#include <braid/key.h>
 #include <braid/status.h>
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -65,5 +68,28 @@ Status read_chunk(FileSystem* fs, FileId file, std::uint64_t size, std::string_v
 // The Corruption read_chunk reports, for the checks its callers make of the payload.
 Status chunk_corruption(std::string_view kind, const std::string& path, std::uint64_t at,
                         const std::string& what);
+
+// An entry key and the length of its secondary-key prefix, as both kinds of file begin an
+// entry: [u16 key length][u16 secondary length], the key's bytes following whatever the kind
+// puts between.
+inline constexpr std::size_t kEntryLengthsBytes = 4;
+struct EntryLengths {
+  std::uint16_t key = 0;
+  std::uint16_t secondary = 0;
+};
+// The two lengths of `key` (at most kMaxKeyBytes; `secondary_len` at most its size), encoded
+// (an external sort's memory holds its entries in the same form).
+std::array<char, kEntryLengthsBytes> encode_entry_lengths(std::string_view key,
+                                                          std::size_t secondary_len);
+// Decodes the lengths at `p`; false when no writer could have written them (a key past
+// kMaxKeyBytes, a secondary key longer than the key). Inline: a sort compares through it.
+inline bool decode_entry_lengths(const char* p, EntryLengths* out) {
+  std::uint16_t lens[2];
+  static_assert(sizeof lens == kEntryLengthsBytes);
+  std::memcpy(lens, p, sizeof lens);
+  out->key = lens[0];
+  out->secondary = lens[1];
+  return lens[0] <= kMaxKeyBytes && lens[1] <= lens[0];
+}
 
 }  // namespace braid::storage

@@ -1,17 +1,8 @@
 #include "storage/index_file.h"
 
-#include <braid/key.h>
-
-#include <cstring>
-
 #include "storage/log_format.h"
-#include "util/assert.h"
 
 namespace braid::storage {
-
-namespace {
-constexpr std::size_t kEntryHeader = 4;  // u16 key length, u16 secondary length
-}  // namespace
 
 std::string index_file_name(std::uint64_t number) { return numbered_file_name("sidx-", number); }
 
@@ -26,12 +17,9 @@ Status IndexFileWriter::open(FileSystem* fs, const std::string& dir, std::uint64
 }
 
 Status IndexFileWriter::add(std::string_view key, std::size_t secondary_len) {
-  BRAID_ASSERT(key.size() <= kMaxKeyBytes);
-  BRAID_ASSERT(secondary_len <= key.size());
-  if (Status s = out_.begin_entry(kEntryHeader + key.size()); !s.is_ok()) return s;
-  const std::uint16_t lens[2] = {static_cast<std::uint16_t>(key.size()),
-                                 static_cast<std::uint16_t>(secondary_len)};
-  out_.append(lens, sizeof lens);
+  if (Status s = out_.begin_entry(kEntryLengthsBytes + key.size()); !s.is_ok()) return s;
+  const auto lens = encode_entry_lengths(key, secondary_len);
+  out_.append(lens.data(), lens.size());
   out_.append(key.data(), key.size());
   ++entries_;
   return Status::ok();
@@ -68,15 +56,15 @@ Status read_index_file(
     }
     std::size_t p = kChunkHeaderBytes;
     for (std::uint32_t i = 0; i < h.count; ++i) {
-      if (buf.size() - p < kEntryHeader) return bad(at, "entry overruns its chunk");
-      std::uint16_t lens[2];
-      std::memcpy(lens, buf.data() + p, sizeof lens);
-      p += kEntryHeader;
-      if (lens[0] > kMaxKeyBytes || lens[1] > lens[0] || buf.size() - p < lens[0]) {
-        return bad(at, "bad entry");
+      if (buf.size() - p < kEntryLengthsBytes) return bad(at, "entry overruns its chunk");
+      EntryLengths lens;
+      const bool valid = decode_entry_lengths(buf.data() + p, &lens);
+      p += kEntryLengthsBytes;
+      if (!valid || buf.size() - p < lens.key) return bad(at, "bad entry");
+      if (Status s = fn(std::string_view(buf.data() + p, lens.key), lens.secondary); !s.is_ok()) {
+        return s;
       }
-      if (Status s = fn(std::string_view(buf.data() + p, lens[0]), lens[1]); !s.is_ok()) return s;
-      p += lens[0];
+      p += lens.key;
     }
     if (p != buf.size()) return bad(at, "chunk holds bytes past its entries");
     seen += h.count;

@@ -1,7 +1,5 @@
 #include "storage/sort_run.h"
 
-#include <braid/key.h>
-
 #include <cstring>
 
 #include "storage/log_format.h"
@@ -10,7 +8,8 @@
 namespace braid::storage {
 
 namespace {
-constexpr std::size_t kEntryHeader = 12;  // u16 key length, u16 secondary length, u64 value
+// The lengths, then the u64 value, then the key.
+constexpr std::size_t kEntryHeader = kEntryLengthsBytes + sizeof(std::uint64_t);
 }  // namespace
 
 std::string sort_run_file_name(std::uint64_t number) { return numbered_file_name("sort-", number); }
@@ -25,12 +24,9 @@ Status SortRunWriter::open(FileSystem* fs, const std::string& dir, std::uint64_t
 }
 
 Status SortRunWriter::add(std::string_view key, std::size_t secondary_len, std::uint64_t value) {
-  BRAID_ASSERT(key.size() <= kMaxKeyBytes);
-  BRAID_ASSERT(secondary_len <= key.size());
   if (Status s = out_.begin_entry(kEntryHeader + key.size()); !s.is_ok()) return s;
-  const std::uint16_t lens[2] = {static_cast<std::uint16_t>(key.size()),
-                                 static_cast<std::uint16_t>(secondary_len)};
-  out_.append(lens, sizeof lens);
+  const auto lens = encode_entry_lengths(key, secondary_len);
+  out_.append(lens.data(), lens.size());
   out_.append(&value, sizeof value);
   out_.append(key.data(), key.size());
   ++entries_;
@@ -91,16 +87,14 @@ Status SortRunReader::next(bool* more) {
     ++chunk_;
   }
   if (buf_.size() - pos_ < kEntryHeader) return bad("entry overruns its chunk");
-  std::uint16_t lens[2];
-  std::memcpy(lens, buf_.data() + pos_, sizeof lens);
-  std::memcpy(&value_, buf_.data() + pos_ + sizeof lens, sizeof value_);
+  EntryLengths lens;
+  const bool valid = decode_entry_lengths(buf_.data() + pos_, &lens);
+  std::memcpy(&value_, buf_.data() + pos_ + kEntryLengthsBytes, sizeof value_);
   pos_ += kEntryHeader;
-  if (lens[0] > kMaxKeyBytes || lens[1] > lens[0] || buf_.size() - pos_ < lens[0]) {
-    return bad("bad entry");
-  }
-  key_ = std::string_view(buf_.data() + pos_, lens[0]);
-  secondary_len_ = lens[1];
-  pos_ += lens[0];
+  if (!valid || buf_.size() - pos_ < lens.key) return bad("bad entry");
+  key_ = std::string_view(buf_.data() + pos_, lens.key);
+  secondary_len_ = lens.secondary;
+  pos_ += lens.key;
   --left_;
   if (left_ == 0 && pos_ != buf_.size()) return bad("chunk holds bytes past its entries");
   *more = true;
