@@ -125,10 +125,17 @@ std::unique_ptr<Database> open_bench_db(const Options& given) {
 
 void ColdFigures::with_leaves(const DatabaseStats& before, const DatabaseStats& after,
                               const ExecStats& exec) {
-  const std::uint64_t loads = after.index_leaf_loads - before.index_leaf_loads;
-  if (exec.index_leaf_visits == 0) return;
-  leaf_hit_ratio =
-      1 - std::min(1.0, static_cast<double>(loads) / static_cast<double>(exec.index_leaf_visits));
+  const auto ratio = [](std::uint64_t loads, std::uint64_t visits) {
+    return 1 - std::min(1.0, static_cast<double>(loads) / static_cast<double>(visits));
+  };
+  if (exec.index_leaf_visits != 0) {
+    leaf_hit_ratio =
+        ratio(after.index_leaf_loads - before.index_leaf_loads, exec.index_leaf_visits);
+  }
+  if (exec.index_inner_visits != 0) {
+    inner_hit_ratio =
+        ratio(after.index_inner_loads - before.index_inner_loads, exec.index_inner_visits);
+  }
 }
 
 ColdFigures ColdFigures::of(const DatabaseStats& before, const DatabaseStats& after,

@@ -58,6 +58,8 @@ struct ColdFigures {
   // share found in memory: 1 - loads / visits (ExecStats::index_leaf_visits); 1 with no leaf
   // out. Set by with_leaves().
   double leaf_hit_ratio = 1;
+  // The same for the inner nodes below the roots (--page-index 2): 1 - inner loads / visits.
+  double inner_hit_ratio = 1;
   double cold_reads_per_s = 0;    // storage reads (an extent of neighbouring records is one)
   double cold_records_per_s = 0;  // records those reads brought back
   double cold_read_bytes_per_s = 0;

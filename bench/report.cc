@@ -323,6 +323,7 @@ ExecStats exec_delta(const ExecStats& before, const ExecStats& after) {
   d.index_restarts = after.index_restarts - before.index_restarts;
   d.index_backoff_ns = after.index_backoff_ns - before.index_backoff_ns;
   d.index_leaf_visits = after.index_leaf_visits - before.index_leaf_visits;
+  d.index_inner_visits = after.index_inner_visits - before.index_inner_visits;
   d.teams = after.teams - before.teams;
   d.team_members = after.team_members - before.team_members;
   d.cold_reads_issued = after.cold_reads_issued - before.cold_reads_issued;

@@ -77,10 +77,11 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   }
   if (cfg.db.memory_budget_mib != 0) {
     std::printf(
-        "  %-14s hit ratio %.4f (leaves %.4f), %.0f cold reads/s (%.1f MB/s), io depth %.1f, "
-        "%s evictions\n",
-        "", m.cold.hit_ratio, m.cold.leaf_hit_ratio, m.cold.cold_reads_per_s,
-        m.cold.cold_read_bytes_per_s / 1e6, m.cold.io_depth, with_commas(m.cold.evictions).c_str());
+        "  %-14s hit ratio %.4f (leaves %.4f, inner nodes %.4f), %.0f cold reads/s (%.1f MB/s), "
+        "io depth %.1f, %s evictions\n",
+        "", m.cold.hit_ratio, m.cold.leaf_hit_ratio, m.cold.inner_hit_ratio,
+        m.cold.cold_reads_per_s, m.cold.cold_read_bytes_per_s / 1e6, m.cold.io_depth,
+        with_commas(m.cold.evictions).c_str());
   }
   std::fflush(stdout);
   if (cfg.json == "none") return "";
@@ -107,7 +108,7 @@ std::string report_run(const Config& cfg, const Setup& s, const Variant& var, co
   o.add("suspends_per_txn", susp).add("auto_batch", m.exec.auto_batch);
   o.add("auto_decisions", m.exec.auto_decisions).add("live_versions", st.live_versions);
   o.add("memory_budget_mib", cfg.db.memory_budget_mib).add("hit_ratio", m.cold.hit_ratio);
-  o.add("leaf_hit_ratio", m.cold.leaf_hit_ratio);
+  o.add("leaf_hit_ratio", m.cold.leaf_hit_ratio).add("inner_hit_ratio", m.cold.inner_hit_ratio);
   o.add("page_index", cfg.db.memory_budget_mib != 0 ? cfg.db.page_index : 0);
   o.add("scan_read_ahead", cfg.db.scan_read_ahead);
   o.add("cold_reads_per_s", m.cold.cold_reads_per_s).add("io_depth", m.cold.io_depth);

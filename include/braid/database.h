@@ -332,6 +332,9 @@ struct ExecStats {
   // operations reached, the visit after each load included. With the loads in DatabaseStats
   // (index_leaf_loads), the leaves' hit ratio over an interval: 1 - loads / visits.
   std::uint64_t index_leaf_visits = 0;
+  // The same for inner nodes other than a root (Options::page_index_inner): with
+  // DatabaseStats::index_inner_loads, their hit ratio, 1 - inner loads / inner visits.
+  std::uint64_t index_inner_visits = 0;
   // SchedulerPolicy::kTeam: teams resumed, and the transactions resumed in them (their ratio
   // is the mean team size; STEPS Table 4), and the most rounds in a row a resumable
   // transaction was passed over (at most ExecOptions::team_wait; 0 under the other policies).

@@ -330,9 +330,9 @@ class Worker final : public ColdPort {
   struct Published {
     std::atomic<std::uint64_t> transactions{0}, resumes{0}, suspends{0}, frames_allocated{0},
         frames_freed{0}, heap_fallbacks{0}, auto_decisions{0}, commit_waits{0}, io_checks{0},
-        index_restarts{0}, index_backoff_ns{0}, index_leaf_visits{0}, teams{0}, team_members{0},
-        cold_reads_issued{0}, cold_read_submissions{0}, cold_reaps{0}, cold_reads_reaped{0},
-        cold_reads_registered{0};
+        index_restarts{0}, index_backoff_ns{0}, index_leaf_visits{0}, index_inner_visits{0},
+        teams{0}, team_members{0}, cold_reads_issued{0}, cold_read_submissions{0}, cold_reaps{0},
+        cold_reads_reaped{0}, cold_reads_registered{0};
     std::atomic<std::uint64_t> stage_ns[ExecStats::kStorageStages] = {};
     std::atomic<std::uint32_t> auto_batch{0}, max_passed_over{0};
   };

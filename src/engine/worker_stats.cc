@@ -22,6 +22,8 @@ void Worker::publish_stats() {
   published_.index_restarts.store(c.restarts, std::memory_order_relaxed);
   published_.index_backoff_ns.store(c.backoff_ns, std::memory_order_relaxed);
   published_.index_leaf_visits.store(index::thread_paging().leaf_visits, std::memory_order_relaxed);
+  published_.index_inner_visits.store(index::thread_paging().inner_visits,
+                                      std::memory_order_relaxed);
   published_.teams.store(old_teams_ + policy_->teams(), std::memory_order_relaxed);
   published_.team_members.store(old_team_members_ + policy_->team_members(),
                                 std::memory_order_relaxed);
@@ -57,6 +59,7 @@ void Worker::add_stats(ExecStats* out) const {
       std::max(out->max_passed_over, published_.max_passed_over.load(std::memory_order_relaxed));
   out->index_backoff_ns += published_.index_backoff_ns.load(std::memory_order_relaxed);
   out->index_leaf_visits += published_.index_leaf_visits.load(std::memory_order_relaxed);
+  out->index_inner_visits += published_.index_inner_visits.load(std::memory_order_relaxed);
   out->auto_batch =
       std::max(out->auto_batch, published_.auto_batch.load(std::memory_order_relaxed));
   out->cold_reads_issued += published_.cold_reads_issued.load(std::memory_order_relaxed);

@@ -534,6 +534,7 @@ __attribute__((always_inline)) inline Descent::Step Descent::step_inline() {
     }
     return Step::kLeaf;
   }
+  if (mark_used_ && parent_ != nullptr) ++thread_paging().inner_visits;
   const unsigned count = racy_count(n);
   if (split_threshold_ != 0) {
     const long free = static_cast<long>(racy(n->heap_begin)) - static_cast<long>(Node::kHeader) -

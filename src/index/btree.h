@@ -386,6 +386,9 @@ ContentionCounters& thread_contention();
 // (ExecStats::index_leaf_visits).
 struct PagingCounters {
   std::uint64_t leaf_visits = 0;
+  // The same for inner nodes below the root (those that may be on storage, BTree::pages_inner):
+  // with the trees' inner_loads(), the inner nodes' hit ratio.
+  std::uint64_t inner_visits = 0;
 };
 PagingCounters& thread_paging();
 

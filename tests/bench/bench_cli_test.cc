@@ -1011,6 +1011,7 @@ TEST(BenchCli, TinyYcsbAndTpccUnderAMemoryBudget) {
         {"\"memory_budget_mib\":", "\"cold_reads_per_s\":", "\"io_depth\":", "\"peak_rss_mib\":"});
     if (line.find("\"ycsb\"") != std::string::npos) {
       EXPECT_NE(line.find("\"hit_ratio\":"), std::string::npos) << line;
+      EXPECT_NE(line.find("\"inner_hit_ratio\":"), std::string::npos) << line;
       EXPECT_TRUE(line.find("\"load\":\"bulk\"") != std::string::npos ||
                   line.find("\"load\":\"txn\"") != std::string::npos)
           << line;

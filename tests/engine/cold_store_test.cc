@@ -977,8 +977,9 @@ TEST_P(ColdStoreModes, ScansReadLeavesOnStorageThroughTheRingInCoroutineModes) {
 }
 
 // The leaves' hit ratio counts only where leaves page: the workers count the leaves their
-// operations reach in a tree that pages (ExecStats::index_leaf_visits), and nothing in one
-// that does not, so a database without paging pays nothing for the count.
+// operations reach in a tree that pages (ExecStats::index_leaf_visits; inner nodes below the
+// root in index_inner_visits), and nothing in one that does not, so a database without paging
+// pays nothing for the count.
 TEST(ColdStore, LeafVisitsAreCountedOnlyWhereLeavesPage) {
   for (const bool page : {false, true}) {
     SCOPED_TRACE(page ? "leaves page" : "leaves stay");
@@ -989,10 +990,14 @@ TEST(ColdStore, LeafVisitsAreCountedOnlyWhereLeavesPage) {
     const std::uint64_t gets = (kRecords + 59) / 60;
     const ExecStats after = l.db->exec_stats();
     const std::uint64_t visits = after.index_leaf_visits - before.index_leaf_visits;
+    // And the inner nodes below the root: the tree of 6,000 keys has a level of them.
+    const std::uint64_t inner = after.index_inner_visits - before.index_inner_visits;
     if (page) {
       EXPECT_GE(visits, gets);
+      EXPECT_GE(inner, gets);
     } else {
       EXPECT_EQ(visits, 0u);
+      EXPECT_EQ(inner, 0u);
     }
   }
 }
