@@ -313,10 +313,13 @@ struct Loaded {
   std::unique_ptr<Database> db;
   Table* t = nullptr;
   // The first key whose record the sweeps turned cold (the hand starts at OID 0), or -1.
-  int first_cold(std::uint64_t* entry) const {
+  // `by_oid`: only a record its leaf names by OID (one named by its address takes a fresh OID
+  // and a version in memory when a scan meets it, and is then no longer cold).
+  int first_cold(std::uint64_t* entry, bool by_oid = false) const {
     for (int k = 0; k < kRecords; ++k) {
       std::uint64_t value = 0;
       if (!impl->table_at(0)->index().lookup(key_of(k), &value)) return -1;
+      if (by_oid && !leaf_value::names_oid(value)) continue;
       // A record the leaves' hand demoted is named by its address: that is its cold word.
       *entry = impl->table_at(0)->entry_named(value);
       if (mvcc::entry::is_cold(*entry)) return k;
@@ -777,6 +780,50 @@ TEST_P(ColdStoreModes, ReadErrorFailsOnlyTheTransactionThatMetIt) {
   EXPECT_EQ(healed.second, value_of(k2, 0));
 }
 
+// One transaction at a time on the workers, in mode `mode`, on key `k` of a loaded table: a get
+// (its value into `got`), a put of round 1's value, and a whole scan (its rows into `rows`).
+// Each answers the transaction's outcome.
+struct OneAtATime {
+  Loaded& l;
+  int k;
+  ExecCase mode;
+  std::string got;
+  std::size_t rows = 0;
+
+  Code run(testing::ListGenerator::Body body) {
+    std::vector<testing::ListGenerator::Body> bodies;
+    bodies.push_back(std::move(body));
+    testing::ListGenerator gen(std::move(bodies));
+    TxnGenerator* gens[] = {&gen};
+    EXPECT_TRUE(l.db->run(gens, testing::exec_of(mode, 8)).is_ok());
+    EXPECT_EQ(gen.outcomes.size(), 1u);
+    return gen.outcomes.empty() ? Code::kOk : gen.outcomes[0];
+  }
+  Code get() {
+    return run([this](Tx& tx) -> Task<Status> {
+      Result<std::string_view> r = co_await tx.get(*l.t, key_of(k));
+      if (!r.is_ok()) co_return r.status();
+      got = std::string(*r);
+      co_return co_await tx.commit();
+    });
+  }
+  Code put() {
+    return run([this](Tx& tx) -> Task<Status> {
+      if (Status s = co_await tx.put(*l.t, key_of(k), value_of(k, 1)); !s.is_ok()) co_return s;
+      co_return co_await tx.commit();
+    });
+  }
+  Code scan() {
+    return run([this](Tx& tx) -> Task<Status> {
+      rows = 0;
+      co_return co_await tx.scan(*l.t, "", "", 0, [this](std::string_view, std::string_view) {
+        ++rows;
+        return true;
+      });
+    });
+  }
+};
+
 // Under a budget, index leaves go to storage too (docs/internals/index.md, "Leaves on
 // storage"). A leaf that cannot be read back fails the operation that needed it, with IOError
 // (the read failed) or Corruption (the image does not verify), in every mode: never a wrong
@@ -793,61 +840,90 @@ TEST_P(ColdStoreModes, AFailedLeafLoadFailsOnlyTheOperationThatNeededIt) {
     ASSERT_TRUE(tree.evict_leaf(key_of(k), &evicted).is_ok());
     ASSERT_TRUE(evicted || tree.stored_leaves() > 0);  // or a sweep took it already
   };
-  auto run_one = [&](testing::ListGenerator::Body body) {
-    std::vector<testing::ListGenerator::Body> bodies;
-    bodies.push_back(std::move(body));
-    testing::ListGenerator gen(std::move(bodies));
-    TxnGenerator* gens[] = {&gen};
-    EXPECT_TRUE(l.db->run(gens, testing::exec_of(GetParam(), 8)).is_ok());
-    EXPECT_EQ(gen.outcomes.size(), 1u);
-    return gen.outcomes.empty() ? Code::kOk : gen.outcomes[0];
-  };
-  std::string got;
-  auto get = [&](Tx& tx) -> Task<Status> {
-    Result<std::string_view> r = co_await tx.get(*l.t, key_of(k));
-    if (!r.is_ok()) co_return r.status();
-    got = std::string(*r);
-    co_return co_await tx.commit();
-  };
-  auto put = [&](Tx& tx) -> Task<Status> {
-    if (Status s = co_await tx.put(*l.t, key_of(k), value_of(k, 1)); !s.is_ok()) co_return s;
-    co_return co_await tx.commit();
-  };
-  std::size_t rows = 0;
-  auto scan = [&](Tx& tx) -> Task<Status> {
-    rows = 0;
-    co_return co_await tx.scan(*l.t, "", "", 0, [&](std::string_view, std::string_view) {
-      ++rows;
-      return true;
-    });
-  };
+  OneAtATime op{l, k, GetParam()};
 
   // A get, then a write: the leaf's read is the first read after the fault is set.
   evict();
   const std::uint64_t loads = tree.loads();
   fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
-  EXPECT_EQ(run_one(get), Code::kIOError);
+  EXPECT_EQ(op.get(), Code::kIOError);
   EXPECT_EQ(fs->faults_fired(), 1u);
-  EXPECT_EQ(run_one(get), Code::kOk);
-  EXPECT_EQ(got, value_of(k, 0));
+  EXPECT_EQ(op.get(), Code::kOk);
+  EXPECT_EQ(op.got, value_of(k, 0));
   EXPECT_GT(tree.loads(), loads);
   evict();
   fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
-  EXPECT_EQ(run_one(put), Code::kIOError);
-  EXPECT_EQ(run_one(put), Code::kOk);
-  EXPECT_EQ(run_one(get), Code::kOk);
-  EXPECT_EQ(got, value_of(k, 1));
+  EXPECT_EQ(op.put(), Code::kIOError);
+  EXPECT_EQ(op.put(), Code::kOk);
+  EXPECT_EQ(op.get(), Code::kOk);
+  EXPECT_EQ(op.got, value_of(k, 1));
 
   // A damaged image: the scan that meets it answers Corruption, and reads every row once the
   // image is whole again.
   evict();
   testing::LeafImageDamage damage;
   ASSERT_TRUE(damage.damage(*fs, tree));
-  EXPECT_EQ(run_one(scan), Code::kCorruption);
-  EXPECT_LT(rows, static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(op.scan(), Code::kCorruption);
+  EXPECT_LT(op.rows, static_cast<std::size_t>(kRecords));
   damage.restore();
-  EXPECT_EQ(run_one(scan), Code::kOk);
-  EXPECT_EQ(rows, static_cast<std::size_t>(kRecords));
+  EXPECT_EQ(op.scan(), Code::kOk);
+  EXPECT_EQ(op.rows, static_cast<std::size_t>(kRecords));
+  EXPECT_FALSE(l.db->durability_stats().halted);
+}
+
+// The same for inner nodes on storage (Options::page_index_inner, the default): with every node
+// but the root out, an operation's first read is an inner node's image. A read that fails
+// fails that operation only (IOError), a damaged image fails the scan that meets it
+// (Corruption), and each reads on once the disk answers, in every mode.
+TEST_P(ColdStoreModes, AFailedInnerNodeLoadFailsOnlyTheOperationThatNeededIt) {
+  auto fs = std::make_shared<storage::SimFileSystem>(37);
+  Loaded l;
+  open_loaded(fs, &l);
+  index::BTree& tree = l.t->index();
+  ASSERT_TRUE(tree.pages_inner());
+  const int k = kRecords / 3;
+  // The hand's passes from this thread (the workers are idle between runs): leaves first, then
+  // the inner nodes above them, until only the root is in memory.
+  auto evict_all = [&] {
+    for (int pass = 0; pass < 8; ++pass) {
+      std::string hand;
+      do {
+        std::size_t n = 0;
+        ASSERT_TRUE(tree.sweep_leaves(&hand, 64, &n).is_ok());
+      } while (!hand.empty());
+    }
+    ASSERT_GT(tree.stored_inner_nodes(), 0u);
+    ASSERT_EQ(tree.node_count(), 1u);
+  };
+  OneAtATime op{l, k, GetParam()};
+
+  evict_all();
+  std::uint64_t inner = tree.inner_loads();
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
+  EXPECT_EQ(op.get(), Code::kIOError);
+  EXPECT_EQ(fs->faults_fired(), 1u);
+  EXPECT_EQ(tree.inner_loads(), inner);  // the failed read was the inner node's
+  EXPECT_EQ(op.get(), Code::kOk);
+  EXPECT_EQ(op.got, value_of(k, 0));
+  EXPECT_GT(tree.inner_loads(), inner);
+  evict_all();
+  inner = tree.inner_loads();
+  fs->inject(storage::SimFileSystem::Fault::kReadEio, 1, false);
+  EXPECT_EQ(op.put(), Code::kIOError);
+  EXPECT_EQ(tree.inner_loads(), inner);
+  EXPECT_EQ(op.put(), Code::kOk);
+  EXPECT_EQ(op.get(), Code::kOk);
+  EXPECT_EQ(op.got, value_of(k, 1));
+
+  // The root's first child, an inner node on storage, damaged.
+  evict_all();
+  testing::LeafImageDamage damage;
+  ASSERT_TRUE(damage.damage(*fs, tree));
+  EXPECT_EQ(op.scan(), Code::kCorruption);
+  EXPECT_EQ(op.rows, 0u);  // the first leaf is under it
+  damage.restore();
+  EXPECT_EQ(op.scan(), Code::kOk);
+  EXPECT_EQ(op.rows, static_cast<std::size_t>(kRecords));
   EXPECT_FALSE(l.db->durability_stats().halted);
 }
 
@@ -1704,10 +1780,13 @@ TEST(ColdStore, ExtentsDeliverExactRowsAndFailOnADamagedRecord) {
   Loaded l;
   open_loaded(fs, &l);
   Table* const t = l.t;
-  // Scans leave the records cold, so each pass reads them again.
+  // Scans leave the records cold, so each pass reads them again. The record to damage stays
+  // named by its OID (no demotion from here on): a record named by its address would take a
+  // fresh OID and a version in memory at the first scan, and the damaged one would go unread.
   ASSERT_TRUE(l.db->set_cache_reads(*t, false).is_ok());
+  l.hold_demotions();
   std::uint64_t e = 0;
-  const int damaged = l.first_cold(&e);
+  const int damaged = l.first_cold(&e, /*by_oid=*/true);
   ASSERT_GE(damaged, 0);
   std::vector<std::string> sorted;
   for (int i = 0; i < kRecords; ++i) sorted.push_back(key_of(i));

@@ -107,9 +107,10 @@ inline std::string account(int i) {
 }
 inline std::int64_t as_int(std::string_view v) { return std::stoll(std::string(v)); }
 
-// Damage to the image of a leaf on storage: one byte flipped inside the first leaf `tree` holds
-// in a node segment of the database in /db on `fs`, so its load fails to verify (Corruption);
-// restore() puts the byte back.
+// Damage to the image of a node on storage: one byte flipped inside the first node on storage
+// that a node in memory names (a leaf, or an inner node when those page) in a node segment of
+// the database in /db on `fs`, so its load fails to verify (Corruption); restore() puts the
+// byte back.
 class LeafImageDamage {
  public:
   // False when no leaf of the tree is on storage.

@@ -330,6 +330,32 @@ std::map<std::string, std::string> pass_model(int m) {
   return s;
 }
 
+// About 300 crash points spread over a run of `txns` transactions of `w` whose whole run took
+// `ops` file operations (fewer under the sanitizers): each crashes a fresh run after its point,
+// applies one kind of power-loss damage (the point's, modulo the kinds) and checks that every
+// acknowledged commit recovers; `seen(run, stats)` is told each crashed run and its recovery.
+// Returns the crash states checked.
+template <typename Seen>
+std::uint64_t crash_spread(const Options& o, const Workload& w, int txns, std::uint64_t ops,
+                           Seen seen) {
+  const std::uint64_t stride = std::max<std::uint64_t>(1, ops / 300) * sampling().stride;
+  std::uint64_t states = 0;
+  for (std::uint64_t k = stride / 2 + 1; k <= ops; k += stride) {
+    auto fs = std::make_shared<SimFileSystem>(seed());
+    fs->crash_after(k);
+    const WlRun r = wl_run(fs, txns, o, w);
+    const int d = static_cast<int>(k % SimFileSystem::kDamageKinds);
+    fs->power_loss(static_cast<SimFileSystem::Damage>(d), seed() * 1000003 + k);
+    const std::string what = "crash after op " + std::to_string(k) + " of " + std::to_string(ops) +
+                             ", damage " + std::to_string(d) + ", seed " + std::to_string(seed());
+    DurabilityStats stats;
+    EXPECT_GE(wl_verify(fs, r.acked, o, what, false, &stats, w), r.acked) << what;
+    ++states;
+    seen(r, stats);
+  }
+  return states;
+}
+
 TEST(Crash, CrashesWhileACheckpointPassesThePreviousOnesParts) {
   const Options o = wl_options(48 << 10);
   const Workload w{pass_txn, pass_model};
@@ -338,29 +364,71 @@ TEST(Crash, CrashesWhileACheckpointPassesThePreviousOnesParts) {
   ASSERT_EQ(run.acked, kPassTxns);
   EXPECT_GT(run.parts_passed, 0u);
   EXPECT_EQ(wl_verify(full, kPassTxns, o, "clean", false, nullptr, w), kPassTxns);
-  // Crash points spread over the run (about 300 of them, fewer under the sanitizers).
-  const std::uint64_t ops = full->ops();
-  const std::uint64_t stride = std::max<std::uint64_t>(1, ops / 300) * sampling().stride;
-  std::uint64_t states = 0, under_way = 0;
-  for (std::uint64_t k = stride / 2 + 1; k <= ops; k += stride) {
-    auto fs = std::make_shared<SimFileSystem>(seed());
-    fs->crash_after(k);
-    const WlRun r = wl_run(fs, kPassTxns, o, w);
-    const int d = static_cast<int>(k % SimFileSystem::kDamageKinds);
-    fs->power_loss(static_cast<SimFileSystem::Damage>(d), seed() * 1000003 + k);
-    const std::string what = "crash after op " + std::to_string(k) + " of " + std::to_string(ops) +
-                             ", damage " + std::to_string(d) + ", seed " + std::to_string(seed());
-    DurabilityStats stats;
-    EXPECT_GE(wl_verify(fs, r.acked, o, what, false, &stats, w), r.acked) << what;
-    ++states;
-    if (stats.recovered_checkpoint_under_way) ++under_way;
-  }
+  std::uint64_t under_way = 0;
+  const std::uint64_t states =
+      crash_spread(o, w, kPassTxns, full->ops(), [&](const WlRun&, const DurabilityStats& d) {
+        if (d.recovered_checkpoint_under_way) ++under_way;
+      });
   std::printf(
       "checkpoints passing parts: %llu parts passed in the full run; %llu crash states, "
       "%llu recovered from a manifest under way\n",
       static_cast<unsigned long long>(run.parts_passed), static_cast<unsigned long long>(states),
       static_cast<unsigned long long>(under_way));
   EXPECT_GT(under_way, 0u);
+}
+
+// Under a one-byte budget where the index pages, with keys enough for a tree of three levels
+// (twice the keys of the workload above, two puts a transaction: some 200 leaves under five
+// inner nodes once every key is in), so leaves and the inner nodes above them go to storage
+// and come back all through the run; the 23 keys of the enumeration above make a tree that is
+// its root alone, which never leaves. A crash anywhere, with any power-loss damage, recovers
+// every acknowledged commit, read back through leaves the open adopted from the checkpoint's
+// runs.
+constexpr int kPagingKeys = 2 * kPassKeys;
+Task<Status> paging_txn(Tx& tx, Table* t, int i) {
+  for (const int k : {i % kPagingKeys, (i + kPassKeys) % kPagingKeys}) {
+    if (Status s = co_await tx.put(*t, pass_key(k), pass_value(i)); !s.is_ok()) co_return s;
+  }
+  if (i % 3 == 0) {
+    Status s = co_await tx.remove(*t, pass_key((7 * i + 5) % kPagingKeys));
+    if (!s.is_ok() && s != Code::kNotFound) co_return s;
+  }
+  co_return co_await tx.put(*t, "last", std::to_string(i));
+}
+std::map<std::string, std::string> paging_model(int m) {
+  std::map<std::string, std::string> s;
+  for (int i = 0; i < m; ++i) {
+    for (const int k : {i % kPagingKeys, (i + kPassKeys) % kPagingKeys}) {
+      s[pass_key(k)] = pass_value(i);
+    }
+    if (i % 3 == 0) s.erase(pass_key((7 * i + 5) % kPagingKeys));
+    s["last"] = std::to_string(i);
+  }
+  return s;
+}
+
+TEST(Crash, CrashesWhileIndexNodesGoToStorageAndBack) {
+  const Options o = budget_options(48 << 10);
+  ASSERT_TRUE(o.page_index_inner);  // the default
+  const Workload w{paging_txn, paging_model};
+  auto full = std::make_shared<SimFileSystem>(seed());
+  const WlRun run = wl_run(full, kPassTxns, o, w);
+  ASSERT_EQ(run.acked, kPassTxns);
+  EXPECT_GT(run.leaf_evictions, 100u);
+  EXPECT_GT(run.inner_evictions, 0u);
+  EXPECT_EQ(wl_verify(full, kPassTxns, o, "clean", false, nullptr, w), kPassTxns);
+  std::uint64_t inner_out = 0;
+  const std::uint64_t states =
+      crash_spread(o, w, kPassTxns, full->ops(), [&](const WlRun& r, const DurabilityStats&) {
+        if (r.inner_evictions != 0) ++inner_out;
+      });
+  std::printf(
+      "index nodes paging: the full run sent %llu leaves and %llu inner nodes to storage; %llu "
+      "crash states, %llu of them after inner nodes had gone out\n",
+      static_cast<unsigned long long>(run.leaf_evictions),
+      static_cast<unsigned long long>(run.inner_evictions), static_cast<unsigned long long>(states),
+      static_cast<unsigned long long>(inner_out));
+  EXPECT_GT(inner_out, 0u);
 }
 
 struct FaultCase {

@@ -130,10 +130,12 @@ struct WlRun {
   int acked = 0;
   bool halted = false;
   std::string why;
-  std::uint64_t evictions = 0;     // under a memory budget
-  std::uint64_t reclaimed = 0;     // removed records whose key, versions and OID went
-  std::uint64_t parts_passed = 0;  // the previous checkpoint's parts deleted mid-checkpoint
-  int refused = 0;                 // serializable runs: the prologue's refused commits
+  std::uint64_t evictions = 0;        // under a memory budget
+  std::uint64_t leaf_evictions = 0;   // where the index pages, index leaves sent to storage
+  std::uint64_t inner_evictions = 0;  // and inner nodes
+  std::uint64_t reclaimed = 0;        // removed records whose key, versions and OID went
+  std::uint64_t parts_passed = 0;     // the previous checkpoint's parts deleted mid-checkpoint
+  int refused = 0;                    // serializable runs: the prologue's refused commits
 };
 
 // Serializable runs (Options::isolation) begin with refused commits on the application
@@ -201,6 +203,8 @@ inline WlRun wl_run(std::shared_ptr<storage::SimFileSystem> fs, int n, const Opt
   r.halted = (*db)->durability_stats().halted;
   r.why = (*db)->durability_stats().halt_reason;
   r.evictions = (*db)->stats().evictions;
+  r.leaf_evictions = (*db)->stats().index_leaf_evictions;
+  r.inner_evictions = (*db)->stats().index_inner_evictions;
   r.reclaimed = (*db)->stats().records_reclaimed;
   r.parts_passed = (*db)->durability_stats().checkpoint_parts_passed;
   return r;
