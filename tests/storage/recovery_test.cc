@@ -490,6 +490,7 @@ TEST(Recovery, ReadOnlyCommitWaitsUntilItsSnapshotIsDurable) {
 
 constexpr int kAccounts = 16;
 constexpr long kInitial = 1000;
+constexpr int kFillers = 4000;  // under a budget
 
 std::string acct(int i) { return "a" + std::to_string(100 + i); }
 
@@ -592,6 +593,13 @@ Status blocking_transfer(Database& db, Table* t, int from, int to, long amount,
     t = *(*db)->create_table("bank");
     Transaction tx = (*db)->begin().value();
     for (int i = 0; i < kAccounts; ++i) (void)tx.insert(*t, acct(i), std::to_string(kInitial));
+    // Under a budget, filler records enough for an index of three levels from the start, so
+    // that leaves and the inner nodes above them go to storage all through the loop.
+    for (int i = 0; budget != 0 && i < kFillers; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "f%05d", i);
+      (void)tx.insert(*t, key, "filler");
+    }
     if (!tx.commit().is_ok()) std::_Exit(4);
   }
   FILE* acks = std::fopen((dir + "/../acks").c_str(), "a");
