@@ -841,7 +841,10 @@ class BTree {
   }
 
   // Checks every structural invariant (sorted keys, separators bound their subtrees, heap
-  // accounting). Single-threaded callers only. Returns the number of keys.
+  // accounting), reading inner nodes on storage (pages_inner) to check them too; one that
+  // cannot be read (IOError) is skipped with what is below it, one that reads but does not
+  // verify fails the check. Single-threaded callers only. Returns the number of keys in the
+  // leaves in memory.
   std::size_t check_invariants() const;
 
   // Nodes in the tree, and nodes on its free list (left the tree, kept for later splits).
