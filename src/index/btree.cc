@@ -431,21 +431,24 @@ Descent::Descent(const BTree& tree, const SearchKey& key, Bias bias, bool track_
   node_ = tree_.root_.load(std::memory_order_acquire);
 }
 
-unsigned Descent::child_of_frame(const Node* frame) {
-  BRAID_ASSERT(frame->level != 0);
-  const unsigned count = frame->count;
-  unsigned idx;
+__attribute__((always_inline)) inline unsigned Descent::route(const Node* n, unsigned count) {
+  unsigned idx;  // children: 0 = leftmost, i + 1 = slot i
   if (bias_ == Bias::kFloor) {
-    idx = upper_bound(frame, count, key_, search_);
+    idx = upper_bound(n, count, key_, search_);
   } else {
     bool exact;
-    idx = lower_bound(frame, count, key_, search_, &exact);
+    idx = lower_bound(n, count, key_, search_, &exact);
   }
   if (track_fences_) {
-    if (idx > 0) copy_fence(frame, count, idx - 1, &lower_);
-    if (idx < count) copy_fence(frame, count, idx, &upper_);
+    if (idx > 0) copy_fence(n, count, idx - 1, &lower_);
+    if (idx < count) copy_fence(n, count, idx, &upper_);
   }
   return idx;
+}
+
+unsigned Descent::child_of_frame(const Node* frame) {
+  BRAID_ASSERT(frame->level != 0);
+  return route(frame, frame->count);
 }
 
 namespace {
@@ -545,18 +548,8 @@ __attribute__((always_inline)) inline Descent::Step Descent::step_inline() {
       return Step::kSplitInner;
     }
   }
-  unsigned idx;  // children: 0 = leftmost, i + 1 = slot i
-  if (bias_ == Bias::kFloor) {
-    idx = upper_bound(n, count, key_, search_);
-  } else {
-    bool exact;
-    idx = lower_bound(n, count, key_, search_, &exact);
-  }
+  const unsigned idx = route(n, count);
   const std::uint64_t word = child_word(n, count, idx);
-  if (track_fences_) {
-    if (idx > 0) copy_fence(n, count, idx - 1, &lower_);
-    if (idx < count) copy_fence(n, count, idx, &upper_);
-  }
   if (!n->lock.validate(v)) return Step::kRestart;
   if (is_address(word)) [[unlikely]]
     return stored(n, v, idx, word);

@@ -304,6 +304,9 @@ class Descent {
   BRAID_OPTIMISTIC Step step();
   // step(), inlined into the loops in btree.cc that run a whole descent (Lookup::run).
   BRAID_OPTIMISTIC inline Step step_inline();
+  // Which child of inner node `n` (of `count` entries) the key leads to, narrowing the fences
+  // when they are tracked: the one choice both step() and child_of_frame() make.
+  BRAID_OPTIMISTIC inline unsigned route(const Node* n, unsigned count);
   void restart();
   // The sequential driver: steps (restarting as needed) until node() is the leaf; false when a
   // node could not be loaded (take_load_failure()). Only for descents without a split
