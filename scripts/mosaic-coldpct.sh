@@ -22,7 +22,11 @@ ROUNDS=${ROUNDS:-3}
 RUN_S=${RUN_S:-6}
 HOT=${HOT:-10000000}
 COLD=${COLD:-1000000}
-MOSAIC_VARIANTS=${MOSAIC_VARIANTS:-"hybrid-dualq hybrid-pipeline"}
+MOSAIC_VARIANTS=${MOSAIC_VARIANTS:-"hybrid-dualq hybrid-pipeline hybrid-dualq@64"}
+# Cold queue sizes of BraidDB's dual-queue; 16 is MosaicDB's (and both engines' default), 64
+# what this device needs in flight to reach its peak (a variant dual-queue@64, and
+# hybrid-dualq@64 for MosaicDB).
+COLD_SLOTS=${COLD_SLOTS:-"16 64"}
 BATCH=8
 NODE_GB=4
 MO=$P/src/mosaicdb-small/build/benchmarks/ycsb/ycsb_SI_hybrid_coro
@@ -51,18 +55,22 @@ for round in $(seq 1 "$ROUNDS"); do
   before=$(wc -l < "$OUT/braid.jsonl")
   "$BIN" coldmix --hot-records "$HOT" --cold-records "$COLD" --cold-pct "$commas" \
     --cache-cold off --mode interleaved --scheduler dual-queue,pipeline --seconds "$RUN_S" \
-    --dir "$DIR/db" --json "$OUT/braid.jsonl" > /dev/null
+    --cold-slots "$(tr ' ' ',' <<<"$COLD_SLOTS")" --dir "$DIR/db" --json "$OUT/braid.jsonl" \
+    > /dev/null
   tail -n +"$((before + 1))" "$OUT/braid.jsonl" | /usr/bin/python3 -c '
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
-    print(r["scheduler"], r["cold_pct"], int(r["txn_per_s"]))' |
+    q = r.get("cold_slots", 0)
+    v = r["scheduler"] + (f"@{q}" if r["scheduler"] == "dual-queue" and q not in (0, 16) else "")
+    print(v, r["cold_pct"], int(r["txn_per_s"]))' |
     while read -r sched pct tps; do emit braiddb "$sched" "$pct" "$round" "$tps"; done
   for pct in $PCTS; do
     hot=$(/usr/bin/python3 -c "print(round(1 - $pct / 100, 4))")
     for v in $MOSAIC_VARIANTS; do
       case $v in
         hybrid-dualq) s="-coro_scheduler=2 -coro_cold_queue_size=$((2 * BATCH)) -coro_check_cold_tx_interval=$BATCH" ;;
+        hybrid-dualq@*) s="-coro_scheduler=2 -coro_cold_queue_size=${v#*@} -coro_check_cold_tx_interval=$BATCH" ;;
         hybrid-pipeline) s="-coro_scheduler=1 -coro_cold_tx_threshold=$BATCH" ;;
         *) echo "mosaic-coldpct: unknown MosaicDB variant $v" >&2; exit 2 ;;
       esac

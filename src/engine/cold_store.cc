@@ -604,6 +604,8 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
   constexpr std::size_t kExtentBlock = std::size_t{kExtents} * kExtentBytes;
   extent_block_.reset(static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, kExtentBlock)));
   if (extent_block_ == nullptr) return;  // every load is read alone
+  std::memset(extent_block_.get(), 0, kExtentBlock);
+  extent_fixed_ = channel_->register_buffer(extent_block_.get(), kExtentBlock);
   extents_ = std::make_unique<Extent[]>(kExtents);
   free_extents_.reserve(kExtents);
   for (std::uint32_t i = kExtents; i-- > 0;) {
@@ -617,7 +619,9 @@ ColdReader::~ColdReader() {
   store_->remove_shared_rows(this, kScanExtentsPerWorker);
   // Reads still in flight name the block (the channel waits for them as it goes); once none
   // do, the ring lets it go.
-  if (fixed_ >= 0 && channel_->in_flight() == 0) channel_->unregister_buffers();
+  if ((fixed_ >= 0 || extent_fixed_ >= 0 || scan_fixed_ >= 0) && channel_->in_flight() == 0) {
+    channel_->unregister_buffers();
+  }
 }
 
 char* ColdReader::take_buffer() {
@@ -656,6 +660,8 @@ ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, st
       scan_bytes_ = 0;
       return nullptr;
     }
+    std::memset(scan_block_.get(), 0, bytes);  // backed before the kernel pins it
+    scan_fixed_ = channel_->register_buffer(scan_block_.get(), bytes);
     free_scan_.reserve(kScanExtentsPerWorker);
     for (std::uint32_t i = kScanExtentsPerWorker; i-- > 0;) free_scan_.push_back(i);
   }
@@ -675,9 +681,9 @@ ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, st
   l->extent_len = len;
   l->ring_buf = scan_block_.get() + std::size_t{bi} * scan_bytes_;
   l->issued = std::chrono::steady_clock::now();
-  if (Status s =
-          channel_->submit(read_of(h->id, start, l->ring_buf, len, kScanExtentTag | l->index));
-      !s.is_ok()) {
+  storage::IoRequest r = read_of(h->id, start, l->ring_buf, len, kScanExtentTag | l->index);
+  r.fixed_buffer = scan_fixed_;
+  if (Status s = channel_->submit(r); !s.is_ok()) {
     // A full ring (the log's requests share it): the scan reads its record the usual way.
     l->ring_buf = nullptr;
     store_->files().release(segment);
@@ -688,6 +694,7 @@ ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, st
   }
   free_scan_.pop_back();
   ++counters_.issued;
+  if (r.fixed_buffer >= 0) ++counters_.registered;
   return l;
 }
 
@@ -843,8 +850,9 @@ bool ColdReader::issue_extent(std::size_t first, std::size_t n) {
   if (x.loads == 0) return true;
   BRAID_ASSERT(hi - lo <= kExtentBytes);
   x.start = lo;
-  const storage::IoRequest r =
+  storage::IoRequest r =
       read_of(file, lo, x.buf, static_cast<std::uint32_t>(hi - lo), kExtentTag | xi);
+  r.fixed_buffer = extent_fixed_;
   if (Status s = channel_->submit(r); !s.is_ok()) {
     // As for one load (issue()): a full ring makes the loads wait, prepared, for room.
     if (channel_->in_flight() > 0) return false;
@@ -853,6 +861,7 @@ bool ColdReader::issue_extent(std::size_t first, std::size_t n) {
   }
   free_extents_.pop_back();
   ++counters_.issued;
+  if (r.fixed_buffer >= 0) ++counters_.registered;
   return true;
 }
 

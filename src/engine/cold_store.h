@@ -690,10 +690,14 @@ class ColdReader {
   std::unique_ptr<char, FreeBlock> extent_block_;
   std::unique_ptr<Extent[]> extents_;
   std::vector<std::uint32_t> free_extents_;
-  // Scans' extents (read_extent): kScanExtentsPerWorker buffers of scan_bytes_ each.
+  std::int32_t extent_fixed_ = -1;  // extent_block_'s registration
+  // Scans' extents (read_extent): kScanExtentsPerWorker buffers of scan_bytes_ each, also
+  // registered (an extent pins up to 32 pages a read, each with a reference taken and
+  // dropped, and dirties each as it completes).
   std::unique_ptr<char, FreeBlock> scan_block_;
   std::vector<std::uint32_t> free_scan_;
   std::uint32_t scan_bytes_ = 0;
+  std::int32_t scan_fixed_ = -1;  // scan_block_'s registration
   void collect_released_slow();
   // Shared reads of this reader's waiting for collect_released(): written by other threads
   // (rarely), read by the worker every round, so on a line of its own.

@@ -73,12 +73,13 @@ class IoQueue {
   virtual Status flush() { return Status::ok(); }
   // Registers `len` bytes at `base` as a buffer reads may name (IoRequest::fixed_buffer),
   // pinned once instead of per read. Answers its index, or -1 when the backend has no such
-  // thing or refused (the locked-memory limit, RLIMIT_MEMLOCK, counts it): reads then go as
-  // before. One registration per queue; it lasts until unregister_buffers() or the queue goes.
+  // thing, has no room for another, or refused (the locked-memory limit, RLIMIT_MEMLOCK,
+  // counts it): reads into it then go as before. A queue takes a few blocks (io_uring: four,
+  // one on kernels before 5.19); they last until unregister_buffers() or the queue goes.
   [[nodiscard]] virtual std::int32_t register_buffer(char* /*base*/, std::size_t /*len*/) {
     return -1;
   }
-  // Only with nothing in flight that names a registered buffer.
+  // Lets every registered block go; only with nothing in flight that names one.
   virtual void unregister_buffers() {}
 };
 

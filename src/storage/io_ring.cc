@@ -49,7 +49,7 @@ class IoRing::Port final : public IoQueue {
 
   std::uint32_t in_flight() const override { return in_flight_; }
   Status flush() override { return ring_->queue_->flush(); }
-  // The ring's one registration goes to the channel that asks first (the cold reads).
+  // The ring's registered blocks are one table for all its channels (the cold reads ask).
   std::int32_t register_buffer(char* base, std::size_t len) override {
     return ring_->queue_->register_buffer(base, len);
   }

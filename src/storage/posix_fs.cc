@@ -144,9 +144,9 @@ class UringQueue final : public IoQueue {
     if (r.op == Op::kSync) {
       io_uring_prep_fsync(sqe, r.file, IORING_FSYNC_DATASYNC);
     } else if (r.op == Op::kRead && r.fixed_buffer >= 0) {
-      BRAID_DASSERT(r.fixed_buffer == 0);  // the one registration
-      BRAID_DASSERT(r.out >= fixed_base_);
-      BRAID_DASSERT(r.out + r.len <= fixed_base_ + fixed_len_);
+      BRAID_DASSERT(r.fixed_buffer < fixed_count_);
+      BRAID_DASSERT(r.out >= fixed_[r.fixed_buffer].base);
+      BRAID_DASSERT(r.out + r.len <= fixed_[r.fixed_buffer].base + fixed_[r.fixed_buffer].len);
       io_uring_prep_read_fixed(sqe, r.file, r.out, r.len, r.offset, r.fixed_buffer);
     } else if (r.op == Op::kRead) {
       io_uring_prep_read(sqe, r.file, r.out, r.len, r.offset);
@@ -176,19 +176,36 @@ class UringQueue final : public IoQueue {
   }
 
   std::int32_t register_buffer(char* base, std::size_t len) override {
-    if (fixed_base_ != nullptr) return -1;
+    if (table_ == Table::kNone) {
+      // A sparse table (Linux 5.19) takes its blocks one at a time, as their owners allocate
+      // them; an older kernel registers one block for good, and later ones read as before.
+      if (io_uring_register_buffers_sparse(&ring_, kMaxFixed) == 0) {
+        table_ = Table::kSparse;
+      } else {
+        iovec v{base, len};
+        if (io_uring_register_buffers(&ring_, &v, 1) < 0) return -1;
+        table_ = Table::kOne;
+        fixed_[0] = {base, len};
+        fixed_count_ = 1;
+        return 0;
+      }
+    }
+    if (table_ == Table::kOne || fixed_count_ == kMaxFixed) return -1;
     iovec v{base, len};
-    if (io_uring_register_buffers(&ring_, &v, 1) < 0) return -1;
-    fixed_base_ = base;
-    fixed_len_ = len;
-    return 0;
+    // Refused (the locked-memory limit counts each block): the block's reads go as before.
+    if (io_uring_register_buffers_update_tag(&ring_, static_cast<unsigned>(fixed_count_), &v,
+                                             nullptr, 1) < 1) {
+      return -1;
+    }
+    fixed_[fixed_count_] = {base, len};
+    return fixed_count_++;
   }
 
   void unregister_buffers() override {
-    if (fixed_base_ == nullptr) return;
+    if (table_ == Table::kNone) return;
     (void)io_uring_unregister_buffers(&ring_);
-    fixed_base_ = nullptr;
-    fixed_len_ = 0;
+    table_ = Table::kNone;
+    fixed_count_ = 0;
   }
 
   std::size_t poll(IoCompletion* out, std::size_t max, bool wait) override {
@@ -257,8 +274,16 @@ class UringQueue final : public IoQueue {
   std::uint32_t depth_ = 0;
   std::uint32_t in_flight_ = 0;
   std::deque<IoCompletion> pending_writes_;
-  char* fixed_base_ = nullptr;  // the registered buffer, if any
-  std::size_t fixed_len_ = 0;
+  // Registered blocks: the slots of a sparse table, filled in order, or one block for good.
+  enum class Table : std::uint8_t { kNone, kSparse, kOne };
+  static constexpr std::int32_t kMaxFixed = 4;
+  struct Fixed {
+    char* base = nullptr;
+    std::size_t len = 0;
+  };
+  Table table_ = Table::kNone;
+  Fixed fixed_[kMaxFixed];
+  std::int32_t fixed_count_ = 0;
 };
 
 class PosixFileSystem final : public FileSystem {
