@@ -2717,7 +2717,9 @@ TEST(ColdStore, AWorkersReadsGoIntoItsRegisteredBuffersOnIoUring) {
         dir);
     EXPECT_EQ(real.cold_reads, 48u);
     EXPECT_EQ(real.stats.cold_reads_issued, real.ios);
-    if (mode == ExecMode::kSequential) EXPECT_EQ(real.stats.cold_reads_issued, 48u);
+    if (mode == ExecMode::kSequential) {
+      EXPECT_EQ(real.stats.cold_reads_issued, 48u);
+    }
     EXPECT_EQ(real.stats.cold_reads_registered, real.stats.cold_reads_issued)
         << "root or RLIMIT_MEMLOCK >= 1.5 MiB";
   }

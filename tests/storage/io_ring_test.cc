@@ -266,7 +266,9 @@ TEST(PosixQueue, ReadsIntoARegisteredBufferThroughTheRing) {
         EXPECT_EQ(next, 1);
         while (next != -1) {
           const std::int32_t more = ch->register_buffer(block + 4096, 4096);
-          if (more != -1) EXPECT_EQ(more, next + 1);
+          if (more != -1) {
+            EXPECT_EQ(more, next + 1);
+          }
           next = more;
         }
       }
