@@ -596,16 +596,14 @@ ColdReader::ColdReader(ColdStore* store, std::unique_ptr<storage::IoQueue> chann
   backlog_.reserve(backlog);
   constexpr std::size_t kBytes = std::size_t{kMaxInFlight} * ColdLoad::kBufBytes;
   buffers_.reset(static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, kBytes)));
-  if (buffers_ == nullptr) return;         // the loads' own buffers serve
-  std::memset(buffers_.get(), 0, kBytes);  // backed before the kernel pins it
+  if (buffers_ == nullptr) return;  // the loads' own buffers serve
   free_buffers_.reserve(kMaxInFlight);
   for (std::uint32_t i = kMaxInFlight; i-- > 0;) free_buffers_.push_back(i);
-  fixed_ = channel_->register_buffer(buffers_.get(), kBytes);
+  fixed_ = register_zeroed(buffers_.get(), kBytes);
   constexpr std::size_t kExtentBlock = std::size_t{kExtents} * kExtentBytes;
   extent_block_.reset(static_cast<char*>(std::aligned_alloc(storage::kDirectAlign, kExtentBlock)));
   if (extent_block_ == nullptr) return;  // every load is read alone
-  std::memset(extent_block_.get(), 0, kExtentBlock);
-  extent_fixed_ = channel_->register_buffer(extent_block_.get(), kExtentBlock);
+  extent_fixed_ = register_zeroed(extent_block_.get(), kExtentBlock);
   extents_ = std::make_unique<Extent[]>(kExtents);
   free_extents_.reserve(kExtents);
   for (std::uint32_t i = kExtents; i-- > 0;) {
@@ -619,9 +617,13 @@ ColdReader::~ColdReader() {
   store_->remove_shared_rows(this, kScanExtentsPerWorker);
   // Reads still in flight name the block (the channel waits for them as it goes); once none
   // do, the ring lets it go.
-  if ((fixed_ >= 0 || extent_fixed_ >= 0 || scan_fixed_ >= 0) && channel_->in_flight() == 0) {
-    channel_->unregister_buffers();
-  }
+  // (The queue knows what it registered: nothing, and this is a no-op.)
+  if (channel_->in_flight() == 0) channel_->unregister_buffers();
+}
+
+std::int32_t ColdReader::register_zeroed(char* block, std::size_t bytes) {
+  std::memset(block, 0, bytes);  // backed before the kernel pins it
+  return channel_->register_buffer(block, bytes);
 }
 
 char* ColdReader::take_buffer() {
@@ -660,8 +662,7 @@ ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, st
       scan_bytes_ = 0;
       return nullptr;
     }
-    std::memset(scan_block_.get(), 0, bytes);  // backed before the kernel pins it
-    scan_fixed_ = channel_->register_buffer(scan_block_.get(), bytes);
+    scan_fixed_ = register_zeroed(scan_block_.get(), bytes);
     free_scan_.reserve(kScanExtentsPerWorker);
     for (std::uint32_t i = kScanExtentsPerWorker; i-- > 0;) free_scan_.push_back(i);
   }

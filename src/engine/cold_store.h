@@ -673,6 +673,8 @@ class ColdReader {
   // the channel's destructor waits for reads still in flight.
   char* take_buffer();
   void give_back(char* buffer);
+  // Backs `bytes` at `block` and registers them with the ring: the index, or -1 (plain reads).
+  std::int32_t register_zeroed(char* block, std::size_t bytes);
   struct FreeBlock {
     void operator()(char* p) const { std::free(p); }
   };
