@@ -347,8 +347,9 @@ class ScanExtents {
       joined_.append(high.load->data(), hi - high.start);
       p = joined_.data();
     }
-    if (Status bad = ColdStore::verify_record(e, p, hi - lo, table, key, rv); !bad.is_ok()) {
-      *status = std::move(bad);
+    if (const std::string_view fault = ColdStore::record_fault(e, p, hi - lo, table, &key, rv);
+        !fault.empty()) [[unlikely]] {
+      *status = ColdStore::fault_status(e, hi - lo, fault);
       return Step::kFailed;
     }
     ++x.served;

@@ -48,36 +48,14 @@ storage::IoRequest read_of(storage::FileId file, std::uint64_t offset, char* out
   r.user = tag;
   return r;
 }
-// The checks that need no key: whole, checksum, the size its entry gives, table, a value.
-Status verify_at(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t table,
-                 storage::RecordView* rv) {
-  const entry::ColdAddress a = entry::cold(e);
-  if (got < a.size) {
-    return Status::corruption("cold read of " + where(e) + " came back short (" +
-                              std::to_string(got) + " bytes): the file ends before it");
-  }
-  const std::string why = storage::decode_record(p, a.size, storage::RecordCheck::kCrc, rv);
-  if (!why.empty()) return Status::corruption("cold record at " + where(e) + ": " + why);
-  if (rv->table != table || rv->size != a.size) {
-    return Status::corruption("cold record at " + where(e) +
-                              " is not the record its entry belongs to");
-  }
-  // A cold entry names a value: a reference (checkpoint parts only) would be an address bug.
-  if (rv->op != storage::WriteOp::kPut) {
-    return Status::corruption("cold record at " + where(e) + " holds no value");
-  }
-  return Status::ok();
-}
-// Checks `got` bytes read for cold entry `e` (the record at `p`): it must be whole, verify, and
-// be the record of `table`/`key` the entry belongs to; Corruption saying what is wrong.
+// Checks `got` bytes read for cold entry `e` (ColdStore::record_fault()).
 Status verify(std::uint64_t e, const char* p, std::uint64_t got, std::uint32_t table,
-              std::string_view key, storage::RecordView* rv) {
-  if (Status s = verify_at(e, p, got, table, rv); !s.is_ok()) return s;
-  if (rv->key != key) {
-    return Status::corruption("cold record at " + where(e) +
-                              " is not the record its entry belongs to");
+              const std::string_view* key, storage::RecordView* rv) {
+  const std::string_view fault = ColdStore::record_fault(e, p, got, table, key, rv);
+  if (fault.empty()) [[likely]] {
+    return Status::ok();
   }
-  return Status::ok();
+  return ColdStore::fault_status(e, got, fault);
 }
 }  // namespace
 
@@ -213,8 +191,9 @@ void ColdStore::complete(ColdLoad* l, std::int64_t result, std::int64_t io_bytes
   } else {
     storage::RecordView rv;
     const std::uint64_t got = static_cast<std::uint64_t>(result);
+    const std::string_view key = l->key;
     Status bad = verify(l->entry, l->data() + l->skip, got < l->skip ? 0 : got - l->skip, l->table,
-                        l->key, &rv);
+                        &key, &rv);
     if (!bad.is_ok()) {
       fail(l, std::move(bad));
     } else {
@@ -336,10 +315,13 @@ void ColdStore::complete_private(ColdLoad* l, std::int64_t result) {
   extents_done_.fetch_add(1, std::memory_order_release);
 }
 
-Status ColdStore::verify_record(std::uint64_t e, const char* p, std::uint64_t got,
-                                std::uint32_t table, std::string_view key,
-                                storage::RecordView* rv) {
-  return verify(e, p, got, table, key, rv);
+Status ColdStore::fault_status(std::uint64_t e, std::uint64_t got, std::string_view fault) {
+  BRAID_ASSERT(!fault.empty());
+  if (got < entry::cold(e).size) {
+    return Status::corruption("cold read of " + where(e) + " came back short (" +
+                              std::to_string(got) + " bytes): " + std::string(fault));
+  }
+  return Status::corruption("cold record at " + where(e) + ": " + std::string(fault));
 }
 
 void ColdStore::release(ColdLoad* l) {
@@ -462,7 +444,7 @@ Status ColdStore::read_value(std::uint64_t e, std::uint32_t table, std::string_v
   ios_.fetch_add(1, std::memory_order_relaxed);
   read_bytes_.fetch_add(got, std::memory_order_relaxed);
   storage::RecordView rv;
-  if (s.is_ok()) s = verify(e, buf + sp.skip, got < sp.skip ? 0 : got - sp.skip, table, key, &rv);
+  if (s.is_ok()) s = verify(e, buf + sp.skip, got < sp.skip ? 0 : got - sp.skip, table, &key, &rv);
   if (s.is_ok()) {
     out->assign(rv.value);
     if (cts != nullptr) *cts = rv.cts;
@@ -1050,7 +1032,9 @@ Status BulkRead::hand_out(Extent& x) {
     const entry::ColdAddress a = entry::cold(r[i].entry);
     const std::uint64_t off = a.offset - x.start;
     storage::RecordView rv;
-    if (Status s = verify_at(r[i].entry, x.buf + off, x.got > off ? x.got - off : 0, table_, &rv);
+    // The key is checked by its hash below: the load knows no more of it.
+    if (Status s =
+            verify(r[i].entry, x.buf + off, x.got > off ? x.got - off : 0, table_, nullptr, &rv);
         !s.is_ok()) {
       return s;
     }

@@ -218,10 +218,32 @@ class ColdStore {
   // A scan's extent read came back (`result`: bytes, or -errno): counted as one storage read,
   // its file let go, the load no longer pending.
   void complete_private(ColdLoad* l, std::int64_t result);
-  // Checks a record a scan took from its own extent, as a load's read is checked (checksum, the
-  // size its entry `e` gives, table, a value, key): Corruption naming file and offset.
-  static Status verify_record(std::uint64_t e, const char* p, std::uint64_t got,
-                              std::uint32_t table, std::string_view key, storage::RecordView* rv);
+  static constexpr std::string_view kNotItsRecord = "is not the record its entry belongs to";
+  // What is wrong with the `got` bytes at `p` read for cold entry `e` of table `table`: they
+  // must hold the whole record, verify (checksum), have the size the entry gives and a value,
+  // and be the record of primary key `*key` (null: a caller that checks the key itself).
+  // Empty when they are, and then *rv views the record. Every cold read is checked so, a load's
+  // and a scan's record from its own extent alike; inline and free of allocation because a scan
+  // checks every record it takes. fault_status() turns an answer into a Status.
+  static std::string_view record_fault(std::uint64_t e, const char* p, std::uint64_t got,
+                                       std::uint32_t table, const std::string_view* key,
+                                       storage::RecordView* rv) {
+    const mvcc::entry::ColdAddress a = mvcc::entry::cold(e);
+    if (got < a.size) return "the file ends before it";
+    if (const std::string_view why =
+            storage::decode_record(p, a.size, storage::RecordCheck::kCrc, rv);
+        !why.empty()) {
+      return why;
+    }
+    if (rv->table != table) return kNotItsRecord;
+    if (rv->size != a.size) return kNotItsRecord;
+    // A cold entry names a value: a reference (checkpoint parts only) would be an address bug.
+    if (rv->op != storage::WriteOp::kPut) return "holds no value";
+    if (key != nullptr && rv->key != *key) return kNotItsRecord;
+    return {};
+  }
+  // Corruption naming where the record of cold entry `e` is (`got` bytes read) and `fault`.
+  static Status fault_status(std::uint64_t e, std::uint64_t got, std::string_view fault);
   // Records scans took from their extents: read back, as a load's record is.
   void count_extent_records(std::uint64_t n) { reads_.fetch_add(n, std::memory_order_relaxed); }
 

@@ -39,38 +39,6 @@ std::uint32_t encode_record(char* out, WriteOp op, std::uint32_t table, std::str
   return size;
 }
 
-std::string decode_record(const char* p, std::size_t avail, RecordCheck check, RecordView* out) {
-  if (avail < kRecordHeaderBytes) return "write record overruns its transaction";
-  const auto h = load<RecordHeader>(p);
-  if (h.op != static_cast<std::uint8_t>(WriteOp::kPut) &&
-      h.op != static_cast<std::uint8_t>(WriteOp::kRemove) &&
-      h.op != static_cast<std::uint8_t>(WriteOp::kRef)) {
-    return "unknown write kind " + std::to_string(h.op);
-  }
-  if (h.zero != 0 || h.key_len == 0 || h.key_len > kMaxKeyBytes || h.value_len > kMaxValueBytes ||
-      (h.op == static_cast<std::uint8_t>(WriteOp::kRemove) && h.value_len != 0) ||
-      (h.op == static_cast<std::uint8_t>(WriteOp::kRef) && h.value_len != kRefValueBytes)) {
-    return "write record with impossible sizes";
-  }
-  // Timestamps count commits from 1: the top bit never occurs. It is an in-memory stamp's owner
-  // bit, and a checkpoint before e9396b3 could write one (Protocol::commit_stamp_of); read back,
-  // it would name a transaction long ended and its readers would wait on it for good.
-  if ((h.cts >> 63) != 0) return "write record with an impossible timestamp";
-  const std::uint32_t size = record_size(h.key_len, h.value_len);
-  if (avail < size) return "write record overruns its transaction";
-  if (check == RecordCheck::kCrc &&
-      util::crc32c(p + 4, kRecordHeaderBytes - 4 + h.key_len + h.value_len) != h.crc) {
-    return "write record checksum mismatch";
-  }
-  out->op = static_cast<WriteOp>(h.op);
-  out->table = h.table;
-  out->cts = h.cts;
-  out->key = {p + kRecordHeaderBytes, h.key_len};
-  out->value = {p + kRecordHeaderBytes + h.key_len, h.value_len};
-  out->size = size;
-  return "";
-}
-
 std::string numbered_file_name(std::string_view prefix, std::uint64_t number) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%010llu", static_cast<unsigned long long>(number));

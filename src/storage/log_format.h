@@ -29,6 +29,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/crc32c.h"
+
 namespace braid::storage {
 
 // Files are written in kFormatVersion and read back to kOldestFormatVersion: version 5 added
@@ -147,12 +149,44 @@ struct RecordView {
   std::uint32_t size;  // bytes occupied, padding included
 };
 
-// Decodes the record at p (at most `avail` bytes). "" or what is wrong with it: a size that
-// cannot be, a record overrunning `avail`, or (with kCrc) a checksum that does not hold.
-// Recovery decodes records inside a block whose own CRC already covered them (kBlockChecked);
-// a record read alone, as a cold read fetches it, needs kCrc.
+// Decodes the record at p (at most `avail` bytes). Empty, or what is wrong with it (static
+// text): a size that cannot be, a record overrunning `avail`, or (with kCrc) a checksum that
+// does not hold. Recovery decodes records inside a block whose own CRC already covered them
+// (kBlockChecked); a record read alone, as a cold read fetches it, needs kCrc. Inline and free
+// of allocation: a scan that reads cold records from its extents decodes every one of them.
 enum class RecordCheck : std::uint8_t { kBlockChecked, kCrc };
-std::string decode_record(const char* p, std::size_t avail, RecordCheck check, RecordView* out);
+inline std::string_view decode_record(const char* p, std::size_t avail, RecordCheck check,
+                                      RecordView* out) {
+  if (avail < kRecordHeaderBytes) return "write record overruns its transaction";
+  const auto h = load<RecordHeader>(p);
+  if (h.op != static_cast<std::uint8_t>(WriteOp::kPut) &&
+      h.op != static_cast<std::uint8_t>(WriteOp::kRemove) &&
+      h.op != static_cast<std::uint8_t>(WriteOp::kRef)) {
+    return "unknown write kind";
+  }
+  if (h.zero != 0 || h.key_len == 0 || h.key_len > kMaxKeyBytes || h.value_len > kMaxValueBytes ||
+      (h.op == static_cast<std::uint8_t>(WriteOp::kRemove) && h.value_len != 0) ||
+      (h.op == static_cast<std::uint8_t>(WriteOp::kRef) && h.value_len != kRefValueBytes)) {
+    return "write record with impossible sizes";
+  }
+  // Timestamps count commits from 1: the top bit never occurs. It is an in-memory stamp's owner
+  // bit, and a checkpoint before e9396b3 could write one (Protocol::commit_stamp_of); read back,
+  // it would name a transaction long ended and its readers would wait on it for good.
+  if ((h.cts >> 63) != 0) return "write record with an impossible timestamp";
+  const std::uint32_t size = record_size(h.key_len, h.value_len);
+  if (avail < size) return "write record overruns its transaction";
+  if (check == RecordCheck::kCrc &&
+      util::crc32c(p + 4, kRecordHeaderBytes - 4 + h.key_len + h.value_len) != h.crc) {
+    return "write record checksum mismatch";
+  }
+  out->op = static_cast<WriteOp>(h.op);
+  out->table = h.table;
+  out->cts = h.cts;
+  out->key = {p + kRecordHeaderBytes, h.key_len};
+  out->value = {p + kRecordHeaderBytes + h.key_len, h.value_len};
+  out->size = size;
+  return {};
+}
 
 struct LogName {
   std::uint64_t generation;

@@ -18,8 +18,8 @@ namespace braid::storage {
 
 namespace {
 
-Status corrupt(const std::string& where, const std::string& what) {
-  return Status::corruption(where + ": " + what);
+Status corrupt(const std::string& where, std::string_view what) {
+  return Status::corruption(where + ": " + std::string(what));
 }
 
 template <typename T>
@@ -41,7 +41,7 @@ Status apply_writes(const char* p, std::uint32_t len, std::uint32_t nwrites, std
   for (std::uint32_t i = 0; i < nwrites; ++i) {
     RecordView w;
     // The block's CRC covered these bytes; the record's own is for reads of it alone.
-    if (std::string e =
+    if (std::string_view e =
             decode_record(p, static_cast<std::size_t>(end - p), RecordCheck::kBlockChecked, &w);
         !e.empty()) {
       return corrupt(where, e);
@@ -789,7 +789,7 @@ Status read_checkpoint_parts(FileSystem& fs, const std::string& dir, const Check
       const char* end = p + h.len;
       for (std::uint32_t i = 0; i < h.count; ++i) {
         RecordView w;
-        if (std::string e =
+        if (std::string_view e =
                 decode_record(p, static_cast<std::size_t>(end - p), RecordCheck::kBlockChecked, &w);
             !e.empty() || w.op == WriteOp::kRemove) {
           s = corrupt(at(path, off), e.empty() ? "a removal in a checkpoint" : e);
@@ -893,9 +893,10 @@ Status decode_run(const ColdAddress& a, const char* bytes, RunRecords* out) {
     RecordView w;
     const std::uint64_t off = a.offset + static_cast<std::uint64_t>(p - out->bytes.data());
     const std::string where = part_file_name(a.segment) + " at offset " + std::to_string(off);
-    if (std::string e = decode_record(p, static_cast<std::size_t>(stop - p), RecordCheck::kCrc, &w);
+    if (std::string_view e =
+            decode_record(p, static_cast<std::size_t>(stop - p), RecordCheck::kCrc, &w);
         !e.empty()) {
-      return corrupt(where, "in a run: " + e);
+      return corrupt(where, "in a run: " + std::string(e));
     }
     const bool first = out->keys.empty();
     if (w.op == WriteOp::kRemove || (!first && w.table != out->table) ||

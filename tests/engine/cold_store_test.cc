@@ -1550,6 +1550,61 @@ void damage_value(storage::SimFileSystem& fs, const mvcc::entry::ColdAddress& a,
   fs.poke(*seg, at, std::string(1, static_cast<char>((*original)[0] ^ 0x5a)), true);
 }
 
+// Every check a cold read makes of the bytes it got names what is wrong, and the Status names
+// where the record is: a short read, damage, another table's or key's record, a record of
+// another size, a reference instead of a value. A caller that checks the key itself passes none.
+TEST(ColdStore, ARecordThatIsNotItsEntrysRecordIsNamedAsSuch) {
+  const std::string key = "key-17";
+  const std::string value(100, 'v');
+  std::string rec(storage::record_size(static_cast<std::uint32_t>(key.size()),
+                                       static_cast<std::uint32_t>(value.size())),
+                  '\0');
+  const std::uint32_t size =
+      storage::encode_record(rec.data(), storage::WriteOp::kPut, 3, key, value, 42);
+  ASSERT_EQ(size, rec.size());
+  const std::uint64_t e = storage::cold_word(7, 4096, size);
+  const std::string_view k = key;
+  storage::RecordView rv;
+  EXPECT_EQ(engine::ColdStore::record_fault(e, rec.data(), size, 3, &k, &rv), "");
+  EXPECT_EQ(rv.value, value);
+  EXPECT_EQ(rv.cts, 42u);
+  EXPECT_EQ(engine::ColdStore::record_fault(e, rec.data(), size, 3, nullptr, &rv), "");
+
+  EXPECT_EQ(engine::ColdStore::record_fault(e, rec.data(), size - 1, 3, &k, &rv),
+            "the file ends before it");
+  const std::string_view other = "key-18";
+  EXPECT_EQ(engine::ColdStore::record_fault(e, rec.data(), size, 3, &other, &rv),
+            engine::ColdStore::kNotItsRecord);
+  EXPECT_EQ(engine::ColdStore::record_fault(e, rec.data(), size, 4, &k, &rv),
+            engine::ColdStore::kNotItsRecord);
+  const std::uint64_t longer = storage::cold_word(7, 4096, size + storage::kRecordAlign);
+  std::string padded = rec + std::string(storage::kRecordAlign, '\0');
+  EXPECT_EQ(engine::ColdStore::record_fault(longer, padded.data(), padded.size(), 3, &k, &rv),
+            engine::ColdStore::kNotItsRecord);
+  std::string damaged = rec;
+  damaged[storage::kRecordHeaderBytes + key.size() + 5] ^= 0x5a;
+  EXPECT_EQ(engine::ColdStore::record_fault(e, damaged.data(), size, 3, &k, &rv),
+            "write record checksum mismatch");
+  std::string ref(
+      storage::record_size(static_cast<std::uint32_t>(key.size()), storage::kRefValueBytes), '\0');
+  const std::uint32_t ref_size = storage::encode_record(
+      ref.data(), storage::WriteOp::kRef, 3, key, std::string(storage::kRefValueBytes, 'r'), 42);
+  EXPECT_EQ(engine::ColdStore::record_fault(storage::cold_word(7, 4096, ref_size), ref.data(),
+                                            ref_size, 3, &k, &rv),
+            "holds no value");
+
+  const Status shortened = engine::ColdStore::fault_status(e, size - 1, "the file ends before it");
+  EXPECT_EQ(shortened.code(), Code::kCorruption);
+  EXPECT_NE(shortened.message().find("came back short"), std::string_view::npos)
+      << shortened.to_string();
+  const Status wrong = engine::ColdStore::fault_status(e, size, engine::ColdStore::kNotItsRecord);
+  EXPECT_EQ(wrong.code(), Code::kCorruption);
+  EXPECT_NE(wrong.message().find(engine::ColdStore::describe(7, 4096, size)),
+            std::string_view::npos)
+      << wrong.to_string();
+  EXPECT_NE(wrong.message().find(engine::ColdStore::kNotItsRecord), std::string_view::npos);
+}
+
 // A read error and a record that does not verify fail the transaction that met them (IOError,
 // Corruption), nothing else: the engine runs on, and the record reads once the disk is fixed.
 TEST(ColdStore, DamagedColdRecordFailsOnlyItsReader) {
