@@ -177,10 +177,13 @@ static_assert(ScanAhead::kMax == kMaxScanReadAhead, "Options::scan_read_ahead fi
 // both. Scattered records (updated since the load, or a secondary index's order) make runs of
 // one record each, a load's read without the load.
 //
-// The reads: the run the scan is in and the runs after it, up to kAhead of them and `bytes`
-// past it, are in flight (one full extent ahead of a contiguous scan, several small ones
-// ahead of a scattered or partly cached one). A record in no run (it turned cold after the
-// plan looked, or the port had no buffer) is read the usual way.
+// The reads: the run the scan is in and the runs after it, up to kAhead of them, are in
+// flight: four extents ahead of a contiguous scan, which a worker busy decoding records then
+// seldom waits for (one extent ahead parked the scan at nearly every extent, and each park
+// and resume cost more than the wait: docs/results.md, "Four extents ahead"). A run ahead
+// takes a buffer only while the worker keeps a reserve for the runs scans are in and for
+// index leaves (ColdPort::read_extent). A record in no run (it turned cold after the plan
+// looked, or the port had no buffer) is read the usual way.
 //
 // Used only where a scan may take a record's value without installing it: a snapshot scan (a
 // serializable one registers the versions it read) of a table that does not cache reads.
@@ -445,27 +448,24 @@ class ScanExtents {
     close();
     open(a.segment, first, last);
   }
-  // Issues the scan's run and those after it, up to kAhead and `bytes` past it. Runs before next_
-  // are issued (or passed); a call that finds nothing to issue and nothing refused is not repeated
-  // until the scan moves on to another run or the plan grows.
+  // Issues the scan's run and those after it, up to kAhead. Runs before next_ are issued (or
+  // passed); a call that finds nothing to issue and nothing refused is not repeated until the
+  // scan moves on to another run or the plan grows.
   void issue_ahead() {
     if (idle_at_ == at_ && idle_tail_ == tail_) return;
     next_ = std::max(next_, at_);
-    std::uint64_t past = 0;
-    for (std::uint32_t pos = at_ + 1; pos < next_; ++pos) past += run(pos).len();
     bool refused = false;
     std::uint64_t issued = 0;
-    while (next_ < tail_ && next_ <= at_ + kAhead && (next_ == at_ || past < bytes_)) {
+    while (next_ < tail_ && next_ <= at_ + kAhead) {
       Run& r = run(next_);
       BRAID_DASSERT(r.load == nullptr);
-      r.load = port_->read_extent(r.file, r.start, r.len());
+      r.load = port_->read_extent(r.file, r.start, r.len(), /*ahead=*/next_ != at_);
       if (r.load == nullptr) {  // no buffer, load or ring room: tried again at the next step
         refused = true;
         break;
       }
       ++loads_;
       issued += r.len();
-      if (next_ != at_) past += r.len();
       ++next_;
     }
     // Small reads wait for the worker's reap, which sends all of its round's reads with one

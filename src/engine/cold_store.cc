@@ -516,7 +516,7 @@ ColdLoad* ColdStore::read_shared(ColdReader* reader, std::uint32_t segment, std:
     }
   }
   if (reader == nullptr) return nullptr;
-  ColdLoad* l = reader->read_extent(segment, start, len);
+  ColdLoad* l = reader->read_extent(segment, start, len, /*ahead=*/false);
   if (l == nullptr) return nullptr;
   // A reader holds at most kScanExtentsPerWorker buffers, each in at most one row, and brought
   // that many rows.
@@ -630,7 +630,8 @@ void ColdReader::configure_extents(std::uint32_t bytes) {
   scan_bytes_ = bytes;
 }
 
-ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) {
+ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len,
+                                  bool ahead) {
   BRAID_ASSERT(len > 0);
   BRAID_ASSERT(len <= scan_bytes_);
   BRAID_ASSERT(start % storage::kDirectAlign == 0);
@@ -648,7 +649,8 @@ ColdLoad* ColdReader::read_extent(std::uint32_t segment, std::uint64_t start, st
     free_scan_.reserve(kScanExtentsPerWorker);
     for (std::uint32_t i = kScanExtentsPerWorker; i-- > 0;) free_scan_.push_back(i);
   }
-  if (free_scan_.empty() || channel_->in_flight() >= kMaxInFlight) return nullptr;
+  if (free_scan_.size() <= (ahead ? kScanExtentsReserved : 0)) return nullptr;
+  if (channel_->in_flight() >= kMaxInFlight) return nullptr;
   ColdLoad* l = store_->take_private();
   if (l == nullptr) return nullptr;
   Result<storage::FileTable::Handle> h = store_->files().acquire(segment);

@@ -92,6 +92,11 @@ struct ColdLoad {
   bool pending() const { return in_flight.load(std::memory_order_acquire); }
 };
 
+// Of a worker's kScanExtentsPerWorker extent buffers, the ones scans' reads ahead leave free:
+// for the extents scans are in, and for index leaves read through the same buffers.
+inline constexpr std::uint32_t kScanExtentsReserved = 4;
+static_assert(kScanExtentsReserved < kScanExtentsPerWorker);
+
 // The one hand-off between a transaction that met a cold record and the thread it runs on.
 // A worker implements it: its ring issues the reads its transactions lead and its loop
 // completes them, and its scheduler parks a transaction until its read is back. Application
@@ -122,7 +127,10 @@ class ColdPort {
   // pending). Only with a ring. The read waits in the ring's submission queue for the worker's
   // next reap, which hands over every read its round made with one kernel entry (each entry is
   // a doorbell, an exit to the hypervisor on a VM), or for flush_extents().
-  virtual ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) = 0;
+  // `ahead`: a read a scan issues before it reaches it, which takes a buffer only while
+  // kScanExtentsReserved others stay free (for the runs scans are in and for index leaves).
+  virtual ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len,
+                                bool ahead) = 0;
   virtual void flush_extents() = 0;
   virtual void release_extent(ColdLoad* extent) = 0;
   // An index leaf's read, as read_extent(), that every worker's transactions share: a miss on
@@ -646,7 +654,7 @@ class ColdReader {
   // `bytes`, configure_extents) are allocated on the first extent, not before: most workers
   // never scan cold data.
   void configure_extents(std::uint32_t bytes);
-  ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len);
+  ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len, bool ahead);
   void flush_extents();
   void release_extent(ColdLoad* l);
   // ColdPort::read_shared() and release_shared(): through the store's table of shared reads,

@@ -126,9 +126,10 @@ class Worker final : public ColdPort {
   void unplug() override {
     if (reader_ != nullptr) reader_->unplug();
   }
-  ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len) override {
+  ColdLoad* read_extent(std::uint32_t segment, std::uint64_t start, std::uint32_t len,
+                        bool ahead) override {
     BRAID_ASSERT(reader_ != nullptr);
-    return reader_->read_extent(segment, start, len);
+    return reader_->read_extent(segment, start, len, ahead);
   }
   void flush_extents() override {
     BRAID_ASSERT(reader_ != nullptr);
