@@ -414,7 +414,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
     if (cfg->io_depth > 1) return "--io sync reads one record at a time: --io-depth must be 1";
     cfg->io_depth = 1;
   } else if (cfg->io_depth == 0) {
-    cfg->io_depth = 8;
+    cfg->io_depth = MorselOptions{}.io_depth;
   }
   return "";
 }
@@ -440,7 +440,7 @@ device on every round (the tables do not cache reads).
                       each, scans reading cold records ahead; sync: ExecMode::kSequential, one
                       blocking read at a time per worker (default async)
   --threads T         workers (default 1; more than the cores oversubscribe them)
-  --io-depth D        morsels in flight per worker (async: 1..64, default 8; sync: 1)
+  --io-depth D        morsels in flight per worker (async: 1..64, default 16; sync: 1)
   --cached-pct P      percent of the records in memory (default 60, Umbra's)
   --rows N            lineitem rows (default 600000, TPC-H scale factor 0.1)
   --parts N           part rows (default rows / 30)

@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   // The report: per-worker totals, folded by each morsel's coroutine, merged after.
   std::vector<Totals> per_worker((*db)->options().workers, Totals{});
   braid::MorselOptions morsels;
-  morsels.io_depth = 4;  // morsels in flight per worker
+  morsels.io_depth = 16;  // morsels in flight per worker
   s = (*db)->scan_morsels(**table, "", "", morsels,
                           [&](braid::Tx& tx, braid::Morsel m) -> braid::Task<braid::Status> {
                             Totals& totals = per_worker[tx.worker()];

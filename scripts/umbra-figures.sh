@@ -4,8 +4,7 @@
 # run round-robin --repeat times, so rounds alternate in one window.
 #   fig5  q1, 60 % cached: --threads 1,2,4,8 by sync and async at io depths 1,4,16,64
 #   fig6  q1, 2 workers (the cores): cached 0..100 %, sync against async at depth $FIG6_DEPTH
-#         (8 morsels per worker: with extents, more scans at once share the loads more thinly
-#         and read fewer records per read; docs/results.md, "Extents")
+#         (the bench's default: docs/results.md, "Sixteen morsels in flight")
 #   fig8  q14 with every lineitem row probing (--q14-days 2526), 60 % of the parts cached:
 #         --threads 1,2,4,8,16 by sync and async at depth 64 (lookups per second)
 # plus fio on the same file system: 4 KiB random and sequential reads at depths 1 to 64 (the
@@ -20,7 +19,7 @@ ROWS=${ROWS:-600000}
 Q14_ROWS=${Q14_ROWS:-300000}
 PARTS=${PARTS:-1000000}
 REPEAT=${REPEAT:-3}
-FIG6_DEPTH=${FIG6_DEPTH:-8}
+FIG6_DEPTH=${FIG6_DEPTH:-16}
 FIGS=${FIGS:-"fig5 fig6 fig8 fio"}
 SCAN_ARGS=${SCAN_ARGS:-}  # more braid-bench scan flags for every run, e.g. "--page-rows 32"
 mkdir -p "$OUT" "$DIR"
