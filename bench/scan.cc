@@ -414,7 +414,7 @@ std::string parse_config(int argc, char** argv, int first, Config* cfg) {
     if (cfg->io_depth > 1) return "--io sync reads one record at a time: --io-depth must be 1";
     cfg->io_depth = 1;
   } else if (cfg->io_depth == 0) {
-    cfg->io_depth = MorselOptions{}.io_depth;
+    cfg->io_depth = kDefaultMorselDepth;
   }
   return "";
 }

@@ -442,13 +442,14 @@ struct MorselOptions {
   std::uint32_t morsels_per_worker = 16;
   // Morsels in flight per worker at once (Umbra's I/O depth: each one a transaction whose
   // cold reads the worker overlaps with the others'). 1..kMaxMorselDepth, and at most the
-  // worker's slots (Options::slots_per_worker). The default keeps a worker busy while a few
-  // morsels wait at once for the first read of a cold stretch (a scan's plan reads ahead
-  // within a cold stretch, not across a cached one); in memory more morsels cost nothing
-  // measurable (docs/results.md, "Sixteen morsels in flight").
-  std::uint32_t io_depth = 16;
+  // worker's slots (Options::slots_per_worker). 0: kDefaultMorselDepth, or the worker's slots
+  // if fewer. The default keeps a worker busy while a few morsels wait at once for the first
+  // read of a cold stretch; in memory more morsels cost nothing measurable (docs/results.md,
+  // "Sixteen morsels in flight").
+  std::uint32_t io_depth = 0;
 };
 inline constexpr std::uint32_t kMaxMorselDepth = 64;
+inline constexpr std::uint32_t kDefaultMorselDepth = 16;
 inline constexpr std::uint32_t kMaxMorselsPerWorker = 4096;
 
 // A morsel's body: called on a worker with a read-only transaction at the scan's snapshot and

@@ -35,10 +35,11 @@ Status check_morsel_options(const MorselOptions& o, const Options& db) {
                                     std::to_string(kMaxMorselsPerWorker));
   }
   const std::uint32_t max_depth = std::min(kMaxMorselDepth, db.slots_per_worker);
-  if (o.io_depth == 0 || o.io_depth > max_depth) {
+  if (o.io_depth > max_depth) {
     return Status::invalid_argument("scan_morsels: io_depth must be 1.." +
                                     std::to_string(max_depth) +
-                                    " (kMaxMorselDepth and Options::slots_per_worker)");
+                                    " (kMaxMorselDepth and Options::slots_per_worker), or 0 for "
+                                    "the default");
   }
   return Status::ok();
 }
@@ -66,6 +67,9 @@ Status Database::scan_morsels(Table& table, std::string_view begin, std::string_
   }
   const std::uint64_t snapshot = keeper->snapshot();
   const std::uint32_t workers = impl_->options().workers;
+  const std::uint32_t depth =
+      options.io_depth != 0 ? options.io_depth
+                            : std::min(kDefaultMorselDepth, impl_->options().slots_per_worker);
 
   // Cuts at index separators; the tree may change meanwhile, which moves only the balance.
   const std::vector<std::string> cuts =
@@ -95,7 +99,7 @@ Status Database::scan_morsels(Table& table, std::string_view begin, std::string_
     while (next < count && first.is_ok()) {
       const auto w = static_cast<std::uint32_t>(
           std::min_element(in_flight.begin(), in_flight.end()) - in_flight.begin());
-      if (in_flight[w] >= options.io_depth) break;
+      if (in_flight[w] >= depth) break;
       const Morsel m{bound(next), bound(next + 1), next, count};
       engine::DatabaseImpl* db = impl_.get();
       SubmitOptions so;

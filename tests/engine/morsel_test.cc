@@ -261,7 +261,9 @@ TEST(Morsels, BadArgumentsAnswerInvalidArgument) {
   EXPECT_EQ((*db)->scan_morsels(*t, "", "", with(0, 4), noop).code(), Code::kInvalidArgument);
   EXPECT_EQ((*db)->scan_morsels(*t, "", "", with(kMaxMorselsPerWorker + 1, 4), noop).code(),
             Code::kInvalidArgument);
-  EXPECT_EQ((*db)->scan_morsels(*t, "", "", with(4, 0), noop).code(), Code::kInvalidArgument);
+  // 0: the default depth (kDefaultMorselDepth), held to the worker's 8 slots here.
+  EXPECT_TRUE((*db)->scan_morsels(*t, "", "", with(4, 0), noop).is_ok());
+  static_assert(kDefaultMorselDepth > 8);
   // Beyond the worker's slots (8 here), though within kMaxMorselDepth.
   EXPECT_EQ((*db)->scan_morsels(*t, "", "", with(4, 9), noop).code(), Code::kInvalidArgument);
   EXPECT_EQ((*db)->scan_morsels(*t, "b", "a", MorselOptions{}, noop).code(),
