@@ -167,6 +167,49 @@ TEST_P(MorselModes, MorselsCoverTheRangeOnceAtOneSnapshot) {
   }
 }
 
+// The depth bounds the morsels a worker runs at once: an explicit one, and the default held to
+// the worker's slots (8 here, below kDefaultMorselDepth). Most records are cold, so a morsel's
+// scan suspends on its reads in the coroutine modes and the worker starts others meanwhile.
+TEST(Morsels, TheDepthBoundsTheMorselsInFlightPerWorker) {
+  auto db = test::open_sim(morsel_options({ExecMode::kInterleaved, SchedulerPolicy::kBatch}),
+                           std::make_shared<storage::SimFileSystem>(73));
+  ASSERT_TRUE(db.is_ok()) << db.status().to_string();
+  Table* t = *(*db)->create_table("t");
+  load(**db, *t);
+  static_assert(kDefaultMorselDepth > 8);
+  for (const std::uint32_t depth : {3u, 0u}) {
+    SCOPED_TRACE("io_depth " + std::to_string(depth));
+    const std::uint32_t bound = depth != 0 ? depth : 8;
+    MorselOptions mo;
+    mo.morsels_per_worker = 64;
+    mo.io_depth = depth;
+    // Worker-local counts: each worker touches only its own.
+    std::vector<std::uint32_t> running((*db)->options().workers, 0);
+    std::vector<std::uint32_t> most((*db)->options().workers, 0);
+    std::atomic<std::uint64_t> rows{0};
+    Status s = (*db)->scan_morsels(*t, "", "", mo, [&](Tx& tx, Morsel m) -> Task<Status> {
+      const std::uint32_t w = tx.worker();
+      most[w] = std::max(most[w], ++running[w]);
+      std::uint64_t mine = 0;
+      Status r = co_await tx.scan(*t, m.begin, m.end, 0, [&](std::string_view, std::string_view) {
+        ++mine;
+        return true;
+      });
+      --running[w];
+      rows.fetch_add(mine);
+      co_return r;
+    });
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+    EXPECT_EQ(rows.load(), static_cast<std::uint64_t>(kRecords));
+    std::uint32_t overall = 0;
+    for (std::uint32_t w = 0; w < most.size(); ++w) {
+      EXPECT_LE(most[w], bound) << "worker " << w;
+      overall = std::max(overall, most[w]);
+    }
+    EXPECT_GE(overall, 2u) << "no two morsels ever ran at once on a worker";
+  }
+}
+
 // Sub-ranges: exactly the keys in [begin, end), and an open end.
 TEST_P(MorselModes, MorselsOfASubRange) {
   auto db =
