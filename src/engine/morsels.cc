@@ -29,19 +29,28 @@ Task<Status> morsel_body(engine::DatabaseImpl* db, std::uint64_t snapshot, const
   co_return co_await (*fn)(tx, morsel);
 }
 
-Status check_morsel_options(const MorselOptions& o, const Options& db) {
+Status check_morsel_options(const MorselOptions& o) {
   if (o.morsels_per_worker == 0 || o.morsels_per_worker > kMaxMorselsPerWorker) {
     return Status::invalid_argument("scan_morsels: morsels_per_worker must be 1.." +
                                     std::to_string(kMaxMorselsPerWorker));
   }
+  return Status::ok();
+}
+
+// The morsels a worker runs at once. Each is a transaction in one of the worker's slots, so the
+// caller's depth and the default are both held to the slots: an explicit depth beyond them is
+// the caller's mistake, the default quietly fits.
+Result<std::uint32_t> morsel_depth(const MorselOptions& o, const Options& db) {
   const std::uint32_t max_depth = std::min(kMaxMorselDepth, db.slots_per_worker);
+  BRAID_ASSERT(max_depth >= 1);
+  if (o.io_depth == 0) return std::min(kDefaultMorselDepth, max_depth);
   if (o.io_depth > max_depth) {
     return Status::invalid_argument("scan_morsels: io_depth must be 1.." +
                                     std::to_string(max_depth) +
                                     " (kMaxMorselDepth and Options::slots_per_worker), or 0 for "
                                     "the default");
   }
-  return Status::ok();
+  return o.io_depth;
 }
 
 }  // namespace
@@ -57,7 +66,10 @@ Status Database::scan_morsels(Table& table, std::string_view begin, std::string_
   if (!end.empty() && begin >= end) {
     return Status::invalid_argument("scan_morsels: empty range (begin >= end)");
   }
-  if (Status s = check_morsel_options(options, impl_->options()); !s.is_ok()) return s;
+  if (Status s = check_morsel_options(options); !s.is_ok()) return s;
+  Result<std::uint32_t> resolved = morsel_depth(options, impl_->options());
+  if (!resolved.is_ok()) return resolved.status();
+  const std::uint32_t depth = *resolved;
   // The snapshot's keeper: while it is open the horizon stays at or below its snapshot, so
   // every morsel may read at that snapshot however late it starts.
   Result<Transaction> keeper = impl_->begin(TxnOptions::with(Isolation::kSnapshot, true));
@@ -67,9 +79,6 @@ Status Database::scan_morsels(Table& table, std::string_view begin, std::string_
   }
   const std::uint64_t snapshot = keeper->snapshot();
   const std::uint32_t workers = impl_->options().workers;
-  const std::uint32_t depth =
-      options.io_depth != 0 ? options.io_depth
-                            : std::min(kDefaultMorselDepth, impl_->options().slots_per_worker);
 
   // Cuts at index separators; the tree may change meanwhile, which moves only the balance.
   const std::vector<std::string> cuts =
